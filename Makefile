@@ -1,0 +1,29 @@
+# Railyard: `make demo` and `make test` are the whole set-up on a fresh Debian machine.
+VENV := .venv
+PY := $(VENV)/bin/python
+export SPARK_LOCAL_IP := 127.0.0.1
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: install demo test unit bench lint clean
+
+install:
+	@bash scripts/install.sh
+
+demo: install
+	$(VENV)/bin/railyard demo
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider
+
+unit: install
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit
+
+bench: install
+	$(PY) -m benchmarks
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache var artifacts

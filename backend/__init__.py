@@ -1,0 +1,1 @@
+"""Railyard's non-UI code: model, pure engines, adapters (sources) and services."""

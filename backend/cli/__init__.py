@@ -1,0 +1,101 @@
+"""The `railyard` command line: one JSON object on stdout per computed answer.
+
+Exit codes: 0 for any computed answer (accepted or rejected), 2 for bad input with one
+line on stderr saying what was wrong and where. Each verb lives in its own module
+``backend.cli.<verb>`` exposing ``register(subparsers)``; verbs call services only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from backend.errors import BadInput
+
+VERBS = ("snapshot", "limits", "throttle", "quota", "shrink", "reassign", "whatif",
+         "twin", "prometheus", "serve", "demo")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports bad arguments in one line (no usage block) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def emit(result: dict) -> None:
+    """Print a result as one JSON object (NaN is a bug here, never silently emitted)."""
+    sys.stdout.write(json.dumps(result, default=_json_default, allow_nan=False) + "\n")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="railyard", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="verb", required=True, parser_class=OneLineParser)
+    for name in VERBS:
+        try:
+            module = importlib.import_module(f"backend.cli.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"backend.cli.{name}":
+                continue  # verb not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], dict | None] = args.func
+    try:
+        result = func(args)
+    except BadInput as e:
+        sys.stderr.write(f"railyard {args.verb}: error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("railyard: interrupted\n")
+        return 130
+    if result is not None:
+        emit(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

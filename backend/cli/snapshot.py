@@ -1,0 +1,63 @@
+"""`railyard snapshot generate|describe|import-assignment`."""
+
+from __future__ import annotations
+
+import argparse
+
+from backend.cli import non_negative_int, positive_int
+from backend.model.generate import generate_snapshot
+from backend.model.io import load_snapshot, read_json
+from backend.model.snapshot import Limits
+from backend.services import snapshots
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("snapshot", help="generate, describe and import cluster snapshots")
+    actions = p.add_subparsers(dest="action", required=True)
+
+    g = actions.add_parser("generate", help="a reproducible synthetic cluster")
+    g.add_argument("--brokers", type=positive_int, required=True)
+    g.add_argument("--racks", type=non_negative_int, default=0, help="0 = no rack information")
+    g.add_argument("--topics", type=positive_int, required=True)
+    g.add_argument("--partitions", type=positive_int, required=True,
+                   help="partitions in all topics together")
+    g.add_argument("--rf", type=positive_int, default=3)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--skew", type=float, default=0.3,
+                   help="0..1: share of topics created before the newest brokers joined")
+    g.add_argument("--cluster", default="synthetic")
+    g.add_argument("--max-broker-partitions", type=positive_int)
+    g.add_argument("--max-partitions", type=positive_int)
+    g.add_argument("--out", required=True, help=".json or .parquet")
+    g.set_defaults(func=_generate)
+
+    d = actions.add_parser("describe", help="per-broker counts, racks, totals, headroom")
+    d.add_argument("file")
+    d.set_defaults(func=lambda a: snapshots.describe(load_snapshot(a.file)))
+
+    i = actions.add_parser("import-assignment",
+                           help="take Kafka's assignment JSON as a snapshot's assignment")
+    i.add_argument("--assignment", required=True,
+                   help='{"version":1,"partitions":[...]} as kafka-reassign-partitions prints it')
+    i.add_argument("--snapshot", help="base snapshot (brokers, racks, sizes); "
+                   "without it the brokers are the ids the assignment names")
+    i.add_argument("--cluster", default="imported")
+    i.add_argument("--out", required=True)
+    i.set_defaults(func=_import)
+
+
+def _generate(a: argparse.Namespace) -> dict:
+    snap = generate_snapshot(a.brokers, a.racks, a.topics, a.partitions, a.rf, seed=a.seed,
+                             skew=a.skew, cluster=a.cluster,
+                             limits=Limits(a.max_broker_partitions, a.max_partitions))
+    return snapshots.write(snap, a.out)
+
+
+def _import(a: argparse.Namespace) -> dict:
+    if a.snapshot:
+        base = load_snapshot(a.snapshot)
+        snap = snapshots.import_assignment(base, read_json(a.assignment, "assignment file"),
+                                           a.assignment)
+    else:
+        snap = snapshots.assignment_only_snapshot(a.assignment, a.cluster)
+    return snapshots.write(snap, a.out)

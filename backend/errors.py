@@ -1,0 +1,13 @@
+"""Errors a user can act on.
+
+BadInput is the one exception the CLI and the pages turn into a one-line message
+(exit code 2 on the CLI): it says what was wrong and where, and is raised before
+anything is written or changed.
+"""
+
+
+class BadInput(ValueError):
+    """Input that Railyard refuses: the message names what was wrong and where."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))

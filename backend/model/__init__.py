@@ -1,0 +1,1 @@
+"""The cluster model: snapshots as columns, their file formats and a generator."""

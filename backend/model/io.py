@@ -1,0 +1,270 @@
+"""Snapshot files: the JSON form people write and read, Parquet for very large clusters.
+
+Loading validates everything an engine relies on and raises BadInput naming the file
+and the offending element, so a typo never turns into a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from backend.errors import BadInput
+from backend.model.snapshot import Limits, Snapshot, is_internal_name
+
+PARQUET_META_KEY = b"railyard.snapshot"
+FORMAT_VERSION = 1
+
+
+def read_json(path: str | os.PathLike, what: str = "file") -> Any:
+    """Parse a JSON file, turning every failure into one actionable line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory, expected a {what}") from None
+    except PermissionError:
+        raise BadInput(f"{path}: permission denied") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not a UTF-8 text file") from None
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+
+
+def load_snapshot(path: str | os.PathLike) -> Snapshot:
+    """Load a snapshot from .json or .parquet (chosen by the file name)."""
+    if str(path).endswith(".parquet"):
+        return _load_parquet(path)
+    return snapshot_from_dict(read_json(path, "snapshot file"), source=str(path))
+
+
+def save_snapshot(snap: Snapshot, path: str | os.PathLike) -> None:
+    """Write a snapshot as .json or .parquet (chosen by the file name)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if str(path).endswith(".parquet"):
+        _save_parquet(snap, path)
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(snapshot_to_dict(snap), f, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
+# ---- JSON -------------------------------------------------------------------------------
+def _int(value: Any, where: str, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInput(f"{where}: expected an integer, got {json.dumps(value)}")
+    if minimum is not None and value < minimum:
+        raise BadInput(f"{where}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise BadInput(f"{where}: expected a number >= 0, got {json.dumps(value)}")
+    return float(value)
+
+
+def _limits_from(obj: Any, where: str) -> Limits:
+    if obj is None:
+        return Limits()
+    if not isinstance(obj, dict):
+        raise BadInput(f"{where}: 'limits' must be an object")
+    unknown = set(obj) - {"max.broker.partitions", "max.partitions"}
+    if unknown:
+        raise BadInput(f"{where}: unknown limit '{sorted(unknown)[0]}'")
+    values = []
+    for key in ("max.broker.partitions", "max.partitions"):
+        v = obj.get(key)
+        values.append(None if v is None else _int(v, f"{where}: limits.{key}", 0))
+    return Limits(*values)
+
+
+def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
+    """Validate and convert the documented JSON form (docs/snapshot-format.md)."""
+    if not isinstance(obj, dict):
+        raise BadInput(f"{source}: a snapshot is a JSON object with 'brokers' and 'topics'")
+    cluster = obj.get("cluster", "cluster")
+    if not isinstance(cluster, str) or not cluster:
+        raise BadInput(f"{source}: 'cluster' must be a non-empty string")
+    brokers = obj.get("brokers")
+    if not isinstance(brokers, list) or not brokers:
+        raise BadInput(f"{source}: 'brokers' must be a non-empty list")
+    ids, racks = [], []
+    for i, b in enumerate(brokers):
+        if not isinstance(b, dict):
+            raise BadInput(f"{source}: brokers[{i}] must be an object with an 'id'")
+        ids.append(_int(b.get("id"), f"{source}: brokers[{i}].id", 0))
+        rack = b.get("rack")
+        if rack is not None and (not isinstance(rack, str) or not rack):
+            raise BadInput(f"{source}: broker {ids[-1]}: 'rack' must be a non-empty string or null")
+        racks.append(rack)
+    order = np.argsort(np.asarray(ids), kind="stable")
+    sorted_ids = np.asarray(ids, dtype=np.int64)[order]
+    dup = np.flatnonzero(np.diff(sorted_ids) == 0)
+    if len(dup):
+        raise BadInput(f"{source}: broker {sorted_ids[dup[0]]} is listed twice")
+    broker_ids = sorted_ids.astype(np.int32)
+    broker_racks = [racks[i] for i in order]
+    pos_of = {int(b): p for p, b in enumerate(broker_ids)}
+
+    topics = obj.get("topics", [])
+    if not isinstance(topics, list):
+        raise BadInput(f"{source}: 'topics' must be a list")
+    names, internal, keyed = [], [], []
+    part_topic, rf, flat, sizes, rates = [], [], [], [], []
+    seen = set()
+    for ti, t in enumerate(topics):
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not t["name"]:
+            raise BadInput(f"{source}: topics[{ti}] needs a non-empty string 'name'")
+        name = t["name"]
+        if name in seen:
+            raise BadInput(f"{source}: topic '{name}' is listed twice")
+        seen.add(name)
+        names.append(name)
+        internal.append(bool(t.get("internal", is_internal_name(name))))
+        keyed.append(bool(t.get("keyed", False)))
+        plist = t.get("partitions", [])
+        if not isinstance(plist, list):
+            raise BadInput(f"{source}: topic '{name}': 'partitions' must be a list")
+        numbered = {}
+        for p in plist:
+            where = f"{source}: topic '{name}'"
+            if not isinstance(p, dict):
+                raise BadInput(f"{where}: each partition must be an object")
+            num = _int(p.get("partition"), f"{where} partition number", 0)
+            if num in numbered:
+                raise BadInput(f"{where}: partition {num} is listed twice")
+            numbered[num] = p
+        if numbered and sorted(numbered) != list(range(len(numbered))):
+            missing = sorted(set(range(len(numbered))) - set(numbered))[0]
+            raise BadInput(f"{source}: topic '{name}': partition {missing} is missing "
+                           "(partitions are numbered 0..n-1)")
+        for num in range(len(numbered)):
+            p = numbered[num]
+            where = f"{source}: partition {name}-{num}"
+            reps = p.get("replicas")
+            if not isinstance(reps, list) or not reps:
+                raise BadInput(f"{where}: 'replicas' must be a non-empty list of broker ids")
+            if len(set(map(repr, reps))) != len(reps):
+                raise BadInput(f"{where}: a broker appears twice in replicas {reps}")
+            for r in reps:
+                if _int(r, f"{where} replica", 0) not in pos_of:
+                    raise BadInput(f"{where}: replica on broker {r}, which is not in 'brokers'")
+                flat.append(pos_of[r])
+            rf.append(len(reps))
+            part_topic.append(ti)
+            sizes.append(_number(p.get("size_bytes", 0), f"{where} size_bytes"))
+            rates.append(_number(p.get("bytes_in_per_sec", 0.0), f"{where} bytes_in_per_sec"))
+    return Snapshot.build(
+        cluster,
+        broker_ids,
+        broker_racks,
+        names,
+        np.asarray(part_topic, dtype=np.int32),
+        np.concatenate(([0], np.cumsum(rf, dtype=np.int64))),
+        np.asarray(flat, dtype=np.int32),
+        topic_internal=internal,
+        topic_keyed=keyed,
+        part_size=np.asarray(sizes, dtype=np.float64).astype(np.int64),
+        part_rate=np.asarray(rates, dtype=np.float64),
+        limits=_limits_from(obj.get("limits"), source),
+    )
+
+
+def snapshot_to_dict(snap: Snapshot) -> dict:
+    """The documented JSON form of a snapshot (round-trips through snapshot_from_dict)."""
+    ids = snap.broker_ids.tolist()
+    replicas = snap.broker_ids[snap.replica_broker].tolist()
+    offsets = snap.replica_offsets.tolist()
+    sizes, rates = snap.part_size.tolist(), snap.part_rate.tolist()
+    topics = []
+    starts = snap.topic_starts.tolist()
+    for t, name in enumerate(snap.topic_names):
+        parts = [
+            {
+                "partition": row - starts[t],
+                "replicas": replicas[offsets[row] : offsets[row + 1]],
+                "size_bytes": sizes[row],
+                "bytes_in_per_sec": rates[row],
+            }
+            for row in range(starts[t], starts[t + 1])
+        ]
+        topics.append({"name": name, "internal": bool(snap.topic_internal[t]),
+                       "keyed": bool(snap.topic_keyed[t]), "partitions": parts})
+    limits = {}
+    if snap.limits.max_broker_partitions is not None:
+        limits["max.broker.partitions"] = snap.limits.max_broker_partitions
+    if snap.limits.max_partitions is not None:
+        limits["max.partitions"] = snap.limits.max_partitions
+    return {
+        "cluster": snap.cluster,
+        "brokers": [{"id": i, "rack": r} for i, r in zip(ids, snap.broker_racks, strict=True)],
+        "topics": topics,
+        "limits": limits,
+    }
+
+
+# ---- Parquet ------------------------------------------------------------------------------
+def _save_parquet(snap: Snapshot, path: str | os.PathLike) -> None:
+    replicas = pa.ListArray.from_arrays(
+        pa.array(snap.replica_offsets.astype(np.int32)), pa.array(snap.broker_ids[snap.replica_broker])
+    )
+    table = pa.table({
+        "topic": pa.array(snap.part_topic),
+        "size_bytes": pa.array(snap.part_size),
+        "bytes_in_per_sec": pa.array(snap.part_rate),
+        "replicas": replicas,
+    })
+    meta = {
+        "format": FORMAT_VERSION,
+        "cluster": snap.cluster,
+        "brokers": {"id": snap.broker_ids.tolist(), "rack": list(snap.broker_racks)},
+        "topics": {"name": list(snap.topic_names), "internal": snap.topic_internal.tolist(),
+                   "keyed": snap.topic_keyed.tolist()},
+        "limits": {"max.broker.partitions": snap.limits.max_broker_partitions,
+                   "max.partitions": snap.limits.max_partitions},
+    }
+    table = table.replace_schema_metadata({PARQUET_META_KEY: json.dumps(meta).encode()})
+    pq.write_table(table, path, compression="zstd")
+
+
+def _load_parquet(path: str | os.PathLike) -> Snapshot:
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such snapshot file") from None
+    except (OSError, pa.ArrowInvalid) as e:
+        raise BadInput(f"{path}: not a readable Parquet file ({e})") from None
+    raw = (table.schema.metadata or {}).get(PARQUET_META_KEY)
+    if raw is None:
+        raise BadInput(f"{path}: Parquet file has no Railyard snapshot metadata")
+    meta = json.loads(raw)
+    if meta.get("format") != FORMAT_VERSION:
+        raise BadInput(f"{path}: snapshot format {meta.get('format')} is not supported")
+    replicas = table.column("replicas").combine_chunks()
+    broker_ids = np.asarray(meta["brokers"]["id"], dtype=np.int32)
+    snap = Snapshot.build(
+        meta["cluster"],
+        broker_ids,
+        meta["brokers"]["rack"],
+        meta["topics"]["name"],
+        table.column("topic").to_numpy(),
+        replicas.offsets.to_numpy().astype(np.int64),
+        np.zeros(0, np.int32),
+        topic_internal=meta["topics"]["internal"],
+        topic_keyed=meta["topics"]["keyed"],
+        part_size=table.column("size_bytes").to_numpy(),
+        part_rate=table.column("bytes_in_per_sec").to_numpy(),
+        limits=_limits_from({k: v for k, v in meta["limits"].items() if v is not None}, str(path)),
+    )
+    return replace(snap, replica_broker=snap.broker_positions(replicas.values.to_numpy(), str(path)))

@@ -1,0 +1,87 @@
+"""Snapshot questions: describe a cluster, generate one, import Kafka's assignment JSON."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend.errors import BadInput
+from backend.model.io import read_json, save_snapshot, snapshot_from_dict
+from backend.model.reassignment import reassignment_from_dict
+from backend.model.snapshot import Limits, Snapshot
+
+
+def capacity(counts: np.ndarray, limits: Limits) -> np.ndarray | None:
+    """Per-broker room under max.broker.partitions (never negative), None if unlimited."""
+    if limits.max_broker_partitions is None:
+        return None
+    return np.maximum(limits.max_broker_partitions - counts, 0)
+
+
+def describe(snap: Snapshot) -> dict:
+    """Per-broker replica and leader counts, racks, totals and headroom against limits."""
+    counts = snap.broker_replica_counts()
+    leaders = snap.broker_leader_counts()
+    all_counts = snap.broker_replica_counts(counted_only=False)
+    room = capacity(counts, snap.limits)
+    stored = snap.broker_bytes()
+    cluster_total = int(counts.sum())
+    lim = snap.limits
+    brokers = [
+        {
+            "id": int(b),
+            "rack": snap.broker_racks[i],
+            "replicas": int(counts[i]),
+            "internal_replicas": int(all_counts[i] - counts[i]),
+            "leaders": int(leaders[i]),
+            "bytes": int(stored[i]),
+            "capacity": None if room is None else int(room[i]),
+            "over_limit": bool(lim.max_broker_partitions is not None
+                               and counts[i] > lim.max_broker_partitions),
+        }
+        for i, b in enumerate(snap.broker_ids)
+    ]
+    return {
+        "cluster": snap.cluster,
+        "brokers": brokers,
+        "racks": snap.rack_names,
+        "topics": snap.n_topics,
+        "partitions": snap.n_partitions,
+        "replicas": snap.n_replicas,
+        "cluster_partitions": cluster_total,
+        "limits": {"max.broker.partitions": lim.max_broker_partitions,
+                   "max.partitions": lim.max_partitions},
+        "cluster_capacity": None if lim.max_partitions is None
+        else max(lim.max_partitions - cluster_total, 0),
+    }
+
+
+def import_assignment(snap: Snapshot, plan: dict, source: str) -> Snapshot:
+    """Apply Kafka's current-assignment JSON (as kafka-reassign-partitions prints it)."""
+    return reassignment_from_dict(plan, snap, source).target(snap)
+
+
+def assignment_only_snapshot(plan_path: str, cluster: str) -> Snapshot:
+    """A snapshot built from an assignment JSON alone: brokers are the ids it names."""
+    obj = read_json(plan_path, "assignment file")
+    entries = obj.get("partitions") if isinstance(obj, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise BadInput(f"{plan_path}: expected {{\"version\": 1, \"partitions\": [...]}}")
+    topics: dict[str, list] = {}
+    ids: set[int] = set()
+    for e in entries:
+        if not isinstance(e, dict):
+            raise BadInput(f"{plan_path}: each partition must be an object")
+        topics.setdefault(e.get("topic"), []).append(
+            {"partition": e.get("partition"), "replicas": e.get("replicas")})
+        reps = e.get("replicas")
+        if isinstance(reps, list):
+            ids.update(r for r in reps if isinstance(r, int) and not isinstance(r, bool))
+    doc = {"cluster": cluster, "brokers": [{"id": i} for i in sorted(ids)],
+           "topics": [{"name": t, "partitions": p} for t, p in topics.items()]}
+    return snapshot_from_dict(doc, source=plan_path)
+
+
+def write(snap: Snapshot, path: str) -> dict:
+    save_snapshot(snap, path)
+    return {"written": path, "cluster": snap.cluster, "brokers": snap.n_brokers,
+            "partitions": snap.n_partitions, "replicas": snap.n_replicas}

@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` runs every benchmarks/bench_*.py and prints figures vs targets."""

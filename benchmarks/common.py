@@ -1,0 +1,41 @@
+"""Shared pieces for benchmarks: a figure with its target, timing and peak memory."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Figure:
+    """One measured figure. ``higher_is_better`` picks the direction of the target."""
+
+    name: str
+    value: float
+    unit: str
+    target: float
+    higher_is_better: bool = False
+    note: str = ""
+
+    @property
+    def meets(self) -> bool:
+        return self.value >= self.target if self.higher_is_better else self.value <= self.target
+
+    def line(self) -> str:
+        sign = ">=" if self.higher_is_better else "<="
+        mark = "ok " if self.meets else "MISS"
+        note = f"  [{self.note}]" if self.note else ""
+        return (f"{mark} {self.name}: {self.value:,.3f} {self.unit} "
+                f"(target {sign} {self.target:,} {self.unit}){note}")
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
+    """Fastest wall time of ``repeat`` runs (seconds) and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything Railyard needs on a fresh Debian machine: the Debian packages
+# (when running as root) and the Python virtual environment at .venv/.
+# Idempotent: re-running it only installs what is missing or out of date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command-on-PATH -> Debian package that provides it
+declare -A DEBS=(
+  [java]=openjdk-17-jre-headless
+  [prometheus]=prometheus
+  [promtool]=prometheus
+  [chromium]=chromium
+  [chromedriver]=chromium-driver
+)
+missing=()
+for cmd in "${!DEBS[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${DEBS[$cmd]}")
+done
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # the Debian package starts services we do not use; tests start their own on 127.0.0.1
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  else
+    echo "warning: not root, cannot install Debian packages: ${missing[*]}" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.railyard-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[test]"
+  touch "$stamp"
+fi
