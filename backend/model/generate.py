@@ -72,7 +72,7 @@ def generate_snapshot(
     return Snapshot.build(
         cluster,
         np.arange(1, brokers + 1),
-        [f"r{r + 1:0{len(str(racks))}d}" for r in rack_of] if rack_of is not None else [None] * brokers,
+        _rack_names(rack_of, racks) if rack_of is not None else [None] * brokers,
         [f"topic-{t:0{len(str(topics))}d}" for t in range(topics)],
         part_topic,
         np.arange(0, partitions * rf + 1, rf, dtype=np.int64),
@@ -92,3 +92,9 @@ def _apportion(total: int, weights: np.ndarray) -> np.ndarray:
     if rest:
         base[np.argsort(-(share - base), kind="stable")[:rest]] += 1
     return base
+
+
+def _rack_names(rack_of: np.ndarray, racks: int) -> list[str]:
+    """r1, r2, ... zero-padded so that name order equals number order (Kafka sorts names)."""
+    width = len(str(racks))
+    return [f"r{r + 1:0{width}d}" for r in rack_of]

@@ -37,7 +37,8 @@ def read_json(path: str | os.PathLike, what: str = "file") -> Any:
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not a UTF-8 text file") from None
     except json.JSONDecodeError as e:
-        raise BadInput(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        where = f"line {e.lineno} column {e.colno}"
+        raise BadInput(f"{path}: invalid JSON at {where}: {e.msg}") from None
 
 
 def load_snapshot(path: str | os.PathLike) -> Snapshot:
@@ -217,7 +218,8 @@ def snapshot_to_dict(snap: Snapshot) -> dict:
 # ---- Parquet ------------------------------------------------------------------------------
 def _save_parquet(snap: Snapshot, path: str | os.PathLike) -> None:
     replicas = pa.ListArray.from_arrays(
-        pa.array(snap.replica_offsets.astype(np.int32)), pa.array(snap.broker_ids[snap.replica_broker])
+        pa.array(snap.replica_offsets.astype(np.int32)),
+        pa.array(snap.broker_ids[snap.replica_broker]),
     )
     table = pa.table({
         "topic": pa.array(snap.part_topic),
@@ -267,4 +269,5 @@ def _load_parquet(path: str | os.PathLike) -> Snapshot:
         part_rate=table.column("bytes_in_per_sec").to_numpy(),
         limits=_limits_from({k: v for k, v in meta["limits"].items() if v is not None}, str(path)),
     )
-    return replace(snap, replica_broker=snap.broker_positions(replicas.values.to_numpy(), str(path)))
+    positions = snap.broker_positions(replicas.values.to_numpy(), str(path))
+    return replace(snap, replica_broker=positions)

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from backend.engines.limits import broker_capacity
 from backend.errors import BadInput
 from backend.model.io import read_json, save_snapshot, snapshot_from_dict
 from backend.model.reassignment import reassignment_from_dict
-from backend.model.snapshot import Limits, Snapshot
-
-
-def capacity(counts: np.ndarray, limits: Limits) -> np.ndarray | None:
-    """Per-broker room under max.broker.partitions (never negative), None if unlimited."""
-    if limits.max_broker_partitions is None:
-        return None
-    return np.maximum(limits.max_broker_partitions - counts, 0)
+from backend.model.snapshot import Snapshot
 
 
 def describe(snap: Snapshot) -> dict:
@@ -22,7 +14,7 @@ def describe(snap: Snapshot) -> dict:
     counts = snap.broker_replica_counts()
     leaders = snap.broker_leader_counts()
     all_counts = snap.broker_replica_counts(counted_only=False)
-    room = capacity(counts, snap.limits)
+    room = broker_capacity(counts, snap.limits)
     stored = snap.broker_bytes()
     cluster_total = int(counts.sum())
     lim = snap.limits

@@ -1,0 +1,285 @@
+"""KIP-578 partition limits: limit-aware topic creation, partition addition and
+reassignment checks.
+
+Rules (KIP-578 and its prototype, apache/kafka#8499):
+- a broker's partition count is the number of partition replicas it hosts; max.partitions
+  counts replicas across all brokers (10 partitions with RF 3 use 30);
+- internal topics (``__*``) are neither limited nor counted;
+- the stricter limit decides; a broker at or over max.broker.partitions keeps what it has
+  and gets nothing new; each topic is all-or-nothing, requests are applied in order.
+When no limit binds, the placement is exactly Kafka's AdminUtils.assignReplicasToBrokers.
+When Kafka's placement would break a limit, a capacity-aware placement is used, which
+finds a placement whenever one exists (the KIP's 10/20/30 example), racks kept distinct
+where capacity allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from backend.engines.fit import fits, place_by_capacity, shortfall
+from backend.engines.placement import kafka_assign, validate_request
+from backend.errors import BadInput
+from backend.model.csr import gather_index, offsets_from_lengths
+from backend.model.reassignment import Reassignment
+from backend.model.snapshot import Limits, Snapshot, is_internal_name
+
+KRAFT_MAX_PARTITIONS_PER_REQUEST = 10_000  # "Excessively large number of partitions per request."
+
+
+@dataclass(frozen=True)
+class TopicRequest:
+    name: str
+    partitions: int
+    rf: int
+
+
+@dataclass
+class TopicOutcome:
+    """One topic's answer: its new partitions' replicas (broker positions) or why not."""
+
+    name: str
+    ok: bool
+    first_partition: int = 0
+    assignment: np.ndarray | None = None  # (new partitions, RF), leader first
+    error: str | None = None
+    kafka_compatible: bool = False  # placement equals Kafka's AdminUtils for this start
+    rack_aware: bool = True  # every partition on min(racks, RF) racks
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlacementResult:
+    before: Snapshot
+    after: Snapshot
+    limits: Limits
+    topics: list[TopicOutcome]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.topics)
+
+    def to_dict(self) -> dict:
+        ids = self.before.broker_ids
+        topics = []
+        for t in self.topics:
+            assignment = None
+            if t.assignment is not None:
+                rows = ids[t.assignment].tolist()
+                assignment = {str(t.first_partition + i): r for i, r in enumerate(rows)}
+            topics.append({"name": t.name, "ok": t.ok, "assignment": assignment,
+                           "error": t.error, "kafka_compatible": t.kafka_compatible,
+                           "rack_aware": t.rack_aware, "warnings": t.warnings})
+        return {"ok": self.ok, "topics": topics, **broker_figures(self.after, self.limits)}
+
+
+@dataclass
+class ReassignmentCheck:
+    after: Snapshot
+    limits: Limits
+    violations: list[dict]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "violations": self.violations,
+                **broker_figures(self.after, self.limits)}
+
+
+def broker_figures(snap: Snapshot, limits: Limits) -> dict:
+    """Per-broker counts and remaining capacity (never negative; null when unlimited)."""
+    counts = snap.broker_replica_counts()
+    room = broker_capacity(counts, limits)
+    ids = [str(b) for b in snap.broker_ids.tolist()]
+    return {
+        "broker_partitions_after": dict(zip(ids, counts.tolist(), strict=True)),
+        "capacity_after": dict(zip(ids, [None] * len(ids) if room is None else room.tolist(),
+                                   strict=True)),
+        "cluster_partitions_after": int(counts.sum()),
+    }
+
+
+def broker_capacity(counts: np.ndarray, limits: Limits) -> np.ndarray | None:
+    """Room under max.broker.partitions per broker, clipped at 0; None if unlimited."""
+    if limits.max_broker_partitions is None:
+        return None
+    return np.maximum(limits.max_broker_partitions - counts, 0)
+
+
+# ---- the engine -----------------------------------------------------------------------------
+class _Placer:
+    """Places topics one after another, each seeing the replicas placed before it."""
+
+    def __init__(self, snap: Snapshot, limits: Limits, start_index: int | None, seed: int):
+        if snap.rack_mode == "mixed":
+            raise BadInput("not all brokers have rack information: give every broker a rack "
+                           "or none (Kafka refuses rack-aware placement otherwise)")
+        if start_index is not None and start_index < 0:
+            raise BadInput(f"--start-index must be >= 0, got {start_index}")
+        self.snap, self.limits = snap, limits
+        self.start_index = start_index
+        self.rng = np.random.default_rng(seed)
+        self.counts = snap.broker_replica_counts()
+        self.racks = snap.broker_rack_index if snap.rack_mode == "all" else None
+
+    def starts(self) -> tuple[int, int]:
+        """Kafka's startIndex and nextReplicaShift: fixed, or random (reproducibly)."""
+        if self.start_index is not None:
+            return self.start_index, self.start_index
+        n = self.snap.n_brokers
+        return int(self.rng.integers(n)), int(self.rng.integers(n))
+
+    def place(self, name: str, partitions: int, rf: int, first_partition: int,
+              start: tuple[int, int]) -> TopicOutcome:
+        validate_request(self.snap.n_brokers, partitions, rf)
+        kafka = kafka_assign(self.snap.n_brokers, partitions, rf, start[0], shift=start[1],
+                             start_partition=first_partition, racks=self.racks)
+        out = TopicOutcome(name, True, first_partition)
+        if partitions > KRAFT_MAX_PARTITIONS_PER_REQUEST:
+            out.warnings.append(f"KRaft rejects one request adding more than "
+                                f"{KRAFT_MAX_PARTITIONS_PER_REQUEST:,} partitions; split it")
+        if is_internal_name(name):  # neither limited nor counted
+            out.assignment, out.kafka_compatible = kafka, True
+            return out
+        error = self._cluster_limit_error(name, partitions * rf)
+        if error:
+            return TopicOutcome(name, False, first_partition, error=error)
+        capacity = broker_capacity(self.counts, self.limits)
+        added = np.bincount(kafka.ravel(), minlength=self.snap.n_brokers)
+        if capacity is None or (added <= capacity).all():
+            out.assignment, out.kafka_compatible = kafka, True
+        elif fits(capacity, partitions, rf):
+            out.assignment, out.rack_aware = place_by_capacity(
+                self.counts, capacity, partitions, rf, self.racks)
+            if not out.rack_aware:
+                out.warnings.append("capacity does not allow every partition on distinct "
+                                    "racks: some replicas share a rack")
+            added = np.bincount(out.assignment.ravel(), minlength=self.snap.n_brokers)
+        else:
+            return TopicOutcome(name, False, first_partition,
+                                error=self._broker_limit_error(name, partitions, rf, capacity))
+        out.rack_aware = out.rack_aware and self._rack_spread_ok(out.assignment, rf)
+        self.counts = self.counts + added
+        return out
+
+    def _rack_spread_ok(self, assignment: np.ndarray, rf: int) -> bool:
+        if self.racks is None:
+            return True
+        racks = np.sort(self.racks[assignment], axis=1)
+        distinct = 1 + (np.diff(racks, axis=1) != 0).sum(axis=1)
+        return bool((distinct >= min(rf, len(self.snap.rack_names))).all())
+
+    def _cluster_limit_error(self, name: str, replicas: int) -> str | None:
+        limit = self.limits.max_partitions
+        total = int(self.counts.sum())
+        if limit is None or total + replicas <= limit:
+            return None
+        return (f"max.partitions={limit} would be exceeded: the cluster hosts {total} partition "
+                f"replicas and topic '{name}' adds {replicas}; room for {max(limit - total, 0)}")
+
+    def _broker_limit_error(self, name: str, partitions: int, rf: int,
+                            capacity: np.ndarray) -> str:
+        limit = self.limits.max_broker_partitions
+        room = {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)}
+        missing = shortfall(capacity, partitions, rf)
+        per_new_broker = min(limit, partitions)
+        more = -(-missing // per_new_broker) if per_new_broker else None
+        hint = (f"; {more} more broker{'s' if more != 1 else ''} at the same limit would make "
+                "it fit" if more else "; adding brokers cannot help with a limit of 0")
+        return (f"max.broker.partitions={limit} would be exceeded: topic '{name}' needs "
+                f"{partitions} x {rf} replicas on distinct brokers, {missing} more than the "
+                f"brokers can take; remaining capacity per broker: {room}{hint}")
+
+
+def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
+                  start_index: int | None = None, seed: int = 0) -> PlacementResult:
+    """Create topics in order, each all-or-nothing, each seeing the ones before it."""
+    names = [r.name for r in requests]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup:
+        raise BadInput(f"topic '{dup}' is requested twice")
+    placer = _Placer(snap, limits, start_index, seed)
+    outcomes = []
+    for r in requests:
+        validate_request(snap.n_brokers, r.partitions, r.rf)
+        start = placer.starts()
+        if snap.has_topic(r.name):
+            outcomes.append(TopicOutcome(r.name, False, error=f"topic '{r.name}' already exists"))
+            continue
+        outcomes.append(placer.place(r.name, r.partitions, r.rf, 0, start))
+    return PlacementResult(snap, _with_accepted(snap, outcomes), limits, outcomes)
+
+
+def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
+                   start_index: int | None = None, seed: int = 0) -> PlacementResult:
+    """Grow a topic to ``total`` partitions, as kafka-topics --alter --partitions does.
+
+    Kafka (AdminZkClient.createNewPartitionsAssignment) keeps partition 0's replication
+    factor and starts at the position of partition 0's leader in the sorted broker list.
+    """
+    t = snap.topic_index(topic)
+    existing = snap.topic_partition_count(t)
+    if total <= existing:
+        raise BadInput(f"topic '{topic}' has {existing} partitions; --total {total} would not "
+                       "be an increase (Kafka can only add partitions)")
+    row0 = int(snap.topic_starts[t])
+    rf = int(snap.replication_factors[row0])
+    placer = _Placer(snap, limits, start_index, seed)
+    if start_index is None:
+        leader_id = int(snap.broker_ids[snap.leaders[row0]])
+        first = int(np.searchsorted(snap.broker_ids, leader_id))
+        start = (first, first)
+    else:
+        start = placer.starts()
+    outcome = placer.place(topic, total - existing, rf, existing, start)
+    return PlacementResult(snap, _with_accepted(snap, [outcome]), limits, [outcome])
+
+
+def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> ReassignmentCheck:
+    """Limits a proposed reassignment would break.
+
+    Only brokers that receive new replicas can violate max.broker.partitions; the cluster
+    limit is broken only when the plan adds replicas (raises replication factors).
+    """
+    after = plan.target(snap)
+    before_counts = snap.broker_replica_counts()
+    after_counts = after.broker_replica_counts()
+    received = _received(snap, plan)
+    violations = []
+    if limits.max_broker_partitions is not None:
+        bad = np.flatnonzero((received > 0) & (after_counts > limits.max_broker_partitions))
+        violations += [{"broker": int(snap.broker_ids[b]), "after": int(after_counts[b]),
+                        "limit": limits.max_broker_partitions, "received": int(received[b])}
+                       for b in bad]
+    total_before, total_after = int(before_counts.sum()), int(after_counts.sum())
+    if (limits.max_partitions is not None and total_after > total_before
+            and total_after > limits.max_partitions):
+        violations.append({"broker": None, "after": total_after, "limit": limits.max_partitions,
+                           "received": total_after - total_before})
+    return ReassignmentCheck(after, limits, violations)
+
+
+def _received(snap: Snapshot, plan: Reassignment) -> np.ndarray:
+    """New (counted) replicas each broker receives under the plan."""
+    lengths_new = np.diff(plan.offsets)
+    lengths_old = snap.replication_factors[plan.rows]
+    new_pairs = np.repeat(plan.rows, lengths_new) * snap.n_brokers + plan.brokers
+    old_pairs = (np.repeat(plan.rows, lengths_old) * snap.n_brokers
+                 + snap.replica_broker[gather_index(snap.replica_offsets, plan.rows)])
+    fresh = ~np.isin(new_pairs, old_pairs) & np.repeat(~snap.part_internal[plan.rows], lengths_new)
+    return np.bincount(plan.brokers[fresh], minlength=snap.n_brokers)
+
+
+def _with_accepted(snap: Snapshot, outcomes: list[TopicOutcome]) -> Snapshot:
+    accepted = [o for o in outcomes if o.ok]
+    if not accepted:
+        return snap
+    counts = np.array([len(o.assignment) for o in accepted])
+    rf = np.concatenate([np.full(len(o.assignment), o.assignment.shape[1]) for o in accepted])
+    offsets = offsets_from_lengths(rf)
+    brokers = np.concatenate([o.assignment.ravel() for o in accepted]).astype(np.int32)
+    return snap.with_partitions_added([o.name for o in accepted], counts, offsets, brokers)

@@ -1,0 +1,49 @@
+"""Partition-limit questions (KIP-578) as the CLI and the pages ask them."""
+
+from __future__ import annotations
+
+from backend.engines import limits as engine
+from backend.errors import BadInput
+from backend.model.reassignment import Reassignment
+from backend.model.snapshot import Limits, Snapshot
+
+
+def parse_topic_spec(spec: str) -> engine.TopicRequest:
+    """NAME:PARTITIONS:RF, e.g. orders:12:3 (the name may itself contain ':')."""
+    name, sep, rest = spec.rpartition(":")
+    name, sep2, parts = name.rpartition(":")
+    if not sep or not sep2 or not name:
+        raise BadInput(f"--topic '{spec}': expected NAME:PARTITIONS:RF, e.g. orders:12:3")
+    try:
+        partitions, rf = int(parts), int(rest)
+    except ValueError:
+        raise BadInput(f"--topic '{spec}': PARTITIONS and RF must be integers") from None
+    if partitions <= 0:
+        raise BadInput(f"--topic '{spec}': partitions must be larger than 0")
+    if rf <= 0:
+        raise BadInput(f"--topic '{spec}': replication factor must be larger than 0")
+    return engine.TopicRequest(name, partitions, rf)
+
+
+def effective_limits(snap: Snapshot, max_broker_partitions: int | None,
+                     max_partitions: int | None) -> Limits:
+    """The snapshot's limits, overridden by any given explicitly."""
+    return snap.limits.merged(max_broker_partitions, max_partitions)
+
+
+def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Limits,
+                  start_index: int | None = None, seed: int = 0) -> dict:
+    for t in topics:
+        if t.rf > snap.n_brokers:
+            raise BadInput(f"topic '{t.name}': replication factor {t.rf} is larger than the "
+                           f"{snap.n_brokers} brokers of cluster '{snap.cluster}'")
+    return engine.create_topics(snap, topics, limits, start_index, seed).to_dict()
+
+
+def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
+                   start_index: int | None = None, seed: int = 0) -> dict:
+    return engine.add_partitions(snap, topic, total, limits, start_index, seed).to_dict()
+
+
+def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> dict:
+    return engine.check_reassignment(snap, plan, limits).to_dict()
