@@ -1,0 +1,238 @@
+"""KIP-578 partition limits: the KIP's worked examples, all-or-nothing topics, and a
+brute-force check that a placement is found whenever one exists."""
+
+from itertools import combinations, product
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from backend.engines.limits import (
+    TopicRequest,
+    add_partitions,
+    check_reassignment,
+    create_topics,
+)
+from backend.errors import BadInput
+from backend.model.reassignment import reassignment_from_dict
+from backend.model.snapshot import Limits
+from tests.unit.helpers import filled_snapshot
+
+LIMIT_10 = Limits(max_broker_partitions=10)
+
+
+def test_kip_example_8_6_9():
+    """3 brokers at 8, 6, 9 with max.broker.partitions=10 (KIP-578, 'An illustrative example')."""
+    snap = filled_snapshot({1: 8, 2: 6, 3: 9})
+    first = create_topics(snap, [TopicRequest("a", 1, 3)], LIMIT_10, start_index=0)
+    assert first.ok
+    assert first.to_dict()["broker_partitions_after"] == {"1": 9, "2": 7, "3": 10}
+    # then one more partition with RF 3 fails: broker 3 is at its limit
+    after = first.after
+    second = create_topics(after, [TopicRequest("b", 1, 3)], LIMIT_10, start_index=0)
+    assert not second.ok
+    assert "max.broker.partitions=10" in second.topics[0].error
+    assert "{1: 1, 2: 3, 3: 0}" in second.topics[0].error
+    # a similar request with RF 2 succeeds, on the two brokers with room
+    third = create_topics(after, [TopicRequest("c", 1, 2)], LIMIT_10, start_index=0)
+    assert third.ok and sorted(third.to_dict()["topics"][0]["assignment"]["0"]) == [1, 2]
+    # 2 partitions with RF 3 from the start fail in entirety
+    whole = create_topics(snap, [TopicRequest("d", 2, 3)], LIMIT_10, start_index=0)
+    assert not whole.ok
+    assert whole.to_dict()["broker_partitions_after"] == {"1": 8, "2": 6, "3": 9}
+
+
+def test_kip_example_in_one_request_sees_earlier_topics():
+    snap = filled_snapshot({1: 8, 2: 6, 3: 9})
+    out = create_topics(snap, [TopicRequest("a", 1, 3), TopicRequest("b", 1, 3),
+                               TopicRequest("c", 1, 2)], LIMIT_10, start_index=0).to_dict()
+    assert [t["ok"] for t in out["topics"]] == [True, False, True]
+    assert out["cluster_partitions_after"] == 23 + 3 + 2
+    assert out["capacity_after"] == {"1": 0, "2": 2, "3": 0}
+
+
+def test_kip_example_10_20_30():
+    """Limit 40 on brokers at 10, 20, 30: 30 partitions with RF 2 fit (60 slots of room),
+    which a skip-at-capacity round robin (the KIP's prototype) rejects."""
+    snap = filled_snapshot({1: 10, 2: 20, 3: 30})
+    for start in range(3):
+        res = create_topics(snap, [TopicRequest("big", 30, 2)], Limits(40), start_index=start)
+        assert res.ok
+        assert res.to_dict()["broker_partitions_after"] == {"1": 40, "2": 40, "3": 40}
+        assert not res.topics[0].kafka_compatible
+        assert all(len(set(r)) == 2 for r in res.topics[0].assignment.tolist())
+
+
+def test_unlimited_equals_kafka():
+    snap = filled_snapshot({0: 0, 1: 0, 2: 0, 3: 0, 4: 0})
+    res = create_topics(snap, [TopicRequest("t", 10, 3)], Limits(), start_index=0)
+    assert res.topics[0].kafka_compatible
+    assert res.to_dict()["topics"][0]["assignment"]["5"] == [0, 2, 3]  # AdminTest
+
+
+def test_max_partitions_counts_replicas():
+    """10 partitions with RF 3 use 30 of max.partitions."""
+    snap = filled_snapshot({1: 0, 2: 0, 3: 0})
+    assert create_topics(snap, [TopicRequest("t", 10, 3)], Limits(None, 30)).ok
+    res = create_topics(snap, [TopicRequest("t", 10, 3)], Limits(None, 29))
+    assert not res.ok and "max.partitions=29" in res.topics[0].error
+
+
+def test_stricter_limit_decides():
+    snap = filled_snapshot({1: 5, 2: 5, 3: 5})
+    # broker limit leaves room for 15, the cluster limit only for 3
+    res = create_topics(snap, [TopicRequest("t", 2, 2)], Limits(10, 18))
+    assert not res.ok and "max.partitions" in res.topics[0].error
+    res = create_topics(snap, [TopicRequest("t", 6, 3)], Limits(10, 1000))
+    assert not res.ok and "max.broker.partitions" in res.topics[0].error
+
+
+def test_over_limit_broker_keeps_what_it_has_and_gets_nothing():
+    snap = filled_snapshot({1: 12, 2: 0, 3: 0})
+    res = create_topics(snap, [TopicRequest("t", 4, 2)], LIMIT_10, start_index=0)
+    assert res.ok
+    after = res.to_dict()["broker_partitions_after"]
+    assert after["1"] == 12 and after["2"] == 4 and after["3"] == 4
+    assert res.to_dict()["capacity_after"]["1"] == 0  # never negative
+
+
+def test_brokers_to_add_hint():
+    snap = filled_snapshot({1: 9, 2: 9, 3: 9})
+    res = create_topics(snap, [TopicRequest("t", 4, 3)], LIMIT_10)
+    # room: 3 slots; needed 12; each new broker takes min(10, 4) = 4 -> 3 more brokers
+    assert "3 more brokers at the same limit" in res.topics[0].error
+
+
+def test_internal_topics_neither_limited_nor_counted():
+    snap = filled_snapshot({1: 10, 2: 10, 3: 10},
+                           extra_topics={"__consumer_offsets": [[1, 2, 3]] * 4})
+    assert snap.broker_replica_counts().tolist() == [10, 10, 10]
+    res = create_topics(snap, [TopicRequest("__transaction_state", 5, 3)], LIMIT_10)
+    assert res.ok
+    assert not create_topics(snap, [TopicRequest("user", 1, 1)], LIMIT_10).ok
+
+
+def test_existing_topic_is_rejected_not_replaced():
+    snap = filled_snapshot({1: 0, 2: 0})
+    res = create_topics(snap, [TopicRequest("fill", 1, 1)], Limits())
+    assert not res.ok and "already exists" in res.topics[0].error
+
+
+def test_rack_aware_under_limits():
+    racks = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+    snap = filled_snapshot({1: 9, 2: 0, 3: 5, 4: 0, 5: 9, 6: 0}, racks=racks)
+    res = create_topics(snap, [TopicRequest("t", 6, 3)], LIMIT_10, start_index=1)
+    assert res.ok and res.topics[0].rack_aware
+    for reps in res.to_dict()["topics"][0]["assignment"].values():
+        assert len({racks[b] for b in reps}) == 3
+
+
+def test_rack_spread_given_up_only_when_capacity_forces_it():
+    racks = {1: "a", 2: "a", 3: "b", 4: "c"}
+    snap = filled_snapshot({1: 0, 2: 0, 3: 10, 4: 9}, racks=racks)
+    res = create_topics(snap, [TopicRequest("t", 2, 2)], LIMIT_10, start_index=0)
+    assert res.ok and not res.topics[0].rack_aware
+    assert any("share a rack" in w for w in res.topics[0].warnings)
+
+
+def test_add_partitions_as_kafka_topics_alter():
+    snap = filled_snapshot({0: 0, 1: 0, 2: 0, 3: 0, 4: 0},
+                           extra_topics={"t": [[2, 3, 4], [3, 4, 0]]})
+    res = add_partitions(snap, "t", 5, Limits())
+    d = res.to_dict()["topics"][0]
+    assert set(d["assignment"]) == {"2", "3", "4"}
+    # start index = position of partition 0's leader (2); shift starts equal to it
+    assert d["assignment"]["2"] == [4, 2, 3]
+    with pytest.raises(BadInput, match="not be an increase"):
+        add_partitions(snap, "t", 2, Limits())
+    with pytest.raises(BadInput, match="'nope' is not in cluster"):
+        add_partitions(snap, "nope", 5, Limits())
+
+
+def test_check_reassignment_only_receivers_violate():
+    snap = filled_snapshot({1: 11, 2: 5, 3: 9}, extra_topics={"t": [[1, 2]]})
+    plan = reassignment_from_dict(
+        {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 2]}]}, snap)
+    res = check_reassignment(snap, plan, LIMIT_10).to_dict()
+    # broker 1 stays over its limit but receives nothing; broker 3 goes 9 -> 10: fine
+    assert res["ok"] and res["broker_partitions_after"] == {"1": 11, "2": 6, "3": 10}
+    plan = reassignment_from_dict(
+        {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 2, 1]}]},
+        snap)
+    res = check_reassignment(snap, plan, Limits(10, 27)).to_dict()
+    # RF 2 -> 3 takes the cluster from 27 to 28 replicas
+    assert res["violations"] == [{"broker": None, "after": 28, "limit": 27, "received": 1}]
+    res = check_reassignment(snap, plan, Limits(9)).to_dict()
+    assert res["violations"] == [{"broker": 3, "after": 10, "limit": 9, "received": 1}]
+
+
+def test_mixed_racks_is_bad_input():
+    snap = filled_snapshot({1: 0, 2: 0}, racks={1: "a", 2: None})
+    with pytest.raises(BadInput, match="rack"):
+        create_topics(snap, [TopicRequest("t", 1, 1)], Limits())
+
+
+# ---- properties ------------------------------------------------------------------------------
+def brute_force_fits(capacity: list[int], partitions: int, rf: int) -> bool:
+    brokers = range(len(capacity))
+    left = list(capacity)
+
+    def place(p: int) -> bool:
+        if p == partitions:
+            return True
+        for combo in combinations(brokers, rf):
+            if all(left[b] > 0 for b in combo):
+                for b in combo:
+                    left[b] -= 1
+                if place(p + 1):
+                    return True
+                for b in combo:
+                    left[b] += 1
+        return False
+
+    return place(0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=5), st.integers(1, 4),
+       st.integers(1, 4), st.integers(0, 4), st.integers(0, 3))
+def test_found_whenever_one_exists(counts, partitions, rf, start, n_racks):
+    rf = min(rf, len(counts))
+    limit = 6
+    ids = list(range(1, len(counts) + 1))
+    racks = {b: f"r{i % n_racks}" for i, b in enumerate(ids)} if n_racks else None
+    snap = filled_snapshot(dict(zip(ids, counts, strict=True)), racks=racks)
+    res = create_topics(snap, [TopicRequest("t", partitions, rf)], Limits(limit),
+                        start_index=start)
+    capacity = [max(limit - c, 0) for c in counts]
+    assert res.ok == brute_force_fits(capacity, partitions, rf)
+    after = res.after.broker_replica_counts()
+    before = snap.broker_replica_counts()
+    grew = after > before
+    assert (after[grew] <= limit).all()  # capacity is never exceeded
+    if res.ok:
+        rows = res.topics[0].assignment
+        assert all(len(set(r)) == rf for r in rows.tolist())
+    else:  # all-or-nothing
+        assert (after == before).all() and res.after.n_partitions == snap.n_partitions
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 3)), min_size=1, max_size=5),
+       st.integers(0, 1000))
+def test_topics_in_order_never_exceed(requests, seed):
+    snap = filled_snapshot({1: 3, 2: 7, 3: 0, 4: 5})
+    res = create_topics(snap, [TopicRequest(f"t{i}", p, rf) for i, (p, rf) in
+                               enumerate(requests)], LIMIT_10, seed=seed)
+    counts = res.after.broker_replica_counts()
+    assert (counts <= np.maximum(snap.broker_replica_counts(), 10)).all()
+    accepted = sum(p * rf for (p, rf), t in zip(requests, res.topics, strict=True) if t.ok)
+    assert counts.sum() == snap.broker_replica_counts().sum() + accepted
+
+
+def test_product_of_start_indexes_is_kafka_when_unbound():
+    snap = filled_snapshot({b: 0 for b in range(6)})
+    for start, p in product(range(6), (1, 7, 13)):
+        res = create_topics(snap, [TopicRequest("t", p, 3)], Limits(10_000), start_index=start)
+        assert res.topics[0].kafka_compatible
