@@ -1,0 +1,30 @@
+"""`railyard quota replay`: KIP-599 controller mutation quotas over a request workload."""
+
+from __future__ import annotations
+
+import argparse
+
+from backend.cli import positive_float, positive_int
+from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
+from backend.services import quota
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("quota", help="controller mutation quotas (KIP-599)")
+    actions = p.add_subparsers(dest="action", required=True)
+    r = actions.add_parser("replay", help="replay a JSON Lines workload through Kafka's "
+                           "token buckets")
+    r.add_argument("--requests", required=True, help="FILE.jsonl, one request a line")
+    r.add_argument("--rate", type=positive_float,
+                   help="controller_mutation_rate for user=<default>, client-id=<default> "
+                        "(partitions/s); required unless --quotas is given")
+    r.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES,
+                   help="controller.quota.window.num (default 11)")
+    r.add_argument("--window-seconds", type=positive_int, default=DEFAULT_WINDOW_SECONDS,
+                   help="controller.quota.window.size.seconds (default 1)")
+    r.add_argument("--mode", choices=("strict", "permissive"), default="strict",
+                   help="strict: current clients (rejected with THROTTLING_QUOTA_EXCEEDED); "
+                        "permissive: old clients (admitted, then throttled)")
+    r.add_argument("--quotas", help="QUOTAS.json: per-entity rates with Kafka's precedence")
+    r.set_defaults(func=lambda a: quota.replay(a.requests, a.rate, a.samples,
+                                               a.window_seconds, a.mode, a.quotas))

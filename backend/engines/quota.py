@@ -1,0 +1,365 @@
+"""KIP-599 controller mutation quotas: Kafka's TokenBucket and quota entities, vectorised.
+
+The arithmetic is Kafka's (clients .../metrics/stats/TokenBucket.java and
+core .../ControllerMutationQuotaManager.scala), operation for operation, so the
+floats agree with a port of the Java code bit for bit:
+
+- burst B = samples x window_seconds x rate; a principal's bucket is full when its
+  first request arrives (Kafka's bucket starts at 0 tokens at epoch 0, so the first
+  refill at any real clock reading fills it);
+- refill: tokens = min(B, tokens + rate x elapsed_ms / 1000), clocks in whole ms;
+- strict (CreateTopics v6+, CreatePartitions v3+, DeleteTopics v5+): admitted iff
+  tokens >= 0 before the charge, admitted requests carry no throttle, rejected ones
+  are not charged and carry the throttle;
+- permissive (older clients): always admitted and charged, throttle if tokens < 0;
+- throttle ms = Java Math.round(-tokens / rate x 1000);
+- validate-only requests never touch the quota.
+
+Buckets belong to quota *entities* as Kafka's DefaultQuotaCallback resolves them, so
+two clients of one user share a bucket when the quota is set on the user alone.
+
+``replay`` runs every bucket in lockstep: requests are laid out step-major (the k-th
+request of every principal together), so one numpy step advances all principals and
+the Python loop runs max(requests per principal) times, not once per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from backend.errors import BadInput
+
+DEFAULT = "<default>"
+"""The default entity name, as ZooKeeper paths and kafka-configs --entity-default use it."""
+
+DEFAULT_SAMPLES = 11  # controller.quota.window.num
+DEFAULT_WINDOW_SECONDS = 1  # controller.quota.window.size.seconds
+
+# Kafka's ClientQuotaManager bit flags for which entity levels are configured.
+_CLIENT_ID, _USER, _USER_CLIENT_ID = 1, 2, 4
+
+
+def burst(rate: float, samples: int = DEFAULT_SAMPLES,
+          window_seconds: float = DEFAULT_WINDOW_SECONDS) -> float:
+    """B = samples x window x rate, multiplied in Kafka's order (TokenBucket.burst)."""
+    return samples * (window_seconds * 1000 / 1000.0) * rate
+
+
+def java_round(x: np.ndarray | float) -> np.ndarray:
+    """Java's Math.round: nearest integer, halves up (Python's round goes to even)."""
+    x = np.asarray(x, dtype=np.float64)
+    whole = np.floor(x)
+    return (whole + (x - whole >= 0.5)).astype(np.int64)
+
+
+def throttle_ms(tokens: np.ndarray | float, rate: np.ndarray | float) -> np.ndarray:
+    """ControllerMutationQuotaManager.throttleTimeMs: time for the bucket to climb to 0.
+
+    Zero when tokens >= 0 (Kafka only computes it on a violation, i.e. tokens < 0).
+    """
+    tokens = np.asarray(tokens, dtype=np.float64)
+    owed = np.where(tokens < 0, -tokens, 0.0)
+    return java_round(owed / rate * 1000)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The broker's answer to one mutation: admitted or not, and the throttle it returns."""
+
+    admitted: bool
+    throttle_ms: int
+
+
+class TokenBucket:
+    """One principal's live bucket (for the twin): Kafka's arithmetic, time passed in.
+
+    ``record`` and ``tokens`` are Kafka's TokenBucket.record/measure; ``admit`` is what
+    the Strict/PermissiveControllerMutationQuota does with one request.
+    """
+
+    def __init__(self, rate: float, samples: int = DEFAULT_SAMPLES,
+                 window_seconds: float = DEFAULT_WINDOW_SECONDS) -> None:
+        if not rate > 0:
+            raise BadInput(f"quota rate must be positive, got {rate}")
+        self.rate = float(rate)
+        self.burst = burst(self.rate, samples, window_seconds)
+        self._tokens = self.burst
+        self._last_ms: int | None = None
+
+    def _refill(self, now_ms: int) -> None:
+        if self._last_ms is not None:
+            elapsed = (now_ms - self._last_ms) / 1000.0
+            self._tokens = min(self.burst, self._tokens + self.rate * elapsed)
+        self._last_ms = now_ms
+
+    def tokens(self, now_ms: int) -> float:
+        """Tokens left at ``now_ms`` (Kafka's ``tokens`` metric); negative means throttled."""
+        self._refill(now_ms)
+        return self._tokens
+
+    def record(self, value: float, now_ms: int) -> None:
+        """Charge ``value`` tokens (negative gives them back, capped at the burst)."""
+        self._refill(now_ms)
+        self._tokens = min(self.burst, self._tokens - value)
+
+    def throttle_ms(self, now_ms: int) -> int:
+        """How long a client must wait at ``now_ms`` before the bucket is back at zero."""
+        return int(throttle_ms(self.tokens(now_ms), self.rate))
+
+    def admit(self, partitions: float, now_ms: int, strict: bool = True,
+              validate_only: bool = False) -> Admission:
+        """One CreateTopics/CreatePartitions/DeleteTopics mutation of ``partitions``."""
+        if validate_only:
+            return Admission(True, 0)
+        if strict:
+            if self.tokens(now_ms) < 0:
+                return Admission(False, int(throttle_ms(self._tokens, self.rate)))
+            self.record(partitions, now_ms)
+            return Admission(True, 0)
+        self.record(partitions, now_ms)
+        return Admission(True, int(throttle_ms(self._tokens, self.rate)))
+
+
+# ---------------------------------------------------------------------------------------
+# Quota entities (ClientQuotaManager.DefaultQuotaCallback)
+
+Entity = tuple[str | None, str | None]
+"""(user, client_id) of a quota config; None = not part of it, DEFAULT = the default."""
+
+
+def entity_path(entity: Entity) -> str:
+    """The ZooKeeper-style path Kafka's docs use to name an entity."""
+    user, client = entity
+    if user is None:
+        return f"/config/clients/{client}"
+    return f"/config/users/{user}" + ("" if client is None else f"/clients/{client}")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Which bucket a (user, client-id) uses, at what rate, set by which entity.
+
+    ``tags`` are Kafka's metric tags (user, client-id), "" for a part the bucket is shared
+    across; ``rate`` None means no quota applies (Kafka never throttles it).
+    """
+
+    tags: tuple[str, str]
+    rate: float | None
+    entity: str | None
+
+
+class QuotaBook:
+    """The configured controller_mutation_rate quotas, resolved as Kafka resolves them."""
+
+    def __init__(self, quotas: Mapping[Entity, float]) -> None:
+        for (user, client), rate in quotas.items():
+            if user is None and client is None:
+                raise BadInput("a quota entity needs a user, a client_id or both")
+            if not (isinstance(rate, int | float) and 0 < rate < float("inf")):
+                raise BadInput(f"{entity_path((user, client))}: rate must be a positive "
+                               f"number, got {rate!r}")
+        self.quotas = {k: float(v) for k, v in quotas.items()}
+        kinds = 0
+        for user, client in self.quotas:
+            kinds |= _CLIENT_ID if user is None else _USER if client is None else _USER_CLIENT_ID
+        self._kinds = kinds
+
+    def metric_tags(self, user: str, client_id: str) -> tuple[str, str]:
+        """DefaultQuotaCallback.quotaMetricTags: the bucket a connection's mutations go to."""
+        if self._kinds in (0, _CLIENT_ID):
+            return "", client_id
+        if self._kinds == _USER:
+            return user, ""
+        if self._kinds == _USER_CLIENT_ID:
+            return user, client_id
+        q = self.quotas
+        if (user, client_id) in q or (user, DEFAULT) in q:
+            return user, client_id
+        if (user, None) in q:
+            return user, ""
+        if (DEFAULT, client_id) in q or (DEFAULT, DEFAULT) in q:
+            return user, client_id
+        if (DEFAULT, None) in q:
+            return user, ""
+        return "", client_id
+
+    def quota_limit(self, tags: tuple[str, str]) -> tuple[float | None, Entity | None]:
+        """DefaultQuotaCallback.quotaLimit: the rate for a bucket and the entity that set it."""
+        user, client = tags
+        if user and client:
+            candidates = [(user, client), (user, DEFAULT), (DEFAULT, client), (DEFAULT, DEFAULT)]
+        elif user:
+            candidates = [(user, None), (DEFAULT, None)]
+        elif client:
+            candidates = [(None, client), (None, DEFAULT)]
+        else:
+            candidates = []
+        for entity in candidates:
+            if entity in self.quotas:
+                return self.quotas[entity], entity
+        return None, None
+
+    def resolve(self, user: str, client_id: str) -> Resolution:
+        tags = self.metric_tags(user, client_id)
+        rate, entity = self.quota_limit(tags)
+        return Resolution(tags, rate, None if entity is None else entity_path(entity))
+
+
+# ---------------------------------------------------------------------------------------
+# Vectorised replay
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Per request, in input order: admitted, tokens left after it (NaN: no quota), throttle."""
+
+    admitted: np.ndarray
+    tokens_after: np.ndarray
+    throttle_ms: np.ndarray
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Requests re-ordered step-major, reusable across rates (sweeps replay one workload).
+
+    ``order[j]`` is the input index of the j-th request in step-major order; step k holds
+    positions offsets[k]:offsets[k+1], one request per active bucket, buckets ranked by
+    request count so the active ones are always a prefix of ``ranked``.
+    """
+
+    order: np.ndarray
+    offsets: np.ndarray
+    ranked: np.ndarray  # bucket ids by descending request count
+
+
+def layout(bucket: np.ndarray, n_buckets: int) -> Layout:
+    """Step-major order for requests already in time order (stable within a bucket)."""
+    bucket = np.asarray(bucket, dtype=np.int64)
+    counts = np.bincount(bucket, minlength=n_buckets)
+    ranked = np.argsort(-counts, kind="stable")
+    rank = np.empty(n_buckets, dtype=np.int64)
+    rank[ranked] = np.arange(n_buckets)
+    by_bucket = np.argsort(bucket, kind="stable")
+    starts = np.cumsum(counts) - counts
+    step = np.empty(len(bucket), dtype=np.int64)
+    step[by_bucket] = np.arange(len(bucket)) - starts[bucket[by_bucket]]
+    n_steps = int(counts.max()) if len(bucket) else 0
+    # active[k] = buckets with more than k requests
+    active = n_buckets - np.cumsum(np.bincount(counts, minlength=n_steps + 1))[:n_steps]
+    offsets = np.concatenate(([0], np.cumsum(active)))
+    order = np.empty(len(bucket), dtype=np.int64)
+    order[offsets[step] + rank[bucket]] = np.arange(len(bucket))
+    return Layout(order, offsets, ranked)
+
+
+def replay(bucket: np.ndarray, t_ms: np.ndarray, partitions: np.ndarray,
+           validate_only: np.ndarray, rates: np.ndarray, samples: int = DEFAULT_SAMPLES,
+           window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True,
+           plan: Layout | None = None) -> Replay:
+    """Replay mutations through one token bucket per bucket id, all buckets in lockstep.
+
+    ``bucket`` holds ids 0..len(rates)-1 and requests must be in time order;
+    ``rates[b]`` is NaN for a bucket without quota. Pass ``plan`` (from ``layout``) to
+    reuse the ordering across many rates.
+    """
+    t_ms = np.asarray(t_ms, dtype=np.int64)
+    cost = np.asarray(partitions, dtype=np.float64)
+    free = np.asarray(validate_only, dtype=bool)
+    rates = np.asarray(rates, dtype=np.float64)
+    n = len(t_ms)
+    plan = plan or layout(bucket, len(rates))
+    admitted = np.ones(n, dtype=bool)
+    tokens = np.full(n, np.nan)
+    throttle = np.zeros(n, dtype=np.int64)
+
+    rate_r = rates[plan.ranked]
+    burst_r = burst(rate_r, samples, window_seconds)
+    t_s, cost_s, free_s = t_ms[plan.order], cost[plan.order], free[plan.order]
+    adm_s = np.ones(n, dtype=bool)
+    tok_s = np.empty(n)
+    level = burst_r.copy()
+    first = plan.offsets[1] if len(plan.offsets) > 1 else 0
+    last = t_s[:first].copy()
+    for k in range(len(plan.offsets) - 1):
+        lo, hi = plan.offsets[k], plan.offsets[k + 1]
+        m = hi - lo
+        now = t_s[lo:hi]
+        tok = np.minimum(burst_r[:m], level[:m] + rate_r[:m] * ((now - last[:m]) / 1000.0))
+        free_k = free_s[lo:hi]
+        charged = ~free_k
+        if strict:
+            charged &= tok >= 0
+            adm_s[lo:hi] = charged | free_k
+        tok = np.where(charged, tok - cost_s[lo:hi], tok)
+        tok_s[lo:hi] = tok
+        # a validate-only request is only looked at: the bucket keeps its state
+        level[:m] = np.where(free_k, level[:m], tok)
+        last[:m] = np.where(free_k, last[:m], now)
+
+    admitted[plan.order] = adm_s
+    tokens[plan.order] = tok_s
+    rate_req = rates[np.asarray(bucket, dtype=np.int64)]
+    bounded = ~np.isnan(rate_req)
+    admitted[~bounded] = True
+    owes = bounded & ~free & (~admitted if strict else tokens < 0)
+    throttle[owes] = throttle_ms(tokens[owes], rate_req[owes])
+    return Replay(admitted, tokens, throttle)
+
+
+REQUEST_COLUMNS = ("t", "user", "client_id", "partitions", "validate_only")
+
+
+def replay_frame(requests: pd.DataFrame, rate: float | None, samples: int = DEFAULT_SAMPLES,
+                 window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True,
+                 quotas: QuotaBook | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Replay a frame of requests (columns REQUEST_COLUMNS, t in seconds, time order).
+
+    ``rate`` is the quota of the entity (user=<default>, client-id=<default>), the one
+    level that gives every (user, client-id) pair its own bucket; ``quotas`` adds
+    entities. Returns (per request: admitted, tokens_after, throttle_ms, bucket) and
+    (per bucket: user, client_id, rate, burst, quota_entity).
+    """
+    book = _book(rate, quotas)
+    user_codes, users = pd.factorize(requests["user"])
+    client_codes, clients = pd.factorize(requests["client_id"])
+    pair_codes, pairs = pd.factorize(user_codes * len(clients) + client_codes)
+    by_tags: dict[tuple[str, str], Resolution] = {}
+    tag_ids: dict[tuple[str, str], int] = {}
+    pair_bucket = np.empty(len(pairs), dtype=np.int64)
+    for i, code in enumerate(pairs):
+        r = book.resolve(users[code // len(clients)], clients[code % len(clients)])
+        by_tags.setdefault(r.tags, r)
+        pair_bucket[i] = tag_ids.setdefault(r.tags, len(tag_ids))
+    bucket = pair_bucket[pair_codes]
+    tags = list(tag_ids)
+    rates = np.array([np.nan if by_tags[t].rate is None else by_tags[t].rate for t in tags])
+    t_ms = java_ms(requests["t"].to_numpy(dtype=np.float64))
+    out = replay(bucket, t_ms, requests["partitions"].to_numpy(),
+                 requests["validate_only"].to_numpy(dtype=bool), rates, samples,
+                 window_seconds, strict)
+    per_request = pd.DataFrame({"admitted": out.admitted, "tokens_after": out.tokens_after,
+                                "throttle_ms": out.throttle_ms, "bucket": bucket})
+    buckets = pd.DataFrame({
+        "user": [t[0] for t in tags], "client_id": [t[1] for t in tags],
+        "rate": rates, "burst": burst(rates, samples, window_seconds),
+        "quota_entity": [by_tags[t].entity for t in tags]})
+    return per_request, buckets
+
+
+def java_ms(t_seconds: np.ndarray) -> np.ndarray:
+    """Seconds to Kafka's clock: whole milliseconds (nearest, so 1.001 s is 1001 ms)."""
+    return np.rint(np.asarray(t_seconds, dtype=np.float64) * 1000).astype(np.int64)
+
+
+def _book(rate: float | None, quotas: QuotaBook | None) -> QuotaBook:
+    entries = dict(quotas.quotas) if quotas else {}
+    if rate is not None:
+        if (DEFAULT, DEFAULT) in entries:
+            raise BadInput("--rate sets the entity user=<default>, client-id=<default>, which "
+                           "the quotas file sets too: keep one")
+        entries[(DEFAULT, DEFAULT)] = rate
+    return QuotaBook(entries)
