@@ -16,6 +16,7 @@ where capacity allows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -53,13 +54,18 @@ class TopicOutcome:
 @dataclass
 class PlacementResult:
     before: Snapshot
-    after: Snapshot
     limits: Limits
     topics: list[TopicOutcome]
+    counts_after: np.ndarray  # counted replicas per broker once accepted topics exist
 
     @property
     def ok(self) -> bool:
         return all(t.ok for t in self.topics)
+
+    @cached_property
+    def after(self) -> Snapshot:
+        """The cluster with the accepted topics (or partitions) added."""
+        return _with_accepted(self.before, self.topics)
 
     def to_dict(self) -> dict:
         ids = self.before.broker_ids
@@ -72,7 +78,8 @@ class PlacementResult:
             topics.append({"name": t.name, "ok": t.ok, "assignment": assignment,
                            "error": t.error, "kafka_compatible": t.kafka_compatible,
                            "rack_aware": t.rack_aware, "warnings": t.warnings})
-        return {"ok": self.ok, "topics": topics, **broker_figures(self.after, self.limits)}
+        figures = broker_figures(self.before.broker_ids, self.counts_after, self.limits)
+        return {"ok": self.ok, "topics": topics, **figures}
 
 
 @dataclass
@@ -86,15 +93,15 @@ class ReassignmentCheck:
         return not self.violations
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "violations": self.violations,
-                **broker_figures(self.after, self.limits)}
+        figures = broker_figures(self.after.broker_ids, self.after.broker_replica_counts(),
+                                 self.limits)
+        return {"ok": self.ok, "violations": self.violations, **figures}
 
 
-def broker_figures(snap: Snapshot, limits: Limits) -> dict:
+def broker_figures(broker_ids: np.ndarray, counts: np.ndarray, limits: Limits) -> dict:
     """Per-broker counts and remaining capacity (never negative; null when unlimited)."""
-    counts = snap.broker_replica_counts()
     room = broker_capacity(counts, limits)
-    ids = [str(b) for b in snap.broker_ids.tolist()]
+    ids = [str(b) for b in broker_ids.tolist()]
     return {
         "broker_partitions_after": dict(zip(ids, counts.tolist(), strict=True)),
         "capacity_after": dict(zip(ids, [None] * len(ids) if room is None else room.tolist(),
@@ -162,7 +169,8 @@ class _Placer:
         else:
             return TopicOutcome(name, False, first_partition,
                                 error=self._broker_limit_error(name, partitions, rf, capacity))
-        out.rack_aware = out.rack_aware and self._rack_spread_ok(out.assignment, rf)
+        if not out.kafka_compatible:  # Kafka's own walk spreads racks by construction
+            out.rack_aware = out.rack_aware and self._rack_spread_ok(out.assignment, rf)
         self.counts = self.counts + added
         return out
 
@@ -211,7 +219,7 @@ def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
             outcomes.append(TopicOutcome(r.name, False, error=f"topic '{r.name}' already exists"))
             continue
         outcomes.append(placer.place(r.name, r.partitions, r.rf, 0, start))
-    return PlacementResult(snap, _with_accepted(snap, outcomes), limits, outcomes)
+    return PlacementResult(snap, limits, outcomes, placer.counts)
 
 
 def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
@@ -236,7 +244,7 @@ def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
     else:
         start = placer.starts()
     outcome = placer.place(topic, total - existing, rf, existing, start)
-    return PlacementResult(snap, _with_accepted(snap, [outcome]), limits, [outcome])
+    return PlacementResult(snap, limits, [outcome], placer.counts)
 
 
 def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> ReassignmentCheck:

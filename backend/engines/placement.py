@@ -85,19 +85,42 @@ def kafka_assign(
 def _rack_aware_slots(
     first: np.ndarray, shifts: np.ndarray, rack_of: np.ndarray, rf: int
 ) -> np.ndarray:
-    """Kafka's rack-aware follower walk over arranged-list slots, all partitions at once."""
+    """Kafka's rack-aware follower walk: arranged-list slots per partition, leader first.
+
+    A partition's walk is fixed by its first slot and ``shift * numRacks mod (n - 1)``.
+    When racks are equal in size the arranged list repeats with period numRacks, so the
+    walk's offsets from the first slot depend only on ``first mod numRacks``: each distinct
+    (first mod period, shift) walk is computed once and reused for its partitions.
+    """
     n = len(rack_of)
     num_racks = len(np.unique(rack_of))
+    base = (shifts * num_racks) % max(n - 1, 1)
+    if not _is_periodic(rack_of, num_racks):
+        return _walk(first, base, rack_of, num_racks, rf)
+    keys = (first % num_racks) * max(n - 1, 1) + base
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    rep_first = uniq // max(n - 1, 1)
+    rep_slots = _walk(rep_first, uniq % max(n - 1, 1), rack_of, num_racks, rf)
+    offsets = (rep_slots - rep_first[:, None]) % n
+    return (first[:, None] + offsets[inverse]) % n
+
+
+def _is_periodic(rack_of: np.ndarray, period: int) -> bool:
+    n = len(rack_of)
+    return n % period == 0 and np.array_equal(rack_of, np.tile(rack_of[:period], n // period))
+
+
+def _walk(first: np.ndarray, base: np.ndarray, rack_of: np.ndarray, num_racks: int,
+          rf: int) -> np.ndarray:
+    """The walk itself, all partitions in lockstep (Kafka's k is never reset)."""
+    n = len(rack_of)
     p = len(first)
     slots = np.zeros((p, rf), dtype=np.int64)
     slots[:, 0] = first
-    if rf == 1:
-        return slots
-    base = shifts * num_racks
     filled = np.ones(p, dtype=np.int64)  # replicas chosen so far
     racks_used = np.ones(p, dtype=np.int64)  # distinct racks among them
-    k = np.zeros(p, dtype=np.int64)  # Kafka's k, never reset between followers
-    active = np.arange(p)
+    k = np.zeros(p, dtype=np.int64)
+    active = np.arange(p) if rf > 1 else np.zeros(0, dtype=np.int64)
     while len(active):
         cand = (first[active] + 1 + (base[active] + k[active]) % (n - 1)) % n
         cand_rack = rack_of[cand]

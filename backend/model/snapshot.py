@@ -82,7 +82,7 @@ class Snapshot:
         part_topic = np.asarray(part_topic, dtype=np.int32)
         n_parts = len(part_topic)
         counts = np.bincount(part_topic, minlength=len(topic_names))
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        starts = offsets_from_lengths(counts)[:-1]
         part_id = (np.arange(n_parts) - np.repeat(starts, counts)).astype(np.int32)
         if topic_internal is None:
             topic_internal = [is_internal_name(n) for n in topic_names]
@@ -146,8 +146,7 @@ class Snapshot:
     @cached_property
     def topic_starts(self) -> np.ndarray:
         """First partition row of each topic; len = topics + 1."""
-        counts = np.bincount(self.part_topic, minlength=self.n_topics)
-        return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        return offsets_from_lengths(np.bincount(self.part_topic, minlength=self.n_topics))
 
     def topic_partition_count(self, topic: int) -> int:
         return int(self.topic_starts[topic + 1] - self.topic_starts[topic])

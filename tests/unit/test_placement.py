@@ -164,3 +164,12 @@ def test_rack_aware_matches_transcription(n, n_racks, partitions, start, shift, 
     got = kafka_assign(n, partitions, rf, start, shift=shift, start_partition=first_pid,
                        racks=racks).tolist()
     assert got == reference_rack_aware(n, partitions, rf, start, shift, racks, first_pid)
+
+
+@pytest.mark.parametrize("n,racks_n", [(12, 3), (9, 3), (8, 2), (10, 3)])
+def test_reused_walks_match_transcription(n, racks_n):
+    """Equal racks take the reuse-the-walk path; unequal ones walk every partition."""
+    racks = np.arange(n) % racks_n
+    for start, shift in [(0, 0), (5, 3), (7, 11)]:
+        got = kafka_assign(n, 250, 3, start, shift=shift, start_partition=4, racks=racks)
+        assert got.tolist() == reference_rack_aware(n, 250, 3, start, shift, racks, 4)

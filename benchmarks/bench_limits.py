@@ -1,0 +1,80 @@
+"""KIP-578 engine and snapshot figures (issue 2 targets, 2-core machine).
+
+Kafka's own Java AdminUtils places 1M partitions x RF 3 over 1,000 brokers in 3 racks at
+about 7.3M replicas/s (20M without racks); a plain Python port manages 1.3M.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from backend.engines.limits import TopicRequest, create_topics
+from backend.model.generate import generate_snapshot
+from backend.model.io import save_snapshot
+from backend.model.snapshot import Limits, Snapshot
+from benchmarks.common import Figure, best_of
+
+
+def empty_cluster(brokers: int, racks: int) -> Snapshot:
+    return Snapshot.build("bench", np.arange(1, brokers + 1),
+                          [f"r{i % racks}" for i in range(brokers)] if racks else [None] * brokers,
+                          [], np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int32))
+
+
+def placement_rate(racks: int) -> Figure:
+    snap = empty_cluster(1000, racks)
+    limits = Limits(max_broker_partitions=4000)  # set, but not binding
+    request = [TopicRequest("big", 1_000_000, 3)]
+    seconds, res = best_of(lambda: create_topics(snap, request, limits, start_index=7), 3)
+    assert res.ok and res.topics[0].kafka_compatible
+    rate = 3_000_000 / seconds / 1e6
+    label = f"{racks} racks" if racks else "no racks"
+    return Figure(f"place 1M partitions x RF 3 on 1,000 brokers ({label})", rate,
+                  "M replicas/s", 7.3 if racks else 20.0, higher_is_better=True,
+                  note=f"{seconds * 1000:.0f} ms")
+
+
+def binding_topic() -> Figure:
+    snap = generate_snapshot(100, 3, 2000, 200_000, 3, seed=11)
+    counts = snap.broker_replica_counts()
+    limit = int(np.percentile(counts, 60))  # 40% of brokers at or over their limit
+    request = [TopicRequest("new", 10_000, 3)]
+    seconds, res = best_of(lambda: create_topics(snap, request, Limits(limit), start_index=0), 5)
+    assert res.ok and not res.topics[0].kafka_compatible
+    return Figure("10k-partition RF 3 topic, 200k-partition cluster, binding limits",
+                  seconds * 1000, "ms", 20, note=f"limit {limit}, rack-aware "
+                  f"{res.topics[0].rack_aware}")
+
+
+LOAD_SCRIPT = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+from backend.model.io import load_snapshot
+t1 = time.perf_counter()
+snap = load_snapshot(sys.argv[1])
+counts = snap.broker_replica_counts()
+t2 = time.perf_counter()
+print(json.dumps({"load_s": t2 - t1, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                  / 1024, "partitions": snap.n_partitions}))
+"""
+
+
+def load_figures() -> list[Figure]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "1m.parquet"
+        save_snapshot(generate_snapshot(1000, 3, 10_000, 1_000_000, 3, seed=5), path)
+        p = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(path)], capture_output=True,
+                           text=True, check=True)
+        out = json.loads(p.stdout)
+    return [Figure("load 1M-partition snapshot (Parquet)", out["load_s"], "s", 2.0),
+            Figure("peak RSS loading it (whole process)", out["rss_mb"], "MB", 1024)]
+
+
+def run() -> list[Figure]:
+    return [placement_rate(3), placement_rate(0), binding_topic(), *load_figures()]
