@@ -1,0 +1,53 @@
+"""`railyard demo`: the demo cluster, its guard rails, and two what-ifs, as a report."""
+
+from __future__ import annotations
+
+import argparse
+
+from backend.engines.limits import PlacementResult
+from backend.services import snapshots
+from backend.services.demo import NEAR, demo_snapshot, demo_whatifs
+
+BAR = 40
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="print a guard-rail report on the generated demo cluster")
+    p.set_defaults(func=_report)
+
+
+def _report(_: argparse.Namespace) -> None:
+    snap = demo_snapshot()
+    desc = snapshots.describe(snap)
+    limit = snap.limits.max_broker_partitions
+    print(f"Railyard demo: cluster '{snap.cluster}', {snap.n_brokers} brokers in "
+          f"{len(snap.rack_names)} racks, {snap.n_topics} topics, {snap.n_partitions:,} "
+          f"partitions, {snap.n_replicas:,} replicas")
+    print(f"Limits: max.broker.partitions={limit:,}, max.partitions="
+          f"{snap.limits.max_partitions:,} (KIP-578; internal topics not counted)\n")
+    print(f"{'broker':>6} {'rack':>4} {'replicas':>9} {'leaders':>8} {'headroom':>9}  "
+          f"partitions vs limit (| = limit)")
+    for b in desc["brokers"]:
+        used = min(round(b["replicas"] / limit * BAR), BAR)
+        bar = "#" * used + "." * (BAR - used) + "|"
+        flag = "  << near the limit" if b["replicas"] >= NEAR * limit else ""
+        print(f"{b['id']:>6} {b['rack']:>4} {b['replicas']:>9,} {b['leaders']:>8,} "
+              f"{b['capacity']:>9,}  {bar}{flag}")
+    print(f"\ncluster: {desc['cluster_partitions']:,} of {snap.limits.max_partitions:,} "
+          f"replicas ({desc['cluster_capacity']:,} left)\n")
+    for label, res in zip(("What-if 1", "What-if 2"), demo_whatifs(snap), strict=True):
+        _whatif(label, res)
+    print("Try: railyard limits create-topics --help, railyard snapshot generate --help")
+
+
+def _whatif(label: str, res: PlacementResult) -> None:
+    t = res.topics[0]
+    rf = "?" if t.assignment is None else t.assignment.shape[1]
+    request = f"create topic '{t.name}'"
+    if t.ok:
+        print(f"{label}: {request} with {len(t.assignment)} partitions x RF {rf}: ACCEPTED "
+              f"({'Kafka placement' if t.kafka_compatible else 'limit-aware placement'}, "
+              f"racks {'distinct' if t.rack_aware else 'shared'})")
+    else:
+        print(f"{label}: {request}: REJECTED\n  {t.error}")
+    print()
