@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from backend.errors import BadInput
-from backend.model.snapshot import Limits, Snapshot, is_internal_name
+from backend.model.snapshot import DEFAULT_RETENTION_MS, Limits, Snapshot, is_internal_name
 
 PARQUET_META_KEY = b"railyard.snapshot"
 FORMAT_VERSION = 1
@@ -121,7 +121,7 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
     topics = obj.get("topics", [])
     if not isinstance(topics, list):
         raise BadInput(f"{source}: 'topics' must be a list")
-    names, internal, keyed = [], [], []
+    names, internal, keyed, retention = [], [], [], []
     part_topic, rf, flat, sizes, rates = [], [], [], [], []
     seen = set()
     for ti, t in enumerate(topics):
@@ -134,6 +134,8 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
         names.append(name)
         internal.append(bool(t.get("internal", is_internal_name(name))))
         keyed.append(bool(t.get("keyed", False)))
+        retention.append(_int(t.get("retention_ms", DEFAULT_RETENTION_MS),
+                              f"{source}: topic '{name}' retention_ms", -1))
         plist = t.get("partitions", [])
         if not isinstance(plist, list):
             raise BadInput(f"{source}: topic '{name}': 'partitions' must be a list")
@@ -176,6 +178,7 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
         np.asarray(flat, dtype=np.int32),
         topic_internal=internal,
         topic_keyed=keyed,
+        topic_retention_ms=retention,
         part_size=np.asarray(sizes, dtype=np.float64).astype(np.int64),
         part_rate=np.asarray(rates, dtype=np.float64),
         limits=_limits_from(obj.get("limits"), source),
@@ -201,7 +204,8 @@ def snapshot_to_dict(snap: Snapshot) -> dict:
             for row in range(starts[t], starts[t + 1])
         ]
         topics.append({"name": name, "internal": bool(snap.topic_internal[t]),
-                       "keyed": bool(snap.topic_keyed[t]), "partitions": parts})
+                       "keyed": bool(snap.topic_keyed[t]),
+                       "retention_ms": int(snap.topic_retention_ms[t]), "partitions": parts})
     limits = {}
     if snap.limits.max_broker_partitions is not None:
         limits["max.broker.partitions"] = snap.limits.max_broker_partitions
@@ -232,7 +236,8 @@ def _save_parquet(snap: Snapshot, path: str | os.PathLike) -> None:
         "cluster": snap.cluster,
         "brokers": {"id": snap.broker_ids.tolist(), "rack": list(snap.broker_racks)},
         "topics": {"name": list(snap.topic_names), "internal": snap.topic_internal.tolist(),
-                   "keyed": snap.topic_keyed.tolist()},
+                   "keyed": snap.topic_keyed.tolist(),
+                   "retention_ms": snap.topic_retention_ms.tolist()},
         "limits": {"max.broker.partitions": snap.limits.max_broker_partitions,
                    "max.partitions": snap.limits.max_partitions},
     }
@@ -265,6 +270,7 @@ def _load_parquet(path: str | os.PathLike) -> Snapshot:
         np.zeros(0, np.int32),
         topic_internal=meta["topics"]["internal"],
         topic_keyed=meta["topics"]["keyed"],
+        topic_retention_ms=meta["topics"].get("retention_ms"),
         part_size=table.column("size_bytes").to_numpy(),
         part_rate=table.column("bytes_in_per_sec").to_numpy(),
         limits=_limits_from({k: v for k, v in meta["limits"].items() if v is not None}, str(path)),

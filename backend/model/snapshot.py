@@ -33,6 +33,9 @@ class Limits:
         )
 
 
+DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000  # Kafka's log.retention.hours=168
+
+
 def is_internal_name(name: str) -> bool:
     """Kafka's internal topics (__consumer_offsets, __transaction_state) start with '__'."""
     return name.startswith("__")
@@ -48,6 +51,7 @@ class Snapshot:
     topic_names: np.ndarray  # object: str per topic
     topic_internal: np.ndarray  # bool per topic
     topic_keyed: np.ndarray  # bool per topic
+    topic_retention_ms: np.ndarray  # int64 retention.ms per topic (-1 = keep forever)
     part_topic: np.ndarray  # int32 topic index per partition row
     part_id: np.ndarray  # int32 partition number per row (0..n-1 within a topic)
     part_size: np.ndarray  # int64 bytes per partition (one replica's log)
@@ -70,6 +74,7 @@ class Snapshot:
         *,
         topic_internal=None,
         topic_keyed=None,
+        topic_retention_ms=None,
         part_size=None,
         part_rate=None,
         limits: Limits | None = None,
@@ -95,6 +100,9 @@ class Snapshot:
             topic_keyed=np.zeros(len(topic_names), bool)
             if topic_keyed is None
             else np.asarray(topic_keyed, dtype=bool),
+            topic_retention_ms=np.full(len(topic_names), DEFAULT_RETENTION_MS, np.int64)
+            if topic_retention_ms is None
+            else np.asarray(topic_retention_ms, dtype=np.int64),
             part_topic=part_topic,
             part_id=part_id,
             part_size=np.zeros(n_parts, np.int64)
@@ -262,6 +270,7 @@ class Snapshot:
         names = list(self.topic_names)
         internal = list(self.topic_internal)
         keyed_flags = list(self.topic_keyed)
+        retention = list(self.topic_retention_ms)
         new_topic_of_row = []
         for name, n in zip(topic_names, counts, strict=True):
             if name in self._topic_lookup:
@@ -271,6 +280,7 @@ class Snapshot:
                 names.append(name)
                 internal.append(is_internal_name(name))
                 keyed_flags.append(keyed)
+                retention.append(DEFAULT_RETENTION_MS)
             new_topic_of_row.append(np.full(int(n), t, dtype=np.int32))
         new_topic = np.concatenate(new_topic_of_row) if new_topic_of_row else np.zeros(0, np.int32)
         all_topic = np.concatenate((self.part_topic, new_topic))
@@ -290,6 +300,7 @@ class Snapshot:
             all_brokers_rows[gather],
             topic_internal=internal,
             topic_keyed=keyed_flags,
+            topic_retention_ms=retention,
             part_size=np.concatenate((self.part_size, zeros_i))[order],
             part_rate=np.concatenate((self.part_rate, zeros_f))[order],
             limits=self.limits,
