@@ -1,0 +1,99 @@
+"""Partition shrinks as the delete-partitions KIP describes them.
+
+Reducing a topic from n to m partitions removes the highest-numbered n - m partitions.
+Each goes ReadOnly at once (producers stop writing to it, consumers still read), then
+None after the delay (filtered out, data deleted), checked every
+delete.topic.partition.interval.delay.ms (300,000 ms by default). Apache Kafka never
+adopted the KIP (FACTS.md), so the plan is a what-if for brokers that implement it;
+the service adds the migration that works on any cluster today.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from backend.errors import BadInput
+from backend.model.csr import gather_index
+from backend.model.snapshot import Snapshot
+
+CHECK_INTERVAL_MS = 300_000  # delete.topic.partition.interval.delay.ms default
+
+
+@dataclass
+class ShrinkPlan:
+    topic: str
+    from_partitions: int
+    to_partitions: int
+    delay_ms: int
+    removed_rows: np.ndarray  # snapshot rows of the partitions that go
+    bytes_reclaimed: int  # over all replicas
+    broker_bytes_reclaimed: np.ndarray
+    counts_after: np.ndarray  # counted replicas per broker once removed
+    removed_rate: float  # produce bytes/s currently going into removed partitions
+    stages: list[dict]
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | None = None
+                ) -> ShrinkPlan:
+    """The stages, reclaimed room and risks of shrinking ``topic`` to ``partitions``."""
+    t = snap.topic_index(topic)
+    n = snap.topic_partition_count(t)
+    if snap.topic_internal[t]:
+        raise BadInput(f"topic '{topic}' is internal; its partition count is Kafka's own")
+    if not 1 <= partitions < n:
+        raise BadInput(f"topic '{topic}' has {n} partitions; a shrink needs 1 <= --partitions "
+                       f"< {n}, got {partitions}")
+    retention = int(snap.topic_retention_ms[t])
+    if delay_ms is None:
+        delay_ms = retention if retention >= 0 else None
+        if delay_ms is None:
+            raise BadInput(f"topic '{topic}' keeps data forever (retention.ms=-1): give "
+                           "--delay-ms, the time consumers get to read the removed partitions")
+    if delay_ms < 0:
+        raise BadInput(f"--delay-ms must be >= 0, got {delay_ms}")
+
+    rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t] + n, dtype=np.int64)
+    rf = snap.replication_factors[rows]
+    brokers = snap.replica_broker[gather_index(snap.replica_offsets, rows)]
+    sizes = np.repeat(snap.part_size[rows], rf).astype(np.float64)
+    broker_bytes = np.bincount(brokers, weights=sizes, minlength=snap.n_brokers)
+    counts = snap.broker_replica_counts() - np.bincount(brokers, minlength=snap.n_brokers)
+    removed_rate = float(snap.part_rate[rows].sum())
+
+    stages = ([{"mode": "None", "at_ms": 0, "latest_at_ms": 0}] if delay_ms == 0 else [
+        {"mode": "ReadOnly", "at_ms": 0, "latest_at_ms": 0},
+        {"mode": "None", "at_ms": delay_ms, "latest_at_ms": delay_ms + CHECK_INTERVAL_MS},
+    ])
+    plan = ShrinkPlan(topic, n, partitions, delay_ms, rows, int(broker_bytes.sum()),
+                      broker_bytes, counts, removed_rate, stages)
+    plan.warnings = _warnings(snap, t, plan, retention)
+    return plan
+
+
+def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[str]:
+    name = plan.topic
+    out = ["Apache Kafka cannot delete partitions (the delete-partitions KIP was never "
+           "adopted): this plan needs brokers that implement it with "
+           "delete.topic.partition.enable=true; otherwise use the migration below"]
+    if snap.topic_keyed[t]:
+        out.append(f"topic '{name}' is keyed: the key-to-partition mapping changes from "
+                   f"{plan.from_partitions} to {plan.to_partitions} partitions, so records of "
+                   "one key land on another partition and per-key ordering breaks across "
+                   "the change")
+    if plan.delay_ms == 0:
+        out.append("a delay of 0 deletes the removed partitions' data at once: consumers "
+                   "that have not read it lose it")
+    elif retention >= 0 and plan.delay_ms < retention:
+        out.append(f"the delay ({plan.delay_ms} ms) is shorter than retention.ms "
+                   f"({retention} ms): data in removed partitions goes earlier than promised")
+    if plan.removed_rate > 0:
+        out.append(f"the removed partitions take {plan.removed_rate:,.0f} B/s of produce "
+                   "traffic now: producers that pick partitions explicitly fail once they "
+                   "are ReadOnly; the rest must move to the remaining partitions")
+    out.append("consumer groups' committed offsets on removed partitions are lost once they "
+               "are None: check each group's lag on them is 0 before the delay ends")
+    return out
+

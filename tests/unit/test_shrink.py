@@ -1,0 +1,86 @@
+"""Partition shrinks (the delete-partitions KIP) and the migration that works today."""
+
+import pytest
+
+from backend.engines.shrink import CHECK_INTERVAL_MS, plan_shrink
+from backend.errors import BadInput
+from backend.model.io import snapshot_from_dict
+from backend.model.snapshot import Limits
+from backend.services.shrink import shrink_plan
+
+DOC = {
+    "cluster": "c",
+    "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
+    "topics": [
+        {"name": "orders", "keyed": True, "retention_ms": 86_400_000, "partitions": [
+            {"partition": p, "replicas": [1 + p % 3, 1 + (p + 1) % 3], "size_bytes": 100 * (p + 1),
+             "bytes_in_per_sec": 10.0} for p in range(5)]},
+        {"name": "logs", "partitions": [{"partition": 0, "replicas": [1]},
+                                        {"partition": 1, "replicas": [2]}]},
+        {"name": "__consumer_offsets", "partitions": [{"partition": 0, "replicas": [1, 2, 3]}]},
+    ],
+}
+
+
+def snap():
+    return snapshot_from_dict(DOC)
+
+
+def test_highest_numbered_partitions_go():
+    out = shrink_plan(snap(), "orders", 2, Limits(6))
+    assert out["from"] == 5 and out["to"] == 2
+    assert out["removed_partitions"] == [2, 3, 4]
+    # sizes 300, 400, 500, two replicas each
+    assert out["bytes_reclaimed"] == 2 * (300 + 400 + 500)
+    assert out["replicas_reclaimed"] == 6
+    # before: orders 10 replicas over 1,2,3 + logs on 1 and 2
+    assert out["broker_partitions_after"] == {"1": 2, "2": 3, "3": 1}
+    assert out["capacity_after"] == {"1": 4, "2": 3, "3": 5}
+
+
+def test_stages_default_to_retention_then_none():
+    plan = plan_shrink(snap(), "orders", 3)
+    assert plan.stages == [
+        {"mode": "ReadOnly", "at_ms": 0, "latest_at_ms": 0},
+        {"mode": "None", "at_ms": 86_400_000, "latest_at_ms": 86_400_000 + CHECK_INTERVAL_MS},
+    ]
+    assert plan_shrink(snap(), "orders", 3, delay_ms=0).stages == [
+        {"mode": "None", "at_ms": 0, "latest_at_ms": 0}]
+
+
+def test_warnings_an_operator_needs():
+    w = " | ".join(plan_shrink(snap(), "orders", 3, delay_ms=1000).warnings)
+    assert "cannot delete partitions" in w and "delete.topic.partition.enable" in w
+    assert "keyed" in w and "per-key ordering" in w
+    assert "shorter than retention.ms" in w
+    assert "take 20 B/s" in w  # partitions 3 and 4 at 10 B/s each
+    unkeyed = " | ".join(plan_shrink(snap(), "logs", 1).warnings)
+    assert "keyed" not in unkeyed and "B/s" not in unkeyed
+
+
+@pytest.mark.parametrize("topic,m,message", [
+    ("orders", 5, "1 <= --partitions < 5"),
+    ("orders", 0, "1 <= --partitions < 5"),
+    ("orders", 9, "1 <= --partitions < 5"),
+    ("nope", 1, "'nope' is not in cluster"),
+    ("__consumer_offsets", 1, "internal"),
+])
+def test_bad_input(topic, m, message):
+    with pytest.raises(BadInput, match=message):
+        plan_shrink(snap(), topic, m)
+
+
+def test_migration_is_placed_by_the_limit_engine():
+    out = shrink_plan(snap(), "orders", 2, Limits(6))["migration"]
+    assert out["ok"] and out["new_topic"] == "orders.p2"
+    assert all(len(set(r)) == 2 for r in out["assignment"].values())
+    assert len(out["steps"]) == 4 and "pausing them" in out["steps"][1]
+    # while both topics exist the cluster holds old + new replicas
+    assert out["peak_cluster_partitions"] == 12 + 4
+    full = shrink_plan(snap(), "orders", 4, Limits(5))["migration"]
+    assert not full["ok"] and "max.broker.partitions=5" in full["error"]
+
+
+def test_migration_name_clash():
+    with pytest.raises(BadInput, match="already exists"):
+        shrink_plan(snap(), "orders", 2, Limits(), new_topic="logs")
