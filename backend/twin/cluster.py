@@ -1,0 +1,578 @@
+"""The simulated cluster: a snapshot evolving in simulated time, changed the way Kafka's
+admin APIs change a real one.
+
+- time only moves through ``advance`` (deterministic for a seed: producer noise is the
+  only randomness, drawn per step per topic from the seeded generator);
+- reassignments follow KIP-455: the full replica set is target + (original - target),
+  adding replicas start empty and out of sync, a partition's move completes when every
+  adding replica is in the ISR (then the removing replicas go, and the leader moves only
+  if it is not in the target), a new target replaces an in-flight one, cancel reverts;
+- broker configs leader/follower.replication.throttled.rate and topic configs
+  leader/follower.replication.throttled.replicas drive the replication step (KIP-73);
+- topic create, add partitions and delete go through the limit engine (KIP-578, limits
+  from the snapshot or the max.broker.partitions / max.partitions broker configs) and
+  the mutation quota (KIP-599, strict mode unless asked otherwise);
+- a failed broker's replicas leave the ISR (the last ISR member stays, Kafka never
+  empties an ISR) and its partitions elect the first live in-sync replica or go offline.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from backend.engines.limits import TopicRequest, add_partitions, create_topics
+from backend.engines.throttle import proposed_moves, throttled_replicas
+from backend.errors import BadInput
+from backend.model.csr import offsets_from_lengths
+from backend.model.reassignment import Reassignment, reassignment_from_dict
+from backend.model.snapshot import Limits, Snapshot
+from backend.twin.quotas import MutationQuotas
+from backend.twin.replication import StepFlows, step
+from backend.twin.state import (
+    DEFAULT_RETENTION_MS,
+    MODE_NAMES,
+    TwinState,
+    row_map,
+    without_topics,
+)
+
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+BROKER_KEYS = {LEADER_RATE, FOLLOWER_RATE, "max.broker.partitions", "max.partitions"}
+TOPIC_KEYS = {LEADER_REPLICAS, FOLLOWER_REPLICAS, "min.insync.replicas", "retention.ms"}
+DEFAULT_BROKER = "<default>"
+_REPLICA_LIST = re.compile(r"^(\*|([0-9]+:[0-9]+)(,[0-9]+:[0-9]+)*)?$")
+THROTTLING_QUOTA_EXCEEDED = "THROTTLING_QUOTA_EXCEEDED"
+
+
+@dataclass(frozen=True)
+class TwinSettings:
+    """Knobs of the simulation that a snapshot does not carry."""
+
+    seed: int = 0
+    message_bytes: float = 1024.0  # average record size: fetcher lag is in messages
+    consumer_fanout: float = 1.0  # bytes out per byte in (one consumer group)
+    network_bytes_per_sec: float = 125e6  # a follower broker's unthrottled fetch capacity
+    traffic_noise: float = 0.05  # sigma of the per-topic lognormal noise on produce rates
+    min_insync_replicas: int = 1  # Kafka's default for topics without an override
+
+
+@dataclass(frozen=True)
+class Move:
+    original: tuple[int, ...]  # broker ids
+    target: tuple[int, ...]
+
+
+class TwinCluster:
+    """One simulated cluster. All public methods are thread-safe (one lock)."""
+
+    def __init__(self, snap: Snapshot, settings: TwinSettings | None = None) -> None:
+        self.settings = settings or TwinSettings()
+        self.state = TwinState.fresh(snap)
+        self.time_ms = 0
+        self.rng = np.random.default_rng(self.settings.seed)
+        self.lock = threading.RLock()
+        self.broker_configs: dict[str, dict[str, str]] = {}
+        self.topic_configs: dict[str, dict[str, str]] = {}
+        self.moves: dict[tuple[str, int], Move] = {}
+        self.quotas = MutationQuotas()
+        self.traffic_factor: dict[str, float] = {}  # topic name or "*" -> multiplier
+        n_b = snap.n_brokers
+        self.counters = {k: np.zeros(n_b) for k in (
+            "replication_in", "replication_out", "reassignment_in", "reassignment_out")}
+        self.throttled_rate = {"leader": np.zeros(n_b), "follower": np.zeros(n_b)}
+        self.version = 0  # bumped whenever series (not just values) may change
+        self._rates_cache: tuple[np.ndarray, np.ndarray] | None = None
+
+    # ---- reading -----------------------------------------------------------------------
+    @property
+    def snap(self) -> Snapshot:
+        return self.state.snap
+
+    @property
+    def now_seconds(self) -> float:
+        return self.time_ms / 1000.0
+
+    def limits(self) -> Limits:
+        cfg = self.broker_configs.get(DEFAULT_BROKER, {})
+        return self.snap.limits.merged(
+            _opt_int(cfg.get("max.broker.partitions")), _opt_int(cfg.get("max.partitions")))
+
+    def broker_rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Leader and follower throttled rates per broker position (inf = unthrottled)."""
+        if self._rates_cache is None:
+            out = []
+            for key in (LEADER_RATE, FOLLOWER_RATE):
+                default = self.broker_configs.get(DEFAULT_BROKER, {}).get(key)
+                out.append(np.array([
+                    float(self.broker_configs.get(str(b), {}).get(key, default or "inf"))
+                    for b in self.snap.broker_ids.tolist()]))
+            self._rates_cache = (out[0], out[1])
+        return self._rates_cache
+
+    def topic_config(self, topic: str, key: str, default: str | None = None) -> str | None:
+        return self.topic_configs.get(topic, {}).get(key, default)
+
+    def min_isr(self) -> np.ndarray:
+        """min.insync.replicas per topic."""
+        base = str(self.settings.min_insync_replicas)
+        return np.array([int(self.topic_config(t, "min.insync.replicas", base))
+                         for t in self.snap.topic_names], dtype=np.int64)
+
+    def controller(self) -> int:
+        """Position of the active controller: the lowest live broker id (-1 if none)."""
+        alive = np.flatnonzero(self.state.alive)
+        return int(alive[0]) if len(alive) else -1
+
+    # ---- time ----------------------------------------------------------------------------
+    def advance(self, seconds: float, dt: float = 1.0) -> None:
+        """Simulate ``seconds`` of cluster time in steps of at most ``dt`` seconds."""
+        with self.lock:
+            remaining = seconds
+            while remaining > 1e-9:
+                h = min(dt, remaining)
+                self._step(h)
+                remaining -= h
+
+    def _step(self, dt: float) -> StepFlows:
+        snap = self.snap
+        noise = self.rng.lognormal(0.0, self.settings.traffic_noise, snap.n_topics) \
+            if self.settings.traffic_noise > 0 else np.ones(snap.n_topics)
+        factor = noise * self._topic_factors()
+        leader_rate, follower_rate = self.broker_rates()
+        network = np.full(snap.n_brokers, self.settings.network_bytes_per_sec)
+        flows = step(self.state, dt, factor, leader_rate, follower_rate, network)
+        for key in self.counters:
+            self.counters[key] += getattr(flows, key)
+        self.throttled_rate["leader"] = flows.leader_throttled / dt
+        self.throttled_rate["follower"] = flows.follower_throttled / dt
+        self.time_ms += round(dt * 1000)
+        if self.moves:
+            self._complete_moves()
+        return flows
+
+    def _topic_factors(self) -> np.ndarray:
+        f = np.full(self.snap.n_topics, self.traffic_factor.get("*", 1.0))
+        for name, value in self.traffic_factor.items():
+            if name != "*" and self.snap.has_topic(name):
+                f[self.snap.topic_index(name)] *= value
+        return f
+
+    def set_traffic(self, factor: float, topic: str = "*") -> None:
+        """Multiply producer traffic (of one topic, or all with "*") by ``factor``."""
+        if factor < 0:
+            raise BadInput(f"traffic factor must be >= 0, got {factor}")
+        with self.lock:
+            if topic != "*":
+                self.snap.topic_index(topic)
+            self.traffic_factor[topic] = float(factor)
+            self._apply_retention()
+
+    # ---- assignment changes ---------------------------------------------------------------
+    def _adopt(self, new: Snapshot, rows_of_old: np.ndarray | None = None) -> None:
+        self.state.adopt(new, rows_of_old)
+        self._refresh_replica_lists()
+        self._refresh_move_flags()
+        self._apply_retention()
+        self.version += 1
+
+    def _apply_retention(self) -> None:
+        ms = [float(self.topic_config(t, "retention.ms", str(DEFAULT_RETENTION_MS)))
+              for t in self.snap.topic_names]
+        self.state.set_retention(np.array(ms) * self._topic_factors())
+
+    def _refresh_replica_lists(self) -> None:
+        """Throttled-replica list membership of every replica, from the topic configs."""
+        st, snap = self.state, self.snap
+        rp = snap.replica_partition
+        for attr, key in (("in_leader_list", LEADER_REPLICAS),
+                          ("in_follower_list", FOLLOWER_REPLICAS)):
+            member = np.zeros(snap.n_replicas, bool)
+            for topic, cfg in self.topic_configs.items():
+                value = cfg.get(key, "")
+                if not value or not snap.has_topic(topic):
+                    continue
+                t = snap.topic_index(topic)
+                reps = np.flatnonzero(snap.part_topic[rp] == t)
+                if value == "*":
+                    member[reps] = True
+                    continue
+                pairs = np.array([p.split(":") for p in value.split(",")], dtype=np.int64)
+                wanted = pairs[:, 0] * (1 << 32) + pairs[:, 1]
+                have = (snap.part_id[rp[reps]].astype(np.int64) * (1 << 32)
+                        + snap.broker_ids[snap.replica_broker[reps]])
+                member[reps[np.isin(have, wanted)]] = True
+            setattr(st, attr, member)
+        st.touch()
+
+    def _refresh_move_flags(self) -> None:
+        """adding/removing per replica from the in-flight moves."""
+        st, snap = self.state, self.snap
+        st.adding[:] = False
+        st.removing[:] = False
+        if self.moves:
+            keys_add, keys_rem = [], []
+            for (topic, pid), mv in self.moves.items():
+                row = snap.partition_row(topic, pid)
+                keys_add += [row * snap.n_brokers + b for b in
+                             snap.broker_positions([x for x in mv.target
+                                                    if x not in mv.original]).tolist()]
+                keys_rem += [row * snap.n_brokers + b for b in
+                             snap.broker_positions([x for x in mv.original
+                                                    if x not in mv.target]).tolist()]
+            keys = st.replica_keys()
+            st.adding[np.isin(keys, keys_add)] = True
+            st.removing[np.isin(keys, keys_rem)] = True
+        st.touch()
+
+    def _set_replica_lists(self, rows: list[int], lists: list[list[int]]) -> Snapshot:
+        order = np.argsort(rows, kind="stable")
+        pos = [self.snap.broker_positions(lists[i]) for i in order]
+        return self.snap.with_replicas(
+            np.asarray(rows, np.int64)[order], offsets_from_lengths([len(p) for p in pos]),
+            np.concatenate(pos).astype(np.int32))
+
+    # ---- reassignments (KIP-455) ------------------------------------------------------------
+    def alter_reassignments(self, plan: dict) -> dict:
+        """Start (or retarget) reassignments from Kafka's plan JSON; returns what started."""
+        with self.lock:
+            parsed = reassignment_from_dict(plan, self._original_view(), "reassignment")
+            return self._start_moves(parsed)
+
+    def _original_view(self) -> Snapshot:
+        """The assignment with in-flight moves shown at their original replicas."""
+        if not self.moves:
+            return self.snap
+        rows, lists = [], []
+        for (topic, pid), mv in self.moves.items():
+            rows.append(self.snap.partition_row(topic, pid))
+            lists.append(list(mv.original))
+        return self._set_replica_lists(rows, lists)
+
+    def _start_moves(self, plan: Reassignment) -> dict:
+        snap = self.snap
+        ids = snap.broker_ids[plan.brokers].tolist()
+        off = plan.offsets.tolist()
+        rows, lists, started, cancelled = [], [], [], []
+        for i, row in enumerate(plan.rows.tolist()):
+            key = (str(snap.topic_names[snap.part_topic[row]]), int(snap.part_id[row]))
+            target = tuple(ids[off[i]:off[i + 1]])
+            original = self.moves[key].original if key in self.moves else \
+                tuple(snap.replicas_of(row))
+            if set(target) == set(original):
+                if key in self.moves:
+                    cancelled.append(key)
+                    del self.moves[key]
+                rows.append(row)
+                lists.append(list(target))
+                continue
+            self.moves[key] = Move(original, target)
+            rows.append(row)
+            lists.append(list(target) + [b for b in original if b not in target])
+            started.append(key)
+        if rows:
+            self._adopt(self._set_replica_lists(rows, lists))
+        return {"started": [f"{t}-{p}" for t, p in started],
+                "cancelled": [f"{t}-{p}" for t, p in cancelled]}
+
+    def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
+        """Revert in-flight moves (all of them when ``partitions`` is None)."""
+        with self.lock:
+            keys = list(self.moves) if partitions is None else partitions
+            missing = [k for k in keys if k not in self.moves]
+            if missing:
+                raise BadInput(f"no reassignment in progress for {missing[0][0]}-{missing[0][1]}")
+            rows = [self.snap.partition_row(t, p) for t, p in keys]
+            lists = [list(self.moves.pop(k).original) for k in keys]
+            if rows:
+                self._adopt(self._set_replica_lists(rows, lists))
+            return {"cancelled": [f"{t}-{p}" for t, p in keys]}
+
+    def list_reassignments(self) -> list[dict]:
+        with self.lock:
+            out = []
+            for (topic, pid), mv in sorted(self.moves.items()):
+                row = self.snap.partition_row(topic, pid)
+                out.append({"topic": topic, "partition": pid,
+                            "replicas": self.snap.replicas_of(row),
+                            "adding": [b for b in mv.target if b not in mv.original],
+                            "removing": [b for b in mv.original if b not in mv.target]})
+            return out
+
+    def _complete_moves(self) -> None:
+        st, snap = self.state, self.snap
+        waiting = np.bincount(snap.replica_partition, weights=st.adding & ~st.isr,
+                              minlength=snap.n_partitions)
+        done_rows, done_lists, done_keys = [], [], []
+        for key, mv in self.moves.items():
+            row = snap.partition_row(*key)
+            if waiting[row] == 0:
+                done_rows.append(row)
+                done_lists.append(list(mv.target))
+                done_keys.append(key)
+        if not done_rows:
+            return
+        for key in done_keys:
+            del self.moves[key]
+        self._adopt(self._set_replica_lists(done_rows, done_lists))
+        self._elect(np.asarray(done_rows, np.int64))
+
+    def _elect(self, rows: np.ndarray) -> None:
+        """Leader of ``rows``: kept while it is a live in-sync replica, else the first live
+        in-sync replica in assignment order, else none (offline)."""
+        st, snap = self.state, self.snap
+        for row in rows.tolist():
+            a, b = snap.replica_offsets[row], snap.replica_offsets[row + 1]
+            brokers = snap.replica_broker[a:b]
+            ok = st.isr[a:b] & st.alive[brokers]
+            current = int(st.leader[row])
+            if current >= 0 and current in brokers[ok].tolist():
+                st.leader[row] = current
+            else:
+                st.leader[row] = int(brokers[ok][0]) if ok.any() else -1
+        st.touch()
+        self.version += 1
+
+    # ---- brokers ----------------------------------------------------------------------------
+    def fail_broker(self, broker_id: int) -> None:
+        """The broker stops: its replicas leave the ISR (never emptying one), its
+        partitions elect new leaders or go offline."""
+        with self.lock:
+            b = int(self.snap.broker_positions([broker_id])[0])
+            st, snap = self.state, self.snap
+            st.alive[b] = False
+            rp = snap.replica_partition
+            on_b = snap.replica_broker == b
+            others = np.bincount(rp, weights=st.isr & ~on_b, minlength=snap.n_partitions)
+            st.isr[on_b & (others[rp] > 0)] = False
+            self._elect(np.flatnonzero(st.leader == b))
+
+    def recover_broker(self, broker_id: int) -> None:
+        """The broker returns: its replicas catch up as followers; offline partitions
+        whose last in-sync replica lives there come back with it as leader."""
+        with self.lock:
+            b = int(self.snap.broker_positions([broker_id])[0])
+            st = self.state
+            st.alive[b] = True
+            self._elect(np.flatnonzero(st.leader < 0))
+
+    # ---- configs ------------------------------------------------------------------------------
+    def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
+                      delete: list[str] | None = None) -> dict:
+        """Incremental alter of broker (id or "<default>") or topic configs."""
+        set_, delete = dict(set_ or {}), list(delete or [])
+        with self.lock:
+            if entity_type == "broker":
+                if name != DEFAULT_BROKER:
+                    self.snap.broker_positions([_broker_id(name)])
+                allowed, store = BROKER_KEYS, self.broker_configs
+            elif entity_type == "topic":
+                self.snap.topic_index(name)
+                allowed, store = TOPIC_KEYS, self.topic_configs
+            else:
+                raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+            for key, value in set_.items():
+                if key not in allowed:
+                    raise BadInput(f"{entity_type} config '{key}' is not supported by the twin "
+                                   f"(supported: {', '.join(sorted(allowed))})")
+                set_[key] = _validate_config(key, value)
+            cfg = dict(store.get(name, {}))
+            cfg.update(set_)
+            for key in delete:
+                cfg.pop(key, None)
+            store[name] = cfg
+            self._rates_cache = None
+            self._refresh_replica_lists()
+            self._apply_retention()
+            self.version += 1
+            return {"entity_type": entity_type, "name": name, "configs": cfg}
+
+    def set_mutation_quota(self, user: str | None, client_id: str | None,
+                           rate: float | None) -> None:
+        with self.lock:
+            self.quotas.set_rate(user, client_id, rate)
+            self.version += 1
+
+    def set_partition_mode(self, topic: str, partitions: list[int], mode: str) -> None:
+        """ReadWrite, ReadOnly (no writes) or None (neither) for partitions of a topic."""
+        codes = {v: k for k, v in MODE_NAMES.items()}
+        if mode not in codes:
+            raise BadInput(f"partition mode must be one of {sorted(codes)}, got '{mode}'")
+        with self.lock:
+            rows = [self.snap.partition_row(topic, p) for p in partitions]
+            self.state.mode[rows] = codes[mode]
+
+    # ---- topics -------------------------------------------------------------------------------
+    def create_topics(self, topics: list[dict], user: str = "", client_id: str = "",
+                      strict: bool = True) -> list[dict]:
+        """CreateTopics: per topic in order, placement within the limits, then the quota."""
+        with self.lock:
+            reqs, results = [], []
+            for t in topics:
+                name, parts, rf = t.get("name"), t.get("partitions"), t.get("rf", 3)
+                if not isinstance(name, str) or not name:
+                    raise BadInput("each topic needs a non-empty 'name'")
+                reqs.append(TopicRequest(name, int(parts), int(rf)))
+            placed = create_topics(self.snap, reqs, self.limits(), seed=self._seed())
+            accepted = []
+            for req, out in zip(reqs, placed.topics, strict=True):
+                if not out.ok:
+                    err = "TOPIC_ALREADY_EXISTS" if "already exists" in (out.error or "") \
+                        else "POLICY_VIOLATION"
+                    results.append(_result(req.name, err, out.error))
+                    continue
+                ans = self.quotas.admit(user, client_id, req.partitions, self.time_ms, strict)
+                if not ans.admitted:
+                    results.append(_result(req.name, THROTTLING_QUOTA_EXCEEDED,
+                                           "the controller mutation quota is exhausted",
+                                           ans.throttle_ms))
+                    continue
+                results.append(_result(req.name, None, None, ans.throttle_ms))
+                accepted.append(out)
+            if accepted:
+                counts = np.array([len(o.assignment) for o in accepted])
+                rf = np.concatenate([np.full(len(o.assignment), o.assignment.shape[1])
+                                     for o in accepted])
+                new = self.snap.with_partitions_added(
+                    [o.name for o in accepted], counts, offsets_from_lengths(rf),
+                    np.concatenate([o.assignment.ravel() for o in accepted]).astype(np.int32))
+                self._adopt(new, row_map(self.snap, new))
+            return results
+
+    def create_partitions(self, topic: str, total: int, user: str = "", client_id: str = "",
+                          strict: bool = True) -> dict:
+        """CreatePartitions: grow ``topic`` to ``total`` partitions."""
+        with self.lock:
+            placed = add_partitions(self.snap, topic, total, self.limits(), seed=self._seed())
+            out = placed.topics[0]
+            if not out.ok:
+                return _result(topic, "POLICY_VIOLATION", out.error)
+            ans = self.quotas.admit(user, client_id, len(out.assignment), self.time_ms, strict)
+            if not ans.admitted:
+                return _result(topic, THROTTLING_QUOTA_EXCEEDED,
+                               "the controller mutation quota is exhausted", ans.throttle_ms)
+            self._adopt(placed.after, row_map(self.snap, placed.after))
+            return _result(topic, None, None, ans.throttle_ms)
+
+    def delete_topics(self, names: list[str], user: str = "", client_id: str = "",
+                      strict: bool = True) -> list[dict]:
+        """DeleteTopics: each topic costs its partition count against the quota."""
+        with self.lock:
+            results, drop = [], []
+            for name in names:
+                if not self.snap.has_topic(name):
+                    results.append(_result(name, "UNKNOWN_TOPIC_OR_PARTITION",
+                                           f"topic '{name}' does not exist"))
+                    continue
+                t = self.snap.topic_index(name)
+                ans = self.quotas.admit(user, client_id, self.snap.topic_partition_count(t),
+                                        self.time_ms, strict)
+                if not ans.admitted:
+                    results.append(_result(name, THROTTLING_QUOTA_EXCEEDED,
+                                           "the controller mutation quota is exhausted",
+                                           ans.throttle_ms))
+                    continue
+                results.append(_result(name, None, None, ans.throttle_ms))
+                drop.append(t)
+            if drop:
+                gone = {str(self.snap.topic_names[t]) for t in drop}
+                self.moves = {k: v for k, v in self.moves.items() if k[0] not in gone}
+                for name in gone:
+                    self.topic_configs.pop(name, None)
+                new = without_topics(self.snap, np.asarray(drop))
+                self._adopt(new, row_map(self.snap, new))
+            return results
+
+    def _seed(self) -> int:
+        return int(self.rng.integers(1 << 31))
+
+    # ---- the tool's side of a throttled reassignment ------------------------------------------
+    def reassign_with_throttle(self, plan: dict, throttle: float | None) -> dict:
+        """What kafka-reassign-partitions --execute --throttle does: write the throttled
+        replica lists and broker rates Kafka's tool writes, then start the moves."""
+        with self.lock:
+            view = self._original_view()
+            parsed = reassignment_from_dict(plan, view, "reassignment")
+            if throttle is not None:
+                moves = proposed_moves(view, parsed)
+                leader, follower = throttled_replicas(view, moves)
+                for topic in sorted(set(leader) | set(follower)):
+                    self.alter_configs("topic", topic, {
+                        LEADER_REPLICAS: leader.get(topic, ""),
+                        FOLLOWER_REPLICAS: follower.get(topic, "")})
+                involved = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
+                for b in self.snap.broker_ids[involved].tolist():
+                    self.alter_configs("broker", str(b), {LEADER_RATE: str(int(throttle)),
+                                                          FOLLOWER_RATE: str(int(throttle))})
+            return self._start_moves(parsed)
+
+    def remove_throttles(self) -> dict:
+        """What --verify does once nothing moves: drop the rates and the replica lists."""
+        with self.lock:
+            if self.moves:
+                return {"removed": False, "in_progress": len(self.moves)}
+            for cfg in self.broker_configs.values():
+                cfg.pop(LEADER_RATE, None)
+                cfg.pop(FOLLOWER_RATE, None)
+            for cfg in self.topic_configs.values():
+                cfg.pop(LEADER_REPLICAS, None)
+                cfg.pop(FOLLOWER_REPLICAS, None)
+            self._rates_cache = None
+            self._refresh_replica_lists()
+            self.version += 1
+            return {"removed": True, "in_progress": 0}
+
+    # ---- a plain view for gateways and exporters ----------------------------------------------
+    def assignment(self) -> Snapshot:
+        """The current assignment with log sizes and write rates as they are now."""
+        with self.lock:
+            return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
+                           part_rate=self.state.base_rate.copy())
+
+    def isr_lists(self) -> list[list[int]]:
+        with self.lock:
+            snap, st = self.snap, self.state
+            ids = snap.broker_ids[snap.replica_broker]
+            off = snap.replica_offsets
+            keep = st.isr
+            return [ids[off[r]:off[r + 1]][keep[off[r]:off[r + 1]]].tolist()
+                    for r in range(snap.n_partitions)]
+
+
+def _result(name: str, error: str | None, message: str | None, throttle_ms: int = 0) -> dict:
+    return {"name": name, "error": error, "message": message, "throttle_time_ms": throttle_ms}
+
+
+def _opt_int(value: str | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _broker_id(name: str) -> int:
+    try:
+        return int(name)
+    except ValueError:
+        raise BadInput(f"broker entity must be an id or '{DEFAULT_BROKER}', got '{name}'") \
+            from None
+
+
+def _validate_config(key: str, value) -> str:
+    text = str(value).strip()
+    if key in (LEADER_REPLICAS, FOLLOWER_REPLICAS):
+        text = text.replace(" ", "")
+        if not _REPLICA_LIST.match(text):
+            raise BadInput(f"{key}: expected 'partition:broker,...' or '*', got '{value}'")
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        raise BadInput(f"{key}: expected a number, got '{value}'") from None
+    if number < 0 or (key != LEADER_RATE and key != FOLLOWER_RATE and number != int(number)):
+        raise BadInput(f"{key}: expected a non-negative {'number' if 'rate' in key else 'integer'}"
+                       f", got '{value}'")
+    return text

@@ -1,0 +1,296 @@
+"""Prometheus targets for the twin: one per simulated broker, with the names and labels a
+real broker gets from the JMX-exporter rules of the chosen dialect (backend.metrics.dialects).
+
+``broker_families`` reads one broker's figures straight from the twin's arrays.
+``TwinCollector`` is a prometheus_client Collector over them; its ``exposition`` renders
+the same families in the text format from cached label prefixes and vectorised values,
+about 30x faster than prometheus_client's per-sample formatting, which is what keeps a
+scrape of 200k partitions (600k log-size series) well under a second. The HTTP server
+serves that text; a dead broker answers 503, so Prometheus records it as down.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+from backend.metrics.dialects import Dialect
+from backend.twin.cluster import TwinCluster
+
+
+@dataclass
+class Family:
+    """One metric family of one broker: label columns and a value per series."""
+
+    name: str  # the sample name (counters include _total where the dialect has it)
+    kind: str  # gauge | counter | unknown
+    help: str
+    labels: tuple[str, ...]
+    columns: list[list[str]]  # one list of label values per label
+    values: np.ndarray
+    integer: bool = False  # values are whole numbers (rendered without a decimal point)
+    prefixes: list[str] | None = None  # cached 'name{labels} ' per series
+
+    def __post_init__(self) -> None:
+        if self.prefixes is None:
+            self.prefixes = _prefixes(self.name, self.labels, self.columns)
+
+
+def _gauge(name: str, help_: str, value: float, labels=(), columns=None) -> Family:
+    return Family(name, "gauge", help_, tuple(labels), columns or [],
+                  np.atleast_1d(np.asarray(value, np.float64)))
+
+
+def broker_families(twin: TwinCluster, b: int, dialect: Dialect) -> list[Family]:
+    """Every family broker position ``b`` exports now (call with ``twin.lock`` held)."""
+    st, snap = twin.state, twin.snap
+    rp, rb = snap.replica_partition, snap.replica_broker
+    led = st.leader == b
+    isr_size = st.isr_size()
+    adding = np.bincount(rp, weights=st.adding, minlength=snap.n_partitions)
+    moving = np.bincount(rp, weights=st.adding | st.removing, minlength=snap.n_partitions) > 0
+    effective_rf = snap.replication_factors - adding
+    ctrl = twin.controller() == b
+    mine = np.flatnonzero(rb == b)
+    follower = mine[~st.is_leader_replica[mine] & (st.replica_leader_broker[mine] >= 0)]
+    lag_msgs = np.floor(st.lag[follower] / twin.settings.message_bytes)
+    fams = [
+        _gauge(dialect.partition_count, "Partitions (replicas) on this broker", len(mine)),
+        _gauge(dialect.leader_count, "Partitions this broker leads", led.sum()),
+        _gauge(dialect.under_replicated, "Led partitions with fewer in-sync replicas than "
+               "replicas", (led & (isr_size < effective_rf)).sum()),
+        _gauge(dialect.under_min_isr, "Led partitions below min.insync.replicas",
+               (led & (isr_size < twin.min_isr()[snap.part_topic])).sum()),
+        _gauge(dialect.reassigning, "Led partitions being reassigned", (led & moving).sum()),
+        _gauge(dialect.active_controller, "1 on the active controller", int(ctrl)),
+        _gauge(dialect.offline_partitions, "Partitions without a leader (controller only)",
+               (st.leader < 0).sum() if ctrl else 0),
+        _gauge(dialect.global_partitions, "Partitions in the cluster (controller only)",
+               snap.n_partitions if ctrl else 0),
+        _gauge(dialect.max_lag, "Largest follower lag on this broker, in messages",
+               lag_msgs.max() if len(lag_msgs) else 0.0, [dialect.client_label], [["Replica"]]),
+        _gauge(dialect.leader_byte_rate, "KIP-73 throttled bytes/s sent (leader side)",
+               twin.throttled_rate["leader"][b]),
+        _gauge(dialect.follower_byte_rate, "KIP-73 throttled bytes/s fetched (follower side)",
+               twin.throttled_rate["follower"][b]),
+    ]
+    fams += _traffic(twin, b, dialect)
+    fams += _per_partition(twin, b, dialect, mine, follower, lag_msgs)
+    if ctrl:
+        fams += _mutation_quota(twin, dialect)
+    return fams
+
+
+def _traffic(twin: TwinCluster, b: int, dialect: Dialect) -> list[Family]:
+    snap = twin.snap
+    topics = np.flatnonzero(twin.state.meter_exists[b])
+    names = [str(n) for n in snap.topic_names[topics]]
+    by_topic = twin.state.bytes_in[b, topics]
+    fanout = twin.settings.consumer_fanout
+    out = []
+    for name, per_topic, help_ in (
+            (dialect.bytes_in, by_topic, "Produce bytes written to led partitions"),
+            (dialect.bytes_out, by_topic * fanout, "Bytes fetched by consumers")):
+        out.append(Family(name, dialect.counter_type, help_, ("topic",), [names],
+                          per_topic))
+        out.append(Family(name, dialect.counter_type, help_, (), [],
+                          np.array([per_topic.sum()])))
+    for name, key in ((dialect.replication_bytes_in, "replication_in"),
+                      (dialect.replication_bytes_out, "replication_out"),
+                      (dialect.reassignment_bytes_in, "reassignment_in"),
+                      (dialect.reassignment_bytes_out, "reassignment_out")):
+        out.append(Family(name, dialect.counter_type, key.replace("_", " ") + " bytes", (), [],
+                          np.array([twin.counters[key][b]])))
+    return out
+
+
+def _per_partition(twin: TwinCluster, b: int, dialect: Dialect, mine: np.ndarray,
+                   follower: np.ndarray, lag_msgs: np.ndarray) -> list[Family]:
+    st, snap = twin.state, twin.snap
+    labels = _label_cache(twin, b, dialect, mine, follower)
+    rp = snap.replica_partition
+    size = np.maximum(st.log_size[rp[mine]] - st.lag[mine], 0.0)
+    lab, cols, prefixes = labels["log"]
+    fams = [Family(dialect.log_size, "gauge", "Log bytes of the replica", lab, cols,
+                   np.floor(size), integer=True, prefixes=prefixes)]
+    for name, (lab, cols, prefixes), idx in labels["lag"]:
+        fams.append(Family(name, "gauge", "Follower lag in messages", lab, cols,
+                           lag_msgs[idx], integer=True, prefixes=prefixes))
+    return fams
+
+
+def _label_cache(twin: TwinCluster, b: int, dialect: Dialect, mine: np.ndarray,
+                 follower: np.ndarray) -> dict:
+    """Label columns of the per-partition series, rebuilt only when the assignment or the
+    leaders change (twin.version)."""
+    key = ("labels", b, dialect.name, twin.version)
+    cache = twin.state.derived
+    if key in cache:
+        return cache[key]
+    snap, st = twin.snap, twin.state
+    rp = snap.replica_partition
+    topic_of = snap.topic_names[snap.part_topic]
+    def series(name: str, labels: tuple[str, ...], cols: list[list[str]]) -> tuple:
+        return labels, cols, _prefixes(name, labels, cols)
+
+    log = series(dialect.log_size, ("topic", "partition"),
+                 [topic_of[rp[mine]].astype(str).tolist(),
+                  snap.part_id[rp[mine]].astype(str).tolist()])
+    lead_ids = snap.broker_ids[st.replica_leader_broker[follower]]
+    f_topics = topic_of[rp[follower]].astype(str).tolist()
+    f_parts = snap.part_id[rp[follower]].astype(str).tolist()
+    lag = []
+    if dialect.lag_in_name:
+        for lid in np.unique(lead_ids).tolist():
+            idx = np.flatnonzero(lead_ids == lid)
+            name = dialect.consumer_lag_name(lid)
+            lag.append((name, series(name, ("topic", "partition"),
+                                     [[f_topics[i] for i in idx], [f_parts[i] for i in idx]]),
+                        idx))
+    else:
+        clients = [f"ReplicaFetcherThread-0-{lid}" for lid in lead_ids.tolist()]
+        lag.append((dialect.consumer_lag, series(dialect.consumer_lag,
+                                                 (dialect.client_label, "topic", "partition"),
+                                                 [clients, f_topics, f_parts]),
+                    np.arange(len(follower))))
+    cache[key] = {"log": log, "lag": lag}
+    return cache[key]
+
+
+def _mutation_quota(twin: TwinCluster, dialect: Dialect) -> list[Family]:
+    rows = twin.quotas.metrics(twin.time_ms)
+    cols = [[r["user"] for r in rows], [r["client_id"] for r in rows]]
+    labels = ("user", "client_id")
+    return [Family(name, "gauge", help_, labels, cols, np.array([r[key] for r in rows]))
+            for name, key, help_ in (
+                (dialect.mutation_rate, "mutation_rate", "KIP-599 partition mutations/s"),
+                (dialect.mutation_tokens, "tokens", "KIP-599 tokens left (< 0: throttled)"),
+                (dialect.mutation_throttle_time, "throttle_time", "KIP-599 average throttle ms"))]
+
+
+# ---- rendering ------------------------------------------------------------------------------
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _prefixes(name: str, labels: tuple[str, ...], columns: list[list[str]]) -> list[str]:
+    if not labels:
+        return [name + " "]
+    parts = [[f'{lab}="{_escape(v)}"' for v in col] for lab, col in zip(
+        labels, columns, strict=True)]
+    return [f"{name}{{{','.join(p)}}} " for p in zip(*parts, strict=True)]
+
+
+def _text_type(kind: str) -> str:
+    return "untyped" if kind == "unknown" else kind
+
+
+def render(families: list[Family]) -> str:
+    """The Prometheus text format (0.0.4) of ``families``; same-name families merge."""
+    chunks, declared = [], set()
+    for fam in families:
+        base = fam.name[:-6] if fam.kind == "counter" and fam.name.endswith("_total") \
+            else fam.name
+        if base not in declared:
+            declared.add(base)
+            chunks.append(f"# HELP {base} {fam.help}\n# TYPE {base} {_text_type(fam.kind)}\n")
+        values = (map(str, fam.values.astype(np.int64).tolist()) if fam.integer
+                  else map(repr, fam.values.astype(np.float64).tolist()))
+        body = "\n".join(map(str.__add__, fam.prefixes, values))
+        if body:
+            chunks.append(body + "\n")
+    return "".join(chunks)
+
+
+class TwinCollector(Collector):
+    """A prometheus_client Collector for one simulated broker."""
+
+    def __init__(self, twin: TwinCluster, broker_id: int, dialect: Dialect) -> None:
+        self.twin, self.broker_id, self.dialect = twin, broker_id, dialect
+        self.position = int(twin.snap.broker_positions([broker_id])[0])
+
+    def families(self) -> list[Family]:
+        with self.twin.lock:
+            return broker_families(self.twin, self.position, self.dialect)
+
+    def collect(self):
+        merged: dict[str, Metric] = {}
+        for fam in self.families():
+            base = fam.name[:-6] if fam.kind == "counter" and fam.name.endswith("_total") \
+                else fam.name
+            metric = merged.setdefault(base, Metric(base, fam.help, fam.kind))
+            for i, value in enumerate(fam.values.tolist()):
+                metric.add_sample(fam.name, {lab: col[i] for lab, col in zip(
+                    fam.labels, fam.columns, strict=True)}, value)
+        yield from merged.values()
+
+    def exposition(self) -> str:
+        return render(self.families())
+
+    @property
+    def alive(self) -> bool:
+        return bool(self.twin.state.alive[self.position])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    collector: TwinCollector
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path.split("?")[0] not in ("/metrics", "/"):
+            self.send_error(404)
+            return
+        if not self.collector.alive:
+            self.send_error(503, "broker is down")
+            return
+        body = self.collector.exposition().encode()
+        self.send_response(200)
+        self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+class Exporters:
+    """One HTTP target per broker on 127.0.0.1, ports ``port_base + i`` (0: any free)."""
+
+    def __init__(self, twin: TwinCluster, dialect: Dialect, port_base: int = 0,
+                 host: str = "127.0.0.1") -> None:
+        self.servers: list[ThreadingHTTPServer] = []
+        self.threads: list[threading.Thread] = []
+        self.collectors = []
+        for i, bid in enumerate(twin.snap.broker_ids.tolist()):
+            collector = TwinCollector(twin, bid, dialect)
+            handler = type("Handler", (_Handler,), {"collector": collector})
+            server = ThreadingHTTPServer((host, port_base + i if port_base else 0), handler)
+            server.daemon_threads = True
+            self.servers.append(server)
+            self.collectors.append(collector)
+
+    @property
+    def targets(self) -> dict[int, str]:
+        """Broker id -> host:port."""
+        return {c.broker_id: f"{s.server_address[0]}:{s.server_address[1]}"
+                for c, s in zip(self.collectors, self.servers, strict=True)}
+
+    def start(self) -> Exporters:
+        for server in self.servers:
+            t = threading.Thread(target=server.serve_forever, daemon=True)
+            t.start()
+            self.threads.append(t)
+        return self
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+        for t in self.threads:
+            t.join(timeout=5)

@@ -1,0 +1,132 @@
+"""One step of simulated time: produce traffic, retention, replication under KIP-73 throttles.
+
+Kafka's rules, as arrays over replicas (FACTS.md, KIP-73 and KAFKA-4313):
+- producers write to the leaders of writable partitions (ReadWrite mode, online); a
+  topic's traffic spreads over its writable partitions, so a ReadOnly partition's share
+  moves to its siblings;
+- in-sync followers always keep up and are never throttled, but their bytes count
+  against the throttle of every side whose throttled-replica list names them;
+- an out-of-sync follower wants its lag plus this step's writes (keep-up writes count);
+  on a throttled side every broker shares ``rate x dt`` minus the in-sync bytes among
+  its throttled catching-up replicas in proportion to what they want; unthrottled
+  catch-up is bounded by the follower broker's network; what is not fetched stays lag,
+  so a throttle below the write rate makes lag grow and the move never completes;
+- a follower whose lag reaches zero joins the ISR; replicas on dead brokers fall behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.twin.state import READ_WRITE, TwinState
+
+CAUGHT_UP_BYTES = 1.0  # below one byte of lag a follower is at the log end
+
+
+@dataclass
+class StepFlows:
+    """Bytes moved in one step, per broker position."""
+
+    replication_in: np.ndarray
+    replication_out: np.ndarray
+    reassignment_in: np.ndarray
+    reassignment_out: np.ndarray
+    leader_throttled: np.ndarray  # bytes of throttled partitions sent (leader side)
+    follower_throttled: np.ndarray  # bytes of throttled partitions received (follower side)
+    produced: np.ndarray  # per partition
+
+
+def partition_rates(state: TwinState, topic_factor: np.ndarray) -> np.ndarray:
+    """Produce bytes/s per partition after modes, offline leaders and traffic factors."""
+    snap = state.snap
+    base = state.base_rate * topic_factor[snap.part_topic]
+    writable = (state.mode == READ_WRITE) & (state.leader >= 0)
+    total = np.bincount(snap.part_topic, weights=base, minlength=snap.n_topics)
+    open_ = np.bincount(snap.part_topic, weights=base * writable, minlength=snap.n_topics)
+    scale = np.divide(total, open_, out=np.zeros_like(total), where=open_ > 0)
+    return base * writable * scale[snap.part_topic]
+
+
+def throttle_flags(state: TwinState, leader_rate: np.ndarray,
+                   follower_rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per replica: is its fetch throttled on the leader side, on the follower side."""
+    def compute():
+        slot = state.leader_slot[state.replica_partition]
+        lead_b = state.replica_leader_broker
+        online = slot >= 0
+        lthr = np.zeros(state.snap.n_replicas, bool)
+        lthr[online] = (state.in_leader_list[slot[online]]
+                        & np.isfinite(leader_rate[lead_b[online]]))
+        lthr &= ~state.is_leader_replica
+        fthr = (state.in_follower_list & np.isfinite(follower_rate[state.snap.replica_broker])
+                & ~state.is_leader_replica)
+        return lthr, fthr
+    return state.cached("throttle_flags", compute)
+
+
+def _share(budget: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Fraction of what is wanted that each broker's budget grants (1 when unconstrained)."""
+    return np.minimum(1.0, np.divide(budget, want, out=np.ones(len(want)), where=want > 0))
+
+
+def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.ndarray,
+         follower_rate: np.ndarray, network: np.ndarray) -> StepFlows:
+    """Advance ``state`` by ``dt`` seconds in place and return the bytes that moved."""
+    snap = state.snap
+    n_b = snap.n_brokers
+    rp, rb = snap.replica_partition, snap.replica_broker
+    lead_b = state.replica_leader_broker
+    produced = partition_rates(state, topic_factor) * dt
+    state.log_size = np.minimum(state.log_size + produced, np.maximum(state.log_cap,
+                                                                     state.log_size))
+    leaders = state.leader
+    online = leaders >= 0
+    cell = leaders[online].astype(np.int64) * snap.n_topics + snap.part_topic[online]
+    state.bytes_in += np.bincount(cell, weights=produced[online],
+                                  minlength=n_b * snap.n_topics).reshape(n_b, snap.n_topics)
+    state.meter_exists.reshape(-1)[cell[produced[online] > 0]] = True
+
+    follower = ~state.is_leader_replica & (lead_b >= 0) & state.alive[rb]
+    wrote = produced[rp]
+    lthr, fthr = throttle_flags(state, leader_rate, follower_rate)
+
+    # dead replicas fall behind; in-sync followers take this step's writes
+    dead = ~state.alive[rb] & (lead_b >= 0)
+    state.lag[dead] += wrote[dead]
+    sync = follower & state.isr
+    got_sync = np.where(sync, wrote, 0.0)
+
+    catch = np.flatnonzero(follower & ~state.isr)
+    want = state.lag[catch] + wrote[catch]
+    c_lead, c_fol = lead_b[catch], rb[catch]
+    c_lthr, c_fthr = lthr[catch], fthr[catch]
+    keep_l = np.bincount(lead_b, weights=got_sync * lthr, minlength=n_b)
+    keep_f = np.bincount(rb, weights=got_sync * fthr, minlength=n_b)
+    share_l = _share(np.maximum(leader_rate * dt - keep_l, 0.0),
+                     np.bincount(c_lead, weights=want * c_lthr, minlength=n_b))
+    share_f = _share(np.maximum(follower_rate * dt - keep_f, 0.0),
+                     np.bincount(c_fol, weights=want * c_fthr, minlength=n_b))
+    share_n = _share(network * dt, np.bincount(c_fol, weights=want, minlength=n_b))
+    share = np.minimum(np.where(c_lthr, share_l[c_lead], 1.0),
+                       np.where(c_fthr, share_f[c_fol], 1.0))
+    got_catch = want * np.minimum(share, share_n[c_fol])
+    state.lag[catch] = want - got_catch
+    joined = catch[state.lag[catch] < CAUGHT_UP_BYTES]
+    state.lag[joined] = 0.0
+    state.isr[joined] = True
+
+    got = got_sync
+    got[catch] = got_catch
+    adding_idx = state.cached("adding_idx", lambda: np.flatnonzero(state.adding))
+    return StepFlows(
+        replication_in=np.bincount(rb, weights=got, minlength=n_b),
+        replication_out=np.bincount(np.maximum(lead_b, 0), weights=got, minlength=n_b),
+        reassignment_in=np.bincount(rb[adding_idx], weights=got[adding_idx], minlength=n_b),
+        reassignment_out=np.bincount(lead_b[adding_idx], weights=got[adding_idx],
+                                     minlength=n_b),
+        leader_throttled=np.bincount(np.maximum(lead_b, 0), weights=got * lthr, minlength=n_b),
+        follower_throttled=np.bincount(rb, weights=got * fthr, minlength=n_b),
+        produced=produced,
+    )
