@@ -109,10 +109,11 @@ def proposed_moves(snap: Snapshot, plan: Reassignment) -> Moves:
     cur = snap.replica_broker[gather_index(snap.replica_offsets, plan.rows)].astype(np.int64)
     cur_key = np.repeat(np.arange(k, dtype=np.int64), cur_len) * nb + cur
     tgt_key = np.repeat(np.arange(k, dtype=np.int64), np.diff(plan.offsets)) * nb + plan.brokers
-    dst_key = tgt_key[~np.isin(tgt_key, cur_key)]
+    cur_kept, tgt_kept = _in_both(cur_key, tgt_key)
+    dst_key = tgt_key[~tgt_kept]
     moved = np.zeros(k, dtype=bool)
     moved[dst_key // nb] = True
-    moved[cur_key[~np.isin(cur_key, tgt_key)] // nb] = True
+    moved[cur_key[~cur_kept] // nb] = True
     move_of_entry = np.cumsum(moved) - 1
     src_key = np.sort(cur_key[np.repeat(moved, cur_len)])  # entry-major, broker id ascending
     dst_key = np.sort(dst_key)
@@ -129,6 +130,21 @@ def proposed_moves(snap: Snapshot, plan: Reassignment) -> Moves:
     )
 
 
+def _in_both(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which keys of ``a`` are in ``b`` and vice versa, for arrays without repeats.
+
+    One sort of both (np.isin hashes, several times slower here): a key present in
+    both sits next to its twin.
+    """
+    keys = np.concatenate((a, b))
+    order = np.argsort(keys, kind="stable")
+    twin = keys[order][1:] == keys[order][:-1]
+    both = np.zeros(len(keys), dtype=bool)
+    both[order[1:][twin]] = True
+    both[order[:-1][twin]] = True
+    return both[: len(a)], both[len(a):]
+
+
 def throttled_replicas(snap: Snapshot, moves: Moves) -> tuple[dict[str, str], dict[str, str]]:
     """Leader and follower throttled-replica configs per topic, exactly as Kafka writes them."""
     topic_of_move = snap.part_topic[moves.rows]
@@ -141,19 +157,61 @@ def throttled_replicas(snap: Snapshot, moves: Moves) -> tuple[dict[str, str], di
 
 def _replica_lists(snap: Snapshot, rows: np.ndarray, offsets: np.ndarray, brokers: np.ndarray,
                    topics: np.ndarray) -> dict[str, str]:
-    """"p:b,..." per topic in TreeSet<String> order; "" for a listed topic without entries."""
+    """"p:b,..." per topic in TreeSet<String> order; "" for a listed topic without entries.
+
+    Built without per-entry Python: numeric keys that sort like the strings, then the
+    ASCII bytes of all entries laid out in one buffer and sliced per topic.
+    """
     entry_row = np.repeat(rows, np.diff(offsets))
-    parts = snap.part_id[entry_row].tolist()
-    ids = snap.broker_ids[brokers].tolist()
-    labels = np.array([f"{p}:{b}" for p, b in zip(parts, ids, strict=True)], dtype=str)
     entry_topic = snap.part_topic[entry_row]
-    order = np.lexsort((labels, entry_topic))  # topic, then the string itself
-    labels, entry_topic = labels[order].tolist(), entry_topic[order]
-    bounds = np.searchsorted(entry_topic, topics, side="left").tolist()
-    ends = np.searchsorted(entry_topic, topics, side="right").tolist()
-    names = snap.topic_names[topics]
-    out = {str(n): ",".join(labels[a:b]) for n, a, b in zip(names, bounds, ends, strict=True)}
+    p_digits, p_len = _decimal_digits(snap.part_id[entry_row])
+    b_digits, b_len = _decimal_digits(snap.broker_ids[brokers])
+    order = np.lexsort((_string_order_key(b_digits, b_len, after_end=False),
+                        _string_order_key(p_digits, p_len, after_end=True), entry_topic))
+    p_digits, p_len, b_digits, b_len = p_digits[order], p_len[order], b_digits[order], b_len[order]
+    entry_topic = entry_topic[order]
+    n, width = p_digits.shape
+    chars = np.zeros((n, 2 * width + 2), dtype=np.uint8)
+    col = np.arange(width)
+    chars[:, :width] = np.where(col < p_len[:, None], p_digits + ord("0"), 0)
+    chars[:, width] = ord(":")
+    chars[:, width + 1:2 * width + 1] = np.where(col < b_len[:, None], b_digits + ord("0"), 0)
+    chars[:, -1] = ord(",")
+    text = chars[chars != 0].tobytes().decode("ascii")
+    bounds = offsets_from_lengths(p_len + b_len + 2)  # entry i is text[bounds[i]:bounds[i+1]]
+    first = np.searchsorted(entry_topic, topics, side="left")
+    last = np.searchsorted(entry_topic, topics, side="right")
+    starts, stops = bounds[first], bounds[last] - (last > first)  # without the final comma
+    names = snap.topic_names[topics].tolist()
+    out = {n: text[a:b] for n, a, b in zip(names, starts.tolist(), stops.tolist(), strict=True)}
     return dict(sorted(out.items()))
+
+
+DIGITS = 10  # partition numbers and broker ids are non-negative int32: at most 10 digits
+
+
+def _decimal_digits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Left-aligned decimal digits (n x DIGITS, zero padded) and digit counts of ``x``."""
+    x = np.asarray(x, dtype=np.int64)
+    powers = 10 ** np.arange(DIGITS, dtype=np.int64)
+    length = 1 + (x[:, None] >= powers[1:]).sum(axis=1)
+    exponent = length[:, None] - 1 - np.arange(DIGITS)
+    digits = (x[:, None] // powers[np.maximum(exponent, 0)]) % 10
+    return np.where(exponent >= 0, digits, 0).astype(np.uint8), length
+
+
+def _string_order_key(digits: np.ndarray, length: np.ndarray, after_end: bool) -> np.ndarray:
+    """An int64 that sorts like the decimal string, as Java's String.compareTo would.
+
+    Base 11, one position per character. Past the end of a partition number comes ':',
+    which sorts after every digit ("10:1" < "1:2"), so its end scores 10 and the digits
+    0..9; a broker id ends the string, which sorts before any digit ("5:1" < "5:10"), so
+    its end scores 0 and the digits 1..10.
+    """
+    inside = np.arange(DIGITS) < length[:, None]
+    score = np.where(inside, digits.astype(np.int64) + (0 if after_end else 1),
+                     10 if after_end else 0)
+    return score @ (11 ** np.arange(DIGITS - 1, -1, -1, dtype=np.int64))
 
 
 @dataclass(eq=False)
@@ -340,7 +398,6 @@ class ThrottlePlan:
             "unchanged_partitions": self.moves.unchanged,
             "move_ratio": self.move_ratio,
             "bytes_to_move": self.bytes_to_move,
-            "moves": self._move_rows(),
             "leader_throttled_replicas": self.leader_lists,
             "follower_throttled_replicas": self.follower_lists,
             "throttled_brokers": snap.broker_ids[self.throttled].tolist(),
@@ -380,17 +437,6 @@ class ThrottlePlan:
                                        "keep-up replication it receives as follower",
             },
         }
-
-    def _move_rows(self) -> list[dict]:
-        snap, m = self.snap, self.moves
-        ids = snap.broker_ids
-        src = ids[m.src_brokers].tolist()
-        dst = ids[m.dst_brokers].tolist()
-        so, do = m.src_offsets.tolist(), m.dst_offsets.tolist()
-        topics = snap.topic_names[snap.part_topic[m.rows]].tolist()
-        parts = snap.part_id[m.rows].tolist()
-        return [{"topic": topics[i], "partition": parts[i], "sources": src[so[i]:so[i + 1]],
-                 "destinations": dst[do[i]:do[i + 1]]} for i in range(len(m))]
 
 
 def _finite(x: float) -> float | None:
