@@ -1,0 +1,644 @@
+"""Reassignment planner: minimal, limit- and rack-aware plans for four goals.
+
+Goals (one per run): ``limits`` (every broker at most max.broker.partitions x target
+utilisation), ``drain`` (empty named brokers), ``add`` (fill named new brokers to the
+average), ``balance`` (replica then leader counts within a threshold of the average,
+Cruise Control's replica.count.balance.threshold of 1.10).
+
+Every goal reduces to the same transfer problem: how many replicas each broker must give
+(``give``), how many each should take to keep the result even (``quota``, by level
+filling) and how many it may take at most (``room``: the limit, or the balance bound).
+The engine then moves replicas in vectorised rounds: every giving broker offers its
+cheapest movable replicas (smallest partitions, followers before leaders), each offer
+samples a destination in proportion to remaining quota among the brokers it may legally
+go to (no second replica of the partition, no loss of rack spread, room left), and each
+destination accepts offers up to its quota. A replica move reduces one broker's excess by
+exactly one, so the number of moves is the sum of the excess whenever every excess
+replica finds a legal home; what cannot is reported as unresolved, never dropped.
+
+Counts are KIP-578's: internal topics are neither counted nor moved, except that a drain
+moves them off the drained brokers. Randomness (tie-breaks, destination sampling) comes
+from ``seed`` only, so a plan is reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from backend.engines.batches import (
+    CLUSTER,
+    PER_BROKER,
+    execution_batches,
+    new_replicas,
+    rank_within,
+)
+from backend.engines.fit import level_fill
+from backend.engines.limits import check_reassignment
+from backend.errors import BadInput
+from backend.model.csr import gather_index
+from backend.model.reassignment import Reassignment, reassignment_between
+from backend.model.snapshot import Limits, Snapshot
+
+GOALS = ("limits", "drain", "add", "balance")
+BALANCE_THRESHOLD = 1.10  # Cruise Control's replica.count.balance.threshold
+_UNLIMITED = np.int64(2**40)  # room of a broker with no limit (more than any cluster holds)
+_CELLS_PER_CHUNK = 4_000_000  # candidate x destination cells evaluated at once
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What the operator asks for; ``brokers`` are ids (drain and add only)."""
+
+    kind: str
+    brokers: tuple[int, ...] = ()
+    target_utilization: float = 1.0
+    threshold: float = BALANCE_THRESHOLD
+
+
+@dataclass(eq=False)
+class PlanResult:
+    """The plan (only partitions that change) and what it could not achieve."""
+
+    goal: Goal
+    limits: Limits
+    before: Snapshot
+    after: Snapshot
+    reassignment: Reassignment
+    unresolved: list[dict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.unresolved
+
+
+def broker_ceiling(limits: Limits, target_utilization: float = 1.0) -> int | None:
+    """Most counted replicas a destination may hold: floor(limit x utilisation)."""
+    if limits.max_broker_partitions is None:
+        return None
+    return int(np.floor(limits.max_broker_partitions * target_utilization + 1e-9))
+
+
+def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0) -> PlanResult:
+    """The minimal plan that reaches ``goal`` on ``snap`` (or as close as legally possible)."""
+    limits = snap.limits if limits is None else limits
+    named = _validate(snap, goal, limits)
+    ceiling = broker_ceiling(limits, goal.target_utilization)
+    eligible = np.ones(snap.n_brokers, bool)
+    if goal.kind == "drain":
+        eligible[named] = False
+    shortage = _under_provisioned(snap, ceiling, eligible)
+    if shortage:
+        empty = reassignment_between(snap, snap)
+        return PlanResult(goal, limits, snap, snap, empty, [shortage])
+    work = _Work(snap, seed)
+    cap = np.full(snap.n_brokers, _UNLIMITED if ceiling is None else ceiling, np.int64)
+    if goal.kind == "limits":
+        _limits_goal(work, cap)
+    elif goal.kind == "drain":
+        _drain_goal(work, cap, named)
+    elif goal.kind == "add":
+        _add_goal(work, cap, named)
+    else:
+        _balance_goal(work, cap, goal.threshold)
+    after = work.snapshot()
+    unresolved = goal_unresolved(after, goal, limits, named, before=snap)
+    return PlanResult(goal, limits, snap, after, reassignment_between(snap, after), unresolved)
+
+
+# ---- checks before any search -------------------------------------------------------------
+def _validate(snap: Snapshot, goal: Goal, limits: Limits) -> np.ndarray:
+    """Broker positions the goal names; BadInput for a goal that cannot be asked."""
+    if goal.kind not in GOALS:
+        raise BadInput(f"goal must be one of {', '.join(GOALS)}, got '{goal.kind}'")
+    if not 0 < goal.target_utilization <= 1:
+        raise BadInput(f"--target-utilization must be in (0, 1], got {goal.target_utilization}")
+    if goal.threshold < 1:
+        raise BadInput(f"balance threshold must be at least 1, got {goal.threshold}")
+    if goal.kind == "limits" and limits.max_broker_partitions is None:
+        raise BadInput("the limits goal needs max.broker.partitions "
+                       "(in the snapshot or --max-broker-partitions)")
+    if goal.kind in ("drain", "add"):
+        if not goal.brokers:
+            raise BadInput(f"the {goal.kind} goal needs --brokers (the broker ids to {goal.kind})")
+        named = np.unique(snap.broker_positions(list(goal.brokers), where="--brokers"))
+        if len(named) == snap.n_brokers:
+            raise BadInput(f"--brokers names every broker; {goal.kind} needs others to "
+                           f"{'take' if goal.kind == 'drain' else 'give'} replicas")
+        return named
+    if goal.brokers:
+        raise BadInput(f"--brokers applies to the drain and add goals, not '{goal.kind}'")
+    return np.zeros(0, np.int32)
+
+
+def _under_provisioned(snap: Snapshot, ceiling: int | None, eligible: np.ndarray) -> dict | None:
+    """Cruise Control's ReplicaCapacityGoal pre-check: replicas beyond ceiling x brokers."""
+    if ceiling is None:
+        return None
+    total = snap.counted_replicas()
+    capacity = ceiling * int(eligible.sum())
+    if total <= capacity:
+        return None
+    add = -(-(total - capacity) // ceiling) if ceiling > 0 else None
+    return {
+        "kind": "under_provisioned",
+        "replicas": total,
+        "capacity": capacity,
+        "eligible_brokers": int(eligible.sum()),
+        "broker_ceiling": ceiling,
+        "brokers_to_add": add,
+        "message": f"under-provisioned: {total} replicas but {int(eligible.sum())} eligible "
+                   f"brokers x {ceiling} = {capacity}; "
+                   + (f"add at least {add} brokers or raise max.broker.partitions"
+                      if add is not None else "raise max.broker.partitions")
+                   + " (no plan produced)",
+    }
+
+
+# ---- goals -> give / quota / room -----------------------------------------------------------
+# A transfer maps current counts and a set of member brokers to what each member gives,
+# should take (quota) and may take at most (room); non-members do nothing.
+Transfer = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _run(work: _Work, movable: np.ndarray, transfer: Transfer) -> None:
+    """Rack by rack first, then across the cluster for whatever is left.
+
+    Staying in its rack never lowers a partition's rack spread, while crossing racks is
+    barred whenever a partition already uses the destination rack (always, when RF equals
+    the rack count). Balancing each rack first therefore pairs givers with takers that
+    can actually trade; the cluster-wide pass then uses cross-rack moves where allowed.
+    """
+    n = work.snap.n_brokers
+    groups = [] if work.rack is None else [work.rack == r for r in np.unique(work.rack)]
+    for members in [*groups, np.ones(n, bool)]:
+        counts = np.bincount(work.rb[movable], minlength=n).astype(np.int64)
+        give, quota, room = (np.where(members, a, 0) for a in transfer(counts, members))
+        work.move_replicas(movable, give, quota, room)
+
+
+def _limits_goal(work: _Work, cap: np.ndarray) -> None:
+    def transfer(counts, members):
+        give = np.where(members, np.maximum(counts - cap, 0), 0)
+        room = np.where(members & (give == 0), np.maximum(cap - counts, 0), 0)
+        return give, _spread(counts, room, int(give.sum())), room
+
+    _run(work, work.counted, transfer)
+
+
+def _drain_goal(work: _Work, cap: np.ndarray, drained: np.ndarray) -> None:
+    """Counted replicas within the limits first, then internal ones (never limited)."""
+    keep = np.ones(work.snap.n_brokers, bool)
+    keep[drained] = False
+    for movable, limit in ((work.counted, cap), (~work.counted, _UNLIMITED)):
+        def transfer(counts, members, limit=limit):
+            give = np.where(members & ~keep, counts, 0)
+            room = np.where(members & keep, np.maximum(limit - counts, 0), 0)
+            return give, _spread(counts, room, int(give.sum())), room
+
+        _run(work, movable, transfer)
+
+
+def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
+    """New brokers take up to the floor of the average; the fullest old brokers give."""
+    is_new = np.zeros(work.snap.n_brokers, bool)
+    is_new[new] = True
+    total, n = int(work.counts().sum()), work.snap.n_brokers
+    low, high = total // n, -(-total // n)
+
+    def transfer(counts, members):
+        want = np.where(members & is_new, np.maximum(np.minimum(low, cap) - counts, 0), 0)
+        room = np.where(members & is_new, np.maximum(np.minimum(high, cap) - counts, 0), 0)
+        most = np.where(members & ~is_new, np.maximum(counts - low, 0), 0)
+        return _shed(counts, most, int(want.sum())), want, room
+
+    _run(work, work.counted, transfer)
+    _top_up(work, np.minimum(low, cap), is_new)
+
+
+def _balance_goal(work: _Work, cap: np.ndarray, threshold: float) -> None:
+    """Replica counts into the band, then leader counts (leadership never needs data)."""
+    counts = work.counts()
+    everyone = np.ones(len(counts), bool)
+    _run(work, work.counted, _band_transfer(counts.sum() / len(counts), cap, threshold))
+    _top_up(work, balance_bounds(counts.sum() / len(counts), threshold)[0], everyone)
+    leaders = work.leader_counts()
+    transfer = _band_transfer(leaders.sum() / len(leaders), _UNLIMITED, threshold)
+    work.move_leaders(*transfer(leaders, everyone))
+    _top_up(work, balance_bounds(leaders.sum() / len(leaders), threshold)[0], everyone,
+            leaders=True)
+
+
+def _top_up(work: _Work, floor, takers: np.ndarray, leaders: bool = False) -> None:
+    """Takers still below ``floor`` pull from every broker above it, cheapest first.
+
+    Givers chosen fullest-first may share no legal move with a taker (no common
+    partition, or racks in the way); here any broker above the floor may give instead.
+    """
+    counts = work.leader_counts() if leaders else work.counts()
+    need = np.where(takers, np.maximum(floor - counts, 0), 0)
+    if not need.any():
+        return
+    most = np.where(need > 0, 0, np.maximum(counts - floor, 0))
+    window = max(1, -(-2 * int(need.sum()) // max(int((most > 0).sum()), 1)))
+    if leaders:
+        work.move_leaders(most, need, need, window)
+    else:
+        work.move_replicas(work.counted, most, need, need, window)
+
+
+def balance_bounds(avg: float, threshold: float) -> tuple[int, int]:
+    """Integer band [low, high] around ``avg``: Cruise Control's avg x (2 - t) .. avg x t,
+    widened to the nearest integers when the band holds none."""
+    high = max(int(np.floor(avg * threshold + 1e-9)), int(np.ceil(avg)))
+    low = min(int(np.ceil(avg * (2 - threshold) - 1e-9)), int(np.floor(avg)))
+    return low, high
+
+
+def _band_transfer(avg: float, cap, threshold: float) -> Transfer:
+    """Fewest moves into the band: max(excess above it, deficit below it)."""
+    low, high = balance_bounds(avg, threshold)
+    ceiling = np.minimum(cap, high)
+
+    def transfer(counts, members):
+        over = np.where(members, np.maximum(counts - ceiling, 0), 0)
+        under = np.where(members, np.maximum(low - counts, 0), 0)
+        moves = max(int(over.sum()), int(under.sum()))
+        give = _shed(counts, np.where(members, np.maximum(counts - low, 0), 0), moves)
+        room = np.where(members & (give == 0), np.maximum(ceiling - counts, 0), 0)
+        return give, _spread(counts, room, int(give.sum())), room
+
+    return transfer
+
+
+def _spread(counts: np.ndarray, room: np.ndarray, total: int) -> np.ndarray:
+    """Intake per broker that keeps the fullest receiver lowest (level filling)."""
+    return level_fill(counts, room, min(total, int(room.sum())))
+
+
+def _shed(counts: np.ndarray, most: np.ndarray, total: int) -> np.ndarray:
+    """Replicas to take from each broker, fullest first, at most ``most`` each."""
+    return level_fill(-counts, most, min(total, int(most.sum())))
+
+
+# ---- the engine -----------------------------------------------------------------------------
+class _Work:
+    """The assignment being edited: a private copy of the replica array."""
+
+    def __init__(self, snap: Snapshot, seed: int):
+        self.snap = snap
+        self.rb = snap.replica_broker.copy()
+        self.part = snap.replica_partition
+        self.counted = ~snap.part_internal[self.part]
+        self.rng = np.random.default_rng(seed)
+        if snap.rack_mode == "none":
+            self.rack = None
+        else:  # brokers without a rack form one more group of their own
+            idx = snap.broker_rack_index.astype(np.int64)
+            self.rack = np.where(idx < 0, len(snap.rack_names), idx)
+            self.n_racks = len(snap.rack_names) + 1
+
+    def counts(self) -> np.ndarray:
+        return np.bincount(self.rb[self.counted], minlength=self.snap.n_brokers).astype(np.int64)
+
+    def leader_counts(self) -> np.ndarray:
+        heads = self.rb[self.snap.replica_offsets[:-1]][~self.snap.part_internal]
+        return np.bincount(heads, minlength=self.snap.n_brokers).astype(np.int64)
+
+    def snapshot(self) -> Snapshot:
+        rows = np.arange(self.snap.n_partitions)
+        return self.snap.with_replicas(rows, self.snap.replica_offsets, self.rb)
+
+    # -- replicas --
+    def move_replicas(self, movable: np.ndarray, give: np.ndarray, quota: np.ndarray,
+                      room: np.ndarray, window: int | None = None) -> None:
+        """Move ``give[b]`` movable replicas off each broker b, cheapest first."""
+        entries = np.flatnonzero(movable & (give[self.rb] > 0))
+        if not len(entries):
+            return
+        rows = self.part[entries]
+        is_leader = entries == self.snap.replica_offsets[rows]
+        order = np.lexsort((self.rng.random(len(entries)), is_leader,
+                            self.snap.part_size[rows], self.rb[entries]))
+        entries = entries[order]
+        ledger = _Ledger(give.astype(np.int64), quota.astype(np.int64), room.astype(np.int64))
+
+        def attempt(chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            moved = np.zeros(len(chosen), bool)
+            stuck = np.zeros(len(chosen), bool)
+            _, first = np.unique(self.part[entries[chosen]], return_index=True)
+            once = np.sort(first)  # one move per partition per round keeps checks exact
+            for lo in range(0, len(once), _chunk(ledger)):
+                dests = np.flatnonzero(ledger.room > 0)
+                idx = once[lo:lo + _chunk(ledger)]
+                if not len(dests):
+                    stuck[idx] = True
+                    continue
+                e = entries[chosen[idx]]
+                col, use_room, ok = ledger.choose(self._allowed(e, dests), dests, self.rng)
+                dest = dests[col]
+                acc = ledger.accept(self.rb[e], dest, use_room, ok)
+                self.rb[e[acc]] = dest[acc]
+                moved[idx[acc]] = True
+                stuck[idx[~ok]] = True
+            return moved, stuck
+
+        _rounds(self.rb[entries], ledger, attempt, window)
+
+    def _allowed(self, e: np.ndarray, dests: np.ndarray) -> np.ndarray:
+        """(len(e), len(dests)): may replica entry e move to the destination broker?
+
+        Not onto a broker already holding the partition; not where rack spread drops:
+        spread is kept iff the destination's rack is new to the other replicas or the
+        source's rack is already among them.
+        """
+        off = self.snap.replica_offsets
+        rows = self.part[e]
+        start, length = off[rows], off[rows + 1] - off[rows]
+        k = np.arange(int(length.max()))
+        cells = start[:, None] + k[None, :]
+        valid = k[None, :] < length[:, None]
+        reps = self.rb[np.where(valid, cells, 0)]
+        n, m = self.snap.n_brokers, len(e)
+        line = np.arange(m)[:, None]
+        holds = np.zeros((m, n + 1), bool)
+        holds[line, np.where(valid, reps, n)] = True
+        allowed = ~holds[:, dests]
+        if self.rack is not None:
+            others = valid & (cells != e[:, None])
+            racks = np.zeros((m, self.n_racks + 1), bool)
+            racks[line, np.where(others, self.rack[reps], self.n_racks)] = True
+            source_shared = racks[np.arange(m), self.rack[self.rb[e]]]
+            allowed &= ~racks[:, self.rack[dests]] | source_shared[:, None]
+        return allowed
+
+    # -- leaders --
+    def move_leaders(self, give: np.ndarray, quota: np.ndarray, room: np.ndarray,
+                     window: int | None = None) -> None:
+        """Hand leadership of ``give[b]`` partitions led by b to one of their followers.
+
+        Partitions already in the plan go first (no new plan entries), then a seeded order.
+        """
+        snap, off = self.snap, self.snap.replica_offsets
+        rows = np.flatnonzero(~snap.part_internal & (snap.replication_factors >= 2))
+        rows = rows[give[self.rb[off[rows]]] > 0]
+        if not len(rows):
+            return
+        changed = np.zeros(snap.n_partitions, bool)
+        changed[self.part[self.rb != snap.replica_broker]] = True
+        heads = self.rb[off[rows]]
+        order = np.lexsort((self.rng.random(len(rows)), ~changed[rows], heads))
+        rows, heads = rows[order], heads[order]
+        ledger = _Ledger(give.astype(np.int64), quota.astype(np.int64), room.astype(np.int64))
+        n = snap.n_brokers
+        everyone = np.arange(n)
+
+        def attempt(chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            r = rows[chosen]
+            followers = snap.replication_factors[r] - 1
+            k = np.arange(int(followers.max()))
+            valid = k[None, :] < followers[:, None]
+            cells = np.where(valid, off[r][:, None] + 1 + k[None, :], 0)
+            cand = np.where(valid, self.rb[cells], n)
+            held = np.zeros((len(r), n + 1), bool)
+            held[np.arange(len(r))[:, None], cand] = True  # column n: padding
+            col, use_room, ok = ledger.choose(held[:, :n], everyone, self.rng)
+            acc = ledger.accept(self.rb[off[r]], col, use_room, ok)
+            line = np.flatnonzero(acc)
+            head = off[r[line]]
+            other = cells[line, np.argmax(cand[line] == col[line][:, None], axis=1)]
+            self.rb[head], self.rb[other] = self.rb[other], self.rb[head].copy()
+            return acc, ~ok
+
+        _rounds(heads, ledger, attempt, window)
+
+
+def _chunk(ledger: _Ledger) -> int:
+    """Offers evaluated at once, so offers x destinations cells stay bounded."""
+    return max(256, _CELLS_PER_CHUNK // max(int((ledger.room > 0).sum()), 1))
+
+
+@dataclass(eq=False)
+class _Ledger:
+    """What sources still give and destinations still take during one pass."""
+
+    left: np.ndarray  # replicas (or leaderships) each source still gives
+    quota: np.ndarray  # intake each destination should still take (the even spread)
+    room: np.ndarray  # intake each destination may still take (its limit or band)
+    fallback: bool = False  # may an offer with no quota anywhere use room instead?
+
+    def choose(self, allowed: np.ndarray, dests: np.ndarray, rng: np.random.Generator):
+        """A destination column per offer, in proportion to remaining quota among the
+        allowed ones (or to room, for fallback). Returns column, used-room, found-any."""
+        weights = np.where(allowed, self.quota[dests], 0).astype(np.float64)
+        use_room = weights.sum(axis=1) == 0
+        if self.fallback:
+            weights[use_room] = np.where(allowed[use_room], self.room[dests], 0)
+        total = weights.sum(axis=1)
+        cum = np.cumsum(weights, axis=1)
+        pick = (cum <= (rng.random(len(weights)) * total)[:, None]).sum(axis=1)
+        return np.minimum(pick, weights.shape[1] - 1), use_room, total > 0
+
+    def accept(self, src: np.ndarray, dest: np.ndarray, use_room: np.ndarray,
+               ok: np.ndarray) -> np.ndarray:
+        """Offers taken, in priority order: at most ``left`` per source, at most quota
+        (room for fallback offers) per destination. Updates the ledger."""
+        accepted = np.zeros(len(dest), bool)
+        idx = np.flatnonzero(ok)
+        ok = ok.copy()
+        ok[idx[rank_within(src[idx]) >= self.left[src[idx]]]] = False
+        for second in (False, True):
+            idx = np.flatnonzero(ok & (use_room == second))
+            d = dest[idx]
+            take = rank_within(d) < (self.room[d] if second else self.quota[d])
+            accepted[idx[take]] = True
+            taken = np.bincount(d[take], minlength=len(self.room))
+            self.room -= taken
+            np.minimum(self.quota - (0 if second else taken), self.room, out=self.quota)
+        self.left -= np.bincount(src[accepted], minlength=len(self.left))
+        return accepted
+
+
+def _rounds(source: np.ndarray, ledger: _Ledger,
+            attempt: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+            window: int | None = None) -> None:
+    """Offer candidates (sorted by source, cheapest first) until every source has given.
+
+    Each round every source offers its next pending candidates, round-robin across
+    sources: as many as it still gives (or ``window``) plus as many as proved stuck so
+    far, so a source whose cheap replicas can go nowhere walks its list in doubling steps.
+    ``attempt`` says which offers moved and which found no destination. A first stage
+    only fills quotas (keeping the result even); a second lets the rest use any legal
+    room, except for a top-up (``window`` given), which only fills quotas.
+    """
+    status = np.zeros(len(source), np.int8)  # 0 pending, 1 moved, 2 stuck
+    for ledger.fallback in (False,) if window else (False, True):
+        status[status == 2] = 0
+        extra = np.zeros(len(ledger.left), np.int64)
+        while ledger.left.any() and (ledger.fallback or ledger.quota.any()):
+            pending = np.flatnonzero(status == 0)
+            src = source[pending]
+            run_start = np.flatnonzero(np.r_[True, src[1:] != src[:-1]])
+            run_len = np.diff(np.r_[run_start, len(pending)])
+            rank = np.arange(len(pending)) - np.repeat(run_start, run_len)
+            offer = ledger.left[src] if window is None else np.minimum(ledger.left[src], window)
+            take = (rank < offer + extra[src]) & (ledger.left[src] > 0)
+            if not take.any():
+                break
+            chosen = pending[take][np.argsort(rank[take], kind="stable")]
+            moved, stuck = attempt(chosen)
+            status[chosen[moved]] = 1
+            status[chosen[stuck]] = 2
+            extra += np.bincount(source[chosen[stuck]], minlength=len(extra))
+            if not (moved.any() or stuck.any()):
+                break
+
+
+# ---- what a plan leaves undone ----------------------------------------------------------------
+def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarray,
+                    before: Snapshot) -> list[dict]:
+    """The parts of ``goal`` that ``after`` still misses, one entry per broker (or cluster)."""
+    ids = after.broker_ids
+    counts = after.broker_replica_counts()
+    out: list[dict] = []
+    ceiling = broker_ceiling(limits, goal.target_utilization)
+    if goal.kind == "limits":
+        out += limit_unresolved(after, ceiling, limits.max_partitions)
+    elif goal.kind == "drain":
+        left = np.bincount(after.replica_broker, minlength=after.n_brokers)
+        for b in named[left[named] > 0]:
+            out.append({"kind": "not_drained", "broker": int(ids[b]), "replicas": int(left[b]),
+                        "message": f"broker {ids[b]} keeps {left[b]} replicas: no other broker "
+                                   "can take them without breaking a limit, doubling a replica "
+                                   "or reducing rack spread"})
+    elif goal.kind == "add":
+        floor_avg = int(before.broker_replica_counts().sum() // after.n_brokers)
+        target = floor_avg if ceiling is None else min(floor_avg, ceiling)
+        for b in named[counts[named] < target]:
+            out.append({"kind": "under_filled", "broker": int(ids[b]),
+                        "replicas": int(counts[b]), "target": target,
+                        "message": f"broker {ids[b]} holds {counts[b]} replicas, "
+                                   f"{target - counts[b]} short of the average {target}"})
+    else:
+        leaders = np.bincount(after.leaders[~after.part_internal], minlength=after.n_brokers)
+        for what, values in (("replicas", counts), ("leaders", leaders)):
+            low, high = balance_bounds(values.sum() / after.n_brokers, goal.threshold)
+            if ceiling is not None and what == "replicas":
+                high = min(high, ceiling)
+            for b in np.flatnonzero((values < low) | (values > high)):
+                out.append({"kind": f"{what}_unbalanced", "broker": int(ids[b]),
+                            what: int(values[b]), "band": [low, high],
+                            "message": f"broker {ids[b]} has {values[b]} {what}, outside "
+                                       f"[{low}, {high}]"})
+    return out
+
+
+def limit_unresolved(after: Snapshot, ceiling: int | None,
+                     max_partitions: int | None) -> list[dict]:
+    """Brokers above ``ceiling`` and a cluster above max.partitions, once the plan is done."""
+    ids, counts = after.broker_ids, after.broker_replica_counts()
+    out = []
+    if ceiling is not None:
+        for b in np.flatnonzero(counts > ceiling):
+            out.append({"kind": "over_limit", "broker": int(ids[b]), "replicas": int(counts[b]),
+                        "target": ceiling, "excess": int(counts[b] - ceiling),
+                        "message": f"broker {ids[b]} keeps {counts[b] - ceiling} replicas over "
+                                   f"{ceiling}: no destination can take them without breaking "
+                                   "a limit, doubling a replica or reducing rack spread"})
+    total = int(counts.sum())
+    if max_partitions is not None and total > max_partitions:
+        out.append({"kind": "cluster_over_limit", "replicas": total, "target": max_partitions,
+                    "excess": total - max_partitions,
+                    "message": f"the cluster holds {total} replicas, max.partitions is "
+                               f"{max_partitions}: moving replicas cannot lower it; "
+                               "delete topics or raise the limit"})
+    return out
+
+
+# ---- the summary every plan gets ---------------------------------------------------------------
+def summarize(before: Snapshot, plan: Reassignment, limits: Limits,
+              unresolved: list[dict] | None = None, per_broker: int = PER_BROKER,
+              cluster: int = CLUSTER) -> dict:
+    """Moves, bytes, per-broker figures, execution batches, what is left and what breaks.
+
+    The same for Railyard's plans and for any plan given to ``reassign diff`` (whose
+    ``unresolved`` is then the limits it leaves broken).
+    """
+    after = plan.target(before)
+    added = new_replicas(before, plan)
+    entry = np.repeat(np.arange(len(plan)), np.diff(plan.offsets))
+    moves_per_entry = np.bincount(entry[added], minlength=len(plan))
+    bytes_per_entry = moves_per_entry * before.part_size[plan.rows]
+    new_leaders = plan.brokers[plan.offsets[:-1]] if len(plan) else np.zeros(0, np.int32)
+    replica_moves = int(moves_per_entry.sum())
+    figures = {
+        "replicas": (before.broker_replica_counts(), after.broker_replica_counts()),
+        "leaders": (_counted_leaders(before), _counted_leaders(after)),
+        "bytes": (before.broker_bytes(), after.broker_bytes()),
+    }
+    brokers = [{"id": int(b), **{f"{k}_{when}": int(v[w][i]) for k, v in figures.items()
+                                 for w, when in enumerate(("before", "after"))}}
+               for i, b in enumerate(before.broker_ids.tolist())]
+    batches = [{"partitions": idx.tolist(), "replica_moves": int(moves_per_entry[idx].sum()),
+                "bytes_to_move": int(bytes_per_entry[idx].sum())}
+               for idx in execution_batches(before, plan, per_broker, cluster)]
+    if unresolved is None:
+        unresolved = limit_unresolved(after, limits.max_broker_partitions, limits.max_partitions)
+    return {
+        "replica_moves": replica_moves,
+        "leader_moves": int((before.leaders[plan.rows] != new_leaders).sum()),
+        "bytes_to_move": int(bytes_per_entry.sum()),
+        "move_ratio": replica_moves / before.n_replicas if before.n_replicas else 0.0,
+        "brokers": brokers,
+        "batches": batches,
+        "batch_limits": {"per_broker": per_broker, "cluster": cluster},
+        "unresolved": unresolved,
+        "violations": plan_violations(before, after, plan, limits),
+    }
+
+
+def plan_violations(before: Snapshot, after: Snapshot, plan: Reassignment,
+                    limits: Limits) -> list[dict]:
+    """What a plan breaks: a destination over max.broker.partitions (the limit engine's
+    check), a partition on fewer racks than before, a changed replication factor."""
+    out = [{"kind": "limit", **v,
+            "message": f"broker {v['broker']} would hold {v['after']} replicas, over the "
+                       f"limit {v['limit']}" if v["broker"] is not None else
+                       f"the cluster would hold {v['after']} replicas, over max.partitions "
+                       f"{v['limit']}"}
+           for v in check_reassignment(before, plan, limits).violations]
+    rows = plan.rows
+    for r in rows[before.replication_factors[rows] != after.replication_factors[rows]]:
+        out.append({"kind": "replication_factor", "partition": _name(before, r),
+                    "before": int(before.replication_factors[r]),
+                    "after": int(after.replication_factors[r]),
+                    "message": f"{_name(before, r)} changes replication factor"})
+    if before.rack_mode != "none":
+        was, now = _rack_spread(before, rows), _rack_spread(after, rows)
+        for i in np.flatnonzero(now < was):
+            out.append({"kind": "rack_spread", "partition": _name(before, rows[i]),
+                        "before": int(was[i]), "after": int(now[i]),
+                        "message": f"{_name(before, rows[i])} would span {now[i]} racks "
+                                   f"instead of {was[i]}"})
+    return out
+
+
+def _counted_leaders(snap: Snapshot) -> np.ndarray:
+    return np.bincount(snap.leaders[~snap.part_internal], minlength=snap.n_brokers)
+
+
+def _name(snap: Snapshot, row: int) -> str:
+    return f"{snap.topic_names[snap.part_topic[row]]}-{snap.part_id[row]}"
+
+
+def _rack_spread(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+    """Distinct racks per partition row (a broker without a rack is a rack of its own)."""
+    rack = snap.broker_rack_index.astype(np.int64)
+    rack = np.where(rack < 0, len(snap.rack_names), rack)
+    lengths = snap.replication_factors[rows]
+    pairs = (np.repeat(np.arange(len(rows)), lengths) * (len(snap.rack_names) + 1)
+             + rack[snap.replica_broker[gather_index(snap.replica_offsets, rows)]])
+    owners = np.unique(pairs) // (len(snap.rack_names) + 1)
+    return np.bincount(owners, minlength=len(rows))
