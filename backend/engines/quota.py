@@ -243,7 +243,9 @@ def layout(bucket: np.ndarray, n_buckets: int) -> Layout:
     ranked = np.argsort(-counts, kind="stable")
     rank = np.empty(n_buckets, dtype=np.int64)
     rank[ranked] = np.arange(n_buckets)
-    by_bucket = np.argsort(bucket, kind="stable")
+    # numpy's stable sort is a radix sort for 16-bit keys: 10x faster than for int64
+    keys = bucket.astype(np.uint16) if n_buckets <= 1 << 16 else bucket
+    by_bucket = np.argsort(keys, kind="stable")
     starts = np.cumsum(counts) - counts
     step = np.empty(len(bucket), dtype=np.int64)
     step[by_bucket] = np.arange(len(bucket)) - starts[bucket[by_bucket]]

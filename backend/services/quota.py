@@ -103,8 +103,8 @@ def _first_bad_line(path: str | os.PathLike) -> str:
                     return f"{path}: line {number}: expected a JSON object per line"
                 for key, kind in types.items():
                     value = obj.get(key)
-                    if value is not None and (not isinstance(value, kind)
-                                              or (kind is int and isinstance(value, bool))):
+                    if value is not None and (not isinstance(value, kind) or (
+                            isinstance(value, bool) and kind is not bool)):
                         return f"{path}: line {number}: '{key}' has the wrong type: {value!r}"
     except UnicodeDecodeError:
         return f"{path}: not a UTF-8 text file"
