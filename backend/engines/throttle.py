@@ -159,26 +159,30 @@ def _replica_lists(snap: Snapshot, rows: np.ndarray, offsets: np.ndarray, broker
                    topics: np.ndarray) -> dict[str, str]:
     """"p:b,..." per topic in TreeSet<String> order; "" for a listed topic without entries.
 
-    Built without per-entry Python: numeric keys that sort like the strings, then the
-    ASCII bytes of all entries laid out in one buffer and sliced per topic.
+    Built without per-entry Python: the characters and a string-order rank of every
+    distinct partition number and broker id are tabled once, entries are sorted on one
+    int64 key (topic, partition rank, broker rank), and their ASCII bytes are laid out in
+    one buffer that is sliced per topic.
     """
     entry_row = np.repeat(rows, np.diff(offsets))
-    entry_topic = snap.part_topic[entry_row]
-    p_digits, p_len = _decimal_digits(snap.part_id[entry_row])
-    b_digits, b_len = _decimal_digits(snap.broker_ids[brokers])
-    order = np.lexsort((_string_order_key(b_digits, b_len, after_end=False),
-                        _string_order_key(p_digits, p_len, after_end=True), entry_topic))
-    p_digits, p_len, b_digits, b_len = p_digits[order], p_len[order], b_digits[order], b_len[order]
-    entry_topic = entry_topic[order]
-    n, width = p_digits.shape
-    chars = np.zeros((n, 2 * width + 2), dtype=np.uint8)
-    col = np.arange(width)
-    chars[:, :width] = np.where(col < p_len[:, None], p_digits + ord("0"), 0)
-    chars[:, width] = ord(":")
-    chars[:, width + 1:2 * width + 1] = np.where(col < b_len[:, None], b_digits + ord("0"), 0)
-    chars[:, -1] = ord(",")
+    entry_topic = snap.part_topic[entry_row].astype(np.int64)
+    part = snap.part_id[entry_row]
+    p_chars, p_len = _decimal_chars(np.arange(int(part.max(initial=0)) + 1))
+    b_chars, b_len = _decimal_chars(snap.broker_ids)
+    p_rank = _string_rank(p_chars, p_len, end_sorts_last=True)  # ':' follows the number
+    b_rank = _string_rank(b_chars, b_len, end_sorts_last=False)  # the string ends
+    n_p, n_b = len(p_rank), len(b_rank)
+    if snap.n_topics * n_p * n_b < SINGLE_KEY_LIMIT:
+        order = np.argsort((entry_topic * n_p + p_rank[part]) * n_b + b_rank[brokers],
+                           kind="stable")
+    else:  # a key that would overflow int64: sort on the three columns instead
+        order = np.lexsort((b_rank[brokers], p_rank[part], entry_topic))
+    part, brokers, entry_topic = part[order], brokers[order], entry_topic[order]
+    chars = np.concatenate((p_chars[part], np.full((len(part), 1), ord(":"), np.uint8),
+                            b_chars[brokers], np.full((len(part), 1), ord(","), np.uint8)),
+                           axis=1)
     text = chars[chars != 0].tobytes().decode("ascii")
-    bounds = offsets_from_lengths(p_len + b_len + 2)  # entry i is text[bounds[i]:bounds[i+1]]
+    bounds = offsets_from_lengths(p_len[part] + b_len[brokers] + 2)  # entry i: bounds[i:i+2]
     first = np.searchsorted(entry_topic, topics, side="left")
     last = np.searchsorted(entry_topic, topics, side="right")
     starts, stops = bounds[first], bounds[last] - (last > first)  # without the final comma
@@ -187,31 +191,37 @@ def _replica_lists(snap: Snapshot, rows: np.ndarray, offsets: np.ndarray, broker
     return dict(sorted(out.items()))
 
 
+SINGLE_KEY_LIMIT = 2**62  # topic x partition-rank x broker-rank must fit an int64
 DIGITS = 10  # partition numbers and broker ids are non-negative int32: at most 10 digits
 
 
-def _decimal_digits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Left-aligned decimal digits (n x DIGITS, zero padded) and digit counts of ``x``."""
+def _decimal_chars(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ASCII digits of each ``x``, left-aligned in DIGITS columns (0 = none), and counts."""
     x = np.asarray(x, dtype=np.int64)
     powers = 10 ** np.arange(DIGITS, dtype=np.int64)
     length = 1 + (x[:, None] >= powers[1:]).sum(axis=1)
     exponent = length[:, None] - 1 - np.arange(DIGITS)
     digits = (x[:, None] // powers[np.maximum(exponent, 0)]) % 10
-    return np.where(exponent >= 0, digits, 0).astype(np.uint8), length
+    return np.where(exponent >= 0, digits + ord("0"), 0).astype(np.uint8), length
 
 
-def _string_order_key(digits: np.ndarray, length: np.ndarray, after_end: bool) -> np.ndarray:
-    """An int64 that sorts like the decimal string, as Java's String.compareTo would.
+def _string_rank(chars: np.ndarray, length: np.ndarray, end_sorts_last: bool) -> np.ndarray:
+    """Rank of each row's string in Java String.compareTo order (rows distinct).
 
-    Base 11, one position per character. Past the end of a partition number comes ':',
-    which sorts after every digit ("10:1" < "1:2"), so its end scores 10 and the digits
-    0..9; a broker id ends the string, which sorts before any digit ("5:1" < "5:10"), so
-    its end scores 0 and the digits 1..10.
+    Scored in base 11, one position per character. After a partition number comes ':',
+    which sorts after every digit ("10:1" < "1:2"): its end scores 10, digits 0..9. A
+    broker id ends the string, which sorts before any digit ("5:1" < "5:10"): its end
+    scores 0, digits 1..10.
     """
     inside = np.arange(DIGITS) < length[:, None]
-    score = np.where(inside, digits.astype(np.int64) + (0 if after_end else 1),
-                     10 if after_end else 0)
-    return score @ (11 ** np.arange(DIGITS - 1, -1, -1, dtype=np.int64))
+    digit = chars.astype(np.int64) - ord("0")
+    score = np.where(inside, digit + (0 if end_sorts_last else 1), 10 if end_sorts_last else 0)
+    key = np.zeros(len(chars), dtype=np.int64)
+    for column in score.T:  # Horner: DIGITS vector steps
+        key = key * 11 + column
+    rank = np.empty(len(key), dtype=np.int64)
+    rank[np.argsort(key)] = np.arange(len(key))
+    return rank
 
 
 @dataclass(eq=False)

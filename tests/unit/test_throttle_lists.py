@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from backend.engines import throttle
 from backend.engines.throttle import ThrottleParams, plan_throttle, proposed_moves
 from backend.model.generate import generate_snapshot
 from backend.model.io import snapshot_from_dict
@@ -161,3 +162,13 @@ def test_random_plans_with_arbitrary_ids_match_reference(ids, parts, seed):
     assert out["leader_throttled_replicas"] == leader
     assert out["follower_throttled_replicas"] == follower
     assert out["throttled_brokers"] == throttled
+
+
+def test_three_column_sort_for_keys_beyond_int64(monkeypatch):
+    monkeypatch.setattr(throttle, "SINGLE_KEY_LIMIT", 0)
+    snap = generate_snapshot(12, 0, 4, 300, 3, seed=5)
+    plan = random_reassignment(snap, 120, seed=5)
+    out = plan_throttle(snap, plan, ThrottleParams(1e6)).to_dict()
+    leader, follower, _ = kafka_reference(snap, plan)
+    assert out["leader_throttled_replicas"] == leader
+    assert out["follower_throttled_replicas"] == follower
