@@ -1,0 +1,256 @@
+"""Where what-if sweeps run: an embedded local Spark, a Spark cluster, or Spark Connect.
+
+One warm session per process: the CLI and the dashboard ask ``get_session`` and the
+first caller (or ``warm_up`` in a background thread at start-up) pays the JVM start.
+Settings come from arguments, then the environment (RAILYARD_SPARK_MASTER,
+RAILYARD_SPARK_REMOTE, RAILYARD_SPARK_UI), then the config file's ``spark`` section,
+then defaults (local[*] bound to 127.0.0.1, Arrow on, UI off). Problems a user can fix
+(no Java, a master or Connect server not listening) are BadInput with one line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import threading
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from backend.errors import BadInput
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_MASTER = "local[*]"
+ENV_MASTER = "RAILYARD_SPARK_MASTER"
+ENV_REMOTE = "RAILYARD_SPARK_REMOTE"
+ENV_UI = "RAILYARD_SPARK_UI"
+CONFIG_KEYS = {"master", "remote", "ui", "conf", "app_name"}
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """How to reach Spark. ``remote`` (sc://host:port) wins over ``master`` when set."""
+
+    master: str = DEFAULT_MASTER
+    remote: str | None = None
+    ui: bool = False
+    app_name: str = "railyard"
+    conf: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def is_remote(self) -> bool:
+        return self.remote is not None
+
+    @property
+    def where(self) -> str:
+        return self.remote or self.master
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def settings_from(master: str | None = None, remote: str | None = None,
+                  config: Mapping[str, Any] | None = None,
+                  env: Mapping[str, str] | None = None) -> SparkSettings:
+    """Settings from command-line values, then environment, then the config's spark section."""
+    env = os.environ if env is None else env
+    config = dict(config or {})
+    unknown = set(config) - CONFIG_KEYS
+    if unknown:
+        raise BadInput(f"spark config: unknown key '{sorted(unknown)[0]}' "
+                       f"(known: {', '.join(sorted(CONFIG_KEYS))})")
+    if master and remote:
+        raise BadInput("give either --spark-master or --spark-remote, not both")
+    if not (master or remote):
+        master, remote = env.get(ENV_MASTER) or None, env.get(ENV_REMOTE) or None
+    if not (master or remote):
+        master, remote = config.get("master") or None, config.get("remote") or None
+    conf = config.get("conf") or {}
+    if not isinstance(conf, Mapping):
+        raise BadInput("spark config: 'conf' must be a mapping of Spark settings")
+    ui = _truthy(env[ENV_UI]) if ENV_UI in env else bool(config.get("ui", False))
+    settings = SparkSettings(master=master or DEFAULT_MASTER, remote=remote, ui=ui,
+                             app_name=str(config.get("app_name", "railyard")),
+                             conf=tuple(sorted((str(k), str(v)) for k, v in conf.items())))
+    _validate_url(settings)
+    return settings
+
+
+def _validate_url(s: SparkSettings) -> None:
+    if s.remote is not None:
+        if not s.remote.startswith("sc://") or not urlsplit(s.remote).hostname:
+            raise BadInput(f"Spark Connect URL must look like sc://host:port, got '{s.remote}'")
+        return
+    if not (s.master.startswith(("local", "spark://", "yarn", "k8s://"))):
+        raise BadInput(f"Spark master must be local[N], spark://host:port, yarn or k8s://..., "
+                       f"got '{s.master}'")
+
+
+# ---- checks a user can act on ------------------------------------------------------------
+def java_executable() -> str | None:
+    """The java Spark will start: $JAVA_HOME/bin/java, else java on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return os.path.join(home, "bin", "java")
+    return shutil.which("java")
+
+
+def _endpoints(url: str) -> list[tuple[str, int]]:
+    """host:port pairs of a spark:// (possibly comma-separated HA list) or sc:// URL."""
+    scheme, rest = url.split("://", 1)
+    default = 15002 if scheme == "sc" else 7077
+    out = []
+    for hostport in rest.split("/", 1)[0].split(";", 1)[0].split(","):
+        parts = urlsplit(f"//{hostport}")
+        out.append((parts.hostname or LOOPBACK, parts.port or default))
+    return out
+
+
+def check_reachable(url: str, timeout: float = 3.0) -> None:
+    """BadInput unless something listens at the master / Connect URL (fail fast, not hang)."""
+    errors = []
+    for host, port in _endpoints(url):
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as e:
+            errors.append(f"{host}:{port}: {e.strerror or e}")
+    raise BadInput(f"Spark at {url} is unreachable ({'; '.join(errors)})")
+
+
+# ---- building sessions ---------------------------------------------------------------------
+def _classic_conf(s: SparkSettings) -> dict[str, str]:
+    conf = {
+        "spark.app.name": s.app_name,
+        "spark.ui.enabled": "true" if s.ui else "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.log.level": "ERROR",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
+        "spark.pyspark.driver.python": sys.executable,
+    }
+    if s.master.startswith(("local", "spark://")) and _is_loopback_master(s.master):
+        conf |= {"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK}
+    return conf | dict(s.conf)
+
+
+def _is_loopback_master(master: str) -> bool:
+    if master.startswith("local"):
+        return True
+    return all(h in {LOOPBACK, "localhost"} for h, _ in _endpoints(master))
+
+
+def build_session(s: SparkSettings):
+    """A new SparkSession for these settings (use ``get_session`` for the shared one)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # pyspark 4 warns on every pandas call that pandas 3 is "not yet fully supported"
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                            category=FutureWarning)
+    from pyspark.sql import SparkSession
+
+    if s.is_remote:
+        check_reachable(s.remote)
+        builder = SparkSession.builder.remote(s.remote)
+        for k, v in s.conf:
+            builder = builder.config(k, v)
+        try:
+            return builder.getOrCreate()
+        except Exception as e:  # grpc errors: one line, the cause kept
+            raise BadInput(f"Spark Connect at {s.remote} refused the session: "
+                           f"{str(e).splitlines()[0]}") from e
+    if java_executable() is None:
+        raise BadInput("Java not found: Spark needs Java 17 or later (install "
+                       "openjdk-17-jre-headless or set JAVA_HOME)")
+    if _is_loopback_master(s.master):
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    if s.master.startswith("spark://"):
+        check_reachable(s.master)
+    builder = SparkSession.builder.master(s.master)
+    for k, v in _classic_conf(s).items():
+        builder = builder.config(k, v)
+    try:
+        return builder.getOrCreate()
+    except Exception as e:  # JVM failed to start: JAVA_GATEWAY_EXITED and friends
+        raise BadInput(f"Spark ({s.master}) did not start: {str(e).splitlines()[0]}") from e
+
+
+class _Shared:
+    """The process's one session, built on first use or by a background warm-up."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.settings: SparkSettings | None = None
+        self.session = None
+        self.warming: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+
+_shared = _Shared()
+
+
+def get_session(settings: SparkSettings | None = None):
+    """The shared session for ``settings`` (default: from env and defaults).
+
+    Asking for different settings stops the old session first: one JVM per process can
+    hold only one classic SparkContext.
+    """
+    settings = settings or settings_from()
+    warming = _shared.warming
+    if warming is not None and warming is not threading.current_thread():
+        warming.join()
+    with _shared.lock:
+        if _shared.session is not None and _shared.settings == settings:
+            return _shared.session
+        if _shared.error is not None and _shared.settings == settings:
+            error, _shared.error = _shared.error, None
+            raise error
+        _stop_locked()
+        _shared.session = build_session(settings)
+        _shared.settings = settings
+        return _shared.session
+
+
+def warm_up(settings: SparkSettings | None = None) -> threading.Thread:
+    """Start the shared session in a background thread so the first what-if is warm."""
+    settings = settings or settings_from()
+
+    def run() -> None:
+        try:
+            get_session(settings)
+        except BaseException as e:  # kept for the first real caller to see
+            with _shared.lock:
+                _shared.settings, _shared.error = settings, e
+        finally:
+            _shared.warming = None
+
+    thread = threading.Thread(target=run, name="spark-warm-up", daemon=True)
+    _shared.warming = thread
+    thread.start()
+    return thread
+
+
+def stop_session() -> None:
+    """Stop the shared session (tests, and switching between clusters)."""
+    warming = _shared.warming
+    if warming is not None:
+        warming.join()
+    with _shared.lock:
+        _stop_locked()
+
+
+def _stop_locked() -> None:
+    if _shared.session is not None:
+        _shared.session.stop()
+    _shared.session, _shared.settings, _shared.error = None, None, None
+
+
+def is_connect(spark) -> bool:
+    """True for a Spark Connect client session (no SparkContext, no broadcast)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
