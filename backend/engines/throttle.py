@@ -398,6 +398,7 @@ class ThrottlePlan:
                      if len(self.throttled) else None)
         rate = int(t) if float(t).is_integer() else t
         stuck_ids = snap.broker_ids[stuck].tolist()
+        rows = self.broker_rows()
         return {
             "cluster": snap.cluster,
             "throttle": rate,
@@ -418,7 +419,8 @@ class ThrottlePlan:
                 "topic_configs": list(VERIFY_TOPIC_CONFIGS),
                 "topics": sorted(self.leader_lists),
             },
-            "brokers": self.broker_rows(),
+            "brokers": rows,
+            "outside_safe_band": [r["id"] for r in rows if not r["in_safe_band"]],
             "eta_seconds": None if len(stuck) else eta,
             "diagnosis": None if not len(stuck) else (
                 f"never finishes: on brokers {stuck_ids} the throttle {t:.0f} B/s is at or "

@@ -80,7 +80,9 @@ def test_qa4_safe_band_each_side():
     plan = plan_for(snap, [("a", 0, [1, 2, 4])])
 
     def broker1(t):
-        return by_id(plan_throttle(snap, plan, ThrottleParams(t, 100e6)).to_dict())[1]
+        out = plan_throttle(snap, plan, ThrottleParams(t, 100e6)).to_dict()
+        assert (1 in out["outside_safe_band"]) != by_id(out)[1]["in_safe_band"]
+        return by_id(out)[1]
 
     inside = broker1(50e6)
     assert inside["in_safe_band"] and inside["diagnosis"] is None
