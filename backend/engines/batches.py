@@ -26,11 +26,19 @@ _PASSES = 4  # refills of one batch with movements the first pass skipped
 
 def new_replicas(snap: Snapshot, plan: Reassignment) -> np.ndarray:
     """Mask over ``plan.brokers``: replicas the plan adds (not in the current list)."""
-    old_len = snap.replication_factors[plan.rows]
-    old = (np.repeat(plan.rows, old_len) * snap.n_brokers
-           + snap.replica_broker[gather_index(snap.replica_offsets, plan.rows)])
-    new = np.repeat(plan.rows, np.diff(plan.offsets)) * snap.n_brokers + plan.brokers
-    return ~np.isin(new, old)
+    old = padded_rows(snap.replica_offsets, snap.replica_broker, plan.rows)
+    entry = np.repeat(np.arange(len(plan)), np.diff(plan.offsets))
+    return ~(old[entry] == plan.brokers[:, None]).any(axis=1)
+
+
+def padded_rows(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray,
+                pad: int = -1) -> np.ndarray:
+    """CSR rows as a (len(rows), longest) matrix, short rows padded with ``pad``."""
+    lengths = offsets[rows + 1] - offsets[rows]
+    k = np.arange(int(lengths.max()) if len(rows) else 0)
+    valid = k[None, :] < lengths[:, None]
+    cells = np.where(valid, offsets[rows][:, None] + k[None, :], 0)
+    return np.where(valid, values[cells] if len(values) else pad, pad)
 
 
 def execution_batches(snap: Snapshot, plan: Reassignment, per_broker: int = PER_BROKER,
@@ -90,6 +98,8 @@ def _fill(window: np.ndarray, occ_off: np.ndarray, occ: np.ndarray, n_brokers: i
 
 def rank_within(keys: np.ndarray) -> np.ndarray:
     """0-based position of each element among equal keys, in array order."""
+    if len(keys) and keys.min() >= 0 and keys.max() < 2**15:
+        keys = keys.astype(np.int16)  # numpy's stable sort is a radix sort here
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])

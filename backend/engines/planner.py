@@ -33,12 +33,12 @@ from backend.engines.batches import (
     PER_BROKER,
     execution_batches,
     new_replicas,
+    padded_rows,
     rank_within,
 )
 from backend.engines.fit import level_fill
 from backend.engines.limits import check_reassignment
 from backend.errors import BadInput
-from backend.model.csr import gather_index
 from backend.model.reassignment import Reassignment, reassignment_between
 from backend.model.snapshot import Limits, Snapshot
 
@@ -636,9 +636,7 @@ def _name(snap: Snapshot, row: int) -> str:
 def _rack_spread(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
     """Distinct racks per partition row (a broker without a rack is a rack of its own)."""
     rack = snap.broker_rack_index.astype(np.int64)
-    rack = np.where(rack < 0, len(snap.rack_names), rack)
-    lengths = snap.replication_factors[rows]
-    pairs = (np.repeat(np.arange(len(rows)), lengths) * (len(snap.rack_names) + 1)
-             + rack[snap.replica_broker[gather_index(snap.replica_offsets, rows)]])
-    owners = np.unique(pairs) // (len(snap.rack_names) + 1)
-    return np.bincount(owners, minlength=len(rows))
+    rack = np.append(np.where(rack < 0, len(snap.rack_names), rack), -1)  # -1: padding
+    racks = np.sort(rack[padded_rows(snap.replica_offsets, snap.replica_broker, rows)], axis=1)
+    before = np.hstack((np.full((len(rows), 1), -1), racks[:, :-1]))
+    return ((racks >= 0) & (racks != before)).sum(axis=1)

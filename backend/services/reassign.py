@@ -1,0 +1,55 @@
+"""Reassignment questions: plan toward a goal, or summarise and check any plan."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from backend.engines import planner
+from backend.engines.batches import CLUSTER, PER_BROKER
+from backend.errors import BadInput
+from backend.model.io import read_json
+from backend.model.reassignment import reassignment_from_dict
+from backend.model.snapshot import Limits, Snapshot
+
+
+def generate(snap: Snapshot, goal: planner.Goal, limits: Limits, seed: int = 0,
+             plan_out: str | None = None, per_broker: int = PER_BROKER,
+             cluster: int = CLUSTER) -> dict:
+    """The plan for ``goal`` as Kafka's JSON, its summary, and the plan file if asked."""
+    result = planner.plan(snap, goal, limits, seed=seed)
+    summary = planner.summarize(snap, result.reassignment, limits, result.unresolved,
+                                per_broker, cluster)
+    kafka = result.reassignment.to_kafka_json(snap)
+    out = {"goal": goal.kind, "ok": result.ok, "plan": kafka, "summary": summary}
+    if plan_out is not None:
+        out["plan_out"] = write_plan(kafka, plan_out)
+    return out
+
+
+def diff(snap: Snapshot, plan_path: str, limits: Limits, per_broker: int = PER_BROKER,
+         cluster: int = CLUSTER) -> dict:
+    """Validate a plan file as kafka-reassign-partitions does, then summarise it."""
+    plan = reassignment_from_dict(read_json(plan_path, "reassignment file"), snap,
+                                  source=plan_path)
+    summary = planner.summarize(snap, plan, limits, None, per_broker, cluster)
+    return {"ok": not summary["violations"] and not summary["unresolved"],
+            "partitions": len(plan), "summary": summary}
+
+
+def write_plan(kafka: dict, path: str) -> dict:
+    """Write the bare plan kafka-reassign-partitions --execute accepts (never an empty one:
+    Kafka rejects an empty partition list)."""
+    if not kafka["partitions"]:
+        return {"path": path, "written": False,
+                "reason": "the plan is empty: nothing to reassign"}
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(kafka, f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError as e:
+        raise BadInput(f"--plan-out {path}: {e.strerror or e}") from None
+    return {"path": path, "written": True, "partitions": len(kafka["partitions"])}
