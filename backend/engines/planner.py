@@ -209,9 +209,10 @@ def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
     low, high = total // n, -(-total // n)
 
     def transfer(counts, members):
-        want = np.where(members & is_new, np.maximum(np.minimum(low, cap) - counts, 0), 0)
+        floor = min(low, int(counts[members].sum()) // int(members.sum()))  # rack's own even
+        want = np.where(members & is_new, np.maximum(np.minimum(floor, cap) - counts, 0), 0)
         room = np.where(members & is_new, np.maximum(np.minimum(high, cap) - counts, 0), 0)
-        most = np.where(members & ~is_new, np.maximum(counts - low, 0), 0)
+        most = np.where(members & ~is_new, np.maximum(counts - floor, 0), 0)
         return _shed(counts, most, int(want.sum())), want, room
 
     _run(work, work.counted, transfer)
@@ -258,11 +259,18 @@ def balance_bounds(avg: float, threshold: float) -> tuple[int, int]:
 
 
 def _band_transfer(avg: float, cap, threshold: float) -> Transfer:
-    """Fewest moves into the band: max(excess above it, deficit below it)."""
-    low, high = balance_bounds(avg, threshold)
-    ceiling = np.minimum(cap, high)
+    """Fewest moves into the band: max(excess above it, deficit below it).
+
+    Within one rack the band widens to the rack's own band, so a rack that racks alone
+    keep above or below the cluster's average is still evened out inside.
+    """
 
     def transfer(counts, members):
+        low, high = balance_bounds(avg, threshold)
+        if not members.all():
+            rack_low, rack_high = balance_bounds(counts[members].mean(), threshold)
+            low, high = min(low, rack_low), max(high, rack_high)
+        ceiling = np.minimum(cap, high)
         over = np.where(members, np.maximum(counts - ceiling, 0), 0)
         under = np.where(members, np.maximum(low - counts, 0), 0)
         moves = max(int(over.sum()), int(under.sum()))
