@@ -1,5 +1,7 @@
 """KIP-599 engine: the KIP's example, Kafka's own test scenarios, Kafka's entity precedence."""
 
+from unittest.mock import patch
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -89,13 +91,16 @@ def test_kafka_permissive_controller_mutation_quota():
     assert tk.throttle_ms(EPOCH + 5000) == 12000
 
 
-def test_kafka_controller_mutation_quota_violation_replayed():
+@pytest.mark.parametrize("lockstep_min", [q._LOCKSTEP_MIN_BUCKETS, 0])
+def test_kafka_controller_mutation_quota_violation_replayed(lockstep_min):
     # quota 10 on (ANONYMOUS, test-client), 10 samples of 1 s: burst 100
     times = [float(s) for s in range(10)] + [10.0, 10.0, 11.0]
     parts = [10] * 10 + [110, 110, 110]
     df = frame([(t, "ANONYMOUS", "test-client", p) for t, p in zip(times, parts, strict=True)])
     book = QuotaBook({("ANONYMOUS", "test-client"): 10})
-    per_request, buckets = q.replay_frame(df, rate=None, samples=10, quotas=book)
+    with patch.object(q, "_LOCKSTEP_MIN_BUCKETS", lockstep_min):  # both replay paths
+        per_request, buckets = q.replay_frame(df, rate=None, samples=10, quotas=book)
+    # at T+11 s the bucket is back at exactly 0 tokens, which admits (tokens >= 0)
     assert per_request["throttle_ms"].tolist() == [0] * 10 + [0, 1000, 0]
     assert per_request["admitted"].tolist() == [True] * 11 + [False, True]
     assert per_request["tokens_after"].tolist()[10:] == [-10.0, -10.0, -110.0]
