@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -26,17 +27,15 @@ FORMAT_VERSION = 1
 def read_json(path: str | os.PathLike, what: str = "file") -> Any:
     """Parse a JSON file, turning every failure into one actionable line."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        with open(path, "rb") as f:
+            return orjson.loads(f.read())
     except FileNotFoundError:
         raise BadInput(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, expected a {what}") from None
     except PermissionError:
         raise BadInput(f"{path}: permission denied") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not a UTF-8 text file") from None
-    except json.JSONDecodeError as e:
+    except orjson.JSONDecodeError as e:
         where = f"line {e.lineno} column {e.colno}"
         raise BadInput(f"{path}: invalid JSON at {where}: {e.msg}") from None
 

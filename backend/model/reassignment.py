@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from backend.errors import BadInput
 from backend.model.csr import gather_index, offsets_from_lengths
@@ -47,8 +49,8 @@ class Reassignment:
                 "partition": int(snap.part_id[row]),
                 "replicas": ids[off[i] : off[i + 1]],
             }
-            entry["log_dirs"] = (self.log_dirs[i] if self.log_dirs
-                                 else ["any"] * (off[i + 1] - off[i]))
+            given = self.log_dirs[i] if self.log_dirs else None
+            entry["log_dirs"] = given or ["any"] * (off[i + 1] - off[i])
             out.append(entry)
         return {"version": 1, "partitions": out}
 
@@ -66,7 +68,63 @@ def reassignment_from_dict(obj: Any, snap: Snapshot, source: str = "reassignment
     entries = obj["partitions"]
     if not entries:
         raise BadInput(f"{source}: the partition list is empty")
-    rows, lists, dirs = [], [], []
+    parsed = _parse_fast(entries, snap) or _parse_validating(entries, snap, source)
+    rows, lengths, brokers, dirs = parsed
+    order = np.argsort(rows, kind="stable")
+    return Reassignment(
+        rows=rows[order],
+        offsets=offsets_from_lengths(lengths[order]),
+        brokers=brokers[gather_index(offsets_from_lengths(lengths), order)],
+        log_dirs=None if dirs is None else [dirs[i] for i in order],
+    )
+
+
+Parsed = tuple[np.ndarray, np.ndarray, np.ndarray, list | None]
+
+
+def _parse_fast(entries: list, snap: Snapshot) -> Parsed | None:
+    """Whole-plan checks in a few passes; None when anything is off (the validating
+    parser then names the first problem)."""
+    try:
+        topics = [e["topic"] for e in entries]
+        parts = [e["partition"] for e in entries]
+        reps = [e["replicas"] for e in entries]
+        dirs = [e.get("log_dirs") for e in entries]
+    except (TypeError, KeyError, AttributeError):
+        return None
+    if ({*map(type, topics)} != {str} or {*map(type, parts)} != {int}
+            or {*map(type, reps)} != {list}):
+        return None
+    lengths = np.fromiter(map(len, reps), np.int64, len(reps))
+    flat = list(chain.from_iterable(reps))
+    if not flat or {*map(type, flat)} != {int} or (lengths == 0).any():
+        return None
+    has_dirs = any(d is not None for d in dirs)
+    if has_dirs and any(type(d) is not list or len(d) != n for d, n in zip(dirs, lengths,
+                                                                             strict=True)):
+        return None
+    t_idx = pd.Index(snap.topic_names).get_indexer(topics)
+    part = np.asarray(parts, dtype=np.int64)
+    starts = snap.topic_starts
+    if (t_idx < 0).any() or (part < 0).any() or (part >= starts[t_idx + 1] - starts[t_idx]).any():
+        return None
+    rows = starts[t_idx] + part
+    ids = np.asarray(flat, dtype=np.int64)
+    pos = np.searchsorted(snap.broker_ids, ids)
+    if (pos >= snap.n_brokers).any() or (snap.broker_ids[np.minimum(pos, snap.n_brokers - 1)]
+                                         != ids).any():
+        return None
+    pairs = np.repeat(np.arange(len(rows)), lengths) * snap.n_brokers + pos
+    if np.bincount(rows).max() > 1 or (np.diff(np.sort(pairs)) == 0).any():
+        return None
+    return rows, lengths, pos.astype(np.int32), dirs if has_dirs else None
+
+
+def _parse_validating(entries: list, snap: Snapshot, source: str) -> Parsed:
+    """Entry by entry, raising BadInput at the first problem with its place in the file."""
+    topic_of = {name: t for t, name in enumerate(snap.topic_names)}
+    starts = snap.topic_starts.tolist()
+    rows, lengths, flat, dirs, labels = [], [], [], [], []
     any_dirs = False
     seen: set[int] = set()
     for i, e in enumerate(entries):
@@ -79,9 +137,12 @@ def reassignment_from_dict(obj: Any, snap: Snapshot, source: str = "reassignment
         if isinstance(part, bool) or not isinstance(part, int):
             raise BadInput(f"{where}: 'partition' must be an integer")
         label = f"{source}: partition {topic}-{part}"
-        if not snap.has_topic(topic):
+        t = topic_of.get(topic)
+        if t is None:
             raise BadInput(f"{label}: topic '{topic}' is not in cluster '{snap.cluster}'")
-        row = snap.partition_row(topic, part)
+        if not 0 <= part < starts[t + 1] - starts[t]:
+            raise BadInput(f"{label}: partition {topic}-{part} does not exist")
+        row = starts[t] + part
         if row in seen:
             raise BadInput(f"{label}: listed twice")
         seen.add(row)
@@ -97,15 +158,26 @@ def reassignment_from_dict(obj: Any, snap: Snapshot, source: str = "reassignment
                 raise BadInput(f"{label}: 'log_dirs' must list one directory per replica")
             any_dirs = True
         rows.append(row)
-        lists.append(snap.broker_positions(reps, where=label))
-        dirs.append(ld or ["any"] * len(reps))
-    order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
-    return Reassignment(
-        rows=np.asarray(rows, dtype=np.int64)[order],
-        offsets=offsets_from_lengths([len(lists[i]) for i in order]),
-        brokers=np.concatenate([lists[i] for i in order]).astype(np.int32),
-        log_dirs=[dirs[i] for i in order] if any_dirs else None,
-    )
+        lengths.append(len(reps))
+        flat.extend(reps)
+        dirs.append(ld)
+        labels.append(label)
+    brokers = _positions(snap, np.asarray(flat, dtype=np.int64), lengths, labels)
+    return (np.asarray(rows, dtype=np.int64), np.asarray(lengths, dtype=np.int64), brokers,
+            dirs if any_dirs else None)
+
+
+def _positions(snap: Snapshot, ids: np.ndarray, lengths: list[int], labels: list[str]
+               ) -> np.ndarray:
+    """Broker positions of all plan replicas at once; BadInput names the first bad entry."""
+    pos = np.searchsorted(snap.broker_ids, ids)
+    known = (pos < snap.n_brokers) & (snap.broker_ids[np.minimum(pos, snap.n_brokers - 1)] == ids)
+    if not known.all():
+        first = int(np.argmax(~known))
+        entry = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
+        raise BadInput(f"{labels[entry]}: broker {int(ids[first])} is not in cluster "
+                       f"'{snap.cluster}'")
+    return pos.astype(np.int32)
 
 
 def reassignment_between(before: Snapshot, after: Snapshot) -> Reassignment:

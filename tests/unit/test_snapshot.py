@@ -128,3 +128,22 @@ def test_describe_headroom():
     assert [b["replicas"] for b in out["brokers"]] == [1, 1, 2]
     assert out["brokers"][0]["capacity"] == 3999
     assert out["cluster_partitions"] == 4 and out["cluster_capacity"] == 199996
+
+
+def test_fast_and_validating_plan_parsers_agree():
+    from backend.model.reassignment import _parse_fast, _parse_validating
+
+    snap = generate_snapshot(8, 2, 5, 60, 3, seed=4)
+    rng = np.random.default_rng(0)
+    entries = []
+    for row in rng.choice(snap.n_partitions, 25, replace=False).tolist():
+        reps = rng.choice(snap.broker_ids, int(rng.integers(1, 4)), replace=False).tolist()
+        entries.append({"topic": snap.topic_names[snap.part_topic[row]],
+                        "partition": int(snap.part_id[row]), "replicas": reps,
+                        "log_dirs": ["any"] * len(reps)})
+    fast, slow = _parse_fast(entries, snap), _parse_validating(entries, snap, "p")
+    for a, b in zip(fast[:3], slow[:3], strict=True):
+        assert np.array_equal(a, b)
+    assert fast[3] == slow[3]
+    entries[3]["replicas"] = [True]  # JSON true is not a broker id
+    assert _parse_fast(entries, snap) is None
