@@ -1,0 +1,230 @@
+"""Charts operators look at instead of reading: every figure the pages draw.
+
+Figures take plain lists or tidy frames (never queries); colours say the state:
+blue fine, amber near a limit, red over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+OK, NEAR, OVER, GREY, LINE = "#3b7dd8", "#e8a317", "#d64545", "#9aa5b1", "#1f2933"
+NEAR_FRACTION = 0.9  # a figure at 90% of its limit counts as near it
+
+
+def state_colour(value: float, limit: float | None) -> str:
+    if limit is None or limit <= 0:
+        return OK
+    if value > limit:
+        return OVER
+    return NEAR if value >= NEAR_FRACTION * limit else OK
+
+
+def _base(title: str, height: int = 320, **layout) -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(title={"text": title, "x": 0, "font": {"size": 15}}, height=height,
+                      margin={"l": 60, "r": 20, "t": 44, "b": 44}, template="plotly_white",
+                      legend={"orientation": "h", "y": -0.2}, **layout)
+    return fig
+
+
+def empty(title: str, message: str) -> go.Figure:
+    """A figure that says why it has nothing to show, instead of blank axes."""
+    fig = _base(title, height=220)
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper",
+                       yref="paper", font={"size": 14, "color": GREY})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
+
+
+def limit_bars(labels: Sequence[str], values: Sequence[float], limit: float | None,
+               title: str, value_name: str = "replicas",
+               limit_name: str = "max.broker.partitions") -> go.Figure:
+    """One bar per broker against a limit line; near and over the limit stand out."""
+    fig = _base(title)
+    colours = [state_colour(v, limit) for v in values]
+    text = [f"{v:,.0f}" + ("" if limit is None else f" ({v / limit:.0%})") for v in values]
+    fig.add_bar(x=list(labels), y=list(values), marker_color=colours, name=value_name,
+                text=text, textposition="outside", cliponaxis=False,
+                hovertemplate="%{x}: %{y:,.0f} " + value_name + "<extra></extra>")
+    if limit is not None:
+        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
+                      annotation_text=f"{limit_name} = {limit:,.0f}",
+                      annotation_position="top left")
+        fig.update_yaxes(range=[0, max([limit, *values]) * 1.15])
+    fig.update_xaxes(type="category", title="broker")
+    fig.update_yaxes(title=value_name)
+    return fig
+
+
+def capacity_bars(labels: Sequence[str], before: Sequence[float], after: Sequence[float],
+                  limit: float | None, title: str) -> go.Figure:
+    """Replicas per broker now and after a change, stacked, against the limit."""
+    fig = _base(title)
+    added = [a - b for a, b in zip(after, before, strict=True)]
+    fig.add_bar(x=list(labels), y=list(before), name="now", marker_color=GREY)
+    fig.add_bar(x=list(labels), y=added, name="added",
+                marker_color=[state_colour(a, limit) for a in after],
+                text=[f"+{d:,.0f}" if d else "" for d in added], textposition="outside")
+    fig.update_layout(barmode="stack")
+    if limit is not None:
+        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
+                      annotation_text=f"max.broker.partitions = {limit:,.0f}",
+                      annotation_position="top left")
+        fig.update_yaxes(range=[0, max([limit, *after]) * 1.15])
+    fig.update_xaxes(type="category", title="broker")
+    fig.update_yaxes(title="replicas")
+    return fig
+
+
+def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "series",
+                limit: float | None = None, limit_name: str = "limit",
+                x_range: tuple | None = None) -> go.Figure:
+    """One line per series over time (frame columns: time, value, ``series``)."""
+    fig = _base(title)
+    for name, part in frame.groupby(series, sort=True):
+        fig.add_scatter(x=part["time"], y=part["value"], mode="lines", name=str(name),
+                        hovertemplate="%{x}<br>%{y:,.4~s} " + unit + "<extra>" + str(name)
+                        + "</extra>")
+    if limit is not None:
+        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash"}, annotation_text=limit_name,
+                      annotation_position="top left")
+    fig.update_yaxes(title=unit, rangemode="tozero")
+    if x_range is not None:
+        fig.update_xaxes(range=list(x_range))
+    return fig
+
+
+def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
+                       follower: Sequence[float], configured: Sequence[float | None],
+                       title: str) -> go.Figure:
+    """Throttled leader and follower byte rates per broker against the configured rate."""
+    fig = _base(title)
+    fig.add_bar(x=list(labels), y=list(leader), name="leader throttled B/s", marker_color=OK)
+    fig.add_bar(x=list(labels), y=list(follower), name="follower throttled B/s",
+                marker_color="#7fb3f0")
+    fig.add_scatter(x=list(labels), y=[c if c is not None else None for c in configured],
+                    mode="markers", name="configured rate",
+                    marker={"symbol": "line-ew-open", "size": 36, "color": OVER,
+                            "line": {"width": 3}})
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(type="category", title="broker")
+    fig.update_yaxes(title="bytes/s", rangemode="tozero")
+    return fig
+
+
+def safe_band(labels: Sequence[str], low: Sequence[float], high: Sequence[float],
+              throttle: float, in_band: Sequence[bool], title: str) -> go.Figure:
+    """KIP-73's safe band per broker (BytesIn .. N - BytesIn/R) with the chosen throttle."""
+    fig = _base(title)
+    fig.add_bar(x=list(labels), y=[h - lo for lo, h in zip(low, high, strict=True)],
+                base=list(low), name="safe band",
+                marker_color=[OK if ok else OVER for ok in in_band], opacity=0.45,
+                hovertemplate="%{x}: %{base:,.4~s} .. %{y:,.4~s} B/s<extra>safe band</extra>")
+    fig.add_hline(y=throttle, line={"color": LINE, "width": 2},
+                  annotation_text=f"throttle {throttle:,.0f} B/s",
+                  annotation_position="top left")
+    fig.update_xaxes(type="category", title="broker")
+    fig.update_yaxes(title="bytes/s", rangemode="tozero")
+    return fig
+
+
+def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: float,
+              title: str) -> go.Figure:
+    """Predicted ETA against the throttle; where it never finishes the curve stops."""
+    fig = _base(title)
+    hours = [None if e is None else e / 3600 for e in etas]
+    fig.add_scatter(x=list(throttles), y=hours, mode="lines+markers", name="ETA",
+                    line={"color": OK}, connectgaps=False,
+                    hovertemplate="%{x:,.4~s} B/s: %{y:,.2f} h<extra></extra>")
+    never = [t for t, e in zip(throttles, etas, strict=True) if e is None]
+    if never:
+        fig.add_vrect(x0=min(throttles), x1=max(never), fillcolor=OVER, opacity=0.12,
+                      line_width=0, annotation_text="never finishes",
+                      annotation_position="top left")
+    fig.add_vline(x=chosen, line={"color": LINE, "dash": "dot"})
+    fig.update_xaxes(title="throttle (bytes/s)", type="log")
+    fig.update_yaxes(title="hours", rangemode="tozero")
+    return fig
+
+
+def token_bucket(frame: pd.DataFrame, burst_by_principal: dict[str, float | None],
+                 title: str) -> go.Figure:
+    """Tokens per principal over time against its burst; rejections marked in red.
+
+    frame columns: t, principal, tokens, admitted.
+    """
+    fig = _base(title, height=360)
+    for name, part in frame.groupby("principal", sort=True):
+        fig.add_scatter(x=part["t"], y=part["tokens"], mode="lines", name=str(name),
+                        line={"shape": "hv"})
+        rejected = part[~part["admitted"]]
+        if len(rejected):
+            fig.add_scatter(x=rejected["t"], y=rejected["tokens"], mode="markers",
+                            name=f"{name}: rejected", marker={"color": OVER, "size": 7,
+                                                              "symbol": "x"})
+        burst = burst_by_principal.get(name)
+        if burst is not None:
+            fig.add_hline(y=burst, line={"color": GREY, "dash": "dash"},
+                          annotation_text=f"burst {burst:,.0f} ({name})",
+                          annotation_position="top left")
+    fig.add_hline(y=0, line={"color": OVER, "width": 1})
+    fig.update_xaxes(title="seconds")
+    fig.update_yaxes(title="tokens (partitions)")
+    return fig
+
+
+def tokens_vs_burst(principals: Sequence[str], tokens: Sequence[float],
+                    burst: Sequence[float | None], title: str) -> go.Figure:
+    """Tokens left per principal now, as a share of its burst; negative = throttled."""
+    fig = _base(title)
+    colours = [OVER if t < 0 else (NEAR if b and t < 0.1 * b else OK)
+               for t, b in zip(tokens, burst, strict=True)]
+    fig.add_bar(x=list(principals), y=list(tokens), marker_color=colours, name="tokens")
+    fig.add_scatter(x=list(principals), y=list(burst), mode="markers", name="burst",
+                    marker={"symbol": "line-ew-open", "size": 36, "color": GREY,
+                            "line": {"width": 3}})
+    fig.add_hline(y=0, line={"color": OVER, "width": 1})
+    fig.update_xaxes(type="category", title="principal")
+    fig.update_yaxes(title="tokens (partitions)")
+    return fig
+
+
+def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: str,
+                y_title: str) -> go.Figure:
+    """A sweep's answer per scenario: ``y`` against ``x``, one line per ``colour`` value."""
+    fig = _base(title)
+    groups = frame.groupby(colour, sort=True, dropna=False) if colour else [(None, frame)]
+    for name, part in groups:
+        part = part.sort_values(x)
+        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
+                        name=y if name is None else f"{colour}={name}")
+    fig.update_xaxes(title=x)
+    fig.update_yaxes(title=y_title)
+    return fig
+
+
+SWEEP_AXES = {  # kind -> (x, y, colour, y title)
+    "limits": ("max_broker_partitions", "min_capacity", "add_brokers",
+               "least room left on any broker (replicas)"),
+    "throttle": ("throttle", "eta_hours", "window_num", "predicted ETA (hours)"),
+    "quota": ("rate", "rejected", "principal", "requests rejected"),
+}
+
+
+def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
+    """The sweep's headline answer per scenario, one line per secondary grid value."""
+    x, y, colour, y_title = SWEEP_AXES[kind]
+    frame = rows.copy()
+    if kind == "throttle":
+        frame["eta_hours"] = frame["eta_seconds"] / 3600
+    if kind == "quota":
+        frame["principal"] = frame["user"].where(frame["client_id"] == "",
+                                                 frame["user"] + "/" + frame["client_id"])
+    if frame[colour].nunique(dropna=False) <= 1:
+        colour = None
+    return sweep_lines(frame, x, y, colour, f"{kind} sweep: {len(frame)} rows", y_title)

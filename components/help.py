@@ -1,0 +1,39 @@
+"""Short explanations of KIP terms, shown as tooltips next to the figures they explain."""
+
+from __future__ import annotations
+
+from dash import html
+
+TERMS = {
+    "max.broker.partitions": "KIP-578: the most partition replicas one broker may hold "
+                             "(internal topics not counted). Creating or moving partitions "
+                             "that would exceed it is refused.",
+    "max.partitions": "KIP-578: the most partition replicas the whole cluster may hold.",
+    "headroom": "How many more replicas a broker can take before max.broker.partitions.",
+    "under-replicated": "Partitions with fewer in-sync replicas than replicas.",
+    "under-min-isr": "Partitions whose in-sync replicas are below min.insync.replicas: "
+                     "producers with acks=all are refused.",
+    "offline": "Partitions with no live leader: nobody can read or write them.",
+    "throttle": "KIP-73: leader/follower.replication.throttled.rate caps the bytes/s a "
+                "broker spends copying throttled replicas (reassignments).",
+    "safe band": "KIP-73 Q&A 4: a throttle T is safe when BytesIn < T < N - BytesIn/R: "
+                 "above the write rate so the move finishes, below the network left for "
+                 "clients.",
+    "eta": "Observed ETA: bytes still to copy over the rate they are arriving at (as "
+           "Strimzi reports it). Predicted ETA: the throttle engine's estimate.",
+    "fetch size": "KIP-73 Q&A 5: replica.fetch.response.max.bytes must fit in one quota "
+                  "window at the throttled rate, or throttled fetches time out.",
+    "lag": "Replica lag: messages followers still have to fetch (FetcherLagMetrics "
+           "ConsumerLag summed per broker).",
+    "tokens": "KIP-599: each principal's token bucket. Creating or deleting partitions "
+              "spends tokens; they refill at the quota rate up to the burst. Below zero "
+              "the principal is throttled.",
+    "burst": "KIP-599: burst = rate x controller.quota.window.num x window seconds.",
+    "strict": "KIP-599 strict mode (current clients): a request arriving with negative "
+              "tokens is rejected with THROTTLING_QUOTA_EXCEEDED.",
+}
+
+
+def term(label: str, key: str | None = None) -> html.Span:
+    """``label`` with a dotted underline and its explanation as a tooltip."""
+    return html.Span(label, title=TERMS[key or label], className="term", tabIndex=0)

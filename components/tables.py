@@ -1,0 +1,89 @@
+"""Tables and figure cards: placement previews, principals, sweep rows, throttle figures."""
+
+from __future__ import annotations
+
+import dash_ag_grid as dag
+import pandas as pd
+from dash import html
+
+from components.help import term
+
+
+def grid(frame: pd.DataFrame, grid_id: str | None = None, height: int = 320,
+         **options) -> dag.AgGrid:
+    """A sortable, filterable grid of a frame (dash-ag-grid)."""
+    extra = {"id": grid_id} if grid_id else {}
+    return dag.AgGrid(
+        rowData=frame.to_dict("records"),
+        columnDefs=[{"field": c, "headerName": c.replace("_", " ")} for c in frame.columns],
+        defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90},
+        columnSize="responsiveSizeToFit", style={"height": f"{height}px"},
+        className="ag-theme-alpine", dashGridOptions={"animateRows": False}, **options,
+        **extra)
+
+
+def placement(assignment: dict | None) -> html.Div | None:
+    """Partition -> replica brokers (leader first) of a placement preview."""
+    if not assignment:
+        return None
+    frame = pd.DataFrame({"partition": [int(p) for p in assignment],
+                          "replicas (leader first)": [", ".join(map(str, r))
+                                                      for r in assignment.values()]})
+    return html.Div([html.H3("Placement"), grid(frame, height=260)])
+
+
+def card(label, value: str, state: str = "ok", note: str | None = None) -> html.Div:
+    return html.Div([html.Div(label, className="card-label"),
+                     html.Div(value, className="card-value"),
+                     html.Div(note, className="card-note") if note else None],
+                    className=f"card card-{state}")
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def throttle_cards(r: dict) -> list[html.Div]:
+    outside = [b["id"] for b in r["brokers"] if not b["in_safe_band"]]
+    return [
+        card(term("Predicted ETA", "eta"), duration(r["eta_seconds"]),
+             "over" if r["eta_seconds"] is None else "ok", r["diagnosis"]),
+        card("KIP-73 move time", duration(r["kip73_move_time_seconds"]),
+             "over" if r["kip73_move_time_seconds"] is None else "ok"),
+        card("Moving", f"{r['moved_partitions']:,} partitions",
+             note=f"{r['bytes_to_move'] / 1e9:,.2f} GB to copy"),
+        card(term("Safe band", "safe band"),
+             "all brokers inside" if not outside else f"outside on {outside}",
+             "ok" if not outside else "near"),
+        card(term("Fetch size", "fetch size"),
+             "fits" if r["fetch_response_ok"] else "too large",
+             "ok" if r["fetch_response_ok"] else "over",
+             f"replica.fetch.response.max.bytes {r['fetch_response_max_bytes']:,} vs "
+             f"{r['max_fetch_response_bytes']:,} per window"),
+        card("Suggested throttle",
+             "-" if r["suggested_throttle"] is None
+             else f"{r['suggested_throttle'] / 1e6:,.1f} MB/s",
+             note="kafka-kit autothrottle headroom"),
+    ]
+
+
+def principals(rows: list[dict]) -> html.Div:
+    frame = pd.DataFrame(rows)[["user", "client_id", "quota_entity", "rate", "burst",
+                                "requests", "admitted", "rejected", "partitions_admitted",
+                                "max_throttle_ms"]]
+    return html.Div([html.H3("Per principal"), grid(frame, height=260)])
+
+
+def sweep_grid(rows: pd.DataFrame) -> dag.AgGrid:
+    shown = rows.copy()
+    for c in shown.columns:  # arrays (accepted topics, brokers outside the band) as text
+        if shown[c].map(lambda v: isinstance(v, list | tuple) or hasattr(v, "tolist")).any():
+            shown[c] = shown[c].map(lambda v: ", ".join(map(str, list(v)))
+                                    if v is not None else "")
+    return grid(shown, height=360)

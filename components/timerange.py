@@ -1,0 +1,104 @@
+"""The time control of every monitoring page: live, last 1 h / 6 h / 24 h / 7 d, or an
+absolute range for incident review. Its state lives in the URL (?range=6h, or
+?range=abs&from=...&to=...), so a link reproduces the view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from dash import dcc, html
+
+from backend.errors import BadInput
+from dashboard import ids
+
+RANGES = {"live": 900, "1h": 3600, "6h": 6 * 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600}
+LABELS = {"live": "Live", "1h": "1 h", "6h": "6 h", "24h": "24 h", "7d": "7 d",
+          "abs": "Absolute"}
+DEFAULT = "live"
+POINTS = 240  # samples per range query: enough for a smooth line, cheap to draw
+
+
+@dataclass(frozen=True)
+class Window:
+    """What a chart shows: [start, end] in epoch seconds, sampled every ``step``."""
+
+    key: str
+    start: float
+    end: float
+    step: float
+    refreshing: bool  # relative windows move with the clock; absolute ones do not
+
+    @property
+    def label(self) -> str:
+        if self.key == "abs":
+            return f"{_iso(self.start)} to {_iso(self.end)} UTC"
+        return "last 15 min, live" if self.key == "live" else f"last {LABELS[self.key]}"
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "start": self.start, "end": self.end, "step": self.step,
+                "refreshing": self.refreshing}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Window:
+        return cls(d["key"], d["start"], d["end"], d["step"], d["refreshing"])
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def parse_time(text: str, what: str) -> float:
+    """'2024-05-01T12:00' (UTC) or epoch seconds -> epoch seconds."""
+    text = (text or "").strip()
+    if not text:
+        raise BadInput(f"{what}: give a date and time, e.g. 2024-05-01T12:00")
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(f"{what}: '{text}' is not a date and time like 2024-05-01T12:00") \
+            from None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
+def window(key: str | None, start: str | None, end: str | None, now: float) -> Window:
+    """The window a URL asks for; BadInput (one line) for a bad absolute range."""
+    key = key or DEFAULT
+    if key == "abs":
+        t0, t1 = parse_time(start, "from"), parse_time(end, "to")
+        if t1 <= t0:
+            raise BadInput("to must be after from")
+        return Window("abs", t0, t1, _step(t1 - t0), refreshing=False)
+    if key not in RANGES:
+        raise BadInput(f"range '{key}': expected one of {', '.join(LABELS)}")
+    span = RANGES[key]
+    return Window(key, now - span, now, _step(span), refreshing=True)
+
+
+def _step(span: float) -> float:
+    return max(15.0, round(span / POINTS))
+
+
+def control(key: str | None, start: str | None, end: str | None,
+            refresh_seconds: int) -> html.Div:
+    """The control as the URL describes it, and the interval that refreshes the page."""
+    key = key if key in LABELS else DEFAULT
+    return html.Div([
+        html.Span("Time", className="control-label"),
+        dcc.RadioItems(id=ids.RANGE, value=key, inline=True, className="range-radio",
+                       options=[{"label": v, "value": k} for k, v in LABELS.items()]),
+        html.Div([
+            dcc.Input(id=ids.RANGE_FROM, type="text", value=start or "", debounce=True,
+                      placeholder="from 2024-05-01T12:00", className="range-input"),
+            dcc.Input(id=ids.RANGE_TO, type="text", value=end or "", debounce=True,
+                      placeholder="to 2024-05-01T13:00", className="range-input"),
+            html.Button("Show", id=ids.RANGE_APPLY, className="button"),
+        ], className="range-abs", hidden=key != "abs"),
+        html.Span(id=ids.RANGE_ERROR, className="inline-error"),
+        dcc.Interval(id=ids.REFRESH, interval=refresh_seconds * 1000,
+                     disabled=key == "abs"),
+    ], className="time-control")

@@ -1,0 +1,53 @@
+"""The app factory: one Dash multi-page app per config (pages/ routes, assets/ styling)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import dash
+from dash import Dash
+from flask_caching import Cache
+
+from components import shell
+from dashboard import jobs, runtime
+from dashboard.config import CacheSettings, DashboardConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+log = logging.getLogger("railyard.dashboard")
+
+
+def cache_config(settings: CacheSettings) -> dict:
+    """flask-caching settings: SimpleCache in-process by default, Redis when configured."""
+    if settings.type == "redis":
+        return {"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
+                "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
+    return {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
+
+
+def create_app(config: DashboardConfig) -> Dash:
+    """The dashboard for ``config``. One app per process (Dash pages register globally)."""
+    app = Dash(
+        __name__,
+        use_pages=True,
+        pages_folder=str(ROOT / "pages"),
+        assets_folder=str(ROOT / "assets"),
+        title="Railyard",
+        update_title=None,
+        suppress_callback_exceptions=True,
+        background_callback_manager=jobs.manager(config.cache.background_dir),
+        on_error=_on_error,
+    )
+    cache = Cache(app.server, config=cache_config(config.cache))
+    runtime.install(runtime.Runtime(config, cache))
+    app.layout = shell.layout(config)
+    shell.register(app)
+    return app
+
+
+def _on_error(err: Exception) -> None:
+    """A callback failed in a way no page handled: log it, show the browser one line."""
+    log.exception("callback failed", exc_info=err)
+    dash.set_props("app-error", {"children": f"Something failed on the server: "
+                                             f"{type(err).__name__}. Details are in the "
+                                             f"server log.", "hidden": False})

@@ -1,0 +1,98 @@
+"""Every component id of the dashboard, in one place, so pages, callbacks and tests agree.
+
+Ids are plain strings prefixed by their page; tests find elements with ``#<id>``.
+"""
+
+# app shell
+URL = "url"
+CLUSTER_PICKER = "cluster-picker"
+NAV = "nav"
+
+# time-range control (monitoring pages)
+RANGE = "range"
+RANGE_FROM = "range-from"
+RANGE_TO = "range-to"
+RANGE_APPLY = "range-apply"
+RANGE_ERROR = "range-error"
+REFRESH = "refresh"
+
+# overview
+OV_STATE = "ov-state"
+OV_BANNERS = "ov-banners"
+OV_CARDS = "ov-cards"
+OV_BROKER_BARS = "ov-broker-bars"
+OV_PARTITIONS_SERIES = "ov-partitions-series"
+
+# brokers
+BR_STATE = "br-state"
+BR_BANNERS = "br-banners"
+BR_GRID = "br-grid"
+BR_SERIES = "br-series"
+
+# throttles
+TH_STATE = "th-state"
+TH_BANNERS = "th-banners"
+TH_RATES = "th-rates"
+TH_LAG = "th-lag"
+TH_REASSIGN_BYTES = "th-reassign-bytes"
+TH_ETA = "th-eta"
+
+# quotas
+QU_STATE = "qu-state"
+QU_BANNERS = "qu-banners"
+QU_TOKENS = "qu-tokens"
+QU_RATE = "qu-rate"
+QU_THROTTLE = "qu-throttle"
+QU_THROTTLED_NOW = "qu-throttled-now"
+
+# what-if
+WI_STATE = "wi-state"
+WI_BANNERS = "wi-banners"
+WI_TABS = "wi-tabs"
+# limits
+WI_LIM_ACTION = "wi-lim-action"
+WI_LIM_TOPIC = "wi-lim-topic"
+WI_LIM_PARTITIONS = "wi-lim-partitions"
+WI_LIM_RF = "wi-lim-rf"
+WI_LIM_MBP = "wi-lim-max-broker-partitions"
+WI_LIM_MP = "wi-lim-max-partitions"
+WI_LIM_RUN = "wi-lim-run"
+WI_LIM_ERROR = "wi-lim-error"
+WI_LIM_VERDICT = "wi-lim-verdict"
+WI_LIM_BARS = "wi-lim-bars"
+WI_LIM_PLACEMENT = "wi-lim-placement"
+# throttle
+WI_TH_PLAN = "wi-th-plan"
+WI_TH_PLAN_NAME = "wi-th-plan-name"
+WI_TH_RATE = "wi-th-rate"
+WI_TH_RATE_LABEL = "wi-th-rate-label"
+WI_TH_CAPACITY = "wi-th-capacity"
+WI_TH_ERROR = "wi-th-error"
+WI_TH_SUMMARY = "wi-th-summary"
+WI_TH_BAND = "wi-th-band"
+WI_TH_ETA = "wi-th-eta"
+# quota
+WI_QU_REQUESTS = "wi-qu-requests"
+WI_QU_REQUESTS_NAME = "wi-qu-requests-name"
+WI_QU_RATE = "wi-qu-rate"
+WI_QU_SAMPLES = "wi-qu-samples"
+WI_QU_WINDOW = "wi-qu-window"
+WI_QU_RUN = "wi-qu-run"
+WI_QU_ERROR = "wi-qu-error"
+WI_QU_SUMMARY = "wi-qu-summary"
+WI_QU_BUCKET = "wi-qu-bucket"
+# sweeps
+WI_SW_KIND = "wi-sw-kind"
+WI_SW_GRID = "wi-sw-grid"
+WI_SW_WORKLOAD = "wi-sw-workload"
+WI_SW_RUN = "wi-sw-run"
+WI_SW_CANCEL = "wi-sw-cancel"
+WI_SW_TOKEN = "wi-sw-token"
+WI_SW_PROGRESS = "wi-sw-progress"
+WI_SW_PROGRESS_TEXT = "wi-sw-progress-text"
+WI_SW_ERROR = "wi-sw-error"
+WI_SW_CHART = "wi-sw-chart"
+WI_SW_TABLE = "wi-sw-table"
+WI_SW_DOWNLOAD = "wi-sw-download"
+WI_SW_DOWNLOAD_BUTTON = "wi-sw-download-button"
+WI_SW_ROWS = "wi-sw-rows"

@@ -1,0 +1,30 @@
+"""Server entry: build the app, warm Spark in the background, serve on loopback."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from dashboard.app import create_app
+from dashboard.config import DashboardConfig
+
+
+def warm_spark(config: DashboardConfig) -> None:
+    """Start the shared Spark session in a background thread (first sweep is warm)."""
+    from backend.spark import session
+
+    session.warm_up(session.settings_from(config=config.spark))
+
+
+def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: bool = True,
+          announce=None, **kwargs) -> None:
+    """Serve until interrupted. ``announce`` is called with the URL once it is bound."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    app = create_app(config)
+    if warm_spark_session:
+        warm_spark(config)
+    host, port = config.server.host, port or config.server.port
+    url = f"http://{host}:{port}"
+    (announce or (lambda u: print(f"Railyard dashboard on {u}", file=sys.stderr,
+                                  flush=True)))(url)
+    app.run(host=host, port=port, debug=False, **kwargs)

@@ -1,0 +1,347 @@
+"""/what-if: rehearse a change before making it: limits, throttles, quotas, and sweeps
+of many scenarios on Spark (a background job with a progress bar and a cancel button)."""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+
+import dash
+import pandas as pd
+from dash import Input, Output, State, dcc, html, no_update
+
+from backend.errors import BadInput
+from backend.services import views
+from backend.services.views import Unavailable
+from components import banners, charts, tables
+from components.help import term
+from dashboard import ids, jobs, runtime
+
+dash.register_page(__name__, path="/what-if", name="What-if", title="Railyard · What-if",
+                   order=4)
+
+EXAMPLE_WORKLOAD = "config/examples/quota-workload.jsonl"
+DEFAULT_THROTTLE_LOG10 = math.log10(50e6)
+SWEEP_DEFAULTS = {
+    "limits": "max.broker.partitions=3600,3800,4000,4200; add_brokers=0,1,2",
+    "throttle": "throttle=5e6,10e6,20e6,50e6,100e6,200e6; window_num=11",
+    "quota": "rate=2,5,10,20; samples=11",
+}
+
+
+def layout(cluster: str | None = None, tab: str | None = None, **_query) -> html.Div:
+    rt = runtime.current()
+    c = rt.cluster(cluster)
+    return html.Div([
+        dcc.Store(id=ids.WI_STATE, data={"cluster": c.name}),
+        html.H1(["What-if ", html.Small(f"cluster {c.name}")]),
+        html.Div(id=ids.WI_BANNERS),
+        dcc.Tabs(id=ids.WI_TABS, value=tab or "limits", children=[
+            dcc.Tab(label="Partition limits", value="limits", children=_limits_tab(c)),
+            dcc.Tab(label="Replication throttle", value="throttle", children=_throttle_tab()),
+            dcc.Tab(label="Mutation quota", value="quota", children=_quota_tab(c)),
+            dcc.Tab(label="Sweeps on Spark", value="sweeps", children=_sweep_tab()),
+        ]),
+    ])
+
+
+def _field(label, control, hint: str | None = None) -> html.Label:
+    return html.Label([html.Span(label, className="field-label"), control,
+                       html.Small(hint, className="hint") if hint else None], className="field")
+
+
+def _limits_tab(c) -> html.Div:
+    lim = c.limits
+    return html.Div([
+        html.P(["Place a new topic, or grow one, as Kafka would, under ",
+                term("max.broker.partitions"), " and ", term("max.partitions"),
+                ". Leave a limit empty to use the cluster's."], className="explain"),
+        html.Div([
+            _field("Change", dcc.RadioItems(id=ids.WI_LIM_ACTION, value="create", inline=True,
+                                            options=[{"label": "create topic", "value": "create"},
+                                                     {"label": "add partitions",
+                                                      "value": "add"}])),
+            _field("Topic", dcc.Input(id=ids.WI_LIM_TOPIC, value="orders-v2", type="text")),
+            _field("Partitions", dcc.Input(id=ids.WI_LIM_PARTITIONS, value=24, type="number",
+                                           min=1), "for add partitions: the total after"),
+            _field("Replication factor", dcc.Input(id=ids.WI_LIM_RF, value=3, type="number",
+                                                   min=1)),
+            _field(term("max.broker.partitions"),
+                   dcc.Input(id=ids.WI_LIM_MBP, type="number", min=0,
+                             placeholder=str(lim.max_broker_partitions or "cluster's"))),
+            _field(term("max.partitions"),
+                   dcc.Input(id=ids.WI_LIM_MP, type="number", min=0,
+                             placeholder=str(lim.max_partitions or "cluster's"))),
+            html.Button("Preview placement", id=ids.WI_LIM_RUN, className="button primary"),
+        ], className="form-row"),
+        html.Div(id=ids.WI_LIM_ERROR, className="inline-error", role="alert"),
+        html.Div(id=ids.WI_LIM_VERDICT),
+        dcc.Loading(dcc.Graph(id=ids.WI_LIM_BARS, config={"displayModeBar": False},
+                              figure=charts.empty("Replicas per broker",
+                                                  "Preview a change to see it here"))),
+        html.Div(id=ids.WI_LIM_PLACEMENT),
+    ], className="tab-body")
+
+
+@dash.callback(Output(ids.WI_LIM_VERDICT, "children"), Output(ids.WI_LIM_BARS, "figure"),
+               Output(ids.WI_LIM_PLACEMENT, "children"), Output(ids.WI_LIM_ERROR, "children"),
+               Output(ids.WI_BANNERS, "children", allow_duplicate=True),
+               Input(ids.WI_LIM_RUN, "n_clicks"),
+               State(ids.WI_LIM_ACTION, "value"), State(ids.WI_LIM_TOPIC, "value"),
+               State(ids.WI_LIM_PARTITIONS, "value"), State(ids.WI_LIM_RF, "value"),
+               State(ids.WI_LIM_MBP, "value"), State(ids.WI_LIM_MP, "value"),
+               State(ids.WI_STATE, "data"), prevent_initial_call=True)
+def preview_limits(_clicks, action, topic, partitions, rf, mbp, mp, state):
+    try:
+        r = views.limits_whatif(runtime.current().source(state["cluster"]), action, topic,
+                                partitions, rf, mbp, mp)
+    except BadInput as e:
+        return no_update, no_update, no_update, str(e), no_update
+    except Unavailable as e:
+        return no_update, no_update, no_update, "", banners.banner(str(e), "error")
+    t = r["topics"][0]
+    verdict = banners.banner(
+        f"{'Accepted' if t['ok'] else 'Rejected'}: {t['name']}"
+        + ("" if t["ok"] else f": {t['error']}")
+        + ("" if not t["ok"] else (" (Kafka's own placement)" if t["kafka_compatible"]
+                                   else " (limit-aware placement: Kafka's would break a limit)")),
+        "info" if t["ok"] else "error")
+    after = [r["broker_partitions_after"][b] for b in r["brokers"]]
+    fig = charts.capacity_bars(r["brokers"], r["broker_partitions_before"], after,
+                               r["limits"]["max.broker.partitions"],
+                               "Replicas per broker after the change")
+    return verdict, fig, tables.placement(t["assignment"]), "", []
+
+
+def _throttle_tab() -> html.Div:
+    marks = {v: label for v, label in ((5, "100 KB/s"), (6, "1 MB/s"), (7, "10 MB/s"),
+                                       (8, "100 MB/s"), (9, "1 GB/s"))}
+    return html.Div([
+        html.P(["Choose a ", term("throttle", "throttle"), " for a reassignment: the ",
+                term("ETA", "eta"), ", the ", term("safe band"), " per broker and the ",
+                term("fetch size", "fetch size"), " check. Upload a plan, or rehearse the "
+                "balance plan Railyard proposes for this cluster."], className="explain"),
+        html.Div([
+            dcc.Upload(id=ids.WI_TH_PLAN, children=html.Button("Upload plan JSON",
+                                                               className="button"),
+                       accept=".json"),
+            html.Span(id=ids.WI_TH_PLAN_NAME, className="hint"),
+            _field("Network capacity N (B/s)",
+                   dcc.Input(id=ids.WI_TH_CAPACITY, type="number", min=1,
+                             placeholder="125000000 (1 GbE)"), None),
+        ], className="form-row"),
+        html.Div([
+            html.Span("Throttle", className="field-label"),
+            html.Div(dcc.Slider(id=ids.WI_TH_RATE, min=5, max=9, step=0.05,
+                                value=DEFAULT_THROTTLE_LOG10, marks=marks,
+                                updatemode="mouseup"), className="slider"),
+            html.Strong(id=ids.WI_TH_RATE_LABEL),
+        ], className="slider-row"),
+        html.Div(id=ids.WI_TH_ERROR, className="inline-error", role="alert"),
+        dcc.Loading(html.Div([
+            html.Div(id=ids.WI_TH_SUMMARY, className="cards"),
+            html.Div([dcc.Graph(id=ids.WI_TH_BAND, config={"displayModeBar": False}),
+                      dcc.Graph(id=ids.WI_TH_ETA, config={"displayModeBar": False})],
+                     className="two-col"),
+        ])),
+    ], className="tab-body")
+
+
+@dash.callback(Output(ids.WI_TH_SUMMARY, "children"), Output(ids.WI_TH_BAND, "figure"),
+               Output(ids.WI_TH_ETA, "figure"), Output(ids.WI_TH_RATE_LABEL, "children"),
+               Output(ids.WI_TH_PLAN_NAME, "children"), Output(ids.WI_TH_ERROR, "children"),
+               Output(ids.WI_BANNERS, "children", allow_duplicate=True),
+               Input(ids.WI_TH_RATE, "value"), Input(ids.WI_TH_PLAN, "contents"),
+               Input(ids.WI_TH_CAPACITY, "value"), State(ids.WI_TH_PLAN, "filename"),
+               State(ids.WI_STATE, "data"), prevent_initial_call="initial_duplicate")
+def plan_throttle(log_rate, contents, capacity, filename, state):
+    rate = float(round(10 ** log_rate))
+    label = f"{rate / 1e6:,.1f} MB/s"
+    source = runtime.current().source(state["cluster"])
+    try:
+        plan, name = views.reassignment_for(source, views.parse_plan_upload(contents, filename),
+                                            filename)
+        r = views.throttle_whatif(source, plan, rate, capacity)
+    except BadInput as e:
+        return no_update, no_update, no_update, label, no_update, str(e), no_update
+    except Unavailable as e:
+        return (no_update, no_update, no_update, label, no_update, "",
+                banners.banner(str(e), "error"))
+    brokers = r["brokers"]
+    band = charts.safe_band([str(b["id"]) for b in brokers],
+                            [b["safe_band"]["low"] for b in brokers],
+                            [b["safe_band"]["high"] for b in brokers], rate,
+                            [b["in_safe_band"] for b in brokers],
+                            "KIP-73 safe band per throttled broker")
+    eta = charts.eta_curve(r["eta_curve"]["throttle"], r["eta_curve"]["eta_seconds"], rate,
+                           "Predicted ETA against the throttle")
+    return tables.throttle_cards(r), band, eta, label, f"plan: {name}", "", []
+
+
+def _quota_tab(c) -> html.Div:
+    q = c.quota
+    return html.Div([
+        html.P(["Replay a workload of CreateTopics / CreatePartitions / DeleteTopics requests "
+                "(JSON Lines) through Kafka's ", term("token buckets", "tokens"), " in ",
+                term("strict", "strict"), " mode. Without an upload, the example workload ",
+                html.Code(EXAMPLE_WORKLOAD), " is replayed."], className="explain"),
+        html.Div([
+            dcc.Upload(id=ids.WI_QU_REQUESTS, children=html.Button("Upload workload .jsonl",
+                                                                   className="button"),
+                       accept=".jsonl,.json,.txt"),
+            html.Span(id=ids.WI_QU_REQUESTS_NAME, className="hint"),
+            _field("Rate (partitions/s)",
+                   dcc.Input(id=ids.WI_QU_RATE, type="number", min=0,
+                             value=q.controller_mutation_rate or 5)),
+            _field(term("Samples", "burst"), dcc.Input(id=ids.WI_QU_SAMPLES, type="number",
+                                                       min=1, value=q.window_num)),
+            _field("Window (s)", dcc.Input(id=ids.WI_QU_WINDOW, type="number", min=1,
+                                           value=q.window_seconds)),
+            html.Button("Replay", id=ids.WI_QU_RUN, className="button primary"),
+        ], className="form-row"),
+        html.Div(id=ids.WI_QU_ERROR, className="inline-error", role="alert"),
+        dcc.Loading(html.Div([
+            dcc.Graph(id=ids.WI_QU_BUCKET, config={"displayModeBar": False},
+                      figure=charts.empty("Tokens per principal", "Replay a workload")),
+            html.Div(id=ids.WI_QU_SUMMARY),
+        ])),
+    ], className="tab-body")
+
+
+def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str]:
+    if not contents:
+        return EXAMPLE_WORKLOAD, f"example workload {EXAMPLE_WORKLOAD}"
+    return views.save_upload(contents, filename, runtime.current().work_dir), filename
+
+
+@dash.callback(Output(ids.WI_QU_BUCKET, "figure"), Output(ids.WI_QU_SUMMARY, "children"),
+               Output(ids.WI_QU_REQUESTS_NAME, "children"), Output(ids.WI_QU_ERROR, "children"),
+               Input(ids.WI_QU_RUN, "n_clicks"), Input(ids.WI_QU_REQUESTS, "contents"),
+               State(ids.WI_QU_REQUESTS, "filename"), State(ids.WI_QU_RATE, "value"),
+               State(ids.WI_QU_SAMPLES, "value"), State(ids.WI_QU_WINDOW, "value"),
+               prevent_initial_call=True)
+def replay_quota(_clicks, contents, filename, rate, samples, window):
+    try:
+        path, name = _workload_path(contents, filename)
+        if not samples or not window or samples < 1 or window < 1:
+            raise BadInput("samples and window: give whole numbers of at least 1")
+        r = views.quota_whatif(path, rate, int(samples), int(window))
+    except BadInput as e:
+        return no_update, no_update, no_update, str(e)
+    bursts = {p["user"] if not p["client_id"] else f"{p['user']}/{p['client_id']}": p["burst"]
+              for p in r["principals"]}
+    fig = charts.token_bucket(r["series"], bursts,
+                              f"Tokens per principal (burst {r['burst']:,.0f} partitions)")
+    return fig, tables.principals(r["principals"]), name, ""
+
+
+def _sweep_tab() -> html.Div:
+    return html.Div([
+        html.P("Many scenarios at once, on Spark: the same engines, one row per scenario. "
+               "Limit sweeps place the workload under each grid point; throttle sweeps use "
+               "the Throttle tab's plan; quota sweeps replay the Quota tab's workload.",
+               className="explain"),
+        dcc.Store(id=ids.WI_SW_TOKEN, data=uuid.uuid4().hex),
+        dcc.Store(id=ids.WI_SW_ROWS),
+        html.Div([
+            _field("Kind", dcc.Dropdown(id=ids.WI_SW_KIND, value="limits", clearable=False,
+                                        options=list(views.SWEEP_GRID_KEYS),
+                                        style={"width": "10rem"})),
+            _field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=SWEEP_DEFAULTS["limits"],
+                                     type="text", className="wide"),
+                   "KEY=V1,V2,...; separated by ';'"),
+            _field("Workload (limits)", dcc.Input(id=ids.WI_SW_WORKLOAD, type="text",
+                                                  value="orders-v2:300:3, clicks:600:3",
+                                                  className="wide"), "NAME:PARTITIONS:RF, ..."),
+        ], className="form-row"),
+        html.Div([
+            html.Button("Run sweep", id=ids.WI_SW_RUN, className="button primary"),
+            html.Button("Cancel", id=ids.WI_SW_CANCEL, className="button", disabled=True),
+            html.Progress(id=ids.WI_SW_PROGRESS, value="0", max="1"),
+            html.Span(id=ids.WI_SW_PROGRESS_TEXT, className="hint"),
+        ], className="form-row"),
+        html.Div(id=ids.WI_SW_ERROR, className="inline-error", role="alert"),
+        dcc.Graph(id=ids.WI_SW_CHART, config={"displayModeBar": False},
+                  figure=charts.empty("Sweep", "Run a sweep to see it here")),
+        html.Button("Download rows (CSV)", id=ids.WI_SW_DOWNLOAD_BUTTON, className="button",
+                    disabled=True),
+        dcc.Download(id=ids.WI_SW_DOWNLOAD),
+        html.Div(id=ids.WI_SW_TABLE),
+    ], className="tab-body")
+
+
+@dash.callback(Output(ids.WI_SW_GRID, "value"), Input(ids.WI_SW_KIND, "value"),
+               prevent_initial_call=True)
+def sweep_defaults(kind):
+    return SWEEP_DEFAULTS[kind]
+
+
+@dash.callback(Output(ids.WI_SW_CHART, "figure"), Output(ids.WI_SW_TABLE, "children"),
+               Output(ids.WI_SW_ROWS, "data"), Output(ids.WI_SW_ERROR, "children"),
+               Output(ids.WI_SW_DOWNLOAD_BUTTON, "disabled"),
+               Input(ids.WI_SW_RUN, "n_clicks"),
+               State(ids.WI_SW_KIND, "value"), State(ids.WI_SW_GRID, "value"),
+               State(ids.WI_SW_WORKLOAD, "value"), State(ids.WI_TH_PLAN, "contents"),
+               State(ids.WI_TH_PLAN, "filename"), State(ids.WI_QU_REQUESTS, "contents"),
+               State(ids.WI_QU_REQUESTS, "filename"), State(ids.WI_SW_TOKEN, "data"),
+               State(ids.WI_STATE, "data"),
+               background=True, prevent_initial_call=True, interval=500,
+               running=[(Output(ids.WI_SW_RUN, "disabled"), True, False),
+                        (Output(ids.WI_SW_CANCEL, "disabled"), False, True)],
+               progress=[Output(ids.WI_SW_PROGRESS, "value"), Output(ids.WI_SW_PROGRESS, "max"),
+                         Output(ids.WI_SW_PROGRESS_TEXT, "children")],
+               progress_default=["0", "1", ""])
+def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_name,
+              requests_contents, requests_name, token, state):
+    rt = runtime.current()
+    job = f"{token}-{clicks}"
+    cancel = jobs.CancelWatch(rt.config.cache.background_dir, job)
+    started = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        cancel.poll()
+        set_progress([str(done), str(max(total, 1)),
+                      f"{done} of {total} Spark tasks, {time.monotonic() - started:.0f} s"
+                      if total else "starting Spark job..."])
+
+    source = rt.source(state["cluster"])
+    try:
+        set_progress(["0", "1", "preparing inputs..."])
+        snap = views.cluster_snapshot(source)
+        plan = None
+        if kind == "throttle":
+            plan, _ = views.reassignment_for(source, views.parse_plan_upload(plan_contents,
+                                                                             plan_name),
+                                             plan_name)
+        requests = _workload_path(requests_contents, requests_name)[0] \
+            if kind == "quota" else None
+        spec = views.sweep_spec(kind, grid, workload, views.snapshot_file(source, rt.work_dir),
+                                plan, snap, requests, rt.work_dir)
+        rows = views.run_sweep(spec, rt.config.spark, progress, cancel.event)
+    except (BadInput, Unavailable) as e:
+        return charts.empty("Sweep", "No result"), None, None, str(e), True
+    except views.SweepCancelled:
+        return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True
+    set_progress(["1", "1", f"{len(rows)} rows in {time.monotonic() - started:.1f} s"])
+    return (charts.sweep_figure(kind, rows), tables.sweep_grid(rows),
+            rows.to_json(orient="split"), "", False)
+
+
+@dash.callback(Output(ids.WI_SW_PROGRESS_TEXT, "children", allow_duplicate=True),
+               Input(ids.WI_SW_CANCEL, "n_clicks"), State(ids.WI_SW_RUN, "n_clicks"),
+               State(ids.WI_SW_TOKEN, "data"), prevent_initial_call=True)
+def cancel_sweep(_clicks, run_clicks, token):
+    jobs.request_cancel(runtime.current().config.cache.background_dir, f"{token}-{run_clicks}")
+    return "cancelling..."
+
+
+@dash.callback(Output(ids.WI_SW_DOWNLOAD, "data"), Input(ids.WI_SW_DOWNLOAD_BUTTON, "n_clicks"),
+               State(ids.WI_SW_ROWS, "data"), State(ids.WI_SW_KIND, "value"),
+               prevent_initial_call=True)
+def download_rows(_clicks, rows, kind):
+    if not rows:
+        return no_update
+    frame = pd.read_json(rows, orient="split")
+    return dcc.send_data_frame(frame.to_csv, f"railyard-{kind}-sweep.csv", index=False)
+
