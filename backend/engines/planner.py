@@ -528,7 +528,9 @@ def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarr
             out.append({"kind": "under_filled", "broker": int(ids[b]),
                         "replicas": int(counts[b]), "target": target,
                         "message": f"broker {ids[b]} holds {counts[b]} replicas, "
-                                   f"{target - counts[b]} short of the average {target}"})
+                                   f"{target - counts[b]} short of the average {target}: no broker "
+                                   "above it shares a legal move (racks, limits or shared "
+                                   "partitions)"})
     else:
         leaders = np.bincount(after.leaders[~after.part_internal], minlength=after.n_brokers)
         for what, values in (("replicas", counts), ("leaders", leaders)):
