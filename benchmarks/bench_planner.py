@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from backend.engines.planner import Goal, balance_bounds, plan, summarize
+from backend.engines.plan_summary import summarize
+from backend.engines.planner import Goal, balance_bounds, plan
 from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits, Snapshot
 from benchmarks.common import Figure, best_of

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from backend.engines import planner
+from backend.engines import plan_summary, planner
 from backend.engines.batches import CLUSTER, PER_BROKER
 from backend.errors import BadInput
 from backend.model.io import read_json
@@ -19,7 +19,7 @@ def generate(snap: Snapshot, goal: planner.Goal, limits: Limits, seed: int = 0,
              cluster: int = CLUSTER) -> dict:
     """The plan for ``goal`` as Kafka's JSON, its summary, and the plan file if asked."""
     result = planner.plan(snap, goal, limits, seed=seed)
-    summary = planner.summarize(snap, result.reassignment, limits, result.unresolved,
+    summary = plan_summary.summarize(snap, result.reassignment, limits, result.unresolved,
                                 per_broker, cluster)
     kafka = result.reassignment.to_kafka_json(snap)
     out = {"goal": goal.kind, "ok": result.ok, "plan": kafka, "summary": summary}
@@ -33,7 +33,7 @@ def diff(snap: Snapshot, plan_path: str, limits: Limits, per_broker: int = PER_B
     """Validate a plan file as kafka-reassign-partitions does, then summarise it."""
     plan = reassignment_from_dict(read_json(plan_path, "reassignment file"), snap,
                                   source=plan_path)
-    summary = planner.summarize(snap, plan, limits, None, per_broker, cluster)
+    summary = plan_summary.summarize(snap, plan, limits, None, per_broker, cluster)
     return {"ok": not summary["violations"] and not summary["unresolved"],
             "partitions": len(plan), "summary": summary}
 

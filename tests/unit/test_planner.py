@@ -9,7 +9,8 @@ import pytest
 
 from backend.cli import main
 from backend.engines.batches import execution_batches, new_replicas
-from backend.engines.planner import Goal, plan, summarize
+from backend.engines.plan_summary import summarize
+from backend.engines.planner import Goal, plan
 from backend.errors import BadInput
 from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot

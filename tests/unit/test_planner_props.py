@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from backend.engines.planner import Goal, balance_bounds, broker_ceiling, plan, summarize
+from backend.engines.plan_summary import summarize
+from backend.engines.planner import Goal, balance_bounds, broker_ceiling, plan
 from backend.model.csr import gather_index
 from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits, Snapshot
