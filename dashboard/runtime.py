@@ -26,7 +26,8 @@ class Runtime:
     def source(self, name: str | None) -> ClusterSource:
         """Where the services read this cluster's assignment from."""
         c = self.cluster(name)
-        return ClusterSource(c.name, c.snapshot, c.limits)
+        return ClusterSource(c.name, c.snapshot, c.limits,
+                             c.prometheus.url if c.prometheus else None)
 
     @property
     def work_dir(self) -> str:

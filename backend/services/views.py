@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +53,7 @@ class ClusterSource:
     name: str
     snapshot_file: str | None
     limits: Limits
+    prometheus_url: str | None = None
 
 
 _snapshots: dict[str, tuple[float, Snapshot]] = {}
@@ -275,3 +278,33 @@ def run_sweep(spec: dict, spark_config: dict, progress=None,
         raise Unavailable("Spark", str(e)) from None
     rows = whatif.run(spec, settings, progress, cancel)
     return rows.to_pandas() if hasattr(rows, "to_pandas") else rows
+
+
+# ---- monitoring -----------------------------------------------------------------------------
+
+def prometheus_status(url: str | None, timeout: float = 2.0) -> None:
+    """Raise Unavailable unless Prometheus answers its readiness endpoint."""
+    if url is None:
+        raise Unavailable("Prometheus", "no Prometheus configured for this cluster, so "
+                          "there are no live metrics or history")
+    try:
+        with urllib.request.urlopen(f"{url}/-/ready", timeout=timeout) as r:
+            if r.status == 200:
+                return
+            raise Unavailable(f"Prometheus at {url}", f"not ready (HTTP {r.status})")
+    except (OSError, urllib.error.URLError) as e:
+        reason = getattr(e, "reason", e)
+        raise Unavailable(f"Prometheus at {url}", f"unreachable ({reason}); live metrics "
+                          "and history are not shown") from None
+
+
+def guard_rails(source: ClusterSource) -> dict:
+    """Partition guard rails from the cluster's assignment (KIP-578): per broker and total."""
+    d = describe(source)
+    limit = d["limits"]["max.broker.partitions"]
+    return {**d, "near": [b["id"] for b in d["brokers"]
+                          if limit and NEAR_FRACTION * limit <= b["replicas"] <= limit],
+            "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
+
+
+NEAR_FRACTION = 0.9
