@@ -66,9 +66,9 @@ def throttle_ms(tokens: np.ndarray | float, rate: np.ndarray | float) -> np.ndar
     return java_round(owed / rate * 1000)
 
 
-def refilled(tokens: float, last_ms: int, now_ms: int, rate: float, burst: float) -> float:
+def refilled(tokens: float, elapsed_ms: int, rate: float, burst: float) -> float:
     """TokenBucket.refill on one bucket (Python floats give numpy's IEEE results exactly)."""
-    return min(burst, tokens + rate * ((now_ms - last_ms) / 1000.0))
+    return min(burst, tokens + rate * (elapsed_ms / 1000.0))
 
 
 def charge(tokens: float, cost: float, burst: float, strict: bool) -> tuple[bool, float]:
@@ -107,7 +107,7 @@ class TokenBucket:
 
     def _refill(self, now_ms: int) -> None:
         if self._last_ms is not None:
-            self._tokens = refilled(self._tokens, self._last_ms, now_ms, self.rate, self.burst)
+            self._tokens = refilled(self._tokens, now_ms - self._last_ms, self.rate, self.burst)
         self._last_ms = now_ms
 
     def tokens(self, now_ms: int) -> float:
@@ -234,102 +234,144 @@ class Replay:
 
 
 @dataclass(frozen=True)
-class Layout:
-    """Requests re-ordered step-major, reusable across rates (sweeps replay one workload).
+class Prepared:
+    """A workload laid out for replay, independent of rates (sweeps run it many times).
 
-    ``order[j]`` is the input index of the j-th request in step-major order; step k holds
-    positions offsets[k]:offsets[k+1], one request per active bucket, buckets ranked by
-    request count so the active ones are always a prefix of ``ranked``.
+    Charged requests (not validate-only) are ordered step-major: step k holds positions
+    offsets[k]:offsets[k+1], the k-th request of every bucket that has one, buckets ranked
+    by request count so the active ones are always a prefix and a bucket's rank is its
+    position within every step it is in.
     """
 
-    order: np.ndarray
+    bucket: np.ndarray  # per request, input order
+    free: np.ndarray  # validate-only mask, input order
+    src: np.ndarray  # input index of each step-major position
     offsets: np.ndarray
     ranked: np.ndarray  # bucket ids by descending request count
-    counts: np.ndarray  # requests per bucket, in ``ranked`` order
+    counts: np.ndarray  # charged requests per bucket, in ``ranked`` order
+    rank_s: np.ndarray  # bucket rank of each position
+    elapsed_s: np.ndarray  # ms since the bucket's previous charged request (0 at the first)
+    cost_s: np.ndarray
+    free_idx: np.ndarray  # input indices of validate-only requests
+    free_prev: np.ndarray  # input index of the bucket's last charged request before, or -1
+    free_elapsed: np.ndarray  # ms since that request
 
 
-def layout(bucket: np.ndarray, n_buckets: int) -> Layout:
-    """Step-major order for requests already in time order (stable within a bucket)."""
+def _stable_by_bucket(bucket: np.ndarray, n_buckets: int) -> np.ndarray:
+    """Indices sorted by bucket, time order kept (a radix sort for up to 65,536 buckets)."""
+    keys = bucket.astype(np.uint16) if n_buckets <= 1 << 16 else bucket
+    return np.argsort(keys, kind="stable")
+
+
+def prepare(bucket: np.ndarray, t_ms: np.ndarray, partitions: np.ndarray,
+            validate_only: np.ndarray, n_buckets: int) -> Prepared:
+    """Lay out requests in time order (``bucket`` ids 0..n_buckets-1) for ``run``."""
     bucket = np.asarray(bucket, dtype=np.int64)
-    counts = np.bincount(bucket, minlength=n_buckets)
+    t_ms = np.asarray(t_ms, dtype=np.int64)
+    free = np.asarray(validate_only, dtype=bool)
+    by_bucket = _stable_by_bucket(bucket, n_buckets)
+    sorted_bucket = bucket[by_bucket]
+    sorted_free = free[by_bucket]
+    starts = np.cumsum(np.bincount(bucket, minlength=n_buckets))
+    seg_start = (starts - np.bincount(bucket, minlength=n_buckets))[sorted_bucket]
+    # the bucket's last charged request at or before each request (sorted positions)
+    last = np.maximum.accumulate(np.where(sorted_free, -1, np.arange(len(bucket))))
+    last = np.where(last >= seg_start, last, -1)
+
+    charged = by_bucket[~sorted_free]  # charged requests, by bucket then time
+    cb = sorted_bucket[~sorted_free]
+    counts = np.bincount(cb, minlength=n_buckets)
     ranked = np.argsort(-counts, kind="stable")
     rank = np.empty(n_buckets, dtype=np.int64)
     rank[ranked] = np.arange(n_buckets)
-    # numpy's stable sort is a radix sort for 16-bit keys: 10x faster than for int64
-    keys = bucket.astype(np.uint16) if n_buckets <= 1 << 16 else bucket
-    by_bucket = np.argsort(keys, kind="stable")
-    starts = np.cumsum(counts) - counts
-    step = np.empty(len(bucket), dtype=np.int64)
-    step[by_bucket] = np.arange(len(bucket)) - starts[bucket[by_bucket]]
-    n_steps = int(counts.max()) if len(bucket) else 0
-    # active[k] = buckets with more than k requests
+    step = np.arange(len(cb)) - (np.cumsum(counts) - counts)[cb]
+    n_steps = int(counts.max()) if len(cb) else 0
     active = n_buckets - np.cumsum(np.bincount(counts, minlength=n_steps + 1))[:n_steps]
     offsets = np.concatenate(([0], np.cumsum(active)))
-    order = np.empty(len(bucket), dtype=np.int64)
-    order[offsets[step] + rank[bucket]] = np.arange(len(bucket))
-    return Layout(order, offsets, ranked, counts[ranked])
+    pos = offsets[step] + rank[cb]
+    src = np.empty(len(cb), dtype=np.int64)
+    src[pos] = charged
+    t_c = t_ms[charged]
+    elapsed = np.zeros(len(cb), dtype=np.int64)
+    elapsed[1:] = np.where(step[1:] > 0, t_c[1:] - t_c[:-1], 0)
+    elapsed_s = np.empty(len(cb), dtype=np.int64)
+    elapsed_s[pos] = elapsed
+    rank_s = np.empty(len(cb), dtype=np.int64)
+    rank_s[pos] = rank[cb]
+    cost_s = np.empty(len(cb), dtype=np.float64)
+    cost_s[pos] = np.asarray(partitions, dtype=np.float64)[charged]
+
+    prev_sorted = np.where(last >= 0, by_bucket[np.maximum(last, 0)], -1)[sorted_free]
+    free_idx = by_bucket[sorted_free]
+    free_elapsed = t_ms[free_idx] - t_ms[np.maximum(prev_sorted, 0)]
+    return Prepared(bucket, free, src, offsets, ranked, counts[ranked], rank_s, elapsed_s,
+                    cost_s, free_idx, prev_sorted, free_elapsed)
+
+
+def run(w: Prepared, rates: np.ndarray, samples: int = DEFAULT_SAMPLES,
+        window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True) -> Replay:
+    """Replay a prepared workload with ``rates[b]`` per bucket (NaN: no quota)."""
+    rates = np.asarray(rates, dtype=np.float64)
+    rate_r = rates[w.ranked]
+    burst_r = burst(rate_r, samples, window_seconds)
+    gain = rate_r[w.rank_s] * (w.elapsed_s / 1000.0)  # refill since the previous request
+    adm_s, tok_s = _lockstep(w, gain, burst_r, rate_r, strict)
+    n = len(w.bucket)
+    admitted = np.ones(n, dtype=bool)
+    tokens = np.full(n, np.nan)
+    admitted[w.src] = adm_s
+    tokens[w.src] = tok_s
+    if len(w.free_idx):  # validate-only: the bucket as refilled since, left unchanged
+        rate_f = rates[w.bucket[w.free_idx]]
+        burst_f = burst(rate_f, samples, window_seconds)
+        seen = np.minimum(burst_f, tokens[np.maximum(w.free_prev, 0)]
+                          + rate_f * (w.free_elapsed / 1000.0))
+        tokens[w.free_idx] = np.where(w.free_prev >= 0, seen, burst_f)
+    rate_req = rates[w.bucket]
+    bounded = ~np.isnan(rate_req)
+    admitted[~bounded] = True
+    owes = bounded & ~w.free & (~admitted if strict else tokens < 0)
+    throttle = np.zeros(n, dtype=np.int64)
+    throttle[owes] = throttle_ms(tokens[owes], rate_req[owes])
+    return Replay(admitted, tokens, throttle)
 
 
 def replay(bucket: np.ndarray, t_ms: np.ndarray, partitions: np.ndarray,
            validate_only: np.ndarray, rates: np.ndarray, samples: int = DEFAULT_SAMPLES,
-           window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True,
-           plan: Layout | None = None) -> Replay:
-    """Replay mutations through one token bucket per bucket id, all buckets in lockstep.
+           window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True) -> Replay:
+    """Replay requests in time order through one token bucket per bucket id."""
+    w = prepare(bucket, t_ms, partitions, validate_only, len(rates))
+    return run(w, rates, samples, window_seconds, strict)
 
-    ``bucket`` holds ids 0..len(rates)-1 and requests must be in time order;
-    ``rates[b]`` is NaN for a bucket without quota. Pass ``plan`` (from ``layout``) to
-    reuse the ordering across many rates.
-    """
-    t_ms = np.asarray(t_ms, dtype=np.int64)
-    cost = np.asarray(partitions, dtype=np.float64)
-    free = np.asarray(validate_only, dtype=bool)
-    rates = np.asarray(rates, dtype=np.float64)
-    n = len(t_ms)
-    plan = plan or layout(bucket, len(rates))
-    admitted = np.ones(n, dtype=bool)
-    tokens = np.full(n, np.nan)
-    throttle = np.zeros(n, dtype=np.int64)
 
-    rate_r = rates[plan.ranked]
-    burst_r = burst(rate_r, samples, window_seconds)
-    t_s, cost_s, free_s = t_ms[plan.order], cost[plan.order], free[plan.order]
-    adm_s = np.ones(n, dtype=bool)
-    tok_s = np.empty(n)
-    level = burst_r.copy()
-    first = plan.offsets[1] if len(plan.offsets) > 1 else 0
-    last = t_s[:first].copy()
-    n_steps = len(plan.offsets) - 1
+def _lockstep(w: Prepared, gain: np.ndarray, burst_r: np.ndarray, rate_r: np.ndarray,
+              strict: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(admitted, tokens after) in step-major order; each step reads the previous step's
+    tokens as a slice, since a bucket's rank is its position in every step it is in."""
+    offsets, cost_s = w.offsets, w.cost_s
+    adm_s = np.ones(len(cost_s), dtype=bool)
+    tok_s = np.empty(len(cost_s))
+    n_steps = len(offsets) - 1
     k = 0
-    while k < n_steps and plan.offsets[k + 1] - plan.offsets[k] > _LOCKSTEP_MIN_BUCKETS:
-        lo, hi = plan.offsets[k], plan.offsets[k + 1]
+    while k < n_steps and offsets[k + 1] - offsets[k] > _LOCKSTEP_MIN_BUCKETS:
+        lo, hi = offsets[k], offsets[k + 1]
         m = hi - lo
-        now = t_s[lo:hi]
-        tok = np.minimum(burst_r[:m], level[:m] + rate_r[:m] * ((now - last[:m]) / 1000.0))
-        free_k = free_s[lo:hi]
-        charged = ~free_k
+        level = burst_r[:m] if k == 0 else tok_s[offsets[k - 1]:offsets[k - 1] + m]
+        tok = np.minimum(burst_r[:m], level + gain[lo:hi])
         if strict:
-            charged &= tok >= 0
-            adm_s[lo:hi] = charged | free_k
-        tok = np.where(charged, tok - cost_s[lo:hi], tok)
-        tok_s[lo:hi] = tok
-        # a validate-only request is only looked at: the bucket keeps its state
-        level[:m] = np.where(free_k, level[:m], tok)
-        last[:m] = np.where(free_k, last[:m], now)
+            ok = tok >= 0
+            adm_s[lo:hi] = ok
+            tok_s[lo:hi] = np.where(ok, tok - cost_s[lo:hi], tok)
+        else:
+            np.subtract(tok, cost_s[lo:hi], out=tok_s[lo:hi])
         k += 1
-    for j in range(plan.offsets[k + 1] - plan.offsets[k] if k < n_steps else 0):
-        pos = plan.offsets[k:plan.counts[j]] + j
-        adm_s[pos], tok_s[pos] = _one_bucket(
-            float(level[j]), int(last[j]), float(rate_r[j]), float(burst_r[j]),
-            t_s[pos].tolist(), cost_s[pos].tolist(), free_s[pos].tolist(), strict)
-
-    admitted[plan.order] = adm_s
-    tokens[plan.order] = tok_s
-    rate_req = rates[np.asarray(bucket, dtype=np.int64)]
-    bounded = ~np.isnan(rate_req)
-    admitted[~bounded] = True
-    owes = bounded & ~free & (~admitted if strict else tokens < 0)
-    throttle[owes] = throttle_ms(tokens[owes], rate_req[owes])
-    return Replay(admitted, tokens, throttle)
+    for j in range(offsets[k + 1] - offsets[k] if k < n_steps else 0):
+        pos = offsets[k:w.counts[j]] + j
+        level = float(burst_r[j]) if k == 0 else float(tok_s[offsets[k - 1] + j])
+        adm_s[pos], tok_s[pos] = _one_bucket(level, float(rate_r[j]), float(burst_r[j]),
+                                             w.elapsed_s[pos].tolist(), cost_s[pos].tolist(),
+                                             strict)
+    return adm_s, tok_s
 
 
 # Below this many active buckets a numpy step costs more than stepping each bucket in
@@ -337,19 +379,12 @@ def replay(bucket: np.ndarray, t_ms: np.ndarray, partitions: np.ndarray,
 _LOCKSTEP_MIN_BUCKETS = 16
 
 
-def _one_bucket(level: float, last: int, rate: float, cap: float, times: list[int],
-                costs: list[float], free: list[bool], strict: bool
-                ) -> tuple[list[bool], list[float]]:
+def _one_bucket(level: float, rate: float, cap: float, elapsed_ms: list[int],
+                costs: list[float], strict: bool) -> tuple[list[bool], list[float]]:
     """The rest of one bucket's requests, sequentially, with the same arithmetic."""
     admitted, tokens_after = [], []
-    for now, cost, is_free in zip(times, costs, free, strict=True):
-        tok = refilled(level, last, now, rate, cap)
-        if is_free:
-            admitted.append(True)
-            tokens_after.append(tok)
-            continue
-        ok, level = charge(tok, cost, cap, strict)
-        last = now
+    for dt, cost in zip(elapsed_ms, costs, strict=True):
+        ok, level = charge(refilled(level, dt, rate, cap), cost, cap, strict)
         admitted.append(ok)
         tokens_after.append(level)
     return admitted, tokens_after
