@@ -18,9 +18,11 @@ floats agree with a port of the Java code bit for bit:
 Buckets belong to quota *entities* as Kafka's DefaultQuotaCallback resolves them, so
 two clients of one user share a bucket when the quota is set on the user alone.
 
-``replay`` runs every bucket in lockstep: requests are laid out step-major (the k-th
-request of every principal together), so one numpy step advances all principals and
-the Python loop runs max(requests per principal) times, not once per request.
+``replay`` runs every bucket in lockstep: ``prepare`` lays requests out step-major (the
+k-th request of every principal together), so one numpy step advances all principals;
+once fewer than 16 principals are left (a skewed workload's heaviest few), each finishes
+in a plain loop with the same arithmetic. ``prepare`` depends on the workload only, so a
+sweep prepares once and calls ``run`` per (rate, samples) scenario.
 """
 
 from __future__ import annotations
