@@ -36,6 +36,7 @@ from backend.twin.state import (
     DEFAULT_RETENTION_MS,
     MODE_NAMES,
     TwinState,
+    replica_mask,
     row_map,
     without_topics,
 )
@@ -175,8 +176,14 @@ class TwinCluster:
             self._apply_retention()
 
     # ---- assignment changes ---------------------------------------------------------------
-    def _adopt(self, new: Snapshot, rows_of_old: np.ndarray | None = None) -> None:
-        self.state.adopt(new, rows_of_old)
+    def _adopt(self, new: Snapshot, rows_of_old: np.ndarray | None = None,
+               relisted: np.ndarray | None = None) -> None:
+        """Switch assignments: ``relisted`` rows got new replica lists, or the partitions
+        themselves changed (``rows_of_old`` maps them)."""
+        if relisted is not None:
+            self.state.relist(new, relisted)
+        else:
+            self.state.adopt(new, rows_of_old)
         self._refresh_replica_lists()
         self._refresh_move_flags()
         self._apply_retention()
@@ -190,45 +197,45 @@ class TwinCluster:
     def _refresh_replica_lists(self) -> None:
         """Throttled-replica list membership of every replica, from the topic configs."""
         st, snap = self.state, self.snap
-        rp = snap.replica_partition
+        starts = snap.topic_starts
         for attr, key in (("in_leader_list", LEADER_REPLICAS),
                           ("in_follower_list", FOLLOWER_REPLICAS)):
-            member = np.zeros(snap.n_replicas, bool)
+            wildcard = np.zeros(snap.n_topics, bool)
+            rows, brokers = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
             for topic, cfg in self.topic_configs.items():
                 value = cfg.get(key, "")
                 if not value or not snap.has_topic(topic):
                     continue
                 t = snap.topic_index(topic)
-                reps = np.flatnonzero(snap.part_topic[rp] == t)
                 if value == "*":
-                    member[reps] = True
+                    wildcard[t] = True
                     continue
                 pairs = np.array([p.split(":") for p in value.split(",")], dtype=np.int64)
-                wanted = pairs[:, 0] * (1 << 32) + pairs[:, 1]
-                have = (snap.part_id[rp[reps]].astype(np.int64) * (1 << 32)
-                        + snap.broker_ids[snap.replica_broker[reps]])
-                member[reps[np.isin(have, wanted)]] = True
+                pos = np.searchsorted(snap.broker_ids, pairs[:, 1])
+                ok = ((pairs[:, 0] < starts[t + 1] - starts[t]) & (pos < snap.n_brokers)
+                      & (snap.broker_ids[np.minimum(pos, snap.n_brokers - 1)] == pairs[:, 1]))
+                rows.append(starts[t] + pairs[ok, 0])
+                brokers.append(pos[ok])
+            member = wildcard[snap.part_topic[snap.replica_partition]]
+            member |= replica_mask(snap, np.concatenate(rows), np.concatenate(brokers))
             setattr(st, attr, member)
         st.touch()
 
     def _refresh_move_flags(self) -> None:
         """adding/removing per replica from the in-flight moves."""
         st, snap = self.state, self.snap
-        st.adding[:] = False
-        st.removing[:] = False
-        if self.moves:
-            keys_add, keys_rem = [], []
-            for (topic, pid), mv in self.moves.items():
-                row = snap.partition_row(topic, pid)
-                keys_add += [row * snap.n_brokers + b for b in
-                             snap.broker_positions([x for x in mv.target
-                                                    if x not in mv.original]).tolist()]
-                keys_rem += [row * snap.n_brokers + b for b in
-                             snap.broker_positions([x for x in mv.original
-                                                    if x not in mv.target]).tolist()]
-            keys = st.replica_keys()
-            st.adding[np.isin(keys, keys_add)] = True
-            st.removing[np.isin(keys, keys_rem)] = True
+        pos = {b: i for i, b in enumerate(snap.broker_ids.tolist())}
+        starts = snap.topic_starts.tolist()
+        pairs: dict[str, tuple[list, list]] = {"adding": ([], []), "removing": ([], [])}
+        for (topic, pid), mv in self.moves.items():
+            row = starts[snap.topic_index(topic)] + pid
+            for name, brokers in (("adding", [x for x in mv.target if x not in mv.original]),
+                                  ("removing", [x for x in mv.original if x not in mv.target])):
+                pairs[name][0].extend([row] * len(brokers))
+                pairs[name][1].extend(pos[x] for x in brokers)
+        for name, (rows, brokers) in pairs.items():
+            setattr(st, name, replica_mask(snap, np.asarray(rows, np.int64),
+                                           np.asarray(brokers, np.int64)))
         st.touch()
 
     def _set_replica_lists(self, rows: list[int], lists: list[list[int]]) -> Snapshot:
@@ -237,6 +244,9 @@ class TwinCluster:
         return self.snap.with_replicas(
             np.asarray(rows, np.int64)[order], offsets_from_lengths([len(p) for p in pos]),
             np.concatenate(pos).astype(np.int32))
+
+    def _relist(self, rows: list[int], lists: list[list[int]]) -> None:
+        self._adopt(self._set_replica_lists(rows, lists), relisted=np.sort(np.asarray(rows)))
 
     # ---- reassignments (KIP-455) ------------------------------------------------------------
     def alter_reassignments(self, plan: dict) -> dict:
@@ -277,7 +287,7 @@ class TwinCluster:
             lists.append(list(target) + [b for b in original if b not in target])
             started.append(key)
         if rows:
-            self._adopt(self._set_replica_lists(rows, lists))
+            self._relist(rows, lists)
         return {"started": [f"{t}-{p}" for t, p in started],
                 "cancelled": [f"{t}-{p}" for t, p in cancelled]}
 
@@ -291,7 +301,7 @@ class TwinCluster:
             rows = [self.snap.partition_row(t, p) for t, p in keys]
             lists = [list(self.moves.pop(k).original) for k in keys]
             if rows:
-                self._adopt(self._set_replica_lists(rows, lists))
+                self._relist(rows, lists)
             return {"cancelled": [f"{t}-{p}" for t, p in keys]}
 
     def list_reassignments(self) -> list[dict]:
@@ -307,20 +317,21 @@ class TwinCluster:
 
     def _complete_moves(self) -> None:
         st, snap = self.state, self.snap
-        waiting = np.bincount(snap.replica_partition, weights=st.adding & ~st.isr,
-                              minlength=snap.n_partitions)
-        done_rows, done_lists, done_keys = [], [], []
-        for key, mv in self.moves.items():
-            row = snap.partition_row(*key)
-            if waiting[row] == 0:
-                done_rows.append(row)
-                done_lists.append(list(mv.target))
-                done_keys.append(key)
-        if not done_rows:
+        adding = st.cached("adding_idx", lambda: np.flatnonzero(st.adding))
+        keys = st.cached("move_keys", lambda: list(self.moves))
+        rows = st.cached("move_rows", lambda: np.array(
+            [snap.partition_row(*k) for k in keys], dtype=np.int64))
+        waiting = np.zeros(snap.n_partitions, bool)
+        waiting[snap.replica_partition[adding[~st.isr[adding]]]] = True
+        done = np.flatnonzero(~waiting[rows])
+        if not len(done):
             return
+        done_keys = [keys[i] for i in done.tolist()]
+        done_rows = rows[done].tolist()
+        done_lists = [list(self.moves[k].target) for k in done_keys]
         for key in done_keys:
             del self.moves[key]
-        self._adopt(self._set_replica_lists(done_rows, done_lists))
+        self._relist(done_rows, done_lists)
         self._elect(np.asarray(done_rows, np.int64))
 
     def _elect(self, rows: np.ndarray) -> None:
@@ -366,32 +377,38 @@ class TwinCluster:
     def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
                       delete: list[str] | None = None) -> dict:
         """Incremental alter of broker (id or "<default>") or topic configs."""
-        set_, delete = dict(set_ or {}), list(delete or [])
         with self.lock:
-            if entity_type == "broker":
-                if name != DEFAULT_BROKER:
-                    self.snap.broker_positions([_broker_id(name)])
-                allowed, store = BROKER_KEYS, self.broker_configs
-            elif entity_type == "topic":
-                self.snap.topic_index(name)
-                allowed, store = TOPIC_KEYS, self.topic_configs
-            else:
-                raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
-            for key, value in set_.items():
-                if key not in allowed:
-                    raise BadInput(f"{entity_type} config '{key}' is not supported by the twin "
-                                   f"(supported: {', '.join(sorted(allowed))})")
-                set_[key] = _validate_config(key, value)
-            cfg = dict(store.get(name, {}))
-            cfg.update(set_)
-            for key in delete:
-                cfg.pop(key, None)
-            store[name] = cfg
-            self._rates_cache = None
-            self._refresh_replica_lists()
-            self._apply_retention()
-            self.version += 1
+            cfg = self._store_config(entity_type, name, set_ or {}, delete or [])
+            self._configs_changed()
             return {"entity_type": entity_type, "name": name, "configs": cfg}
+
+    def _store_config(self, entity_type: str, name: str, set_: dict,
+                      delete: list[str]) -> dict:
+        if entity_type == "broker":
+            if name != DEFAULT_BROKER:
+                self.snap.broker_positions([_broker_id(name)])
+            allowed, store = BROKER_KEYS, self.broker_configs
+        elif entity_type == "topic":
+            self.snap.topic_index(name)
+            allowed, store = TOPIC_KEYS, self.topic_configs
+        else:
+            raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+        cfg = dict(store.get(name, {}))
+        for key, value in set_.items():
+            if key not in allowed:
+                raise BadInput(f"{entity_type} config '{key}' is not supported by the twin "
+                               f"(supported: {', '.join(sorted(allowed))})")
+            cfg[key] = _validate_config(key, value)
+        for key in delete:
+            cfg.pop(key, None)
+        store[name] = cfg
+        return cfg
+
+    def _configs_changed(self) -> None:
+        self._rates_cache = None
+        self._refresh_replica_lists()
+        self._apply_retention()
+        self.version += 1
 
     def set_mutation_quota(self, user: str | None, client_id: str | None,
                            rate: float | None) -> None:
@@ -503,13 +520,14 @@ class TwinCluster:
                 moves = proposed_moves(view, parsed)
                 leader, follower = throttled_replicas(view, moves)
                 for topic in sorted(set(leader) | set(follower)):
-                    self.alter_configs("topic", topic, {
+                    self._store_config("topic", topic, {
                         LEADER_REPLICAS: leader.get(topic, ""),
-                        FOLLOWER_REPLICAS: follower.get(topic, "")})
+                        FOLLOWER_REPLICAS: follower.get(topic, "")}, [])
                 involved = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
                 for b in self.snap.broker_ids[involved].tolist():
-                    self.alter_configs("broker", str(b), {LEADER_RATE: str(int(throttle)),
-                                                          FOLLOWER_RATE: str(int(throttle))})
+                    self._store_config("broker", str(b), {LEADER_RATE: str(int(throttle)),
+                                                          FOLLOWER_RATE: str(int(throttle))}, [])
+                self._configs_changed()
             return self._start_moves(parsed)
 
     def remove_throttles(self) -> dict:
@@ -523,9 +541,7 @@ class TwinCluster:
             for cfg in self.topic_configs.values():
                 cfg.pop(LEADER_REPLICAS, None)
                 cfg.pop(FOLLOWER_REPLICAS, None)
-            self._rates_cache = None
-            self._refresh_replica_lists()
-            self.version += 1
+            self._configs_changed()
             return {"removed": True, "in_progress": 0}
 
     # ---- a plain view for gateways and exporters ----------------------------------------------

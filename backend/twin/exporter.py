@@ -12,7 +12,8 @@ serves that text; a dead broker answers 503, so Prometheus records it as down.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -32,57 +33,106 @@ class Family:
     kind: str  # gauge | counter | unknown
     help: str
     labels: tuple[str, ...]
-    columns: list[list[str]]  # one list of label values per label
-    values: np.ndarray
+    columns: list[list[str]] | Callable[[], list[list[str]]]  # label values per label
+    prefixes: list[str] | None = None  # 'name{labels} ' per series (cached by the caller)
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     integer: bool = False  # values are whole numbers (rendered without a decimal point)
-    prefixes: list[str] | None = None  # cached 'name{labels} ' per series
 
     def __post_init__(self) -> None:
         if self.prefixes is None:
-            self.prefixes = _prefixes(self.name, self.labels, self.columns)
+            self.prefixes = _prefixes(self.name, self.labels, self.label_columns())
+
+    def label_columns(self) -> list[list[str]]:
+        return self.columns() if callable(self.columns) else self.columns
 
 
-def _gauge(name: str, help_: str, value: float, labels=(), columns=None) -> Family:
-    return Family(name, "gauge", help_, tuple(labels), columns or [],
-                  np.atleast_1d(np.asarray(value, np.float64)))
+@dataclass
+class _Figures:
+    """Cluster-wide per-broker figures, computed once per simulated instant for all brokers."""
+
+    stamp: tuple[int, int]
+    replicas_of: list[np.ndarray]  # replica indexes hosted by each broker position
+    follower: np.ndarray  # bool per replica: an online partition's follower
+    lag_msgs: np.ndarray  # float per replica
+    gauges: dict[str, np.ndarray]  # per broker position
+
+
+def _figures(twin: TwinCluster) -> _Figures:
+    st, snap = twin.state, twin.snap
+    stamp = (twin.time_ms, twin.version)
+    cached = st.derived.get("figures")
+    if cached is not None and cached.stamp == stamp:
+        return cached
+    n_b, n_p = snap.n_brokers, snap.n_partitions
+    rp, rb = snap.replica_partition, snap.replica_broker
+
+    def structure():
+        order = np.argsort(rb, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(rb, minlength=n_b))))
+        return [order[bounds[i]:bounds[i + 1]] for i in range(n_b)]
+
+    replicas_of = st.cached("replicas_of", structure)
+    follower = ~st.is_leader_replica & (st.replica_leader_broker >= 0)
+    lag_msgs = np.floor(st.lag / twin.settings.message_bytes)
+    isr_size = st.isr_size()
+    adding = np.bincount(rp, weights=st.adding, minlength=n_p)
+    moving = np.bincount(rp, weights=st.adding | st.removing, minlength=n_p) > 0
+    min_isr = st.cached("min_isr", twin.min_isr)
+    lead = np.maximum(st.leader, 0)
+    online = st.leader >= 0
+
+    def led(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(lead, weights=mask & online, minlength=n_b)
+
+    max_lag = np.zeros(n_b)
+    np.maximum.at(max_lag, rb[follower], lag_msgs[follower])
+    ctrl = np.arange(n_b) == twin.controller()
+    gauges = {
+        "partition_count": np.bincount(rb, minlength=n_b).astype(float),
+        "leader_count": led(np.ones(n_p, bool)),
+        "under_replicated": led(isr_size < snap.replication_factors - adding),
+        "under_min_isr": led(isr_size < min_isr[snap.part_topic]),
+        "reassigning": led(moving),
+        "active_controller": ctrl.astype(float),
+        "offline_partitions": ctrl * float((~online).sum()),
+        "global_partitions": ctrl * float(n_p),
+        "max_lag": max_lag,
+        "leader_byte_rate": twin.throttled_rate["leader"],
+        "follower_byte_rate": twin.throttled_rate["follower"],
+    }
+    fig = _Figures(stamp, replicas_of, follower, lag_msgs, gauges)
+    st.derived["figures"] = fig
+    return fig
+
+
+_GAUGE_HELP = {
+    "partition_count": "Partitions (replicas) on this broker",
+    "leader_count": "Partitions this broker leads",
+    "under_replicated": "Led partitions with fewer in-sync replicas than replicas",
+    "under_min_isr": "Led partitions below min.insync.replicas",
+    "reassigning": "Led partitions being reassigned",
+    "active_controller": "1 on the active controller",
+    "offline_partitions": "Partitions without a leader (controller only)",
+    "global_partitions": "Partitions in the cluster (controller only)",
+    "max_lag": "Largest follower lag on this broker, in messages",
+    "leader_byte_rate": "KIP-73 throttled bytes/s sent (leader side)",
+    "follower_byte_rate": "KIP-73 throttled bytes/s fetched (follower side)",
+}
 
 
 def broker_families(twin: TwinCluster, b: int, dialect: Dialect) -> list[Family]:
     """Every family broker position ``b`` exports now (call with ``twin.lock`` held)."""
-    st, snap = twin.state, twin.snap
-    rp, rb = snap.replica_partition, snap.replica_broker
-    led = st.leader == b
-    isr_size = st.isr_size()
-    adding = np.bincount(rp, weights=st.adding, minlength=snap.n_partitions)
-    moving = np.bincount(rp, weights=st.adding | st.removing, minlength=snap.n_partitions) > 0
-    effective_rf = snap.replication_factors - adding
-    ctrl = twin.controller() == b
-    mine = np.flatnonzero(rb == b)
-    follower = mine[~st.is_leader_replica[mine] & (st.replica_leader_broker[mine] >= 0)]
-    lag_msgs = np.floor(st.lag[follower] / twin.settings.message_bytes)
-    fams = [
-        _gauge(dialect.partition_count, "Partitions (replicas) on this broker", len(mine)),
-        _gauge(dialect.leader_count, "Partitions this broker leads", led.sum()),
-        _gauge(dialect.under_replicated, "Led partitions with fewer in-sync replicas than "
-               "replicas", (led & (isr_size < effective_rf)).sum()),
-        _gauge(dialect.under_min_isr, "Led partitions below min.insync.replicas",
-               (led & (isr_size < twin.min_isr()[snap.part_topic])).sum()),
-        _gauge(dialect.reassigning, "Led partitions being reassigned", (led & moving).sum()),
-        _gauge(dialect.active_controller, "1 on the active controller", int(ctrl)),
-        _gauge(dialect.offline_partitions, "Partitions without a leader (controller only)",
-               (st.leader < 0).sum() if ctrl else 0),
-        _gauge(dialect.global_partitions, "Partitions in the cluster (controller only)",
-               snap.n_partitions if ctrl else 0),
-        _gauge(dialect.max_lag, "Largest follower lag on this broker, in messages",
-               lag_msgs.max() if len(lag_msgs) else 0.0, [dialect.client_label], [["Replica"]]),
-        _gauge(dialect.leader_byte_rate, "KIP-73 throttled bytes/s sent (leader side)",
-               twin.throttled_rate["leader"][b]),
-        _gauge(dialect.follower_byte_rate, "KIP-73 throttled bytes/s fetched (follower side)",
-               twin.throttled_rate["follower"][b]),
-    ]
+    fig = _figures(twin)
+    fams = []
+    for key, help_ in _GAUGE_HELP.items():
+        labels, cols = ((dialect.client_label,), [["Replica"]]) if key == "max_lag" else ((), [])
+        fams.append(Family(getattr(dialect, key), "gauge", help_, labels, cols,
+                           values=np.array([fig.gauges[key][b]])))
+    mine = fig.replicas_of[b]
+    follower = mine[fig.follower[mine]]
     fams += _traffic(twin, b, dialect)
-    fams += _per_partition(twin, b, dialect, mine, follower, lag_msgs)
-    if ctrl:
+    fams += _per_partition(twin, b, dialect, mine, follower, fig.lag_msgs[follower])
+    if fig.gauges["active_controller"][b]:
         fams += _mutation_quota(twin, dialect)
     return fams
 
@@ -91,6 +141,9 @@ def _traffic(twin: TwinCluster, b: int, dialect: Dialect) -> list[Family]:
     snap = twin.snap
     topics = np.flatnonzero(twin.state.meter_exists[b])
     names = [str(n) for n in snap.topic_names[topics]]
+    heads = twin.state.cached(("topic_heads", dialect.name), lambda: {
+        name: [f'{name}{{topic="{t}"}} ' for t in snap.topic_names]
+        for name in (dialect.bytes_in, dialect.bytes_out)})
     by_topic = twin.state.bytes_in[b, topics]
     fanout = twin.settings.consumer_fanout
     out = []
@@ -98,15 +151,16 @@ def _traffic(twin: TwinCluster, b: int, dialect: Dialect) -> list[Family]:
             (dialect.bytes_in, by_topic, "Produce bytes written to led partitions"),
             (dialect.bytes_out, by_topic * fanout, "Bytes fetched by consumers")):
         out.append(Family(name, dialect.counter_type, help_, ("topic",), [names],
-                          per_topic))
+                          prefixes=[heads[name][t] for t in topics.tolist()],
+                          values=per_topic))
         out.append(Family(name, dialect.counter_type, help_, (), [],
-                          np.array([per_topic.sum()])))
+                          values=np.array([per_topic.sum()])))
     for name, key in ((dialect.replication_bytes_in, "replication_in"),
                       (dialect.replication_bytes_out, "replication_out"),
                       (dialect.reassignment_bytes_in, "reassignment_in"),
                       (dialect.reassignment_bytes_out, "reassignment_out")):
         out.append(Family(name, dialect.counter_type, key.replace("_", " ") + " bytes", (), [],
-                          np.array([twin.counters[key][b]])))
+                          values=np.array([twin.counters[key][b]])))
     return out
 
 
@@ -114,52 +168,58 @@ def _per_partition(twin: TwinCluster, b: int, dialect: Dialect, mine: np.ndarray
                    follower: np.ndarray, lag_msgs: np.ndarray) -> list[Family]:
     st, snap = twin.state, twin.snap
     labels = _label_cache(twin, b, dialect, mine, follower)
-    rp = snap.replica_partition
-    size = np.maximum(st.log_size[rp[mine]] - st.lag[mine], 0.0)
-    lab, cols, prefixes = labels["log"]
-    fams = [Family(dialect.log_size, "gauge", "Log bytes of the replica", lab, cols,
-                   np.floor(size), integer=True, prefixes=prefixes)]
+    size = np.maximum(st.log_size[snap.replica_partition[mine]] - st.lag[mine], 0.0)
+    fams = [Family(dialect.log_size, "gauge", "Log bytes of the replica", *labels["log"],
+                   values=np.floor(size), integer=True)]
     for name, (lab, cols, prefixes), idx in labels["lag"]:
-        fams.append(Family(name, "gauge", "Follower lag in messages", lab, cols,
-                           lag_msgs[idx], integer=True, prefixes=prefixes))
+        fams.append(Family(name, "gauge", "Follower lag in messages", lab, cols, prefixes,
+                           values=lag_msgs[idx], integer=True))
     return fams
 
 
 def _label_cache(twin: TwinCluster, b: int, dialect: Dialect, mine: np.ndarray,
                  follower: np.ndarray) -> dict:
-    """Label columns of the per-partition series, rebuilt only when the assignment or the
-    leaders change (twin.version)."""
+    """Labels and text prefixes of the per-partition series, rebuilt only when the
+    assignment or the leaders change (twin.version). Kafka topic names are
+    [a-zA-Z0-9._-] only, so topic and fetcher labels need no escaping."""
     key = ("labels", b, dialect.name, twin.version)
     cache = twin.state.derived
     if key in cache:
         return cache[key]
     snap, st = twin.snap, twin.state
     rp = snap.replica_partition
-    topic_of = snap.topic_names[snap.part_topic]
-    def series(name: str, labels: tuple[str, ...], cols: list[list[str]]) -> tuple:
-        return labels, cols, _prefixes(name, labels, cols)
+    topics = [str(t) for t in snap.topic_names]
 
-    log = series(dialect.log_size, ("topic", "partition"),
-                 [topic_of[rp[mine]].astype(str).tolist(),
-                  snap.part_id[rp[mine]].astype(str).tolist()])
+    def series(name: str, client: str | None, reps: np.ndarray, heads: list[str] | None):
+        t_idx = snap.part_topic[rp[reps]].tolist()
+        pids = snap.part_id[rp[reps]].tolist()
+        heads = heads or [""] * len(reps)
+        prefixes = [f'{name}{{{h}topic="{topics[t]}",partition="{p}"}} '
+                    for h, t, p in zip(heads, t_idx, pids, strict=True)]
+        labels = (("topic", "partition") if client is None
+                  else (client, "topic", "partition"))
+
+        def columns() -> list[list[str]]:
+            cols = [[topics[t] for t in t_idx], [str(p) for p in pids]]
+            if client is not None:
+                cols.insert(0, [h.split('"')[1] for h in heads])
+            return cols
+        return labels, columns, prefixes
+
     lead_ids = snap.broker_ids[st.replica_leader_broker[follower]]
-    f_topics = topic_of[rp[follower]].astype(str).tolist()
-    f_parts = snap.part_id[rp[follower]].astype(str).tolist()
     lag = []
     if dialect.lag_in_name:
         for lid in np.unique(lead_ids).tolist():
             idx = np.flatnonzero(lead_ids == lid)
             name = dialect.consumer_lag_name(lid)
-            lag.append((name, series(name, ("topic", "partition"),
-                                     [[f_topics[i] for i in idx], [f_parts[i] for i in idx]]),
-                        idx))
+            lag.append((name, series(name, None, follower[idx], None), idx))
     else:
-        clients = [f"ReplicaFetcherThread-0-{lid}" for lid in lead_ids.tolist()]
-        lag.append((dialect.consumer_lag, series(dialect.consumer_lag,
-                                                 (dialect.client_label, "topic", "partition"),
-                                                 [clients, f_topics, f_parts]),
+        heads = [f'{dialect.client_label}="ReplicaFetcherThread-0-{lid}",'
+                 for lid in lead_ids.tolist()]
+        lag.append((dialect.consumer_lag,
+                    series(dialect.consumer_lag, dialect.client_label, follower, heads),
                     np.arange(len(follower))))
-    cache[key] = {"log": log, "lag": lag}
+    cache[key] = {"log": series(dialect.log_size, None, mine, None), "lag": lag}
     return cache[key]
 
 
@@ -167,7 +227,7 @@ def _mutation_quota(twin: TwinCluster, dialect: Dialect) -> list[Family]:
     rows = twin.quotas.metrics(twin.time_ms)
     cols = [[r["user"] for r in rows], [r["client_id"] for r in rows]]
     labels = ("user", "client_id")
-    return [Family(name, "gauge", help_, labels, cols, np.array([r[key] for r in rows]))
+    return [Family(name, "gauge", help_, labels, cols, values=np.array([r[key] for r in rows]))
             for name, key, help_ in (
                 (dialect.mutation_rate, "mutation_rate", "KIP-599 partition mutations/s"),
                 (dialect.mutation_tokens, "tokens", "KIP-599 tokens left (< 0: throttled)"),
@@ -225,9 +285,10 @@ class TwinCollector(Collector):
             base = fam.name[:-6] if fam.kind == "counter" and fam.name.endswith("_total") \
                 else fam.name
             metric = merged.setdefault(base, Metric(base, fam.help, fam.kind))
+            cols = fam.label_columns()
             for i, value in enumerate(fam.values.tolist()):
                 metric.add_sample(fam.name, {lab: col[i] for lab, col in zip(
-                    fam.labels, fam.columns, strict=True)}, value)
+                    fam.labels, cols, strict=True)}, value)
         yield from merged.values()
 
     def exposition(self) -> str:
@@ -241,7 +302,7 @@ class TwinCollector(Collector):
 class _Handler(BaseHTTPRequestHandler):
     collector: TwinCollector
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         if self.path.split("?")[0] not in ("/metrics", "/"):
             self.send_error(404)
             return

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from backend.model.csr import offsets_from_lengths
+from backend.model.csr import gather_index, offsets_from_lengths
 from backend.model.snapshot import Snapshot
 
 READ_WRITE, READ_ONLY, NO_ACCESS = 0, 1, -1  # partition modes (delete-partitions KIP)
@@ -119,16 +119,42 @@ class TwinState:
         return snap.replica_partition * snap.n_brokers + snap.replica_broker
 
     # ---- changing the assignment -------------------------------------------------------------
-    def adopt(self, new: Snapshot, new_rows_of_old: np.ndarray | None = None) -> None:
-        """Switch to ``new``'s assignment, carrying state over by (partition, broker).
+    def relist(self, new: Snapshot, rows: np.ndarray) -> None:
+        """Switch to ``new``, which differs from the current assignment only in the replica
+        lists of ``rows`` (ascending): everything else is copied in bulk and only the
+        replicas of those rows are matched by (partition, broker)."""
+        old = self.snap
+        changed = np.zeros(old.n_partitions, bool)
+        changed[rows] = True
+        keep_old = ~changed[old.replica_partition]
+        keep_new = ~changed[new.replica_partition]
+        old_idx = np.flatnonzero(~keep_old)
+        new_idx = np.flatnonzero(~keep_new)
+        old_keys = old.replica_partition[old_idx] * old.n_brokers + old.replica_broker[old_idx]
+        new_keys = new.replica_partition[new_idx] * new.n_brokers + new.replica_broker[new_idx]
+        order = np.argsort(old_keys, kind="stable")
+        pos = np.minimum(np.searchsorted(old_keys[order], new_keys), max(len(order) - 1, 0))
+        found = (old_keys[order][pos] == new_keys) if len(order) else np.zeros(len(new_idx), bool)
+        src = old_idx[order[pos]] if len(order) else pos
+        for name, default in _REPLICA_FIELDS:
+            arr = getattr(self, name)
+            out = np.full(new.n_replicas, default, dtype=arr.dtype)
+            out[keep_new] = arr[keep_old]
+            out[new_idx[found]] = arr[src[found]]
+            setattr(self, name, out)
+        fresh = new_idx[~found]
+        self.lag[fresh] = self.log_size[new.replica_partition[fresh]]
+        self.snap = new
+        self.touch()
 
-        ``new_rows_of_old[i]`` is the row in ``new`` of old row i (-1 if it is gone); the
-        default is the identity (replica lists changed, partitions did not). Replicas that
-        did not exist before start empty (lag = the leader's log), out of sync.
+    def adopt(self, new: Snapshot, new_rows_of_old: np.ndarray) -> None:
+        """Switch to ``new``'s partitions, carrying state over by (partition, broker).
+
+        ``new_rows_of_old[i]`` is the row in ``new`` of old row i (-1 if it is gone).
+        Replicas that did not exist before start empty (lag = the leader's log), out of
+        sync; partitions that did not exist start empty and in sync everywhere.
         """
         old = self.snap
-        if new_rows_of_old is None:
-            new_rows_of_old = np.arange(old.n_partitions, dtype=np.int64)
         keep = new_rows_of_old >= 0
         part_fields = {"log_size": 0.0, "log_cap": 0.0, "base_rate": 0.0, "mode": READ_WRITE,
                        "leader": -1}
@@ -138,8 +164,9 @@ class TwinState:
             out = np.full(new.n_partitions, default, dtype=arr.dtype)
             out[new_rows_of_old[keep]] = arr[keep]
             carried[name] = out
-        new_rows = np.flatnonzero(~np.isin(np.arange(new.n_partitions),
-                                           new_rows_of_old[keep]))
+        was_there = np.zeros(new.n_partitions, bool)
+        was_there[new_rows_of_old[keep]] = True
+        new_rows = np.flatnonzero(~was_there)
         carried["base_rate"][new_rows] = new.part_rate[new_rows]
         carried["leader"][new_rows] = new.leaders[new_rows]
 
@@ -155,9 +182,7 @@ class TwinState:
             pos = np.minimum(np.searchsorted(sorted_keys, new_keys), len(order) - 1)
             found = sorted_keys[pos] == new_keys
             src = np.flatnonzero(old_alive)[order[pos]]
-        for name, default in (("lag", 0.0), ("isr", False), ("adding", False),
-                              ("removing", False), ("in_leader_list", False),
-                              ("in_follower_list", False)):
+        for name, default in _REPLICA_FIELDS:
             arr = getattr(self, name)
             out = np.full(new.n_replicas, default, dtype=arr.dtype)
             out[found] = arr[src[found]]
@@ -182,6 +207,23 @@ class TwinState:
         self.bytes_in, self.meter_exists = bytes_in, meters
         self.snap = new
         self.touch()
+
+
+_REPLICA_FIELDS = (("lag", 0.0), ("isr", False), ("adding", False), ("removing", False),
+                   ("in_leader_list", False), ("in_follower_list", False))
+
+
+def replica_mask(snap: Snapshot, rows: np.ndarray, brokers: np.ndarray) -> np.ndarray:
+    """Bool per replica: True where (partition row, broker position) is one of the pairs
+    given; pairs naming a broker that holds no replica of the row are ignored."""
+    rows = np.asarray(rows, np.int64)
+    mask = np.zeros(snap.n_replicas, bool)
+    if not len(rows):
+        return mask
+    idx = gather_index(snap.replica_offsets, rows)
+    owner = np.repeat(np.arange(len(rows)), snap.replication_factors[rows])
+    mask[idx[snap.replica_broker[idx] == np.asarray(brokers)[owner]]] = True
+    return mask
 
 
 def _topic_index_map(old: Snapshot, new: Snapshot) -> np.ndarray:
