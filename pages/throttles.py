@@ -6,7 +6,7 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, html
 
-from components import monitor
+from components import banners, monitor
 from dashboard import ids
 
 dash.register_page(__name__, path="/throttles", name="Throttles", title="Railyard · Throttles",
@@ -24,4 +24,6 @@ def layout(**query) -> html.Div:
 @dash.callback(Output(ids.TH_BANNERS, "children"), Input(ids.TH_STATE, "data"),
                Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
-    return monitor.source_banners(state)
+    return [*monitor.source_banners(state),
+            banners.banner("Live charts for this page need the metrics client and monitoring "
+                           "service, which this build does not have yet.", "info")]

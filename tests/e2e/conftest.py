@@ -55,7 +55,7 @@ def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashbo
     path = tmp / "railyard.yaml"
     path.write_text(yaml.safe_dump(config))
     log = tmp / "serve.log"
-    cmd = [sys.executable, "-m", "backend.cli", "serve", "--config", str(path)]
+    cmd = [str(Path(sys.executable).parent / "railyard"), "serve", "--config", str(path)]
     if not warm_spark:
         cmd.append("--no-warm-spark")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
