@@ -14,7 +14,6 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from backend.errors import BadInput
 from backend.model.csr import gather_index, offsets_from_lengths
@@ -103,7 +102,8 @@ def _parse_fast(entries: list, snap: Snapshot) -> Parsed | None:
     if has_dirs and any(type(d) is not list or len(d) != n for d, n in zip(dirs, lengths,
                                                                              strict=True)):
         return None
-    t_idx = pd.Index(snap.topic_names).get_indexer(topics)
+    topic_of = {name: t for t, name in enumerate(snap.topic_names)}
+    t_idx = np.fromiter((topic_of.get(t, -1) for t in topics), np.int64, len(topics))
     part = np.asarray(parts, dtype=np.int64)
     starts = snap.topic_starts
     if (t_idx < 0).any() or (part < 0).any() or (part >= starts[t_idx + 1] - starts[t_idx]).any():
