@@ -103,7 +103,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
     config = parse_config(doc, str(path))
     base = Path(path).resolve().parent  # snapshot files are named relative to the config
     return replace(config, clusters=tuple(
-        replace(c, snapshot=str(base / c.snapshot)) if c.snapshot else c
+        replace(c, snapshot=str((base / c.snapshot).resolve())) if c.snapshot else c
         for c in config.clusters))
 
 

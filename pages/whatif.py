@@ -24,7 +24,7 @@ dash.register_page(__name__, path="/what-if", name="What-if", title="Railyard ·
 EXAMPLE_WORKLOAD = "config/examples/quota-workload.jsonl"
 DEFAULT_THROTTLE_LOG10 = math.log10(50e6)
 SWEEP_DEFAULTS = {
-    "limits": "max.broker.partitions=3600,3800,4000,4200; add_brokers=0,1,2",
+    "limits": "max.broker.partitions=4000,6000,8000; add_brokers=0,1,2",
     "throttle": "throttle=5e6,10e6,20e6,50e6,100e6,200e6; window_num=11",
     "quota": "rate=2,5,10,20; samples=11",
 }
@@ -41,7 +41,8 @@ def layout(cluster: str | None = None, tab: str | None = None, **_query) -> html
             dcc.Tab(label="Partition limits", value="limits", children=_limits_tab(c)),
             dcc.Tab(label="Replication throttle", value="throttle", children=_throttle_tab()),
             dcc.Tab(label="Mutation quota", value="quota", children=_quota_tab(c)),
-            dcc.Tab(label="Sweeps on Spark", value="sweeps", children=_sweep_tab()),
+            dcc.Tab(label="Sweeps on Spark", value="sweeps",
+                    children=_sweep_tab(_limits_grid(rt.source(c.name)))),
         ]),
     ])
 
@@ -237,7 +238,19 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
     return fig, tables.principals(r["principals"]), name, ""
 
 
-def _sweep_tab() -> html.Div:
+def _limits_grid(source: views.ClusterSource) -> str:
+    """A default limits grid around the cluster's own limit (±10%, with 0-2 new brokers)."""
+    try:
+        limit = views.cluster_snapshot(source).limits.max_broker_partitions
+    except Unavailable:
+        limit = None
+    if not limit:
+        return SWEEP_DEFAULTS["limits"]
+    values = sorted({round(limit * f, -2) for f in (0.9, 0.95, 1.0, 1.05, 1.1)})
+    return f"max.broker.partitions={','.join(str(int(v)) for v in values)}; add_brokers=0,1,2"
+
+
+def _sweep_tab(limits_grid: str) -> html.Div:
     return html.Div([
         html.P("Many scenarios at once, on Spark: the same engines, one row per scenario. "
                "Limit sweeps place the workload under each grid point; throttle sweeps use "
@@ -249,12 +262,13 @@ def _sweep_tab() -> html.Div:
             _field("Kind", dcc.Dropdown(id=ids.WI_SW_KIND, value="limits", clearable=False,
                                         options=list(views.SWEEP_GRID_KEYS),
                                         style={"width": "10rem"})),
-            _field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=SWEEP_DEFAULTS["limits"],
-                                     type="text", className="wide"),
+            _field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=limits_grid, type="text",
+                                     style={"width": "30rem"}),
                    "KEY=V1,V2,...; separated by ';'"),
             _field("Workload (limits)", dcc.Input(id=ids.WI_SW_WORKLOAD, type="text",
                                                   value="orders-v2:300:3, clicks:600:3",
-                                                  className="wide"), "NAME:PARTITIONS:RF, ..."),
+                                                  style={"width": "18rem"}),
+                   "NAME:PARTITIONS:RF, ..."),
         ], className="form-row"),
         html.Div([
             html.Button("Run sweep", id=ids.WI_SW_RUN, className="button primary"),
@@ -273,8 +287,10 @@ def _sweep_tab() -> html.Div:
 
 
 @dash.callback(Output(ids.WI_SW_GRID, "value"), Input(ids.WI_SW_KIND, "value"),
-               prevent_initial_call=True)
-def sweep_defaults(kind):
+               State(ids.WI_STATE, "data"), prevent_initial_call=True)
+def sweep_defaults(kind, state):
+    if kind == "limits":
+        return _limits_grid(runtime.current().source(state["cluster"]))
     return SWEEP_DEFAULTS[kind]
 
 

@@ -1,0 +1,118 @@
+"""Dashboard config validation (one-line errors), unique ids, URL state, layouts build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend.errors import BadInput
+from backend.services import views
+from components import timerange, urlstate
+from dashboard import ids
+from dashboard.config import load_config, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = {"clusters": [{"name": "a", "gateway": {"type": "twin", "url": "http://127.0.0.1:8070"},
+                      "prometheus": {"url": "http://127.0.0.1:9090"}}]}
+
+
+def test_example_config_is_valid():
+    config = load_config(ROOT / "config" / "railyard.example.yaml")
+    assert [c.name for c in config.clusters] == ["demo"]
+    demo = config.clusters[0]
+    assert demo.prometheus.dialect == "strimzi"
+    assert demo.limits.max_broker_partitions == 12600
+    assert demo.snapshot == str((ROOT / "var" / "demo" / "demo.parquet").resolve())
+    assert config.server.port == 8050 and config.cache.type == "simple"
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({}, "cfg: clusters: required"),
+    ({"clusters": []}, "cfg: clusters: list at least one cluster"),
+    ({"clusters": [{"name": "a"}]}, "cfg: clusters[0].gateway: required"),
+    ({**GOOD, "extra": 1}, "cfg: extra: unknown key"),
+    ({"clusters": [{**GOOD["clusters"][0], "prometheus": {"url": "http://p:9090",
+                                                          "dialect": "jmx"}}]},
+     "cfg: clusters[0].prometheus.dialect: expected one of strimzi, confluent, got 'jmx'"),
+    ({"clusters": [{**GOOD["clusters"][0], "gateway": {"type": "twin", "url": "p:1"}}]},
+     "cfg: clusters[0].gateway.url: expected an http(s)://host:port URL, got 'p:1'"),
+    ({"clusters": [{"name": "a", "gateway": {"type": "kafka", "bootstrap_servers": "k1"}}]},
+     "cfg: clusters[0].gateway.bootstrap_servers: expected host:port entries"),
+    ({"clusters": [{**GOOD["clusters"][0], "limits": {"max.broker.partitions": -1}}]},
+     "cfg: clusters[0].limits.max.broker.partitions: expected an integer >= 0, got -1"),
+    ({"clusters": [GOOD["clusters"][0], GOOD["clusters"][0]]},
+     "cfg: clusters: the name 'a' is used twice"),
+    ({**GOOD, "cache": {"type": "redis"}}, "cfg: cache.redis_url: required when type is redis"),
+])
+def test_config_errors_are_one_line(doc, message):
+    with pytest.raises(BadInput) as e:
+        parse_config(doc, "cfg")
+    assert str(e.value).startswith(message)
+    assert "\n" not in str(e.value)
+
+
+def test_bad_yaml_names_the_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("clusters:\n  - name: a\n    gateway: {type: twin\n")
+    with pytest.raises(BadInput, match=r"c.yaml: line \d+: not valid YAML"):
+        load_config(path)
+
+
+def test_component_ids_are_unique():
+    values = [v for k, v in vars(ids).items() if k.isupper()]
+    assert len(values) == len(set(values))
+
+
+def test_url_state_round_trip():
+    search = urlstate.updated("?cluster=a&range=6h", range="abs", **{"from": "2024-05-01T12:00"})
+    assert urlstate.parse(search) == {"cluster": "a", "range": "abs", "from": "2024-05-01T12:00"}
+    assert urlstate.shared("?cluster=a&tab=x&range=1h") == "?cluster=a&range=1h"
+
+
+def test_time_windows():
+    w = timerange.window("6h", None, None, now=100_000.0)
+    assert (w.start, w.end, w.step, w.refreshing) == (100_000 - 21_600, 100_000, 90, True)
+    a = timerange.window("abs", "2024-05-01T12:00", "2024-05-01T13:00", now=0)
+    assert a.end - a.start == 3600 and not a.refreshing
+    with pytest.raises(BadInput, match="to must be after from"):
+        timerange.window("abs", "2024-05-01T13:00", "2024-05-01T12:00", now=0)
+    with pytest.raises(BadInput, match="range 'x'"):
+        timerange.window("x", None, None, now=0)
+
+
+def test_sweep_grid_parsing():
+    assert views.parse_grid("throttle", "throttle=1e6, 5e6; window_num=11") == \
+        {"throttle": [1000000, 5000000], "window_num": [11]}
+    with pytest.raises(BadInput, match="grid: 'rate=1': expected KEY=V1,V2"):
+        views.parse_grid("throttle", "rate=1")
+    with pytest.raises(BadInput, match="workload: list topics"):
+        views.parse_workload(" ")
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from backend.model.io import save_snapshot
+    from backend.services.demo import demo_snapshot
+    from dashboard.app import create_app
+
+    tmp = tmp_path_factory.mktemp("app")
+    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    doc = {"clusters": [{**GOOD["clusters"][0], "snapshot": str(tmp / "demo.parquet")}],
+           "cache": {"background_dir": str(tmp / "cache")}}
+    return create_app(parse_config(doc))
+
+
+def test_every_page_layout_builds(app):
+    import dash
+
+    paths = {p["path"]: p for p in dash.page_registry.values()}
+    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if"}
+    for page in paths.values():
+        assert page["layout"](range="6h") is not None
+
+
+def test_index_serves(app):
+    client = app.server.test_client()
+    assert client.get("/").status_code == 200
+    assert client.get("/_dash-layout").status_code == 200
