@@ -108,10 +108,11 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
                      np.bincount(c_lead, weights=want * c_lthr, minlength=n_b))
     share_f = _share(np.maximum(follower_rate * dt - keep_f, 0.0),
                      np.bincount(c_fol, weights=want * c_fthr, minlength=n_b))
-    share_n = _share(network * dt, np.bincount(c_fol, weights=want, minlength=n_b))
     share = np.minimum(np.where(c_lthr, share_l[c_lead], 1.0),
                        np.where(c_fthr, share_f[c_fol], 1.0))
-    got_catch = want * np.minimum(share, share_n[c_fol])
+    allowed = want * share  # what the throttles let through; the network bounds the rest
+    share_n = _share(network * dt, np.bincount(c_fol, weights=allowed, minlength=n_b))
+    got_catch = allowed * share_n[c_fol]
     state.lag[catch] = want - got_catch
     joined = catch[state.lag[catch] < CAUGHT_UP_BYTES]
     state.lag[joined] = 0.0

@@ -1,0 +1,52 @@
+"""`railyard twin serve`: run the simulated cluster and its per-broker Prometheus targets."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from backend.cli import emit, non_negative_int, positive_float
+from backend.errors import BadInput
+from backend.metrics.dialects import DIALECTS
+from backend.model.io import load_snapshot
+from backend.twin.demo import demo_snapshot
+from backend.twin.runtime import TARGETS_FILE, TwinService
+from backend.twin.scenario import load_scenario
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("twin", help="the simulated cluster and its exporters")
+    actions = p.add_subparsers(dest="action", required=True)
+    s = actions.add_parser("serve", help="run the twin until interrupted")
+    s.add_argument("--snapshot", required=True,
+                   help=".json/.parquet snapshot, or 'demo' for the demo cluster")
+    s.add_argument("--scenario", help="scenario file (.yaml/.json)")
+    s.add_argument("--speed", type=positive_float, default=1.0,
+                   help="simulated seconds per wall second")
+    s.add_argument("--port-base", type=non_negative_int, default=9404,
+                   help="broker i listens on port-base + i (0: any free port)")
+    s.add_argument("--dialect", choices=sorted(DIALECTS), default="strimzi")
+    s.add_argument("--targets-file", default=str(TARGETS_FILE),
+                   help="where `railyard prometheus up` finds the targets")
+    s.add_argument("--for", dest="duration", type=positive_float,
+                   help="stop after this many wall seconds (default: until Ctrl-C)")
+    s.set_defaults(func=_serve)
+
+
+def _serve(a: argparse.Namespace) -> None:
+    snap = demo_snapshot() if a.snapshot == "demo" else load_snapshot(a.snapshot)
+    scenario = load_scenario(a.scenario) if a.scenario else None
+    try:
+        service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect])
+    except OSError as e:
+        raise BadInput(f"cannot listen on 127.0.0.1 from port {a.port_base}: {e.strerror}") \
+            from None
+    service.start()
+    try:
+        emit({"serving": service.write_targets(a.targets_file), "speed": a.speed,
+              "scenario": service.scenario.name, "targets_file": a.targets_file})
+        deadline = None if a.duration is None else time.monotonic() + a.duration
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        service.stop()

@@ -1,0 +1,21 @@
+"""The demo cluster (issue 7) and its scenarios: 9 brokers in 3 racks, 30,000
+partitions (RF 3), brokers 3 and 2 near max.broker.partitions=12,500, a throttled
+reassignment off broker 3, a tenant tripping the mutation quota."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.model.generate import generate_snapshot
+from backend.model.snapshot import Limits, Snapshot
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+DEMO_SCENARIO = SCENARIOS / "demo.yaml"
+INCIDENT_SCENARIO = SCENARIOS / "incident.yaml"
+DEMO_LIMITS = Limits(max_broker_partitions=12_500, max_partitions=120_000)
+
+
+def demo_snapshot() -> Snapshot:
+    """Seeded, so broker 3 hosts 12,104 and broker 2 11,735 partition replicas."""
+    return generate_snapshot(9, 3, 600, 30_000, 3, seed=2, skew=0.3, cluster="demo",
+                             limits=DEMO_LIMITS)

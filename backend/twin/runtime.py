@@ -1,0 +1,62 @@
+"""A running twin: scenario runner, exporters and a clock that maps wall time to simulated
+time (x speed). Used by `railyard twin serve`, the dashboard demo and integration tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from backend.metrics.dialects import STRIMZI, Dialect
+from backend.model.snapshot import Snapshot
+from backend.twin.cluster import TwinCluster
+from backend.twin.exporter import Exporters
+from backend.twin.scenario import Scenario, ScenarioRunner
+
+TARGETS_FILE = Path("var/twin/targets.json")
+
+
+class TwinService:
+    """Twin + exporters on 127.0.0.1, advanced by a background thread."""
+
+    def __init__(self, snap: Snapshot, scenario: Scenario | None = None, speed: float = 1.0,
+                 port_base: int = 0, dialect: Dialect = STRIMZI, tick: float = 0.5) -> None:
+        self.scenario = scenario or Scenario()
+        self.twin = TwinCluster(snap, self.scenario.settings)
+        self.runner = ScenarioRunner(self.twin, self.scenario)
+        self.speed, self.tick, self.dialect = speed, tick, dialect
+        self.exporters = Exporters(self.twin, dialect, port_base)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def targets(self) -> dict[int, str]:
+        return self.exporters.targets
+
+    def start(self) -> TwinService:
+        self.runner.advance_to(0)  # events at t=0 happen before the first scrape
+        self.exporters.start()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="twin-clock")
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        wall0, sim0 = time.monotonic(), self.twin.now_seconds
+        while not self._stop.wait(self.tick):
+            target = sim0 + (time.monotonic() - wall0) * self.speed
+            self.runner.advance_to(target)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.exporters.stop()
+
+    def write_targets(self, path: str | os.PathLike = TARGETS_FILE) -> dict:
+        doc = {"cluster": self.twin.snap.cluster, "dialect": self.dialect.name,
+               "targets": {str(b): t for b, t in self.targets.items()}}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(doc, indent=1))
+        return doc
