@@ -1,0 +1,48 @@
+"""`railyard prometheus up|down`: Debian's Prometheus scraping the twin's targets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from backend.cli import non_negative_int, positive_float
+from backend.errors import BadInput
+from backend.metrics.server import PrometheusProcess, scrape_config, stop_from_pidfile
+from backend.twin.runtime import TARGETS_FILE
+
+HOME = Path("var/prometheus")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("prometheus", help="start or stop Prometheus for the twin")
+    actions = p.add_subparsers(dest="action", required=True)
+    up = actions.add_parser("up", help="write the scrape config and start prometheus")
+    up.add_argument("--targets-file", default=str(TARGETS_FILE),
+                    help="written by `railyard twin serve`")
+    up.add_argument("--port", type=non_negative_int, default=9090, help="0: any free port")
+    up.add_argument("--scrape-interval", type=positive_float, default=5.0, help="seconds")
+    up.add_argument("--home", default=str(HOME), help="config, pid file and data/ live here")
+    up.set_defaults(func=_up)
+    down = actions.add_parser("down", help="stop the prometheus `up` started")
+    down.add_argument("--home", default=str(HOME))
+    down.set_defaults(func=lambda a: stop_from_pidfile(a.home))
+
+
+def _up(a: argparse.Namespace) -> dict:
+    try:
+        doc = json.loads(Path(a.targets_file).read_text())
+    except FileNotFoundError:
+        raise BadInput(f"{a.targets_file}: no targets file; start `railyard twin serve` "
+                       "first") from None
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{a.targets_file}: invalid JSON: {e.msg}") from None
+    if (Path(a.home) / "prometheus.pid").exists():
+        raise BadInput(f"prometheus already running ({Path(a.home) / 'prometheus.pid'}); "
+                       "`railyard prometheus down` first")
+    server = PrometheusProcess(a.home, a.port or None)
+    server.write_config(scrape_config(doc["targets"], doc.get("cluster", "twin"),
+                                      a.scrape_interval))
+    server.start()
+    return {"url": server.url, "pid": server.proc.pid, "config": str(server.config_path),
+            "data": str(server.data_dir), "targets": len(doc["targets"])}

@@ -1,0 +1,135 @@
+"""Every PromQL query Railyard runs, keyed by concept, for both naming dialects.
+
+Templates name metrics through the dialect (backend.metrics.dialects), so one concept is
+one query whichever rule set the cluster's JMX exporter uses. ``by`` is the label that
+identifies a broker in the scrape config (``broker`` for the twin and `railyard
+prometheus up`; often ``instance`` or ``pod`` elsewhere); ``window`` is the rate window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.errors import BadInput
+from backend.metrics.dialects import DIALECTS, Dialect
+
+
+@dataclass(frozen=True)
+class Concept:
+    template: str
+    labels: tuple[str, ...]  # label columns of the answer ("{by}" = the broker label)
+    unit: str
+    help: str
+
+
+def _counter_rate(metric: str, selector: str = "") -> str:
+    return f"sum by ({{by}}) (rate({{d.{metric}}}{selector}[{{window}}]))"
+
+
+CATALOG: dict[str, Concept] = {
+    # ---- partitions and replicas (KIP-578 guard rail) ------------------------------------
+    "partitions_per_broker": Concept(
+        "sum by ({by}) ({d.partition_count})", ("{by}",), "replicas",
+        "Partition replicas hosted per broker (ReplicaManager PartitionCount)"),
+    "leaders_per_broker": Concept(
+        "sum by ({by}) ({d.leader_count})", ("{by}",), "partitions", "Leaders per broker"),
+    "cluster_partitions": Concept(
+        "sum({d.global_partitions})", (), "partitions",
+        "Partitions in the cluster (controller's GlobalPartitionCount)"),
+    "cluster_replicas": Concept(
+        "sum({d.partition_count})", (), "replicas", "Partition replicas in the cluster"),
+    # ---- health --------------------------------------------------------------------------
+    "brokers_up": Concept("sum by ({by}) (up)", ("{by}",), "bool",
+                          "1 when the broker's exporter answered the last scrape"),
+    "under_replicated_per_broker": Concept(
+        "sum by ({by}) ({d.under_replicated})", ("{by}",), "partitions",
+        "Under-replicated partitions led by each broker"),
+    "under_min_isr_per_broker": Concept(
+        "sum by ({by}) ({d.under_min_isr})", ("{by}",), "partitions",
+        "Partitions below min.insync.replicas led by each broker"),
+    "reassigning_per_broker": Concept(
+        "sum by ({by}) ({d.reassigning})", ("{by}",), "partitions",
+        "Partitions being reassigned, counted by their leader"),
+    "active_controllers": Concept("sum({d.active_controller})", (), "brokers",
+                                  "Active controllers (1 when healthy)"),
+    "offline_partitions": Concept("sum({d.offline_partitions})", (), "partitions",
+                                  "Partitions without a leader"),
+    # ---- traffic -------------------------------------------------------------------------
+    "bytes_in_per_broker": Concept(_counter_rate("bytes_in", '{{topic!=""}}'), ("{by}",),
+                                   "bytes/s", "Produce bytes/s per broker (sum of topics)"),
+    "bytes_in_per_topic": Concept(
+        'sum by (topic) (rate({d.bytes_in}{{topic!=""}}[{window}]))', ("topic",), "bytes/s",
+        "Produce bytes/s per topic"),
+    "bytes_out_per_broker": Concept(_counter_rate("bytes_out", '{{topic!=""}}'), ("{by}",),
+                                    "bytes/s", "Consumer fetch bytes/s per broker"),
+    "replication_bytes_in_per_broker": Concept(
+        _counter_rate("replication_bytes_in"), ("{by}",), "bytes/s",
+        "Follower fetch bytes/s received per broker"),
+    "replication_bytes_out_per_broker": Concept(
+        _counter_rate("replication_bytes_out"), ("{by}",), "bytes/s",
+        "Replication bytes/s sent per broker"),
+    "reassignment_bytes_in_per_broker": Concept(
+        _counter_rate("reassignment_bytes_in"), ("{by}",), "bytes/s",
+        "Reassignment bytes/s received per broker"),
+    "reassignment_bytes_out_per_broker": Concept(
+        _counter_rate("reassignment_bytes_out"), ("{by}",), "bytes/s",
+        "Reassignment bytes/s sent per broker"),
+    # ---- replication throttles (KIP-73) -------------------------------------------------------
+    "leader_throttled_rate": Concept(
+        "sum by ({by}) ({d.leader_byte_rate})", ("{by}",), "bytes/s",
+        "Throttled replication bytes/s sent (LeaderReplication byte-rate)"),
+    "follower_throttled_rate": Concept(
+        "sum by ({by}) ({d.follower_byte_rate})", ("{by}",), "bytes/s",
+        "Throttled replication bytes/s fetched (FollowerReplication byte-rate)"),
+    "replica_lag_sum_per_broker": Concept(
+        "sum by ({by}) ({d.consumer_lag_selector})", ("{by}",), "messages",
+        "KIP-73's SumReplicaLag, derived: FetcherLagMetrics ConsumerLag summed per broker"),
+    "max_lag_per_broker": Concept(
+        "max by ({by}) ({d.max_lag})", ("{by}",), "messages",
+        "ReplicaFetcherManager MaxLag per broker"),
+    "log_bytes_per_broker": Concept(
+        "sum by ({by}) ({d.log_size})", ("{by}",), "bytes", "Log bytes stored per broker"),
+    # ---- controller mutation quota (KIP-599) ------------------------------------------------
+    "mutation_tokens": Concept(
+        "max by (user, client_id) ({d.mutation_tokens})", ("user", "client_id"), "tokens",
+        "Tokens left per principal (< 0: throttled)"),
+    "mutation_rate": Concept(
+        "max by (user, client_id) ({d.mutation_rate})", ("user", "client_id"),
+        "partitions/s", "Partition mutations/s per principal"),
+    "mutation_throttle_time": Concept(
+        "max by (user, client_id) ({d.mutation_throttle_time})", ("user", "client_id"), "ms",
+        "Average throttle time per principal"),
+}
+
+OVERVIEW = ("brokers_up", "partitions_per_broker", "under_replicated_per_broker",
+            "under_min_isr_per_broker", "reassigning_per_broker", "offline_partitions",
+            "leader_throttled_rate", "follower_throttled_rate", "replica_lag_sum_per_broker",
+            "mutation_tokens")
+"""The guard-rail overview a page shows first (backend.services.monitoring)."""
+
+
+def dialect(name: str | Dialect) -> Dialect:
+    if isinstance(name, Dialect):
+        return name
+    try:
+        return DIALECTS[name]
+    except KeyError:
+        raise BadInput(f"unknown metrics dialect '{name}' (known: "
+                       f"{', '.join(sorted(DIALECTS))})") from None
+
+
+def concept(name: str) -> Concept:
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise BadInput(f"unknown metric concept '{name}'") from None
+
+
+def promql(name: str, dialect_name: str | Dialect = "strimzi", window: str = "1m",
+           by: str = "broker") -> str:
+    """The PromQL of a concept in a dialect."""
+    return concept(name).template.format(d=dialect(dialect_name), window=window, by=by)
+
+
+def label_columns(name: str, by: str = "broker") -> list[str]:
+    return [lab.format(by=by) for lab in concept(name).labels]
