@@ -1,0 +1,188 @@
+"""The twin behaves like Kafka where guard rails are concerned (KIP-73, KIP-455, KIP-578,
+KIP-599, ISR and leader election), deterministically."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from backend.errors import BadInput
+from backend.metrics.dialects import STRIMZI
+from backend.model.generate import generate_snapshot
+from backend.model.snapshot import Limits, Snapshot
+from backend.twin.cluster import THROTTLING_QUOTA_EXCEEDED, TwinCluster, TwinSettings
+from backend.twin.exporter import broker_families
+
+QUIET = TwinSettings(traffic_noise=0.0)
+
+
+def tiny(size: float = 1e6, rate: float = 1e4, limits: Limits | None = None) -> Snapshot:
+    """3 brokers, one topic 't' with one partition on [1, 2] (leader 1)."""
+    return Snapshot.build("tiny", [1, 2, 3], [None] * 3, ["t"], [0], [0, 2], [0, 1],
+                          part_size=[size], part_rate=[rate], limits=limits)
+
+
+def move_to_13(twin: TwinCluster, throttle: float | None) -> dict:
+    plan = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 3]}]}
+    return twin.reassign_with_throttle(plan, throttle)
+
+
+def test_healthy_cluster_keeps_every_follower_in_sync_and_counts_bytes():
+    snap = generate_snapshot(6, 3, 20, 300, 3, seed=4)
+    twin = TwinCluster(snap, QUIET)
+    twin.advance(10)
+    assert twin.state.isr.all() and (twin.state.lag == 0).all()
+    produced = snap.part_rate.sum() * 10
+    assert twin.state.bytes_in.sum() == pytest.approx(produced)
+    # every follower fetched what its leader got
+    followers = snap.replication_factors - 1
+    assert twin.counters["replication_in"].sum() == pytest.approx((snap.part_rate * followers)
+                                                                  .sum() * 10)
+    assert np.array_equal(twin.snap.broker_replica_counts(), snap.broker_replica_counts())
+
+
+def test_throttled_move_completes_when_kip73_arithmetic_says_so():
+    # Leader side binds: broker 1 sends keep-up w to in-sync follower 2 (counted against
+    # the throttle T) and the new replica on 3 gets T - w, of which w is new writes:
+    # lag falls by T - 2w per second.
+    size, w, t = 1e6, 1e4, 1.1e5
+    twin = TwinCluster(tiny(size, w), QUIET)
+    move_to_13(twin, t)
+    assert twin.topic_configs["t"] == {"leader.replication.throttled.replicas": "0:1,0:2",
+                                       "follower.replication.throttled.replicas": "0:3"}
+    expected = math.ceil(size / (t - 2 * w))
+    twin.advance(expected - 1)
+    assert twin.moves and twin.list_reassignments()[0]["adding"] == [3]
+    lag_now = twin.state.lag[twin.state.adding][0]
+    assert lag_now == pytest.approx(size - (expected - 1) * (t - 2 * w))
+    assert twin.throttled_rate["leader"][0] == pytest.approx(t)
+    twin.advance(1)
+    assert not twin.moves
+    assert twin.snap.replicas_of(0) == [1, 3] and twin.state.isr.all()
+    assert twin.counters["reassignment_in"][2] == pytest.approx(size + expected * w)
+
+
+def test_move_with_throttle_below_write_rate_never_completes_and_lag_climbs():
+    twin = TwinCluster(tiny(1e6, 1e5), QUIET)
+    move_to_13(twin, 1.5e5)  # T < 2w: the in-sync follower's keep-up eats the budget
+    lags = []
+    for _ in range(5):
+        twin.advance(60)
+        lags.append(twin.state.lag[twin.state.adding][0])
+    assert twin.moves and np.all(np.diff(lags) > 0)
+
+
+def test_unthrottled_move_is_bounded_by_the_network_and_counts_urp_as_kafka_does():
+    twin = TwinCluster(tiny(5e8, 0.0), TwinSettings(traffic_noise=0.0,
+                                                    network_bytes_per_sec=1e8))
+    move_to_13(twin, None)
+    twin.advance(1)
+    fams = {f.name: f.values for f in broker_families(twin, 0, STRIMZI)}
+    # KIP-455: URP compares the ISR with the original replica count while moving
+    assert fams[STRIMZI.under_replicated][0] == 0
+    assert fams[STRIMZI.reassigning][0] == 1
+    twin.advance(3)
+    assert twin.moves
+    twin.advance(1)
+    assert not twin.moves
+
+
+def test_cancel_reverts_and_a_new_target_replaces_the_old():
+    twin = TwinCluster(tiny(), QUIET)
+    move_to_13(twin, 1.0)
+    assert twin.snap.replicas_of(0) == [1, 3, 2]
+    plan = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [2, 3]}]}
+    twin.alter_reassignments(plan)
+    assert twin.list_reassignments() == [{"topic": "t", "partition": 0, "replicas": [2, 3, 1],
+                                          "adding": [3], "removing": [1]}]
+    twin.cancel_reassignments()
+    assert twin.snap.replicas_of(0) == [1, 2] and not twin.moves
+
+
+def test_failed_broker_leaves_isr_leader_moves_and_last_isr_member_stays():
+    twin = TwinCluster(tiny(), QUIET)
+    twin.fail_broker(1)
+    assert twin.state.leader[0] == 1  # broker 2 (position 1) took over
+    assert twin.state.isr.tolist() == [False, True]
+    twin.fail_broker(2)
+    assert twin.state.leader[0] == -1  # offline; broker 2 stays the last ISR member
+    assert twin.state.isr.tolist() == [False, True]
+    twin.recover_broker(2)
+    assert twin.state.leader[0] == 1
+    twin.recover_broker(1)
+    twin.advance(2)
+    assert twin.state.isr.all()
+
+
+def test_strict_quota_admits_while_tokens_last_then_throttles_with_kafkas_time():
+    twin = TwinCluster(generate_snapshot(6, 3, 5, 30, 3, seed=1), QUIET)
+    twin.set_mutation_quota("tenant", None, 5.0)  # burst 55
+    out = twin.create_topics([{"name": f"x{i}", "partitions": 20, "rf": 3} for i in range(4)],
+                             user="tenant", client_id="app")
+    assert [o["error"] for o in out] == [None, None, None, THROTTLING_QUOTA_EXCEEDED]
+    assert out[3]["throttle_time_ms"] == 1000  # tokens 55 - 60 = -5 -> 5 / 5 s
+    assert twin.quotas.metrics(twin.time_ms)[0]["tokens"] == -5.0
+    twin.advance(1)
+    assert twin.create_topics([{"name": "y", "partitions": 1, "rf": 3}], user="tenant",
+                              client_id="app")[0]["error"] is None  # back at 0 tokens
+
+
+def test_topic_creation_respects_partition_limits_from_the_limit_engine():
+    snap = generate_snapshot(3, 0, 2, 30, 3, seed=1, limits=Limits(max_broker_partitions=35))
+    twin = TwinCluster(snap, QUIET)
+    out = twin.create_topics([{"name": "ok", "partitions": 5, "rf": 3},
+                              {"name": "big", "partitions": 10, "rf": 3}])
+    assert out[0]["error"] is None and out[1]["error"] == "POLICY_VIOLATION"
+    assert "max.broker.partitions=35" in out[1]["message"]
+    assert twin.snap.has_topic("ok") and not twin.snap.has_topic("big")
+
+
+def test_create_partitions_and_delete_topics_carry_state_over():
+    twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 2, seed=3), QUIET)
+    twin.advance(3)
+    before = twin.state.bytes_in.sum()
+    name = str(twin.snap.topic_names[0])
+    n = twin.snap.topic_partition_count(0)
+    assert twin.create_partitions(name, n + 2)["error"] is None
+    assert twin.snap.topic_partition_count(0) == n + 2
+    assert twin.delete_topics([str(twin.snap.topic_names[1]), "nope"])[1]["error"] == \
+        "UNKNOWN_TOPIC_OR_PARTITION"
+    assert twin.snap.n_topics == 2
+    assert twin.state.bytes_in.sum() < before  # the deleted topic's meters went with it
+    twin.advance(2)
+    assert twin.state.isr.all()
+
+
+def test_read_only_partition_takes_no_writes_and_siblings_take_its_share():
+    snap = Snapshot.build("m", [1, 2], [None, None], ["t"], [0, 0], [0, 1, 2], [0, 1],
+                          part_rate=[100.0, 100.0])
+    twin = TwinCluster(snap, QUIET)
+    twin.set_partition_mode("t", [0], "ReadOnly")
+    before = twin.state.log_size.copy()
+    twin.advance(10)
+    assert twin.state.log_size[0] == before[0]
+    assert twin.state.log_size[1] - before[1] == pytest.approx(2000.0)
+    with pytest.raises(BadInput):
+        twin.set_partition_mode("t", [1], "WriteOnly")
+
+
+def test_same_seed_same_history():
+    snap = generate_snapshot(6, 3, 20, 200, 3, seed=9)
+    runs = []
+    for _ in range(2):
+        twin = TwinCluster(snap, TwinSettings(seed=5, traffic_noise=0.3))
+        twin.advance(20)
+        runs.append(twin.state.bytes_in.copy())
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_config_validation_is_one_line_bad_input():
+    twin = TwinCluster(tiny(), QUIET)
+    with pytest.raises(BadInput, match="partition:broker"):
+        twin.alter_configs("topic", "t", {"leader.replication.throttled.replicas": "0-1"})
+    with pytest.raises(BadInput, match="not supported"):
+        twin.alter_configs("broker", "1", {"num.io.threads": "8"})
+    twin.alter_configs("topic", "t", {"follower.replication.throttled.replicas": "*"})
+    assert twin.state.in_follower_list.all()
