@@ -51,7 +51,8 @@ from backend.spark.spec import (
 ProgressFn = Callable[[int, int], None]
 """Called with (finished tasks, known tasks) while a sweep runs."""
 
-MAX_TASKS = 64
+TASKS_PER_CORE = 4  # enough to balance uneven scenarios, few enough to keep task overhead low
+CONNECT_TASKS = 16  # Spark Connect does not tell the client how many cores it has
 
 
 class SweepCancelled(RuntimeError):
@@ -313,7 +314,13 @@ def _over_scenarios(spark, n: int, payload: Any, row_of: Callable[[Any, int], di
             rows = [row_of(value, int(i)) for i in batch["id"]]
             yield _frame(rows, columns)
 
-    return spark.range(0, n, 1, min(n, MAX_TASKS)), run
+    return spark.range(0, n, 1, min(n, _tasks(spark))), run
+
+
+def _tasks(spark) -> int:
+    if is_connect(spark):
+        return CONNECT_TASKS
+    return TASKS_PER_CORE * spark.sparkContext.defaultParallelism
 
 
 def sweep_frame(spark, spec, inputs: dict) -> tuple[Any, list[str]]:
