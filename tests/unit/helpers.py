@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from backend.cli import main
 from backend.model.snapshot import Limits, Snapshot
 
 
@@ -26,3 +27,13 @@ def filled_snapshot(counts: dict[int, int], racks: dict[int, str] | None = None,
         "test", ids, [None if racks is None else racks[b] for b in ids], topics,
         np.array(part_topic, dtype=np.int32), np.concatenate(([0], np.cumsum(rf))),
         np.array(flat, dtype=np.int32), limits=limits)
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """Run `railyard ARGS` in-process: (exit code, stdout, stderr)."""
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err

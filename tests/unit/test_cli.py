@@ -8,16 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.cli import main
-
-
-def run(capsys, *args):
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as e:  # argparse's own errors
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.unit.helpers import run_cli as run
 
 
 def write(tmp_path, name, obj):

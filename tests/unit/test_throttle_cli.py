@@ -4,22 +4,13 @@ import json
 
 import pytest
 
-from backend.cli import main
+from tests.unit.helpers import run_cli as run
 
 REQUIRED = {"leader_throttled_replicas", "follower_throttled_replicas", "throttled_brokers",
             "move_ratio", "bytes_to_move", "brokers", "eta_seconds", "kip73_move_time_seconds",
             "max_fetch_response_bytes", "fetch_response_ok", "suggested_throttle"}
 BROKER_KEYS = {"id", "bytes_in", "bytes_out", "client_bytes_in_per_sec", "eta_seconds",
                "in_safe_band", "diagnosis"}
-
-
-def run(capsys, *args):
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as e:  # argparse's own errors
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
