@@ -79,7 +79,7 @@ class MetricsClient:
 
     def _cached(self, key: tuple, fetch):
         digest = hashlib.sha1(repr((self.url, *key)).encode()).hexdigest()
-        hit = self.cache.get(digest)
+        hit = self.cache.get(digest) if self.ttl > 0 else None  # cachelib: 0 = forever
         if hit is not None:
             return hit
         try:
@@ -90,7 +90,8 @@ class MetricsClient:
         except PrometheusApiClientException as e:
             raise QueryFailed(f"Prometheus refused the query: {str(e).splitlines()[0]}") \
                 from None
-        self.cache.set(digest, value, timeout=self.ttl)
+        if self.ttl > 0:
+            self.cache.set(digest, value, timeout=self.ttl)
         return value
 
     def _frame(self, concept: str, query: str, raw: list, ranged: bool) -> pd.DataFrame:

@@ -30,9 +30,10 @@ def free_port() -> int:
 
 def scrape_config(targets: dict[int | str, str], cluster: str, interval: float = 5.0) -> dict:
     """One job, one static target per broker labelled broker="<id>" and cluster."""
+    every = f"{round(interval * 1000)}ms"  # Prometheus durations take whole units
     return {
-        "global": {"scrape_interval": f"{interval:g}s", "scrape_timeout": f"{interval:g}s",
-                   "evaluation_interval": f"{interval:g}s"},
+        "global": {"scrape_interval": every, "scrape_timeout": every,
+                   "evaluation_interval": every},
         "scrape_configs": [{
             "job_name": "kafka",
             "static_configs": [{"targets": [t], "labels": {"broker": str(b), "cluster": cluster}}

@@ -37,7 +37,7 @@ def test_bad_scenarios_are_refused_before_anything_runs(doc, message):
 def test_yaml_errors_name_the_file(tmp_path):
     bad = tmp_path / "s.yaml"
     bad.write_text("events: [\n")
-    with pytest.raises(BadInput, match="s.yaml: not valid YAML"):
+    with pytest.raises(BadInput, match=r"s\.yaml: not valid YAML"):
         load_scenario(bad)
 
 
