@@ -135,3 +135,18 @@ def test_too_many_scenarios_refused_before_anything_runs():
 def test_missing_spec_file_is_one_line(tmp_path):
     with pytest.raises(BadInput, match="no such sweep spec"):
         load_spec(tmp_path / "nope.json")
+
+
+def test_cli_refuses_bad_specs_before_spark_starts(tmp_path, capsys):
+    from backend.cli import main
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**LIMITS, "grid": {"add_brokers": [-1]}}))
+    assert main(["whatif", "sweep", "--spec", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "grid.add_brokers[0]: must be at least 0" in err
+    spec.write_text(json.dumps(LIMITS))
+    assert main(["whatif", "sweep", "--spec", str(spec), "--out", "rows.csv"]) == 2
+    assert "expected a .parquet or .json file name" in capsys.readouterr().err
+    assert main(["whatif", "sweep", "--spec", str(spec)]) == 2  # c.json does not exist
+    assert "c.json: no such snapshot file" in capsys.readouterr().err
