@@ -103,9 +103,11 @@ CATALOG: dict[str, Concept] = {
 
 OVERVIEW = ("brokers_up", "partitions_per_broker", "under_replicated_per_broker",
             "under_min_isr_per_broker", "reassigning_per_broker", "offline_partitions",
-            "leader_throttled_rate", "follower_throttled_rate", "replica_lag_sum_per_broker",
+            "leader_throttled_rate", "follower_throttled_rate", "max_lag_per_broker",
             "mutation_tokens")
-"""The guard-rail overview a page shows first (backend.services.monitoring)."""
+"""The guard-rail overview a page shows first (backend.services.monitoring). Lag comes as
+MaxLag here: summing per-partition fetcher lag touches every follower's series (seconds
+at 200k partitions), so replica_lag_sum_per_broker is for detail views."""
 
 
 def dialect(name: str | Dialect) -> Dialect:

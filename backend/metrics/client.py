@@ -15,6 +15,7 @@ import pandas as pd
 import requests
 from flask_caching.backends import SimpleCache
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from urllib3.util.retry import Retry
 
 from backend.metrics import catalog
 
@@ -54,7 +55,10 @@ class MetricsClient:
         self.dialect = catalog.dialect(dialect)
         self.timeout, self.ttl, self.by = timeout, ttl, by
         self.cache = cache if cache is not None else make_cache(default_timeout=ttl)
-        self.prom = PrometheusConnect(url=url, disable_ssl=True, timeout=timeout)
+        # no retries: a page asks again on its next refresh, and a dead Prometheus must
+        # turn into PrometheusUnavailable within ``timeout``, not after minutes of backoff
+        self.prom = PrometheusConnect(url=url, disable_ssl=True, timeout=timeout,
+                                      retry=Retry(total=0, raise_on_status=False))
 
     def promql(self, concept: str, window: str = "1m") -> str:
         return catalog.promql(concept, self.dialect, window=window, by=self.by)
