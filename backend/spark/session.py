@@ -18,6 +18,7 @@ import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,7 @@ ENV_MASTER = "RAILYARD_SPARK_MASTER"
 ENV_REMOTE = "RAILYARD_SPARK_REMOTE"
 ENV_UI = "RAILYARD_SPARK_UI"
 CONFIG_KEYS = {"master", "remote", "ui", "conf", "app_name"}
+LOG4J2 = Path(__file__).with_name("log4j2.properties")
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ def _classic_conf(s: SparkSettings) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "8",
         "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
         "spark.pyspark.driver.python": sys.executable,
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2}",
     }
     if s.master.startswith(("local", "spark://")) and _is_loopback_master(s.master):
         conf |= {"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK}
