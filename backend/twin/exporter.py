@@ -320,19 +320,25 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """A scraper that hung up (timeout) is its problem, not a traceback on stderr."""
+
+
 class Exporters:
     """One HTTP target per broker on 127.0.0.1, ports ``port_base + i`` (0: any free)."""
 
     def __init__(self, twin: TwinCluster, dialect: Dialect, port_base: int = 0,
                  host: str = "127.0.0.1") -> None:
-        self.servers: list[ThreadingHTTPServer] = []
+        self.servers: list[_QuietServer] = []
         self.threads: list[threading.Thread] = []
         self.collectors = []
         for i, bid in enumerate(twin.snap.broker_ids.tolist()):
             collector = TwinCollector(twin, bid, dialect)
             handler = type("Handler", (_Handler,), {"collector": collector})
-            server = ThreadingHTTPServer((host, port_base + i if port_base else 0), handler)
-            server.daemon_threads = True
+            server = _QuietServer((host, port_base + i if port_base else 0), handler)
             self.servers.append(server)
             self.collectors.append(collector)
 

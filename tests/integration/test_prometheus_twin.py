@@ -170,3 +170,35 @@ def test_prometheus_down_is_a_typed_error():
         client.instant("partitions_per_broker")
     assert monitoring.overview_now(client)["partitions_per_broker"]["error"] == \
         "PrometheusUnavailable"
+
+
+def test_cli_twin_serve_then_prometheus_up_and_down(tmp_path):
+    """`railyard twin serve` + `railyard prometheus up|down`, as an operator runs them."""
+    import json
+    import subprocess
+    import sys
+
+    targets = tmp_path / "targets.json"
+    railyard = [sys.executable, "-c", "import sys; from backend.cli import main; sys.exit(main())"]
+    twin = subprocess.Popen([*railyard, "twin", "serve", "--snapshot", "demo", "--port-base", "0",
+                             "--speed", "5", "--for", "60", "--targets-file", str(targets)],
+                            stdout=subprocess.PIPE, text=True)
+    home = tmp_path / "prom"
+    try:
+        started = json.loads(twin.stdout.readline())
+        assert len(started["serving"]["targets"]) == 9
+        up = subprocess.run([*railyard, "prometheus", "up", "--port", "0", "--scrape-interval",
+                             "1", "--home", str(home), "--targets-file", str(targets)],
+                            capture_output=True, text=True, timeout=60)
+        assert up.returncode == 0, up.stderr
+        client = MetricsClient(json.loads(up.stdout)["url"], ttl=0)
+        wait_until(lambda: len(client.instant("partitions_per_broker")) == 9, timeout=30)
+        again = subprocess.run([*railyard, "prometheus", "up", "--home", str(home),
+                                "--targets-file", str(targets)], capture_output=True, text=True)
+        assert again.returncode == 2 and "already running" in again.stderr
+    finally:
+        down = subprocess.run([*railyard, "prometheus", "down", "--home", str(home)],
+                              capture_output=True, text=True, timeout=60)
+        twin.terminate()
+        twin.wait(timeout=30)
+    assert json.loads(down.stdout)["stopped"] is True
