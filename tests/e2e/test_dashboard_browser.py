@@ -138,7 +138,8 @@ def test_sweep_runs_on_spark_with_progress(browser, dashboard):
             break
         time.sleep(0.3)
     assert any("Spark tasks" in s or "preparing" in s or "starting" in s for s in seen), seen
-    wait_text(browser, "#wi-sw-progress-text", "15 rows in", timeout=120)  # 5 limits x 3 broker counts
+    # 5 limit values x 3 broker counts
+    wait_text(browser, "#wi-sw-progress-text", "15 rows in", timeout=120)
     wait_for(browser, "#wi-sw-table .ag-row")
     assert browser.find_element(By.ID, "wi-sw-download-button").is_enabled()
     screenshot(browser, "what-if-sweep")
