@@ -432,6 +432,23 @@ def replay_frame(requests: pd.DataFrame, rate: float | None, samples: int = DEFA
     return per_request, buckets
 
 
+def bucket_totals(requests: pd.DataFrame, per_request: pd.DataFrame, n_buckets: int
+                  ) -> dict[str, np.ndarray]:
+    """Per bucket: requests, admitted, rejected, partitions admitted (validate-only requests
+    mutate nothing) and the worst throttle, from ``replay_frame``'s per-request frame."""
+    b = per_request["bucket"].to_numpy()
+    admitted = per_request["admitted"].to_numpy()
+    mutated = admitted & ~requests["validate_only"].to_numpy(dtype=bool)
+    count = np.bincount(b, minlength=n_buckets)
+    n_admitted = np.bincount(b, weights=admitted, minlength=n_buckets).astype(np.int64)
+    parts = np.bincount(b, weights=np.where(mutated, requests["partitions"].to_numpy(), 0),
+                        minlength=n_buckets).astype(np.int64)
+    max_throttle = np.zeros(n_buckets, dtype=np.int64)
+    np.maximum.at(max_throttle, b, per_request["throttle_ms"].to_numpy())
+    return {"requests": count, "admitted": n_admitted, "rejected": count - n_admitted,
+            "partitions_admitted": parts, "max_throttle_ms": max_throttle}
+
+
 def java_ms(t_seconds: np.ndarray) -> np.ndarray:
     """Seconds to Kafka's clock: whole milliseconds (nearest, so 1.001 s is 1001 ms)."""
     return np.rint(np.asarray(t_seconds, dtype=np.float64) * 1000).astype(np.int64)

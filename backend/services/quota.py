@@ -170,16 +170,7 @@ def _request_rows(per_request: pd.DataFrame) -> list[dict]:
 
 def _principal_rows(requests: pd.DataFrame, per_request: pd.DataFrame,
                     buckets: pd.DataFrame) -> list[dict]:
-    b = per_request["bucket"].to_numpy()
-    n = len(buckets)
-    admitted = per_request["admitted"].to_numpy()
-    mutated = admitted & ~requests["validate_only"].to_numpy()
-    count = np.bincount(b, minlength=n)
-    n_admitted = np.bincount(b, weights=admitted, minlength=n).astype(np.int64)
-    parts = np.bincount(b, weights=np.where(mutated, requests["partitions"].to_numpy(), 0),
-                        minlength=n).astype(np.int64)
-    max_throttle = np.zeros(n, dtype=np.int64)
-    np.maximum.at(max_throttle, b, per_request["throttle_ms"].to_numpy())
+    totals = engine.bucket_totals(requests, per_request, len(buckets))
     rows = []
     for i, row in enumerate(buckets.itertuples(index=False)):
         bounded = not math.isnan(row.rate)
@@ -187,8 +178,6 @@ def _principal_rows(requests: pd.DataFrame, per_request: pd.DataFrame,
             "user": row.user, "client_id": row.client_id,
             "quota_entity": row.quota_entity,
             "rate": row.rate if bounded else None, "burst": row.burst if bounded else None,
-            "requests": int(count[i]), "admitted": int(n_admitted[i]),
-            "rejected": int(count[i] - n_admitted[i]), "partitions_admitted": int(parts[i]),
-            "max_throttle_ms": int(max_throttle[i]),
+            **{k: int(v[i]) for k, v in totals.items()},
         })
     return rows

@@ -240,17 +240,13 @@ def quota_rows(requests: pd.DataFrame, spec: QuotaSpec, scenario: dict) -> dict:
     per_request, buckets = quota_engine.replay_frame(
         requests, scenario["rate"], scenario["samples"], spec.window_seconds,
         spec.mode == "strict")
-    admitted = per_request["admitted"].to_numpy()
-    mutated = admitted & ~requests["validate_only"].to_numpy(dtype=bool)
+    totals = quota_engine.bucket_totals(requests, per_request, 1)
     bucket = buckets.iloc[0]
     return {
         **scenario, "mode": spec.mode,
         "user": bucket["user"], "client_id": bucket["client_id"],
         "quota_entity": bucket["quota_entity"], "burst": float(bucket["burst"]),
-        "requests": len(requests), "admitted": int(admitted.sum()),
-        "rejected": int(len(requests) - admitted.sum()),
-        "partitions_admitted": int(requests["partitions"].to_numpy()[mutated].sum()),
-        "max_throttle_ms": int(per_request["throttle_ms"].max()),
+        **{k: int(v[0]) for k, v in totals.items()},
         "first_request": int(requests["seq"].iloc[0]),
     }
 
