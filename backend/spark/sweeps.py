@@ -33,11 +33,11 @@ from backend.engines import limits as limits_engine
 from backend.engines import quota as quota_engine
 from backend.engines import throttle as throttle_engine
 from backend.engines.fit import shortfall
+from backend.engines.fleet import cluster_headroom
 from backend.errors import BadInput
 from backend.model.io import load_snapshot
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot
-from backend.spark.fleet import cluster_headroom
 from backend.spark.session import is_connect
 from backend.spark.spec import (
     SNAPSHOT_LIMIT,

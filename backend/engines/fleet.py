@@ -1,6 +1,6 @@
 """Fleet headroom: per cluster and broker, replicas, room under the limits and time to reach them.
 
-Pure numpy (no Spark): the fleet sweep maps it over clusters. Growth is observed from
+Pure numpy (an engine): the Spark fleet sweep maps it over clusters. Growth is observed from
 the oldest and newest snapshot of a cluster, (replicas now - replicas then) / days
 between them, per broker (a broker missing from the oldest snapshot has no observed
 growth) and for the cluster; a ``growth_per_day`` given in the spec (replicas per broker
