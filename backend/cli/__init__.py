@@ -92,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("railyard: interrupted\n")
         return 130
+    except BrokenPipeError:  # `railyard ... | head`: the reader left, nothing to report
+        return 0
     if result is not None:
         emit(result)
     return 0
