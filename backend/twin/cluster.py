@@ -551,15 +551,6 @@ class TwinCluster:
             return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
                            part_rate=self.state.base_rate.copy())
 
-    def isr_lists(self) -> list[list[int]]:
-        with self.lock:
-            snap, st = self.snap, self.state
-            ids = snap.broker_ids[snap.replica_broker]
-            off = snap.replica_offsets
-            keep = st.isr
-            return [ids[off[r]:off[r + 1]][keep[off[r]:off[r + 1]]].tolist()
-                    for r in range(snap.n_partitions)]
-
 
 def _result(name: str, error: str | None, message: str | None, throttle_ms: int = 0) -> dict:
     return {"name": name, "error": error, "message": message, "throttle_time_ms": throttle_ms}

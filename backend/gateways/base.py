@@ -1,0 +1,51 @@
+"""How Railyard reads and changes a cluster: one interface, implemented by the twin
+(backend.gateways.twin) and, later, by a Kafka admin-client gateway.
+
+Shapes follow Kafka's Admin API: replica lists and ISRs are broker ids, configs are
+strings, per-topic results carry a Kafka error name (None when it succeeded), a message
+and ``throttle_time_ms`` (KIP-599)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from backend.model.snapshot import Snapshot
+
+
+@runtime_checkable
+class ClusterGateway(Protocol):
+    def describe_cluster(self) -> dict:
+        """{cluster, controller, brokers: [{id, rack, alive}]}"""
+
+    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
+        """[{name, internal, partitions: [{partition, leader, replicas, isr}]}]"""
+
+    def assignment(self) -> Snapshot:
+        """The current assignment as a snapshot (log sizes and write rates as known)."""
+
+    def describe_configs(self, entity_type: str, name: str) -> dict:
+        """{entity_type, name, configs: {key: value}} for 'broker' (id or '<default>') or
+        'topic'."""
+
+    def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
+                      delete: list[str] | None = None) -> dict:
+        """Incremental alter; answers describe_configs' shape."""
+
+    def alter_reassignments(self, plan: dict) -> dict:
+        """Kafka's plan JSON {version, partitions}; {started: [...], cancelled: [...]}"""
+
+    def list_reassignments(self) -> list[dict]:
+        """[{topic, partition, replicas, adding, removing}]"""
+
+    def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
+        """{cancelled: ["topic-partition", ...]}; all in flight when ``partitions`` is None."""
+
+    def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
+        """topics: [{name, partitions, rf}]; per topic {name, error, message, throttle_time_ms}"""
+
+    def create_partitions(self, topic: str, total: int, user: str = "",
+                          client_id: str = "") -> dict:
+        """{name, error, message, throttle_time_ms}"""
+
+    def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
+        """per topic {name, error, message, throttle_time_ms}"""

@@ -1,0 +1,89 @@
+"""The gateway over a simulated cluster (backend.twin.cluster.TwinCluster)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend.errors import BadInput
+from backend.model.snapshot import Snapshot
+from backend.twin.cluster import DEFAULT_BROKER, TwinCluster
+
+
+class TwinGateway:
+    """ClusterGateway for the twin; strict (new-client) quota mode, as Kafka's Admin API."""
+
+    def __init__(self, twin: TwinCluster) -> None:
+        self.twin = twin
+
+    def describe_cluster(self) -> dict:
+        with self.twin.lock:
+            snap, st = self.twin.snap, self.twin.state
+            ctrl = self.twin.controller()
+            return {"cluster": snap.cluster,
+                    "controller": int(snap.broker_ids[ctrl]) if ctrl >= 0 else None,
+                    "brokers": [{"id": int(b), "rack": snap.broker_racks[i],
+                                 "alive": bool(st.alive[i])}
+                                for i, b in enumerate(snap.broker_ids.tolist())]}
+
+    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
+        with self.twin.lock:
+            snap, st = self.twin.snap, self.twin.state
+            wanted = range(snap.n_topics) if names is None else [snap.topic_index(n)
+                                                                 for n in names]
+            ids = snap.broker_ids[snap.replica_broker].tolist()
+            isr = st.isr.tolist()
+            off = snap.replica_offsets.tolist()
+            leader = np.where(st.leader >= 0, snap.broker_ids[np.maximum(st.leader, 0)], -1)
+            out = []
+            for t in wanted:
+                rows = range(int(snap.topic_starts[t]), int(snap.topic_starts[t + 1]))
+                out.append({"name": str(snap.topic_names[t]),
+                            "internal": bool(snap.topic_internal[t]),
+                            "partitions": [{
+                                "partition": r - rows.start,
+                                "leader": int(leader[r]),
+                                "replicas": ids[off[r]:off[r + 1]],
+                                "isr": [b for b, ok in zip(ids[off[r]:off[r + 1]],
+                                                           isr[off[r]:off[r + 1]],
+                                                           strict=True) if ok]}
+                                for r in rows]})
+            return out
+
+    def assignment(self) -> Snapshot:
+        return self.twin.assignment()
+
+    def describe_configs(self, entity_type: str, name: str) -> dict:
+        with self.twin.lock:
+            if entity_type == "broker":
+                if name != DEFAULT_BROKER:
+                    self.twin.snap.broker_positions([int(name)])
+                store = self.twin.broker_configs
+            elif entity_type == "topic":
+                self.twin.snap.topic_index(name)
+                store = self.twin.topic_configs
+            else:
+                raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+            return {"entity_type": entity_type, "name": name, "configs": dict(store.get(name, {}))}
+
+    def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
+                      delete: list[str] | None = None) -> dict:
+        return self.twin.alter_configs(entity_type, name, set_, delete)
+
+    def alter_reassignments(self, plan: dict) -> dict:
+        return self.twin.alter_reassignments(plan)
+
+    def list_reassignments(self) -> list[dict]:
+        return self.twin.list_reassignments()
+
+    def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
+        return self.twin.cancel_reassignments(partitions)
+
+    def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
+        return self.twin.create_topics(topics, user, client_id)
+
+    def create_partitions(self, topic: str, total: int, user: str = "",
+                          client_id: str = "") -> dict:
+        return self.twin.create_partitions(topic, total, user, client_id)
+
+    def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
+        return self.twin.delete_topics(names, user, client_id)

@@ -1,0 +1,48 @@
+"""The twin gateway implements the gateway interface with Kafka's Admin API shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.errors import BadInput
+from backend.gateways.base import ClusterGateway
+from backend.gateways.twin import TwinGateway
+from backend.model.generate import generate_snapshot
+from backend.twin.cluster import TwinCluster, TwinSettings
+
+
+@pytest.fixture
+def gw() -> TwinGateway:
+    return TwinGateway(TwinCluster(generate_snapshot(4, 2, 3, 12, 3, seed=1),
+                                   TwinSettings(traffic_noise=0.0)))
+
+
+def test_is_a_cluster_gateway(gw):
+    assert isinstance(gw, ClusterGateway)
+
+
+def test_describe_and_reassign_round_trip(gw):
+    assert gw.describe_cluster()["controller"] == 1
+    topic = gw.describe_topics()[0]
+    p0 = topic["partitions"][0]
+    assert p0["leader"] == p0["replicas"][0] and p0["isr"] == p0["replicas"]
+    spare = next(b for b in (1, 2, 3, 4) if b not in p0["replicas"])
+    target = [*p0["replicas"][:-1], spare]
+    plan = {"version": 1, "partitions": [{"topic": topic["name"], "partition": 0,
+                                          "replicas": target}]}
+    assert gw.alter_reassignments(plan)["started"] == [f"{topic['name']}-0"]
+    assert gw.list_reassignments()[0]["adding"] == [spare]
+    gw.twin.advance(120)
+    assert gw.list_reassignments() == []
+    assert gw.describe_topics([topic["name"]])[0]["partitions"][0]["replicas"] == target
+
+
+def test_configs_and_topics(gw):
+    gw.alter_configs("broker", "<default>", {"max.broker.partitions": "12"})
+    assert gw.describe_configs("broker", "<default>")["configs"] == {
+        "max.broker.partitions": "12"}
+    out = gw.create_topics([{"name": "new", "partitions": 6, "rf": 3}])
+    assert out[0]["error"] == "POLICY_VIOLATION"
+    with pytest.raises(BadInput):
+        gw.describe_configs("cluster", "x")
+    assert gw.delete_topics([gw.describe_topics()[0]["name"]])[0]["error"] is None
