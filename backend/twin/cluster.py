@@ -436,9 +436,11 @@ class TwinCluster:
                 if not isinstance(name, str) or not name:
                     raise BadInput("each topic needs a non-empty 'name'")
                 reqs.append(TopicRequest(name, int(parts), int(rf)))
-            placed = create_topics(self.snap, reqs, self.limits(), seed=self._seed())
-            accepted = []
-            for req, out in zip(reqs, placed.topics, strict=True):
+            # As Kafka's controller does: per topic in order, place it, then charge the
+            # quota; a rejected topic leaves no trace for the topics after it.
+            snap, seed = self.snap, self._seed()
+            for req in reqs:
+                out = create_topics(snap, [req], self.limits(), seed=seed).topics[0]
                 if not out.ok:
                     err = "TOPIC_ALREADY_EXISTS" if "already exists" in (out.error or "") \
                         else "POLICY_VIOLATION"
@@ -451,15 +453,12 @@ class TwinCluster:
                                            ans.throttle_ms))
                     continue
                 results.append(_result(req.name, None, None, ans.throttle_ms))
-                accepted.append(out)
-            if accepted:
-                counts = np.array([len(o.assignment) for o in accepted])
-                rf = np.concatenate([np.full(len(o.assignment), o.assignment.shape[1])
-                                     for o in accepted])
-                new = self.snap.with_partitions_added(
-                    [o.name for o in accepted], counts, offsets_from_lengths(rf),
-                    np.concatenate([o.assignment.ravel() for o in accepted]).astype(np.int32))
-                self._adopt(new, row_map(self.snap, new))
+                snap = snap.with_partitions_added(
+                    [req.name], np.array([len(out.assignment)]),
+                    offsets_from_lengths(np.full(len(out.assignment), out.assignment.shape[1])),
+                    out.assignment.ravel().astype(np.int32))
+            if snap is not self.snap:
+                self._adopt(snap, row_map(self.snap, snap))
             return results
 
     def create_partitions(self, topic: str, total: int, user: str = "", client_id: str = "",

@@ -129,6 +129,22 @@ def test_strict_quota_admits_while_tokens_last_then_throttles_with_kafkas_time()
                               client_id="app")[0]["error"] is None  # back at 0 tokens
 
 
+def test_a_quota_rejected_topic_takes_no_room_from_the_next():
+    """Kafka places a topic, then charges the quota: a rejected topic leaves no trace, so
+    the topic after it fails on the quota too, not on a limit it would otherwise fit."""
+    snap = generate_snapshot(3, 0, 1, 3, 3, seed=1, limits=Limits(max_broker_partitions=9))
+    twin = TwinCluster(snap, QUIET)
+    twin.set_mutation_quota("tenant", None, 1.0)  # burst 11
+    out = twin.create_topics([{"name": "a", "partitions": 12, "rf": 1},
+                              {"name": "b", "partitions": 2, "rf": 3},
+                              {"name": "c", "partitions": 2, "rf": 3}],
+                             user="tenant", client_id="app")
+    # a takes 12 of 18 free slots (tokens 11 -> -1); b and c (6 replicas) each fit the rest
+    assert [o["error"] for o in out] == [None, THROTTLING_QUOTA_EXCEEDED,
+                                         THROTTLING_QUOTA_EXCEEDED]
+    assert twin.snap.broker_replica_counts().sum() == 9 + 12
+
+
 def test_topic_creation_respects_partition_limits_from_the_limit_engine():
     snap = generate_snapshot(3, 0, 2, 30, 3, seed=1, limits=Limits(max_broker_partitions=35))
     twin = TwinCluster(snap, QUIET)
