@@ -17,7 +17,6 @@ missing=()
 for cmd in "${!DEBS[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${DEBS[$cmd]}")
 done
-compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   if [ "$(id -u)" = 0 ]; then
