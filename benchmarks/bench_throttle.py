@@ -78,7 +78,7 @@ def run() -> list[Figure]:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         cli_s = time.perf_counter() - t0
     figures.append(Figure("load the 100k-entry Kafka plan (backend.model.reassignment)", load_s,
-                          "s", TARGET_SECONDS, note="validated entry by entry, in the model"))
+                          "s", TARGET_SECONDS, note="validated as kafka-reassign-partitions does"))
     figures.append(Figure("railyard throttle plan CLI end to end (start, load, plan, print)",
                           cli_s, "s", TARGET_SECONDS, note="parquet snapshot, Kafka plan JSON"))
     return figures
