@@ -45,7 +45,9 @@ class TwinService:
     def _run(self) -> None:
         wall0, sim0 = time.monotonic(), self.twin.now_seconds
         while not self._stop.wait(self.tick):
-            target = sim0 + (time.monotonic() - wall0) * self.speed
+            # whole milliseconds, as the twin's clock counts: a sub-millisecond step would
+            # round to no time at all and the runner would never reach its target
+            target = round(sim0 + (time.monotonic() - wall0) * self.speed, 3)
             self.runner.advance_to(target)
 
     def stop(self) -> None:
