@@ -31,6 +31,10 @@ class ClusterGateway(Protocol):
                       delete: list[str] | None = None) -> dict:
         """Incremental alter; answers describe_configs' shape."""
 
+    def describe_client_quotas(self) -> list[dict]:
+        """[{user, client_id, controller_mutation_rate}]: KIP-599 quota entities; None = not
+        part of the entity, '<default>' = the default entity (Admin.describeClientQuotas)."""
+
     def alter_reassignments(self, plan: dict) -> dict:
         """Kafka's plan JSON {version, partitions}; {started: [...], cancelled: [...]}"""
 

@@ -65,6 +65,12 @@ class TwinGateway:
                 raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
             return {"entity_type": entity_type, "name": name, "configs": dict(store.get(name, {}))}
 
+    def describe_client_quotas(self) -> list[dict]:
+        with self.twin.lock:
+            return [{"user": u, "client_id": c, "controller_mutation_rate": r}
+                    for (u, c), r in sorted(self.twin.quotas.rates.items(),
+                                            key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
+
     def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
                       delete: list[str] | None = None) -> dict:
         return self.twin.alter_configs(entity_type, name, set_, delete)

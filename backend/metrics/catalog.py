@@ -89,6 +89,11 @@ CATALOG: dict[str, Concept] = {
         "ReplicaFetcherManager MaxLag per broker"),
     "log_bytes_per_broker": Concept(
         "sum by ({by}) ({d.log_size})", ("{by}",), "bytes", "Log bytes stored per broker"),
+    "replica_bytes_behind": Concept(
+        "sum(max by (topic, partition) ({d.log_size}) - on (topic, partition) group_right "
+        "{d.log_size})", (), "bytes",
+        "Bytes replicas still have to copy: each replica's log below its partition's largest "
+        "(what reassignments and catching-up followers have left)"),
     # ---- controller mutation quota (KIP-599) ------------------------------------------------
     "mutation_tokens": Concept(
         "max by (user, client_id) ({d.mutation_tokens})", ("user", "client_id"), "tokens",

@@ -104,6 +104,11 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
         log_bytes = np.bincount(rb, weights=np.floor(np.maximum(
             twin.state.log_size[twin.snap.replica_partition] - lag, 0)), minlength=6)
         lag_sum = np.bincount(rb[follower], weights=fig.lag_msgs[follower], minlength=6)
+        rp, live = twin.snap.replica_partition, alive[rb]
+        size = np.floor(np.maximum(twin.state.log_size[rp] - lag, 0))[live]
+        largest = np.zeros(twin.snap.n_partitions)
+        np.maximum.at(largest, rp[live], size)
+        behind = float((largest[rp[live]] - size).sum())
         quota = twin.quotas.metrics(twin.time_ms)[0]
     expect = {
         "partitions_per_broker": fig.gauges["partition_count"],
@@ -126,7 +131,8 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
     assert fig.gauges["reassigning"].sum() > 0 and lag_sum.sum() > 0
     single = {"cluster_partitions": twin.snap.n_partitions,
               "cluster_replicas": fig.gauges["partition_count"][alive].sum(),
-              "active_controllers": 1, "offline_partitions": fig.gauges["offline_partitions"].sum()}
+              "active_controllers": 1, "offline_partitions": fig.gauges["offline_partitions"].sum(),
+              "replica_bytes_behind": behind}
     for concept, value in single.items():
         assert client.instant(concept)["value"].tolist() == [pytest.approx(value)], concept
     for concept, key in (("mutation_tokens", "tokens"), ("mutation_rate", "mutation_rate"),
