@@ -1,29 +1,32 @@
-"""The frame of every monitoring page: title, time control, banners, view state.
+"""The frame of every monitoring page (title, time control, banners, view state) and the
+helpers its callbacks share to turn live answers into figures and banners.
 
-The view state (cluster, time range) comes from the URL query string and is stored on
-the page, so the page's callbacks read one store instead of parsing the URL again.
+The view state (cluster, time range) comes from the URL when the page is opened and lives
+in the page's ``ids.VIEW`` store afterwards: the time control updates the store and the
+URL in the browser (a clientside callback), and the page's charts follow the store, so a
+range change redraws charts in place instead of re-rendering the page.
 """
 
 from __future__ import annotations
 
 import time
 
+import pandas as pd
 from dash import dcc, html
 
 from backend.errors import BadInput
-from backend.services import views
-from backend.services.views import Unavailable
-from components import banners, timerange
-from dashboard import runtime
+from components import banners, charts, timerange
+from dashboard import ids, runtime
 
 
-def frame(title: str, state_id: str, banner_id: str, query: dict, body: list) -> html.Div:
+def frame(title: str, banner_id: str, query: dict, body: list) -> html.Div:
     rt = runtime.current()
     c = rt.cluster(query.get("cluster"))
     key, start, end = query.get("range"), query.get("from"), query.get("to")
-    state = {"cluster": c.name, "range": key or timerange.DEFAULT, "from": start, "to": end}
+    state = {"cluster": c.name, "range": key if key in timerange.LABELS else timerange.DEFAULT,
+             "from": start, "to": end}
     return html.Div([
-        dcc.Store(id=state_id, data=state),
+        dcc.Store(id=ids.VIEW, data=state),
         html.H1([title, html.Small(f"cluster {c.name}")]),
         timerange.control(key, start, end, rt.config.server.refresh_seconds),
         html.Div(id=banner_id),
@@ -31,19 +34,38 @@ def frame(title: str, state_id: str, banner_id: str, query: dict, body: list) ->
     ])
 
 
-def window(state: dict) -> timerange.Window:
-    """The window the page's URL asks for (a bad absolute range falls back to live)."""
+def window(state: dict) -> tuple[timerange.Window, list]:
+    """The window the view asks for, and a banner when an absolute range is unusable
+    (the page then shows the live window rather than nothing)."""
+    now = time.time()
     try:
-        return timerange.window(state["range"], state["from"], state["to"], time.time())
-    except BadInput:
-        return timerange.window(timerange.DEFAULT, None, None, time.time())
+        return timerange.window(state["range"], state.get("from"), state.get("to"), now), []
+    except BadInput as e:
+        return timerange.window(timerange.DEFAULT, None, None, now), [
+            banners.banner(f"Time range: {e}; showing live instead", "warning")]
 
 
-def source_banners(state: dict) -> list:
-    """Banners for the sources this cluster's monitoring needs and cannot reach."""
-    source = runtime.current().source(state["cluster"])
-    try:
-        views.prometheus_status(source.prometheus_url)
-    except Unavailable as e:
-        return [banners.banner(str(e), "warning")]
-    return []
+def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
+           limit: float | None = None, limit_name: str = "limit"):
+    """A time-series figure over the window, or a figure saying why there is none."""
+    if not isinstance(frame_or_error, pd.DataFrame):
+        return charts.empty(title, short(str(frame_or_error)))
+    if frame_or_error.empty:
+        return charts.empty(title, f"No samples in {w.label}")
+    rows = frame_or_error.assign(time=frame_or_error["time"].dt.tz_convert(None))
+    return charts.time_series(rows, f"{title} · {w.label}", unit, limit=limit,
+                              limit_name=limit_name, x_range=(_utc(w.start), _utc(w.end)))
+
+
+def _utc(t: float) -> str:
+    return pd.Timestamp(t, unit="s").strftime("%Y-%m-%d %H:%M:%S")
+
+
+def short(message: str) -> str:
+    """An error message short enough for a chart's note (the PromQL is in the log)."""
+    return message.split(" (", 1)[0] if "no series" in message else message
+
+
+def metric_note(figure: dict) -> str | None:
+    """A card's note when its figure could not be read."""
+    return None if figure["error"] is None else short(figure["error"])

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
-
 import dash
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, State, dcc, html, no_update
 
-from backend.errors import BadInput
-from components import timerange, urlstate
+from components import urlstate
 from dashboard import ids
 from dashboard.config import DashboardConfig
 
@@ -38,17 +34,15 @@ def layout(config: DashboardConfig) -> html.Div:
 
 
 def register(app: dash.Dash) -> None:
-    """Shell callbacks: cluster picker and time control write the URL; nav keeps it."""
+    """Shell callbacks: the URL names the cluster; the time control writes the view state
+    and the URL in the browser (no server round trip); nav links keep the view."""
+    navs = [Output(f"nav-{label.lower()}", "href", allow_duplicate=True)
+            for _, label in NAV_ITEMS]
 
-    @app.callback(Output(ids.URL, "search", allow_duplicate=True),
-                  Output(ids.CLUSTER_PICKER, "value"),
-                  Input(ids.CLUSTER_PICKER, "value"), Input(ids.URL, "search"),
-                  prevent_initial_call="initial_duplicate")
-    def cluster_in_url(picked: str, search: str):
-        if ctx.triggered_id == ids.CLUSTER_PICKER:
-            return urlstate.updated(search, cluster=picked), no_update
+    @app.callback(Output(ids.CLUSTER_PICKER, "value"), Input(ids.URL, "search"))
+    def picker_follows_url(search: str):
         named = urlstate.parse(search).get("cluster")
-        return no_update, named if named else no_update
+        return named if named else no_update
 
     @app.callback([Output(f"nav-{label.lower()}", "href") for _, label in NAV_ITEMS],
                   Input(ids.URL, "search"))
@@ -56,20 +50,71 @@ def register(app: dash.Dash) -> None:
         kept = urlstate.shared(search)
         return [path + kept for path, _ in NAV_ITEMS]
 
-    @app.callback(Output(ids.URL, "search", allow_duplicate=True),
-                  Output(ids.RANGE_ERROR, "children"),
-                  Input(ids.RANGE, "value"), Input(ids.RANGE_APPLY, "n_clicks"),
-                  State(ids.RANGE_FROM, "value"), State(ids.RANGE_TO, "value"),
-                  State(ids.URL, "search"), prevent_initial_call=True)
-    def range_in_url(key: str, _clicks, start: str, end: str, search: str):
-        if key != "abs":
-            return urlstate.updated(search, range=key, **{"from": None, "to": None}), ""
-        if ctx.triggered_id == ids.RANGE:  # switching to absolute: start from the last hour
-            now = time.time()
-            start, end = (datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M")
-                          for t in (now - 3600, now))
-        try:
-            timerange.window("abs", start, end, time.time())
-        except BadInput as e:
-            return no_update, str(e)
-        return urlstate.updated(search, range="abs", **{"from": start, "to": end}), ""
+    app.clientside_callback(
+        """
+        function(picked) {
+            const params = new URLSearchParams(window.location.search);
+            if (!picked || params.get("cluster") === picked) {
+                return window.dash_clientside.no_update;
+            }
+            params.set("cluster", picked);
+            return "?" + params.toString();
+        }""",
+        Output(ids.URL, "search", allow_duplicate=True), Input(ids.CLUSTER_PICKER, "value"),
+        prevent_initial_call=True)
+
+    app.clientside_callback(
+        """
+        function(key, clicks, from, to, view) {""" + _JS_HELPERS + """
+            const nu = window.dash_clientside.no_update;
+            const trig = (window.dash_clientside.callback_context.triggered || [])
+                .map(t => t.prop_id);
+            const state = Object.assign({}, view);
+            if (key === "abs") {
+                if (trig.includes("range.value")) {  // switching: start from the last hour
+                    const now = Date.now();
+                    from = isoMinute(now - 3600e3);
+                    to = isoMinute(now);
+                }
+                const t0 = parseTime(from), t1 = parseTime(to);
+                let error = "";
+                if (isNaN(t0)) { error = "from: give a date and time, e.g. 2024-05-01T12:00"; }
+                else if (isNaN(t1)) { error = "to: give a date and time, e.g. 2024-05-01T13:00"; }
+                else if (t1 <= t0) { error = "to must be after from"; }
+                if (error) { return [nu, error, from, to, false, true].concat(NAVS.map(() => nu)); }
+                Object.assign(state, {range: "abs", from: from, to: to});
+            } else {
+                Object.assign(state, {range: key, from: null, to: null});
+            }
+            const params = new URLSearchParams(window.location.search);
+            for (const k of ["range", "from", "to"]) {
+                if (state[k]) { params.set(k, state[k]); } else { params.delete(k); }
+            }
+            const search = params.toString() ? "?" + params.toString() : "";
+            window.history.pushState({}, "", window.location.pathname + search);
+            const shared = new URLSearchParams();
+            for (const k of ["cluster", "range", "from", "to"]) {
+                if (params.get(k)) { shared.set(k, params.get(k)); }
+            }
+            const kept = shared.toString() ? "?" + shared.toString() : "";
+            return [state, "", from, to, key !== "abs", key === "abs"]
+                .concat(NAVS.map(p => p + kept));
+        }""".replace("NAVS", str([path for path, _ in NAV_ITEMS])),
+        Output(ids.VIEW, "data"), Output(ids.RANGE_ERROR, "children"),
+        Output(ids.RANGE_FROM, "value"), Output(ids.RANGE_TO, "value"),
+        Output(ids.RANGE_ABS, "hidden"), Output(ids.REFRESH, "disabled"), *navs,
+        Input(ids.RANGE, "value"), Input(ids.RANGE_APPLY, "n_clicks"),
+        State(ids.RANGE_FROM, "value"), State(ids.RANGE_TO, "value"), State(ids.VIEW, "data"),
+        prevent_initial_call=True)
+
+
+_JS_HELPERS = """
+    function isoMinute(ms) { return new Date(ms).toISOString().slice(0, 16); }
+    function parseTime(text) {  // what components.timerange.parse_time accepts (UTC)
+        text = (text || "").trim();
+        if (!text) { return NaN; }
+        if (/^[0-9]+([.][0-9]+)?$/.test(text)) { return Number(text) * 1000; }
+        const zoned = /(Z|[+-][0-9][0-9]:?[0-9][0-9])$/.test(text);
+        return Date.parse(zoned ? text : text.replace(" ", "T") + "Z");
+    }
+"""

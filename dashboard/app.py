@@ -25,8 +25,9 @@ def cache_config(settings: CacheSettings) -> dict:
     return {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
 
 
-def create_app(config: DashboardConfig) -> Dash:
-    """The dashboard for ``config``. One app per process (Dash pages register globally)."""
+def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
+    """The dashboard for ``config``. One app per process (Dash pages register globally).
+    ``gateways``: cluster name -> ClusterGateway for clusters read live (railyard demo)."""
     app = Dash(
         __name__,
         use_pages=True,
@@ -39,7 +40,7 @@ def create_app(config: DashboardConfig) -> Dash:
         on_error=_on_error,
     )
     cache = Cache(app.server, config=cache_config(config.cache))
-    runtime.install(runtime.Runtime(config, cache))
+    runtime.install(runtime.Runtime(config, cache, gateways or {}))
     app.layout = shell.layout(config)
     shell.register(app)
     return app

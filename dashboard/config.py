@@ -28,7 +28,7 @@ class Gateway:
     """How Railyard reads the cluster: the twin's admin URL or Kafka bootstrap servers."""
 
     type: str
-    url: str | None = None  # twin
+    url: str | None = None  # twin; None: a twin in the dashboard's process (railyard demo)
     bootstrap_servers: tuple[str, ...] = ()  # kafka
 
 

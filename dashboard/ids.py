@@ -8,42 +8,49 @@ URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
 
-# time-range control (monitoring pages)
+# time-range control and view state (monitoring pages)
+VIEW = "view"  # the page's view state {cluster, range, from, to}; the URL mirrors it
 RANGE = "range"
 RANGE_FROM = "range-from"
 RANGE_TO = "range-to"
 RANGE_APPLY = "range-apply"
+RANGE_ABS = "range-abs"
 RANGE_ERROR = "range-error"
 REFRESH = "refresh"
 
 # overview
-OV_STATE = "ov-state"
 OV_BANNERS = "ov-banners"
+OV_LIMIT_BANNERS = "ov-limit-banners"
+OV_METRIC_BANNERS = "ov-metric-banners"
 OV_CARDS = "ov-cards"
+OV_HEALTH = "ov-health"
 OV_BROKER_BARS = "ov-broker-bars"
+OV_HEALTH_SERIES = "ov-health-series"
 OV_PARTITIONS_SERIES = "ov-partitions-series"
 
 # brokers
-BR_STATE = "br-state"
 BR_BANNERS = "br-banners"
 BR_GRID = "br-grid"
-BR_SERIES = "br-series"
+BR_SELECTED = "br-selected"
+BR_BYTES = "br-bytes"
+BR_LAG = "br-lag"
+BR_PARTITIONS = "br-partitions"
 
 # throttles
-TH_STATE = "th-state"
 TH_BANNERS = "th-banners"
+TH_ETA = "th-eta"
 TH_RATES = "th-rates"
+TH_RATES_SERIES = "th-rates-series"
 TH_LAG = "th-lag"
 TH_REASSIGN_BYTES = "th-reassign-bytes"
-TH_ETA = "th-eta"
 
 # quotas
-QU_STATE = "qu-state"
 QU_BANNERS = "qu-banners"
+QU_THROTTLED_NOW = "qu-throttled-now"
 QU_TOKENS = "qu-tokens"
+QU_TOKENS_SERIES = "qu-tokens-series"
 QU_RATE = "qu-rate"
 QU_THROTTLE = "qu-throttle"
-QU_THROTTLED_NOW = "qu-throttled-now"
 
 # what-if
 WI_STATE = "wi-state"

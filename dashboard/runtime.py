@@ -6,11 +6,12 @@ Runtime per process here and callbacks ask ``current()`` for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask_caching import Cache
 
+from backend.gateways.base import ClusterGateway
 from backend.services.views import ClusterSource
 from dashboard.config import ClusterConfig, DashboardConfig
 
@@ -19,15 +20,24 @@ from dashboard.config import ClusterConfig, DashboardConfig
 class Runtime:
     config: DashboardConfig
     cache: Cache
+    gateways: dict[str, ClusterGateway] = field(default_factory=dict)  # by cluster name
 
     def cluster(self, name: str | None) -> ClusterConfig:
         return self.config.cluster(name)
 
     def source(self, name: str | None) -> ClusterSource:
-        """Where the services read this cluster's assignment from."""
+        """Where the services read this cluster's assignment, configs and metrics from."""
         c = self.cluster(name)
-        return ClusterSource(c.name, c.snapshot, c.limits,
-                             c.prometheus.url if c.prometheus else None)
+        prom = c.prometheus
+        return ClusterSource(
+            c.name, c.snapshot, c.limits,
+            prometheus_url=prom.url if prom else None,
+            dialect=prom.dialect if prom else "strimzi",
+            prometheus_timeout=prom.timeout_seconds if prom else 5.0,
+            metrics_ttl=self.config.cache.default_timeout,
+            gateway=self.gateways.get(c.name),
+            default_mutation_rate=c.quota.controller_mutation_rate,
+            quota_window_num=c.quota.window_num, quota_window_seconds=c.quota.window_seconds)
 
     @property
     def work_dir(self) -> str:

@@ -17,10 +17,10 @@ def warm_spark(config: DashboardConfig) -> None:
 
 
 def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: bool = True,
-          announce=None, **kwargs) -> None:
+          announce=None, gateways: dict | None = None, **kwargs) -> None:
     """Serve until interrupted. ``announce`` is called with the URL once it is bound."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    app = create_app(config)
+    app = create_app(config, gateways)
     if warm_spark_session:
         warm_spark(config)
     host, port = config.server.host, port or config.server.port

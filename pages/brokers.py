@@ -1,43 +1,110 @@
-"""/brokers: a sortable grid per broker: rack, replicas, leaders, headroom, stored bytes."""
+"""/brokers: a sortable grid per broker (rack, replicas, leaders, headroom, bytes in, lag),
+and the selected broker's time series over the chosen window."""
 
 from __future__ import annotations
 
 import dash
-import pandas as pd
-from dash import Input, Output, html
+import dash_ag_grid as dag
+from dash import Input, Output, dcc, html
 
-from backend.services import views
+from backend.services import live, views
 from backend.services.views import Unavailable
-from components import banners, monitor, tables
+from components import banners, charts, monitor
 from dashboard import ids, runtime
 
 dash.register_page(__name__, path="/brokers", name="Brokers", title="Railyard · Brokers",
                    order=1)
 
+COLUMNS = {"broker": "broker", "rack": "rack", "up": "up", "replicas": "replicas",
+           "leaders": "leaders", "headroom": "headroom", "used_pct": "% of limit",
+           "bytes_in": "bytes in (B/s)", "max_lag": "max lag (messages)",
+           "stored_gb": "stored (GB)"}
+ROW_STYLE = {"styleConditions": [
+    {"condition": "params.data.used_pct > 100", "style": {"backgroundColor": "#fdecec"}},
+    {"condition": "params.data.used_pct >= 90", "style": {"backgroundColor": "#fff6e0"}},
+    {"condition": "params.data.up === 'down'", "style": {"backgroundColor": "#fdecec"}},
+]}
+GRAPH = {"displayModeBar": False}
+
 
 def layout(**query) -> html.Div:
-    return monitor.frame("Brokers", ids.BR_STATE, ids.BR_BANNERS, query, [
-        html.Div(id=ids.BR_GRID, className="panel"),
+    return monitor.frame("Brokers", ids.BR_BANNERS, query, [
+        html.Div(dag.AgGrid(
+            id=ids.BR_GRID, rowData=[],
+            columnDefs=[{"field": k, "headerName": v} for k, v in COLUMNS.items()],
+            defaultColDef={"sortable": True, "filter": True, "resizable": True,
+                           "minWidth": 90},
+            columnSize="responsiveSizeToFit", style={"height": "360px"},
+            className="ag-theme-alpine", getRowStyle=ROW_STYLE, getRowId="params.data.broker",
+            dashGridOptions={"animateRows": False, "rowSelection": {"mode": "singleRow"}}),
+            className="panel"),
+        html.H3(id=ids.BR_SELECTED),
+        html.Div([html.Div(dcc.Graph(id=ids.BR_BYTES, config=GRAPH), className="panel"),
+                  html.Div(dcc.Graph(id=ids.BR_LAG, config=GRAPH), className="panel")],
+                 className="grid-2"),
+        html.Div(dcc.Graph(id=ids.BR_PARTITIONS, config=GRAPH), className="panel"),
     ])
 
 
-@dash.callback(Output(ids.BR_GRID, "children"), Output(ids.BR_BANNERS, "children"),
-               Input(ids.BR_STATE, "data"), Input(ids.REFRESH, "n_intervals"))
-def show(state, _tick):
-    notes = monitor.source_banners(state)
+@dash.callback(Output(ids.BR_GRID, "rowData"), Output(ids.BR_BANNERS, "children"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def show_grid(state, _tick):
+    w, notes = monitor.window(state)
+    source = runtime.current().source(state["cluster"])
     try:
-        g = views.guard_rails(runtime.current().source(state["cluster"]))
+        g = views.guard_rails(source)
     except Unavailable as e:
-        return None, [banners.banner(str(e), "error"), *notes]
+        return [], [banners.banner(str(e), "error"), *notes]
+    try:
+        m = live.broker_figures(source, w)
+        notes += [banners.banner(f"Some broker figures are missing: {e}", "info")
+                  for e in m["errors"][:1]]
+    except Unavailable as e:
+        m = {"bytes_in": {}, "lag": {}, "up": {}}
+        notes.insert(0, banners.banner(str(e), "warning"))
     limit = g["limits"]["max.broker.partitions"]
-    frame = pd.DataFrame([{
-        "broker": b["id"], "rack": b["rack"] or "-", "replicas": b["replicas"],
-        "leaders": b["leaders"], "headroom": b["capacity"],
-        "used_pct": None if not limit else round(100 * b["replicas"] / limit, 1),
-        "stored_gb": round(b["bytes"] / 1e9, 2),
-    } for b in g["brokers"]])
-    style = {"styleConditions": [
-        {"condition": "params.data.used_pct > 100", "style": {"backgroundColor": "#fdecec"}},
-        {"condition": "params.data.used_pct >= 90", "style": {"backgroundColor": "#fff6e0"}},
-    ]}
-    return tables.grid(frame, ids.BR_GRID + "-table", height=420, getRowStyle=style), notes
+    rows = []
+    for b in g["brokers"]:
+        key = str(b["id"])
+        up = m["up"].get(key)
+        rows.append({
+            "broker": key, "rack": b["rack"] or "-",
+            "up": "-" if up is None else ("up" if up else "down"),
+            "replicas": b["replicas"], "leaders": b["leaders"], "headroom": b["capacity"],
+            "used_pct": None if not limit else round(100 * b["replicas"] / limit, 1),
+            "bytes_in": _rounded(m["bytes_in"].get(key)),
+            "max_lag": _rounded(m["lag"].get(key)),
+            "stored_gb": round(b["bytes"] / 1e9, 2),
+        })
+    return rows, notes
+
+
+def _rounded(v: float | None) -> float | None:
+    return None if v is None else round(v)
+
+
+@dash.callback(Output(ids.BR_SELECTED, "children"), Output(ids.BR_BYTES, "figure"),
+               Output(ids.BR_LAG, "figure"), Output(ids.BR_PARTITIONS, "figure"),
+               Input(ids.BR_GRID, "selectedRows"), Input(ids.BR_GRID, "rowData"),
+               Input(ids.VIEW, "data"))
+def show_broker(selected, rows, state):
+    if not rows:
+        empty = charts.empty("Broker", "No brokers to show")
+        return "", empty, empty, empty
+    chosen = selected[0] if selected else max(rows, key=lambda r: r["replicas"])
+    broker = chosen["broker"]
+    w, _ = monitor.window(state)
+    source = runtime.current().source(state["cluster"])
+    title = f"Broker {broker} (rack {chosen['rack']})" + (
+        "" if selected else ": the fullest broker; select a row to see another")
+    try:
+        s = live.broker_series(source, broker, w)
+    except Unavailable as e:
+        empty = charts.empty(f"Broker {broker}", str(e))
+        return title, empty, empty, empty
+    limit = source.limits.max_broker_partitions
+    return (title,
+            monitor.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", w),
+            monitor.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages", w),
+            monitor.figure(s["partitions"], f"Broker {broker}: partition replicas", "replicas",
+                           w, limit=limit, limit_name="max.broker.partitions"))

@@ -1,11 +1,14 @@
-"""/ Overview: every partition guard rail of a cluster at a glance; near or over stands out."""
+"""/ Overview: every guard rail of a cluster at a glance; near or over a limit stands out.
+
+Two callbacks, so the limit bars (from the assignment) never wait for Prometheus: the
+assignment's figures, and the health figures and series over the chosen window."""
 
 from __future__ import annotations
 
 import dash
 from dash import Input, Output, dcc, html
 
-from backend.services import views
+from backend.services import live, views
 from backend.services.views import Unavailable
 from components import banners, charts, monitor
 from components.help import term
@@ -14,39 +17,97 @@ from dashboard import ids, runtime
 
 dash.register_page(__name__, path="/", name="Overview", title="Railyard · Overview", order=0)
 
+GRAPH = {"displayModeBar": False}
+
 
 def layout(**query) -> html.Div:
-    return monitor.frame("Overview", ids.OV_STATE, ids.OV_BANNERS, query, [
+    return monitor.frame("Overview", ids.OV_BANNERS, query, [
+        html.Div([html.Div(id=ids.OV_LIMIT_BANNERS), html.Div(id=ids.OV_METRIC_BANNERS)]),
+        html.Div(id=ids.OV_HEALTH, className="cards"),
         html.Div(id=ids.OV_CARDS, className="cards"),
-        html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, config={"displayModeBar": False}),
-                 className="panel"),
+        html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, config=GRAPH), className="panel"),
+        html.Div([html.Div(dcc.Graph(id=ids.OV_HEALTH_SERIES, config=GRAPH), className="panel"),
+                  html.Div(dcc.Graph(id=ids.OV_PARTITIONS_SERIES, config=GRAPH),
+                           className="panel")], className="grid-2"),
     ])
 
 
 @dash.callback(Output(ids.OV_CARDS, "children"), Output(ids.OV_BROKER_BARS, "figure"),
-               Output(ids.OV_BANNERS, "children"),
-               Input(ids.OV_STATE, "data"), Input(ids.REFRESH, "n_intervals"))
-def show(state, _tick):
-    notes = monitor.source_banners(state)
+               Output(ids.OV_LIMIT_BANNERS, "children"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def show_assignment(state, _tick):
     try:
         g = views.guard_rails(runtime.current().source(state["cluster"]))
     except Unavailable as e:
         return [], charts.empty("Partitions per broker", "No assignment to show"), \
-            [banners.banner(str(e), "error"), *notes]
+            [banners.banner(str(e), "error")]
     limit = g["limits"]["max.broker.partitions"]
     brokers = g["brokers"]
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],
-                            limit, "Partition replicas per broker against max.broker.partitions")
+                            limit, "Partition replicas per broker now, against "
+                                   "max.broker.partitions")
+    notes = []
     if g["over"]:
-        notes.insert(0, banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
-                                       f"({limit:,}): new partitions cannot go there", "error"))
+        notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
+                                    f"({limit:,}): new partitions cannot go there", "error"))
     elif g["near"]:
-        notes.insert(0, banners.banner(f"Brokers {g['near']} are within 10% of "
-                                       f"max.broker.partitions ({limit:,})", "warning"))
-    return _cards(g), fig, notes
+        notes.append(banners.banner(f"Brokers {g['near']} are within 10% of "
+                                    f"max.broker.partitions ({limit:,})", "warning"))
+    return _assignment_cards(g), fig, notes
 
 
-def _cards(g: dict) -> list:
+@dash.callback(Output(ids.OV_HEALTH, "children"), Output(ids.OV_HEALTH_SERIES, "figure"),
+               Output(ids.OV_PARTITIONS_SERIES, "figure"),
+               Output(ids.OV_METRIC_BANNERS, "children"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def show_health(state, _tick):
+    w, notes = monitor.window(state)
+    source = runtime.current().source(state["cluster"])
+    try:
+        h = live.health(source, w)
+    except Unavailable as e:
+        why = str(e)
+        return [], charts.empty("Partition health", why), \
+            charts.empty("Partitions per broker over time", why), \
+            [banners.banner(why, "warning"), *notes]
+    limit = source.limits.max_broker_partitions
+    return (_health_cards(h["figures"], w),
+            monitor.figure(h["health_series"], "Partition health", "partitions", w),
+            monitor.figure(h["partitions_series"], "Partition replicas per broker", "replicas",
+                           w, limit=limit, limit_name=f"max.broker.partitions = {limit:,}"
+                           if limit else "limit"),
+            notes)
+
+
+def _health_cards(f: dict, w) -> list:
+    at = "at the end of the window" if not w.refreshing else "now"
+
+    def count(label, key, bad="over", detail_name="brokers"):
+        fig = f[key]
+        value = fig["value"]
+        state = "ok" if not value else bad
+        detail = fig["detail"]
+        note = monitor.metric_note(fig) or (
+            f"{detail_name} {', '.join(map(str, detail[:8]))}{' ...' if len(detail) > 8 else ''}"
+            if detail else at)
+        return card(label, "-" if value is None else f"{value:,.0f}", state, note)
+
+    throttles = f["throttles"]
+    return [
+        count(term("Under-replicated", "under-replicated"), "under_replicated"),
+        count(term("Under min ISR", "under-min-isr"), "under_min_isr"),
+        count(term("Offline", "offline"), "offline"),
+        count("Reassigning", "reassigning", bad="near"),
+        count("Brokers down", "brokers_down"),
+        count(term("Throttles in force", "throttle"), "throttles", bad="near",
+              detail_name="configured on brokers" if throttles.get("basis") == "configured"
+              else "throttled traffic on brokers"),
+        count(term("Throttled principals", "tokens"), "throttled_principals",
+              detail_name="principals"),
+    ]
+
+
+def _assignment_cards(g: dict) -> list:
     cluster_limit = g["limits"]["max.partitions"]
     used = g["cluster_partitions"]
     headroom = [b["capacity"] for b in g["brokers"] if b["capacity"] is not None]

@@ -1,29 +1,75 @@
-"""/quotas: KIP-599 mutation quotas live. Its charts need the metrics client and
-monitoring service (issue 5); until they exist the page says what is missing."""
+"""/quotas: KIP-599 controller mutation quotas live or over any window: tokens per
+principal against its burst, mutation rate, throttle time, who is throttled."""
 
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, html
+from dash import Input, Output, dcc, html
 
-from components import banners, monitor
-from dashboard import ids
+from backend.services import live
+from backend.services.views import Unavailable
+from components import banners, charts, monitor
+from components.help import term
+from components.tables import card
+from dashboard import ids, runtime
 
 dash.register_page(__name__, path="/quotas", name="Quotas", title="Railyard · Quotas",
                    order=3)
 
+GRAPH = {"displayModeBar": False}
+
 
 def layout(**query) -> html.Div:
-    return monitor.frame("Quotas", ids.QU_STATE, ids.QU_BANNERS, query, [
-        html.P("Tokens per principal against its burst, mutation rate, throttle time and who "
-               "is throttled now come from Prometheus.",
-               className="explain"),
+    return monitor.frame("Quotas", ids.QU_BANNERS, query, [
+        html.Div(id=ids.QU_THROTTLED_NOW, className="cards"),
+        html.Div([html.Div(dcc.Graph(id=ids.QU_TOKENS, config=GRAPH), className="panel"),
+                  html.Div(dcc.Graph(id=ids.QU_TOKENS_SERIES, config=GRAPH),
+                           className="panel")], className="grid-2"),
+        html.Div([html.Div(dcc.Graph(id=ids.QU_RATE, config=GRAPH), className="panel"),
+                  html.Div(dcc.Graph(id=ids.QU_THROTTLE, config=GRAPH), className="panel")],
+                 className="grid-2"),
     ])
 
 
-@dash.callback(Output(ids.QU_BANNERS, "children"), Input(ids.QU_STATE, "data"),
-               Input(ids.REFRESH, "n_intervals"))
+@dash.callback(Output(ids.QU_THROTTLED_NOW, "children"), Output(ids.QU_TOKENS, "figure"),
+               Output(ids.QU_TOKENS_SERIES, "figure"), Output(ids.QU_RATE, "figure"),
+               Output(ids.QU_THROTTLE, "figure"), Output(ids.QU_BANNERS, "children"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
-    return [*monitor.source_banners(state),
-            banners.banner("Live charts for this page need the metrics client and monitoring "
-                           "service, which this build does not have yet.", "info")]
+    w, notes = monitor.window(state)
+    source = runtime.current().source(state["cluster"])
+    try:
+        q = live.quotas(source, w)
+    except Unavailable as e:
+        empty = charts.empty("Mutation quotas", str(e))
+        return [], empty, empty, empty, empty, [banners.banner(str(e), "warning"), *notes]
+    when = "now" if w.refreshing else f"at {w.label.split(' to ')[-1]}"
+    if q["now"]:
+        rows = q["now"]
+        tokens = charts.tokens_vs_burst([r["principal"] for r in rows],
+                                        [r["tokens"] for r in rows],
+                                        [r["burst"] for r in rows],
+                                        f"Tokens per principal {when}, against its burst")
+        if any(r["burst"] is None for r in rows):
+            notes.append(banners.banner(
+                "The burst of some principals is unknown: their quota comes from the "
+                "cluster's gateway (or quota.controller_mutation_rate in the config).", "info"))
+    else:
+        tokens = charts.empty("Tokens per principal", monitor.short(q["now_error"] or
+                                                                     "No principal has a quota"))
+    throttled = q["throttled"]
+    names = throttled["detail"]
+    cards = [
+        card(term("Throttled principals", "strict"),
+             "-" if throttled["value"] is None else f"{throttled['value']:,.0f}",
+             "over" if names else "ok",
+             monitor.metric_note(throttled) or (", ".join(names) if names else
+                                                "nobody is throttled " + when)),
+        card(term("Principals with a quota", "burst"), f"{len(q['now'])}", "ok",
+             ", ".join(r["principal"] for r in q["now"]) or None),
+    ]
+    return (cards, tokens,
+            monitor.figure(q["tokens_series"], "Tokens per principal", "tokens", w),
+            monitor.figure(q["rate_series"], "Partition mutation rate", "partitions/s", w),
+            monitor.figure(q["throttle_series"], "Throttle time", "ms", w),
+            notes)

@@ -1,9 +1,13 @@
-"""`railyard demo`: the demo cluster, its guard rails, and two what-ifs, as a report."""
+"""`railyard demo`: the full stack (twin, exporters, Prometheus, Spark, dashboard) on
+127.0.0.1 until Ctrl-C; `railyard demo --report`: the demo cluster's guard rails and two
+what-ifs, as a text report."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from backend.cli import non_negative_int, positive_float, positive_int
 from backend.engines.limits import PlacementResult
 from backend.services import snapshots
 from backend.services.demo import NEAR, demo_snapshot, demo_whatifs
@@ -12,8 +16,29 @@ BAR = 40
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="print a guard-rail report on the generated demo cluster")
-    p.set_defaults(func=_report)
+    p = sub.add_parser("demo", help="run the twin, Prometheus, Spark and the dashboard on "
+                                    "127.0.0.1 (--report: a text report instead)")
+    p.add_argument("--report", action="store_true",
+                   help="print a guard-rail report on the demo cluster and exit")
+    p.add_argument("--port", type=positive_int, default=8050, help="dashboard port")
+    p.add_argument("--prometheus-port", type=non_negative_int, default=9090,
+                   help="live Prometheus port (0: any free port)")
+    p.add_argument("--speed", type=positive_float, default=1.0,
+                   help="simulated seconds per wall second")
+    p.add_argument("--scrape-interval", type=positive_float, default=5.0, help="seconds")
+    p.add_argument("--home", default="var/demo", help="where the demo keeps its files")
+    p.add_argument("--no-warm-spark", action="store_true",
+                   help="do not start the Spark session at start-up")
+    p.set_defaults(func=_demo)
+
+
+def _demo(a: argparse.Namespace) -> None:
+    if a.report:
+        return _report(a)
+    from dashboard.demo import DemoSettings, run  # Dash is imported only when serving
+
+    run(DemoSettings(Path(a.home), a.port, a.prometheus_port, a.speed, a.scrape_interval,
+                     not a.no_warm_spark))
 
 
 def _report(_: argparse.Namespace) -> None:

@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +20,10 @@ import pandas as pd
 
 from backend.engines.limits import TopicRequest
 from backend.engines.planner import Goal
+from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput
+from backend.gateways.base import ClusterGateway
 from backend.model.io import load_snapshot, save_snapshot
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
@@ -35,6 +37,7 @@ from backend.spark.sweeps import SweepCancelled
 __all__ = ["SweepCancelled", "Unavailable"]
 
 SNAPSHOT_TTL_SECONDS = 30.0  # a cluster's assignment changes slowly; what-ifs reuse it
+GATEWAY_TTL_SECONDS = 5.0  # a live cluster's assignment, re-read this often at most
 ETA_CURVE_POINTS = 25
 
 
@@ -48,12 +51,19 @@ class Unavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class ClusterSource:
-    """Where a cluster's assignment comes from (from the dashboard config)."""
+    """Where a cluster's assignment, configs and metrics come from (the dashboard config)."""
 
     name: str
     snapshot_file: str | None
     limits: Limits
     prometheus_url: str | None = None
+    dialect: str = "strimzi"
+    prometheus_timeout: float = 5.0
+    metrics_ttl: int = 10
+    gateway: ClusterGateway | None = field(default=None, compare=False)  # live cluster
+    default_mutation_rate: float | None = None  # KIP-599 quota of the default principal
+    quota_window_num: int = DEFAULT_SAMPLES
+    quota_window_seconds: int = DEFAULT_WINDOW_SECONDS
 
 
 _snapshots: dict[str, tuple[float, Snapshot]] = {}
@@ -61,18 +71,23 @@ _snapshots_lock = threading.Lock()
 
 
 def cluster_snapshot(source: ClusterSource) -> Snapshot:
-    """The cluster's current assignment with its configured limits (cached briefly)."""
+    """The cluster's current assignment with its configured limits (cached briefly): read
+    through the gateway when the cluster has one, else from its snapshot file."""
+    ttl = GATEWAY_TTL_SECONDS if source.gateway is not None else SNAPSHOT_TTL_SECONDS
     with _snapshots_lock:
         hit = _snapshots.get(source.name)
-        if hit is not None and time.monotonic() - hit[0] < SNAPSHOT_TTL_SECONDS:
+        if hit is not None and time.monotonic() - hit[0] < ttl:
             return hit[1]
-    if source.snapshot_file is None:
+    if source.gateway is not None:
+        snap = source.gateway.assignment()
+    elif source.snapshot_file is None:
         raise Unavailable(f"Cluster '{source.name}'", "no snapshot file configured and no "
                           "gateway to read the assignment from")
-    try:
-        snap = load_snapshot(source.snapshot_file)
-    except BadInput as e:
-        raise Unavailable(f"Cluster '{source.name}'", str(e)) from None
+    else:
+        try:
+            snap = load_snapshot(source.snapshot_file)
+        except BadInput as e:
+            raise Unavailable(f"Cluster '{source.name}'", str(e)) from None
     snap = snap.with_limits(snap.limits.merged(source.limits.max_broker_partitions,
                                                source.limits.max_partitions))
     with _snapshots_lock:
@@ -298,13 +313,23 @@ def prometheus_status(url: str | None, timeout: float = 2.0) -> None:
                           "and history are not shown") from None
 
 
+_guard_rails: dict[str, tuple[Snapshot, dict]] = {}
+
+
 def guard_rails(source: ClusterSource) -> dict:
-    """Partition guard rails from the cluster's assignment (KIP-578): per broker and total."""
-    d = describe(source)
+    """Partition guard rails from the cluster's assignment (KIP-578): per broker and total
+    (worked out once per assignment read)."""
+    snap = cluster_snapshot(source)
+    hit = _guard_rails.get(source.name)
+    if hit is not None and hit[0] is snap:
+        return hit[1]
+    d = snapshots.describe(snap)
     limit = d["limits"]["max.broker.partitions"]
-    return {**d, "near": [b["id"] for b in d["brokers"]
-                          if limit and NEAR_FRACTION * limit <= b["replicas"] <= limit],
-            "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
+    answer = {**d, "near": [b["id"] for b in d["brokers"]
+                            if limit and NEAR_FRACTION * limit <= b["replicas"] <= limit],
+              "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
+    _guard_rails[source.name] = (snap, answer)
+    return answer
 
 
 NEAR_FRACTION = 0.9

@@ -1,0 +1,152 @@
+"""`railyard demo`: the whole stack on 127.0.0.1, started in order and stopped in reverse.
+
+- the twin with the demo scenario (backend/twin/scenarios/demo.yaml) and one exporter per
+  broker, in this process;
+- Prometheus scraping them (a fresh TSDB each run: the twin starts from t=0);
+- a second Prometheus serving the recorded incident hour (incident.yaml rendered by the
+  twin and backfilled with promtool once, kept under the demo's home), so incident review
+  over an absolute range works out of the box;
+- a warm Spark session, and the dashboard, with the live twin read through its gateway.
+
+Everything started here is stopped on Ctrl-C or SIGTERM (Prometheus runs in its own
+session, so it is stopped explicitly, never left behind).
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend.gateways.twin import TwinGateway
+from backend.metrics.dialects import STRIMZI
+from backend.metrics.server import PrometheusProcess, backfill_openmetrics, scrape_config
+from backend.model.io import save_snapshot
+from backend.twin.cluster import TwinCluster
+from backend.twin.demo import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
+from backend.twin.history import record_openmetrics
+from backend.twin.runtime import TwinService
+from backend.twin.scenario import ScenarioRunner, load_scenario
+from dashboard.config import (
+    CacheSettings,
+    ClusterConfig,
+    DashboardConfig,
+    Gateway,
+    PrometheusSettings,
+    ServerSettings,
+)
+
+INCIDENT_EPOCH = 1_704_067_200  # the recorded hour starts 2024-01-01T00:00Z
+INCIDENT_STEP = 30  # seconds between recorded samples
+
+
+@dataclass
+class DemoSettings:
+    home: Path = Path("var/demo")
+    port: int = 8050
+    prometheus_port: int = 9090  # 0: any free port
+    speed: float = 1.0
+    scrape_interval: float = 5.0
+    warm_spark: bool = True
+
+
+@dataclass
+class DemoStack:
+    settings: DemoSettings
+    twin: TwinService | None = None
+    prometheus: list[PrometheusProcess] = field(default_factory=list)
+
+    def start(self, say) -> DashboardConfig:
+        s, home = self.settings, self.settings.home
+        home.mkdir(parents=True, exist_ok=True)
+        self.twin = TwinService(demo_snapshot(), load_scenario(DEMO_SCENARIO), s.speed,
+                                port_base=0, dialect=STRIMZI).start()
+        targets = self.twin.write_targets(home / "targets.json")["targets"]
+        say(f"twin: cluster 'demo' ({self.twin.twin.snap.n_brokers} brokers, demo scenario "
+            f"at x{s.speed:g}), exporters on {', '.join(targets.values())}")
+        live = PrometheusProcess(home / "prometheus", s.prometheus_port or None)
+        shutil.rmtree(live.data_dir, ignore_errors=True)  # the twin starts again from t=0
+        live.write_config(scrape_config(targets, "demo", s.scrape_interval))
+        self.prometheus.append(live.start(retention="2d"))
+        say(f"prometheus: {live.url} scraping {len(targets)} exporters every "
+            f"{s.scrape_interval:g} s (pid {live.proc.pid})")
+        incident = self._incident_history(home / "incident", say)
+        say(f"prometheus: {incident.url} serving the recorded incident hour "
+            f"(2024-01-01 00:00-01:00 UTC, pid {incident.proc.pid})")
+        return self._config(live.url, incident.url, home)
+
+    def _incident_history(self, home: Path, say) -> PrometheusProcess:
+        home.mkdir(parents=True, exist_ok=True)
+        prom = PrometheusProcess(home / "prometheus")
+        done = home / "backfilled"
+        if not done.exists():
+            say("rendering the recorded incident (once) and backfilling it with promtool")
+            shutil.rmtree(prom.data_dir, ignore_errors=True)
+            scenario = load_scenario(INCIDENT_SCENARIO)
+            runner = ScenarioRunner(TwinCluster(incident_snapshot(), scenario.settings),
+                                    scenario)
+            record_openmetrics(runner, STRIMZI, scenario.duration, INCIDENT_STEP,
+                               INCIDENT_EPOCH, home / "incident.om")
+            backfill_openmetrics(home / "incident.om", prom.data_dir)
+            (home / "incident.om").unlink()
+            done.touch()
+        save_snapshot(incident_snapshot(), home / "incident.parquet")
+        prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
+        self.prometheus.append(prom.start(retention="100y"))  # the blocks are from 2024
+        return prom
+
+    def _config(self, live_url: str, incident_url: str, home: Path) -> DashboardConfig:
+        snap = self.twin.twin.snap
+        return DashboardConfig(
+            clusters=(
+                ClusterConfig("demo", Gateway("twin"), PrometheusSettings(live_url),
+                              limits=snap.limits),
+                ClusterConfig("incident", Gateway("twin"), PrometheusSettings(incident_url),
+                              limits=incident_snapshot().limits,
+                              snapshot=str(home / "incident" / "incident.parquet")),
+            ),
+            spark={"master": "local[2]", "ui": False},
+            cache=CacheSettings(background_dir=str(home / "dashboard-cache")),
+            server=ServerSettings(port=self.settings.port), source="railyard demo")
+
+    def gateways(self) -> dict:
+        return {"demo": TwinGateway(self.twin.twin)}
+
+    def stop(self, say) -> None:
+        for prom in reversed(self.prometheus):
+            pid = prom.proc.pid if prom.proc else None
+            prom.stop()
+            say(f"stopped prometheus {prom.url} (pid {pid})")
+        self.prometheus.clear()
+        if self.twin is not None:
+            self.twin.stop()
+            self.twin = None
+            say("stopped the twin and its exporters")
+
+
+def run(settings: DemoSettings) -> None:
+    """Start everything, serve the dashboard until Ctrl-C or SIGTERM, stop everything."""
+    from backend.spark import session
+    from dashboard.server import serve
+
+    def say(line: str) -> None:
+        print(f"railyard demo: {line}", file=sys.stderr, flush=True)
+
+    def terminate(signum, _frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, terminate)
+    stack = DemoStack(settings)
+    try:
+        config = stack.start(say)
+        if settings.warm_spark:
+            say("spark: warming a local[2] session in the background")
+        serve(config, warm_spark_session=settings.warm_spark, gateways=stack.gateways(),
+              announce=lambda url: say(f"dashboard on {url} (Ctrl-C stops everything)"))
+    except KeyboardInterrupt:
+        say("stopping")
+    finally:
+        session.stop_session()
+        stack.stop(say)
