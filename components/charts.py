@@ -87,7 +87,8 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     """One line per series over time (frame columns: time, value, ``series``)."""
     fig = _base(title)
     for name, part in frame.groupby(series, sort=True):
-        fig.add_scatter(x=part["time"], y=part["value"], mode="lines", name=str(name),
+        fig.add_scatter(x=part["time"], y=part["value"], name=str(name),
+                        mode="lines" if len(part) > 2 else "lines+markers",  # a lone sample
                         hovertemplate="%{x}<br>%{y:,.4~s} " + unit + "<extra>" + str(name)
                         + "</extra>")
     if limit is not None:

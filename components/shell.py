@@ -70,6 +70,11 @@ def register(app: dash.Dash) -> None:
             const trig = (window.dash_clientside.callback_context.triggered || [])
                 .map(t => t.prop_id);
             const state = Object.assign({}, view);
+            const changed = trig.includes("range.value") ? key !== view.range
+                : trig.includes("range-apply.n_clicks") && Boolean(clicks);
+            if (!changed) {  // the control mounting with the view it was drawn from
+                return Array(6 + NAVS.length).fill(nu);
+            }
             if (key === "abs") {
                 if (trig.includes("range.value")) {  // switching: start from the last hour
                     const now = Date.now();

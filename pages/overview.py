@@ -44,8 +44,8 @@ def show_assignment(state, _tick):
     limit = g["limits"]["max.broker.partitions"]
     brokers = g["brokers"]
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],
-                            limit, "Partition replicas per broker now, against "
-                                   "max.broker.partitions")
+                            limit, "Partition replicas per broker in the assignment, "
+                                   "against max.broker.partitions")
     notes = []
     if g["over"]:
         notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "

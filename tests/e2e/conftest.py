@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -104,5 +105,59 @@ def console_errors(driver) -> list[str]:
 
 
 def screenshot(driver, name: str) -> None:
+    """The whole page, as tall as its content, under artifacts/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    size = driver.get_window_size()
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(size["width"], max(size["height"], height + 120))
+    try:
+        driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+
+
+class Demo:
+    """A running `railyard demo`: its dashboard URL and the processes it said it started."""
+
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path) -> None:
+        self.url, self.proc, self.log = url, proc, log
+
+    @property
+    def prometheus_pids(self) -> list[int]:
+        return [int(m) for m in re.findall(r"prometheus: \S+ .*\(pid (\d+)\)",
+                                           self.log.read_text())]
+
+
+def start_demo(tmp: Path, speed: float = 10.0) -> Demo:
+    """`railyard demo` (twin, exporters, Prometheus live and incident history, dashboard)
+    on free loopback ports; Spark is not warmed (the what-if tests cover Spark)."""
+    port = free_port()
+    log = tmp / "demo.log"
+    cmd = [str(Path(sys.executable).parent / "railyard"), "demo", "--port", str(port),
+           "--prometheus-port", "0", "--home", str(tmp / "home"), "--speed", str(speed),
+           "--scrape-interval", "1", "--no-warm-spark"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(url + "/", 120, proc, log)
+    except BaseException:
+        stop(proc)
+        raise
+    return Demo(url, proc, log)
+
+
+def stop_demo(demo: Demo) -> None:
+    """SIGTERM, as an operator's Ctrl-C; everything the demo started must be gone after."""
+    pids = demo.prometheus_pids
+    stop(demo.proc)
+    alive = [p for p in pids if _running(p)]
+    assert not alive, f"railyard demo left Prometheus running: {alive}"
+    assert "stopped the twin" in demo.log.read_text()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

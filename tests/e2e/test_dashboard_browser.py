@@ -56,7 +56,7 @@ def test_every_route_loads_without_console_errors(browser, dashboard, name):
     browser.get(dashboard.url + ROUTES[name])
     wait_for(browser, "h1")
     time.sleep(2)  # let the page's callbacks answer
-    screenshot(browser, name)
+    screenshot(browser, f"{name}-prometheus-down")
     assert "Traceback" not in browser.page_source
     assert console_errors(browser) == []
 
