@@ -49,9 +49,9 @@ def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
            limit: float | None = None, limit_name: str = "limit"):
     """A time-series figure over the window, or a figure saying why there is none."""
     if not isinstance(frame_or_error, pd.DataFrame):
-        return charts.empty(title, short(str(frame_or_error)))
+        return charts.empty(f"{title} · {w.label}", short(str(frame_or_error)))
     if frame_or_error.empty:
-        return charts.empty(title, f"No samples in {w.label}")
+        return charts.empty(f"{title} · {w.label}", f"No samples in {w.label}")
     rows = frame_or_error.assign(time=frame_or_error["time"].dt.tz_convert(None))
     return charts.time_series(rows, f"{title} · {w.label}", unit, limit=limit,
                               limit_name=limit_name, x_range=(_utc(w.start), _utc(w.end)))
@@ -69,3 +69,16 @@ def short(message: str) -> str:
 def metric_note(figure: dict) -> str | None:
     """A card's note when its figure could not be read."""
     return None if figure["error"] is None else short(figure["error"])
+
+
+def cached(page: str, state: dict, w: timerange.Window, draw):
+    """A page's drawn answer for one window, kept for the cache TTL (dashboard config):
+    flipping back to a range, or a refresh within the same step, redraws nothing."""
+    rt = runtime.current()
+    key = f"{page}|{state['cluster']}|{w.key}|{w.start}|{w.end}|{w.step}"
+    hit = rt.cache.get(key)
+    if hit is not None:
+        return hit
+    answer = draw()
+    rt.cache.set(key, answer, timeout=rt.config.cache.default_timeout)
+    return answer

@@ -17,6 +17,7 @@ LABELS = {"live": "Live", "1h": "1 h", "6h": "6 h", "24h": "24 h", "7d": "7 d",
           "abs": "Absolute"}
 DEFAULT = "live"
 POINTS = 240  # samples per range query: enough for a smooth line, cheap to draw
+GRID = 15.0  # relative windows end on this grid (seconds): at most this stale
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,13 @@ def window(key: str | None, start: str | None, end: str | None, now: float) -> W
         return Window("abs", t0, t1, _step(t1 - t0), refreshing=False)
     if key not in RANGES:
         raise BadInput(f"range '{key}': expected one of {', '.join(LABELS)}")
-    span, step = RANGES[key], _step(RANGES[key])
-    end = now // step * step  # on the step grid: the same view asks the same queries (cached)
-    return Window(key, end - span, end, step, refreshing=True)
+    span = RANGES[key]
+    end = now // GRID * GRID  # on a 15 s grid: the same view asks the same queries (cached)
+    return Window(key, end - span, end, _step(span), refreshing=True)
 
 
 def _step(span: float) -> float:
-    return max(15.0, round(span / POINTS))
+    return max(GRID, round(span / POINTS))
 
 
 def control(key: str | None, start: str | None, end: str | None,

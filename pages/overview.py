@@ -6,7 +6,7 @@ assignment's figures, and the health figures and series over the chosen window."
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, dcc, html
+from dash import Input, Output, State, dcc, html
 
 from backend.services import live, views
 from backend.services.views import Unavailable
@@ -21,11 +21,14 @@ GRAPH = {"displayModeBar": False}
 
 
 def layout(**query) -> html.Div:
+    cards, bars, notes = assignment_view(runtime.current().cluster(query.get("cluster")).name)
     return monitor.frame("Overview", ids.OV_BANNERS, query, [
-        html.Div([html.Div(id=ids.OV_LIMIT_BANNERS), html.Div(id=ids.OV_METRIC_BANNERS)]),
+        html.Div([html.Div(notes, id=ids.OV_LIMIT_BANNERS),
+                  html.Div(id=ids.OV_METRIC_BANNERS)]),
         html.Div(id=ids.OV_HEALTH, className="cards"),
-        html.Div(id=ids.OV_CARDS, className="cards"),
-        html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, config=GRAPH), className="panel"),
+        html.Div(cards, id=ids.OV_CARDS, className="cards"),
+        html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, figure=bars, config=GRAPH),
+                 className="panel"),
         html.Div([html.Div(dcc.Graph(id=ids.OV_HEALTH_SERIES, config=GRAPH), className="panel"),
                   html.Div(dcc.Graph(id=ids.OV_PARTITIONS_SERIES, config=GRAPH),
                            className="panel")], className="grid-2"),
@@ -34,10 +37,16 @@ def layout(**query) -> html.Div:
 
 @dash.callback(Output(ids.OV_CARDS, "children"), Output(ids.OV_BROKER_BARS, "figure"),
                Output(ids.OV_LIMIT_BANNERS, "children"),
-               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
-def show_assignment(state, _tick):
+               Input(ids.REFRESH, "n_intervals"), State(ids.VIEW, "data"),
+               prevent_initial_call=True)
+def refresh_assignment(_tick, state):
+    """The assignment has no history: drawn with the page, refreshed on the clock only."""
+    return assignment_view(state["cluster"])
+
+
+def assignment_view(cluster: str):
     try:
-        g = views.guard_rails(runtime.current().source(state["cluster"]))
+        g = views.guard_rails(runtime.current().source(cluster))
     except Unavailable as e:
         return [], charts.empty("Partitions per broker", "No assignment to show"), \
             [banners.banner(str(e), "error")]
@@ -62,6 +71,10 @@ def show_assignment(state, _tick):
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show_health(state, _tick):
     w, notes = monitor.window(state)
+    return monitor.cached("overview", state, w, lambda: _health(state, w, notes))
+
+
+def _health(state, w, notes):
     source = runtime.current().source(state["cluster"])
     try:
         h = live.health(source, w)
@@ -73,7 +86,8 @@ def show_health(state, _tick):
     limit = source.limits.max_broker_partitions
     return (_health_cards(h["figures"], w),
             monitor.figure(h["health_series"], "Partition health", "partitions", w),
-            monitor.figure(h["partitions_series"], "Partition replicas per broker", "replicas",
+            monitor.figure(h["partitions_series"], "Partition replicas per broker" + (
+                f" ({h['partitions_shown']})" if h["partitions_shown"] else ""), "replicas",
                            w, limit=limit, limit_name=f"max.broker.partitions = {limit:,}"
                            if limit else "limit"),
             notes)

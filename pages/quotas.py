@@ -37,6 +37,10 @@ def layout(**query) -> html.Div:
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
     w, notes = monitor.window(state)
+    return monitor.cached("quotas", state, w, lambda: _draw(state, w, notes))
+
+
+def _draw(state, w, notes):
     source = runtime.current().source(state["cluster"])
     try:
         q = live.quotas(source, w)

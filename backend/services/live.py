@@ -30,6 +30,8 @@ from backend.services.views import ClusterSource, Unavailable, cluster_snapshot
 LEADER_RATE = "leader.replication.throttled.rate"  # KIP-73 broker configs
 FOLLOWER_RATE = "follower.replication.throttled.rate"
 CONFIG_TTL_SECONDS = 5.0
+MEMO_ENTRIES, MEMO_MAX_AGE = 256, 300.0
+TOP_BROKERS = 12  # per-broker lines drawn on overview charts
 
 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="railyard-metrics")
 _clients: dict[tuple, MetricsClient] = {}
@@ -108,14 +110,6 @@ def _total(frame) -> dict:
     return _figure(float(frame["value"].sum()))
 
 
-def _nonzero(frame, what: str) -> dict:
-    """How many brokers report a non-zero ``what`` at the end of the window, and which."""
-    if isinstance(frame, MetricsError):
-        return _figure(None, frame)
-    hot = sorted(frame.loc[frame["value"] > 0, what].tolist(), key=_id_order)
-    return _figure(float(len(hot)), detail=hot)
-
-
 def _id_order(label: str):
     return (0, int(label)) if str(label).isdigit() else (1, str(label))
 
@@ -150,8 +144,19 @@ def _stack(*parts) -> pd.DataFrame | MetricsError:
 
 # ---- overview --------------------------------------------------------------------------
 
+def _per_window(name: str, source: ClusterSource, span: Span, compute):
+    """A view's answer for one window, reused for the metrics TTL: flipping back to a range
+    redraws from it (windows sit on the step grid, so the same range is the same key)."""
+    key = (name, source.name, span.start, span.end, span.step, span.refreshing)
+    return _memoised(key, compute, ttl=source.metrics_ttl)
+
+
 def health(source: ClusterSource, span: Span) -> dict:
     """The guard rails Prometheus knows at the end of the window, and over it."""
+    return _per_window("health", source, span, lambda: _health(source, span))
+
+
+def _health(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "urp": ("now", "under_replicated_per_broker"),
         "umi": ("now", "under_min_isr_per_broker"),
@@ -168,6 +173,7 @@ def health(source: ClusterSource, span: Span) -> dict:
         "reassigning_t": ("range", "reassigning_per_broker"),
         "partitions_t": ("range", "partitions_per_broker"),
     })
+    per_broker = series(got["partitions_t"], "broker")
     up = got["up"]
     down = _figure(None, up) if isinstance(up, MetricsError) else _figure(
         float((up["value"] == 0).sum()),
@@ -187,8 +193,20 @@ def health(source: ClusterSource, span: Span) -> dict:
                                 series(got["umi_t"], None, "under min ISR"),
                                 series(got["offline_t"], None, "offline"),
                                 series(got["reassigning_t"], None, "reassigning")),
-        "partitions_series": series(got["partitions_t"], "broker"),
+        "partitions_series": fullest(per_broker, TOP_BROKERS),
+        "partitions_shown": None if isinstance(per_broker, MetricsError)
+        or per_broker["series"].nunique() <= TOP_BROKERS
+        else f"the {TOP_BROKERS} fullest of {per_broker['series'].nunique()} brokers",
     }
+
+
+def fullest(frame, n: int):
+    """The ``n`` series with the highest last value (a chart of 100 brokers' lines is
+    unreadable and slow to draw; the fullest are the ones near the limit)."""
+    if isinstance(frame, MetricsError) or frame["series"].nunique() <= n:
+        return frame
+    last = frame.sort_values("time").groupby("series")["value"].last()
+    return frame[frame["series"].isin(last.nlargest(n).index)]
 
 
 def throttles_in_force(source: ClusterSource, span: Span, leader, follower) -> dict:
@@ -231,6 +249,10 @@ def principal(user: str, client_id: str) -> str:
 
 def broker_figures(source: ClusterSource, span: Span) -> dict:
     """Per broker at the end of the window: bytes in, replica lag (MaxLag), up."""
+    return _per_window("broker_figures", source, span, lambda: _broker_figures(source, span))
+
+
+def _broker_figures(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {"bytes_in": ("now", "bytes_in_per_broker"),
                                 "lag": ("now", "max_lag_per_broker"),
                                 "up": ("now", "brokers_up")})
@@ -250,7 +272,8 @@ BROKER_SERIES = {  # chart key -> (concept, what the chart shows)
 def broker_series(source: ClusterSource, broker: str, span: Span) -> dict:
     """One broker over the window: bytes in (client, replication, reassignment), MaxLag,
     partitions."""
-    got = _query(source, span, {k: ("range", c) for k, (c, _) in BROKER_SERIES.items()})
+    got = _per_window("brokers", source, span, lambda: _query(
+        source, span, {k: ("range", c) for k, (c, _) in BROKER_SERIES.items()}))
     return {
         "bytes": _stack(*(series(got[k], "broker", BROKER_SERIES[k][1], only=broker)
                           for k in ("traffic", "replication", "reassignment"))),
@@ -264,6 +287,10 @@ def broker_series(source: ClusterSource, broker: str, span: Span) -> dict:
 def throttles(source: ClusterSource, span: Span) -> dict:
     """Throttled rates against the configured rates, replica lag, reassignment bytes, and
     the ETA from observed progress beside the engine's prediction."""
+    return _per_window("throttles", source, span, lambda: _throttles(source, span))
+
+
+def _throttles(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "leader": ("now", "leader_throttled_rate"),
         "follower": ("now", "follower_throttled_rate"),
@@ -368,11 +395,14 @@ def _in_flight(snap: Snapshot, moves: list[dict]):
     return original, reassignment_from_dict(plan, original, "reassignments in flight")
 
 
-def _memoised(key: tuple, compute):
+def _memoised(key: tuple, compute, ttl: float = CONFIG_TTL_SECONDS):
     now = time.monotonic()
     with _lock:
         hit = _memo.get(key)
-    if hit is not None and now - hit[0] < CONFIG_TTL_SECONDS:
+        if len(_memo) > MEMO_ENTRIES:  # drop what has expired
+            for k in [k for k, (t, _) in _memo.items() if now - t >= MEMO_MAX_AGE]:
+                del _memo[k]
+    if hit is not None and now - hit[0] < ttl:
         return hit[1]
     value = compute()
     with _lock:
@@ -385,6 +415,10 @@ def _memoised(key: tuple, compute):
 def quotas(source: ClusterSource, span: Span) -> dict:
     """Tokens per principal against its burst, mutation rate and throttle time over the
     window, and who is throttled at its end."""
+    return _per_window("quotas", source, span, lambda: _quotas(source, span))
+
+
+def _quotas(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "tokens": ("now", "mutation_tokens"),
         "throttle_time": ("now", "mutation_throttle_time"),

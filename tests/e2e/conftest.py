@@ -128,14 +128,14 @@ class Demo:
                                            self.log.read_text())]
 
 
-def start_demo(tmp: Path, speed: float = 10.0) -> Demo:
+def start_demo(tmp: Path, speed: float = 10.0, scrape_interval: float = 1.0) -> Demo:
     """`railyard demo` (twin, exporters, Prometheus live and incident history, dashboard)
     on free loopback ports; Spark is not warmed (the what-if tests cover Spark)."""
     port = free_port()
     log = tmp / "demo.log"
     cmd = [str(Path(sys.executable).parent / "railyard"), "demo", "--port", str(port),
            "--prometheus-port", "0", "--home", str(tmp / "home"), "--speed", str(speed),
-           "--scrape-interval", "1", "--no-warm-spark"]
+           "--scrape-interval", str(scrape_interval), "--no-warm-spark"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
