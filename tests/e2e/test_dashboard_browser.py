@@ -66,7 +66,8 @@ def test_prometheus_down_banner(browser, dashboard):
     wait_text(browser, "#ov-banners", "Prometheus at http://127.0.0.1:9: unreachable")
     # the page still shows the guard rails it can: the limit bars from the assignment
     wait_for(browser, "#ov-broker-bars .bar, #ov-broker-bars .barlayer")
-    assert "max.broker.partitions = 12,600" in browser.find_element(
+    limit = demo_snapshot().limits.max_broker_partitions
+    assert f"max.broker.partitions = {limit:,}" in browser.find_element(
         By.ID, "ov-broker-bars").text
 
 
