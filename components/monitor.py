@@ -19,7 +19,8 @@ from components import banners, charts, timerange
 from dashboard import ids, runtime
 
 
-def frame(title: str, banner_id: str, query: dict, body: list) -> html.Div:
+def frame(title: str, banner_id: str, query: dict, body: list,
+          banner_slots: list | None = None) -> html.Div:
     rt = runtime.current()
     c = rt.cluster(query.get("cluster"))
     key, start, end = query.get("range"), query.get("from"), query.get("to")
@@ -29,7 +30,7 @@ def frame(title: str, banner_id: str, query: dict, body: list) -> html.Div:
         dcc.Store(id=ids.VIEW, data=state),
         html.H1([title, html.Small(f"cluster {c.name}")]),
         timerange.control(key, start, end, rt.config.server.refresh_seconds),
-        html.Div(id=banner_id),
+        html.Div(banner_slots, id=banner_id),
         *body,
     ])
 

@@ -23,8 +23,6 @@ GRAPH = {"displayModeBar": False}
 def layout(**query) -> html.Div:
     cards, bars, notes = assignment_view(runtime.current().cluster(query.get("cluster")).name)
     return monitor.frame("Overview", ids.OV_BANNERS, query, [
-        html.Div([html.Div(notes, id=ids.OV_LIMIT_BANNERS),
-                  html.Div(id=ids.OV_METRIC_BANNERS)]),
         html.Div(id=ids.OV_HEALTH, className="cards"),
         html.Div(cards, id=ids.OV_CARDS, className="cards"),
         html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, figure=bars, config=GRAPH),
@@ -32,7 +30,8 @@ def layout(**query) -> html.Div:
         html.Div([html.Div(dcc.Graph(id=ids.OV_HEALTH_SERIES, config=GRAPH), className="panel"),
                   html.Div(dcc.Graph(id=ids.OV_PARTITIONS_SERIES, config=GRAPH),
                            className="panel")], className="grid-2"),
-    ])
+    ], banner_slots=[html.Div(notes, id=ids.OV_LIMIT_BANNERS),
+                     html.Div(id=ids.OV_METRIC_BANNERS)])
 
 
 @dash.callback(Output(ids.OV_CARDS, "children"), Output(ids.OV_BROKER_BARS, "figure"),
