@@ -137,7 +137,10 @@ def run(settings: DemoSettings) -> None:
     def terminate(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    signal.signal(signal.SIGTERM, terminate)
+    # SIGINT too: a shell starting the demo in the background leaves SIGINT ignored, and
+    # Python keeps an ignored SIGINT ignored, so Ctrl-C would never reach the demo
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, terminate)
     stack = DemoStack(settings)
     try:
         config = stack.start(say)
@@ -146,7 +149,9 @@ def run(settings: DemoSettings) -> None:
         serve(config, warm_spark_session=settings.warm_spark, gateways=stack.gateways(),
               announce=lambda url: say(f"dashboard on {url} (Ctrl-C stops everything)"))
     except KeyboardInterrupt:
-        say("stopping")
+        pass
     finally:
+        say("stopping everything it started")
         session.stop_session()
+        say("stopped spark")
         stack.stop(say)
