@@ -1,17 +1,18 @@
-"""Background callbacks: the diskcache manager, and cancel flags a running sweep polls.
+"""Background callbacks: where they run, and the cancel flags a running sweep polls.
 
-Dash runs a background callback in a forked process. A forked child must not share
-the parent's py4j sockets to the warm Spark JVM (two processes interleaving on one
-socket corrupt it, and a killed child leaves it mid-message), so every child drops the
-inherited connections and opens its own: the JVM stays warm, the sockets are fresh.
-Cancelling is a flag the sweep polls, so Spark cancels its job group cleanly instead
-of the child being killed in the middle of a Spark call.
+Dash's DiskcacheManager forks a process per job. A fork of a process that holds the warm
+Spark session inherits py4j sockets and locks owned by threads that do not exist in the
+child, and the job can hang forever on them. So by default a background job runs in a
+thread of the server process, next to the warm session (py4j and Spark are thread-safe;
+job groups keep sweeps apart), and diskcache still carries results and progress between
+the job and the polling requests. Cancelling is a flag the sweep polls, so Spark cancels
+its job group cleanly; a thread is never killed in the middle of a Spark call.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import itertools
+import logging
 import threading
 from pathlib import Path
 
@@ -19,15 +20,51 @@ import diskcache
 from dash import DiskcacheManager
 
 CANCEL_TTL_SECONDS = 3600
+log = logging.getLogger("railyard.dashboard.jobs")
 
 
-def manager(directory: str) -> DiskcacheManager:
+class ThreadJobManager(DiskcacheManager):
+    """Dash background callbacks on threads of this process, results in diskcache.
+
+    Job ids are this process's own counters; ids from another process (a page left open
+    across a restart) are unknown here and count as finished."""
+
+    def __init__(self, cache: diskcache.Cache) -> None:
+        super().__init__(cache)
+        self._ids = itertools.count(1)
+        self._threads: dict[int, threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def call_job_fn(self, key, job_fn, args, context) -> int:
+        with self._lock:
+            self._threads = {j: t for j, t in self._threads.items() if t.is_alive()}
+            job = next(self._ids)
+            thread = threading.Thread(target=job_fn, name=f"dash-job-{job}", daemon=True,
+                                      args=(key, self._make_progress_key(key), args, context))
+            self._threads[job] = thread
+        thread.start()
+        return job
+
+    def job_running(self, job) -> bool:
+        thread = self._threads.get(int(job)) if job else None
+        return thread is not None and thread.is_alive()
+
+    def terminate_job(self, job) -> None:
+        # a thread cannot be killed; a job that must stop early polls its cancel flag
+        if job and self.job_running(job):
+            log.info("background job %s left to finish (cancel it from its page)", job)
+
+    def terminate_unhealthy_job(self, job) -> bool:
+        return False
+
+
+def manager(directory: str) -> ThreadJobManager:
     Path(directory).mkdir(parents=True, exist_ok=True)
-    return DiskcacheManager(diskcache.Cache(directory))
+    return ThreadJobManager(diskcache.Cache(directory))
 
 
 def flags(directory: str) -> diskcache.Cache:
-    """Cancel flags shared by the server and its background children."""
+    """Cancel flags shared by the requests that set them and the jobs that poll them."""
     return diskcache.Cache(str(Path(directory) / "flags"))
 
 
@@ -37,17 +74,6 @@ def request_cancel(directory: str, token: str) -> None:
 
 def cancel_requested(directory: str, token: str) -> bool:
     return bool(flags(directory).get(f"cancel:{token}", False))
-
-
-def _fresh_spark_connections() -> None:
-    context = sys.modules.get("pyspark.core.context")
-    sc = context.SparkContext._active_spark_context if context else None
-    if sc is not None:
-        # py4j keeps idle connections in a deque; forget (never close) the inherited ones
-        sc._gateway._gateway_client.deque.clear()
-
-
-os.register_at_fork(after_in_child=_fresh_spark_connections)
 
 
 class CancelWatch:

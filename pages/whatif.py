@@ -275,6 +275,7 @@ def _sweep_tab(limits_grid: str) -> html.Div:
             html.Button("Cancel", id=ids.WI_SW_CANCEL, className="button", disabled=True),
             html.Progress(id=ids.WI_SW_PROGRESS, value="0", max="1"),
             html.Span(id=ids.WI_SW_PROGRESS_TEXT, className="hint"),
+            html.Span(id=ids.WI_SW_RESULT, className="hint"),
         ], className="form-row"),
         html.Div(id=ids.WI_SW_ERROR, className="inline-error", role="alert"),
         dcc.Graph(id=ids.WI_SW_CHART, config={"displayModeBar": False},
@@ -296,7 +297,7 @@ def sweep_defaults(kind, state):
 
 @dash.callback(Output(ids.WI_SW_CHART, "figure"), Output(ids.WI_SW_TABLE, "children"),
                Output(ids.WI_SW_ROWS, "data"), Output(ids.WI_SW_ERROR, "children"),
-               Output(ids.WI_SW_DOWNLOAD_BUTTON, "disabled"),
+               Output(ids.WI_SW_DOWNLOAD_BUTTON, "disabled"), Output(ids.WI_SW_RESULT, "children"),
                Input(ids.WI_SW_RUN, "n_clicks"),
                State(ids.WI_SW_KIND, "value"), State(ids.WI_SW_GRID, "value"),
                State(ids.WI_SW_WORKLOAD, "value"), State(ids.WI_TH_PLAN, "contents"),
@@ -305,7 +306,8 @@ def sweep_defaults(kind, state):
                State(ids.WI_STATE, "data"),
                background=True, prevent_initial_call=True, interval=500,
                running=[(Output(ids.WI_SW_RUN, "disabled"), True, False),
-                        (Output(ids.WI_SW_CANCEL, "disabled"), False, True)],
+                        (Output(ids.WI_SW_CANCEL, "disabled"), False, True),
+                        (Output(ids.WI_SW_RESULT, "hidden"), True, False)],
                progress=[Output(ids.WI_SW_PROGRESS, "value"), Output(ids.WI_SW_PROGRESS, "max"),
                          Output(ids.WI_SW_PROGRESS_TEXT, "children")],
                progress_default=["0", "1", ""])
@@ -337,12 +339,12 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
                                 plan, snap, requests, rt.work_dir)
         rows = views.run_sweep(spec, rt.config.spark, progress, cancel.event)
     except (BadInput, Unavailable) as e:
-        return charts.empty("Sweep", "No result"), None, None, str(e), True
+        return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
     except views.SweepCancelled:
-        return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True
-    set_progress(["1", "1", f"{len(rows)} rows in {time.monotonic() - started:.1f} s"])
+        return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True, ""
     return (charts.sweep_figure(kind, rows), tables.sweep_grid(rows),
-            rows.to_json(orient="split"), "", False)
+            rows.to_json(orient="split"), "", False,
+            f"{len(rows)} rows in {time.monotonic() - started:.1f} s")
 
 
 @dash.callback(Output(ids.WI_SW_PROGRESS_TEXT, "children", allow_duplicate=True),
