@@ -36,7 +36,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         title="Railyard",
         update_title=None,
         suppress_callback_exceptions=True,
-        background_callback_manager=jobs.manager(config.cache.background_dir),
+        background_callback_manager=jobs.manager(config.cache),
         on_error=_on_error,
     )
     cache = Cache(app.server, config=cache_config(config.cache))

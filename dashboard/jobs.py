@@ -5,19 +5,26 @@ Spark session inherits py4j sockets and locks owned by threads that do not exist
 child, and the job can hang forever on them. So by default a background job runs in a
 thread of the server process, next to the warm session (py4j and Spark are thread-safe;
 job groups keep sweeps apart), and diskcache still carries results and progress between
-the job and the polling requests. Cancelling is a flag the sweep polls, so Spark cancels
-its job group cleanly; a thread is never killed in the middle of a Spark call.
+the job and the polling requests. With `cache.type: redis` the jobs go to Celery instead:
+`railyard worker` processes (thread pool, one warm Spark session each) take them from
+Redis, so sweeps survive a dashboard restart and scale past one machine.
+
+Cancelling is a flag the sweep polls (in diskcache, or in Redis beside the Celery queue),
+so Spark cancels its job group cleanly; a job is never killed in the middle of a Spark call.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
 from pathlib import Path
 
 import diskcache
-from dash import DiskcacheManager
+from dash import CeleryManager, DiskcacheManager
+
+from dashboard.config import CacheSettings
 
 CANCEL_TTL_SECONDS = 3600
 log = logging.getLogger("railyard.dashboard.jobs")
@@ -58,31 +65,60 @@ class ThreadJobManager(DiskcacheManager):
         return False
 
 
-def manager(directory: str) -> ThreadJobManager:
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    return ThreadJobManager(diskcache.Cache(directory))
+def manager(settings: CacheSettings) -> ThreadJobManager | CeleryManager:
+    """Threads of this process by default; Celery workers when Redis is configured."""
+    if settings.type == "redis":
+        return CeleryManager(celery_app(settings.redis_url))
+    Path(settings.background_dir).mkdir(parents=True, exist_ok=True)
+    return ThreadJobManager(diskcache.Cache(settings.background_dir))
 
 
-def flags(directory: str) -> diskcache.Cache:
-    """Cancel flags shared by the requests that set them and the jobs that poll them."""
+@functools.cache
+def celery_app(redis_url: str):
+    """The one Celery app per Redis URL: the dashboard queues on it, `railyard worker`
+    serves it (both register the same background callbacks as its tasks)."""
+    from celery import Celery
+
+    app = Celery("railyard", broker=redis_url, backend=redis_url)
+    app.conf.update(broker_connection_retry_on_startup=True, result_expires=3600,
+                    worker_hijack_root_logger=False, task_acks_late=False)
+    return app
+
+
+@functools.cache
+def _redis(url: str):
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+def request_cancel(settings: CacheSettings, token: str) -> None:
+    key = f"railyard:cancel:{token}"
+    if settings.type == "redis":
+        _redis(settings.redis_url).set(key, 1, ex=CANCEL_TTL_SECONDS)
+    else:
+        _flags(settings.background_dir).set(key, True, expire=CANCEL_TTL_SECONDS)
+
+
+def cancel_requested(settings: CacheSettings, token: str) -> bool:
+    key = f"railyard:cancel:{token}"
+    if settings.type == "redis":
+        return bool(_redis(settings.redis_url).exists(key))
+    return bool(_flags(settings.background_dir).get(key, False))
+
+
+@functools.cache
+def _flags(directory: str) -> diskcache.Cache:
     return diskcache.Cache(str(Path(directory) / "flags"))
-
-
-def request_cancel(directory: str, token: str) -> None:
-    flags(directory).set(f"cancel:{token}", True, expire=CANCEL_TTL_SECONDS)
-
-
-def cancel_requested(directory: str, token: str) -> bool:
-    return bool(flags(directory).get(f"cancel:{token}", False))
 
 
 class CancelWatch:
     """Inside a background job: turns the cancel flag into the event a sweep honours."""
 
-    def __init__(self, directory: str, token: str) -> None:
-        self.directory, self.token = directory, token
+    def __init__(self, settings: CacheSettings, token: str) -> None:
+        self.settings, self.token = settings, token
         self.event = threading.Event()
 
     def poll(self) -> None:
-        if not self.event.is_set() and cancel_requested(self.directory, self.token):
+        if not self.event.is_set() and cancel_requested(self.settings, self.token):
             self.event.set()

@@ -315,7 +315,7 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
               requests_contents, requests_name, token, state):
     rt = runtime.current()
     job = f"{token}-{clicks}"
-    cancel = jobs.CancelWatch(rt.config.cache.background_dir, job)
+    cancel = jobs.CancelWatch(rt.config.cache, job)
     started = time.monotonic()
 
     def progress(done: int, total: int) -> None:
@@ -351,7 +351,7 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
                Input(ids.WI_SW_CANCEL, "n_clicks"), State(ids.WI_SW_RUN, "n_clicks"),
                State(ids.WI_SW_TOKEN, "data"), prevent_initial_call=True)
 def cancel_sweep(_clicks, run_clicks, token):
-    jobs.request_cancel(runtime.current().config.cache.background_dir, f"{token}-{run_clicks}")
+    jobs.request_cancel(runtime.current().config.cache, f"{token}-{run_clicks}")
     return "cancelling..."
 
 

@@ -12,6 +12,7 @@ declare -A DEBS=(
   [promtool]=prometheus
   [chromium]=chromium
   [chromedriver]=chromium-driver
+  [redis-server]=redis-server
 )
 missing=()
 for cmd in "${!DEBS[@]}"; do
@@ -25,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     # the Debian package starts services we do not use; tests start their own on 127.0.0.1
-    systemctl disable --now prometheus >/dev/null 2>&1 || true
+    systemctl disable --now prometheus redis-server >/dev/null 2>&1 || true
   else
     echo "warning: not root, cannot install Debian packages: ${missing[*]}" >&2
   fi

@@ -6,10 +6,11 @@ import os
 import threading
 
 from dashboard import jobs
+from dashboard.config import CacheSettings
 
 
 def test_a_job_runs_in_this_process_and_its_result_lands_in_the_cache(tmp_path):
-    manager = jobs.manager(str(tmp_path))
+    manager = jobs.manager(CacheSettings(background_dir=str(tmp_path)))
     release, seen = threading.Event(), {}
 
     def job_fn(key, progress_key, args, context):
@@ -29,7 +30,7 @@ def test_a_job_runs_in_this_process_and_its_result_lands_in_the_cache(tmp_path):
 
 
 def test_ids_from_another_process_count_as_finished(tmp_path):
-    manager = jobs.manager(str(tmp_path))
+    manager = jobs.manager(CacheSettings(background_dir=str(tmp_path)))
     assert not manager.job_running("987654")
     assert not manager.job_running(None)
     manager.terminate_job("987654")  # nothing to stop, nothing raised
@@ -37,12 +38,13 @@ def test_ids_from_another_process_count_as_finished(tmp_path):
 
 
 def test_cancel_flag_reaches_the_watch(tmp_path):
-    watch = jobs.CancelWatch(str(tmp_path), "tok-1")
+    settings = CacheSettings(background_dir=str(tmp_path))
+    watch = jobs.CancelWatch(settings, "tok-1")
     watch.poll()
     assert not watch.event.is_set()
-    jobs.request_cancel(str(tmp_path), "tok-2")  # another run's flag
+    jobs.request_cancel(settings, "tok-2")  # another run's flag
     watch.poll()
     assert not watch.event.is_set()
-    jobs.request_cancel(str(tmp_path), "tok-1")
+    jobs.request_cancel(settings, "tok-1")
     watch.poll()
     assert watch.event.is_set()

@@ -1,0 +1,113 @@
+"""With cache.type redis, sweeps go through Celery: a real redis-server on loopback, a
+`railyard worker` that owns the Spark session, and the dashboard that owns none."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from backend.model.io import save_snapshot
+from backend.services.demo import demo_snapshot
+from tests.e2e.conftest import console_errors, free_port, start_dashboard, stop
+from tests.e2e.test_dashboard_browser import type_into, wait_for, wait_text
+
+pytestmark = pytest.mark.e2e
+
+
+def wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"exited: {log.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed (make test installs it)")
+    tmp = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    log = tmp / "redis.log"
+    proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
+                             "--save", "", "--appendonly", "no", "--dir", str(tmp)],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, log)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def celery_dashboard(tmp_path_factory, redis_url):
+    tmp: Path = tmp_path_factory.mktemp("celery")
+    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    config = {"clusters": [
+        {"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
+         "snapshot": str(tmp / "demo.parquet"),
+         "prometheus": {"url": "http://127.0.0.1:9", "dialect": "strimzi"}}],
+        "spark": {"master": "local[1]"}, "cache": {"type": "redis", "redis_url": redis_url}}
+    d = start_dashboard(tmp, config, warm_spark=False)
+    log = tmp / "worker.log"
+    worker = subprocess.Popen(
+        [str(Path(sys.executable).parent / "railyard"), "worker", "--config",
+         str(tmp / "railyard.yaml"), "--concurrency", "2"],
+        stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while "ready." not in log.read_text():
+            assert worker.poll() is None, log.read_text()[-2000:]
+            assert time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.5)
+        d.worker, d.worker_log = worker, log
+        yield d
+    finally:
+        stop(worker)
+        stop(d.proc)
+
+
+def java_children(pid: int) -> list[str]:
+    return [p.name() for p in psutil.Process(pid).children(recursive=True)
+            if p.name() == "java"]
+
+
+def test_sweep_runs_on_the_celery_worker(browser, celery_dashboard):
+    d = celery_dashboard
+    browser.get(d.url + "/what-if?tab=sweeps")
+    grid = wait_for(browser, "#wi-sw-grid")
+    type_into(grid, "max.broker.partitions=11000,12000,13000;add_brokers=0,1")
+    browser.find_element(By.ID, "wi-sw-run").click()
+    wait_text(browser, "#wi-sw-result", "6 rows in", timeout=120)
+    wait_for(browser, "#wi-sw-table .ag-row")
+    assert "succeeded" in d.worker_log.read_text()
+    # the worker owns the Spark JVM; the dashboard process started none
+    assert java_children(d.worker.pid) and not java_children(d.proc.pid)
+    assert console_errors(browser) == []
+
+
+def test_cancel_reaches_the_worker(browser, celery_dashboard):
+    browser.get(celery_dashboard.url + "/what-if?tab=sweeps")
+    grid = wait_for(browser, "#wi-sw-grid")
+    limits = ",".join(str(v) for v in range(8000, 14000, 20))
+    type_into(grid, f"max.broker.partitions={limits};add_brokers=0,1,2,3,4,5,6,7,8,9")
+    browser.find_element(By.ID, "wi-sw-run").click()
+    wait_text(browser, "#wi-sw-progress-text", "Spark tasks", timeout=120)
+    browser.find_element(By.ID, "wi-sw-cancel").click()
+    wait_text(browser, "#wi-sw-error", "Sweep cancelled.", timeout=60)
+    WebDriverWait(browser, 20).until(lambda b: b.find_element(By.ID, "wi-sw-run").is_enabled())
+    assert browser.find_element(By.ID, "wi-sw-result").text == ""
