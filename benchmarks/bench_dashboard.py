@@ -101,6 +101,7 @@ def _big_stack(tmp: Path):
     targets = tmp / "targets.json"
     twin = subprocess.Popen([str(Path(sys.executable).parent / "railyard"), "twin", "serve",
                              "--snapshot", str(tmp / "big.parquet"), "--port-base", "0",
+                             "--api-port", "0",
                              "--targets-file", str(targets)],
                             stdout=subprocess.DEVNULL, stderr=(tmp / "twin.log").open("w"))
     prom = dash = None

@@ -9,6 +9,7 @@ import dash
 from dash import Dash
 from flask_caching import Cache
 
+from backend.gateways.twin_http import TwinHttpGateway
 from components import shell
 from dashboard import jobs, runtime
 from dashboard.config import CacheSettings, DashboardConfig
@@ -27,7 +28,8 @@ def cache_config(settings: CacheSettings) -> dict:
 
 def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     """The dashboard for ``config``. One app per process (Dash pages register globally).
-    ``gateways``: cluster name -> ClusterGateway for clusters read live (railyard demo)."""
+    ``gateways``: cluster name -> ClusterReader for clusters read in-process (railyard
+    demo); other twin clusters are read over the twin's HTTP API at their configured URL."""
     app = Dash(
         __name__,
         use_pages=True,
@@ -40,7 +42,9 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         on_error=_on_error,
     )
     cache = Cache(app.server, config=cache_config(config.cache))
-    runtime.install(runtime.Runtime(config, cache, gateways or {}))
+    remote = {c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
+              if c.gateway.type == "twin"}
+    runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
     app.layout = shell.layout(config)
     shell.register(app)
     return app

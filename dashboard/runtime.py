@@ -11,7 +11,7 @@ from pathlib import Path
 
 from flask_caching import Cache
 
-from backend.gateways.base import ClusterGateway
+from backend.gateways.base import ClusterReader
 from backend.services.views import ClusterSource
 from dashboard.config import ClusterConfig, DashboardConfig
 
@@ -20,7 +20,7 @@ from dashboard.config import ClusterConfig, DashboardConfig
 class Runtime:
     config: DashboardConfig
     cache: Cache
-    gateways: dict[str, ClusterGateway] = field(default_factory=dict)  # by cluster name
+    gateways: dict[str, ClusterReader] = field(default_factory=dict)  # by cluster name
 
     def cluster(self, name: str | None) -> ClusterConfig:
         return self.config.cluster(name)

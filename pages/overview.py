@@ -44,8 +44,9 @@ def refresh_assignment(_tick, state):
 
 
 def assignment_view(cluster: str):
+    source = runtime.current().source(cluster)
     try:
-        g = views.guard_rails(runtime.current().source(cluster))
+        g = views.guard_rails(source)
     except Unavailable as e:
         return [], charts.empty("Partitions per broker", "No assignment to show"), \
             [banners.banner(str(e), "error")]
@@ -54,7 +55,7 @@ def assignment_view(cluster: str):
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],
                             limit, "Partition replicas per broker in the assignment, "
                                    "against max.broker.partitions")
-    notes = []
+    notes = [banners.banner(n, "warning") for n in [views.assignment_note(source)] if n]
     if g["over"]:
         notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
                                     f"({limit:,}): new partitions cannot go there", "error"))

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="simulated seconds per wall second")
     s.add_argument("--port-base", type=non_negative_int, default=9404,
                    help="broker i listens on port-base + i (0: any free port)")
+    s.add_argument("--api-port", type=non_negative_int, default=9400,
+                   help="the read-only HTTP API `railyard serve` reads the cluster from "
+                        "(gateway: {type: twin, url: http://127.0.0.1:PORT}; 0: any free port)")
     s.add_argument("--dialect", choices=sorted(DIALECTS), default="strimzi")
     s.add_argument("--targets-file", default=str(TARGETS_FILE),
                    help="where `railyard prometheus up` finds the targets")
@@ -37,7 +40,8 @@ def _serve(a: argparse.Namespace) -> None:
     snap = demo_snapshot() if a.snapshot == "demo" else load_snapshot(a.snapshot)
     scenario = load_scenario(a.scenario) if a.scenario else None
     try:
-        service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect])
+        service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect],
+                              api_port=a.api_port)
     except OSError as e:
         raise BadInput(f"cannot listen on 127.0.0.1 from port {a.port_base}: {e.strerror}") \
             from None

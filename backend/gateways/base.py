@@ -1,5 +1,8 @@
 """How Railyard reads and changes a cluster: one interface, implemented by the twin
-(backend.gateways.twin) and, later, by a Kafka admin-client gateway.
+(backend.gateways.twin) and, later, by a Kafka admin-client gateway. ClusterReader is the
+read half, all the dashboard needs; the twin's HTTP API serves only that half
+(backend.gateways.twin_http). Readers raise backend.errors.Unavailable when the cluster
+does not answer.
 
 Shapes follow Kafka's Admin API: replica lists and ISRs are broker ids, configs are
 strings, per-topic results carry a Kafka error name (None when it succeeded), a message
@@ -13,7 +16,7 @@ from backend.model.snapshot import Snapshot
 
 
 @runtime_checkable
-class ClusterGateway(Protocol):
+class ClusterReader(Protocol):
     def describe_cluster(self) -> dict:
         """{cluster, controller, brokers: [{id, rack, alive}]}"""
 
@@ -27,19 +30,22 @@ class ClusterGateway(Protocol):
         """{entity_type, name, configs: {key: value}} for 'broker' (id or '<default>') or
         'topic'."""
 
-    def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
-                      delete: list[str] | None = None) -> dict:
-        """Incremental alter; answers describe_configs' shape."""
-
     def describe_client_quotas(self) -> list[dict]:
         """[{user, client_id, controller_mutation_rate}]: KIP-599 quota entities; None = not
         part of the entity, '<default>' = the default entity (Admin.describeClientQuotas)."""
 
-    def alter_reassignments(self, plan: dict) -> dict:
-        """Kafka's plan JSON {version, partitions}; {started: [...], cancelled: [...]}"""
-
     def list_reassignments(self) -> list[dict]:
         """[{topic, partition, replicas, adding, removing}]"""
+
+
+@runtime_checkable
+class ClusterGateway(ClusterReader, Protocol):
+    def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
+                      delete: list[str] | None = None) -> dict:
+        """Incremental alter; answers describe_configs' shape."""
+
+    def alter_reassignments(self, plan: dict) -> dict:
+        """Kafka's plan JSON {version, partitions}; {started: [...], cancelled: [...]}"""
 
     def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
         """{cancelled: ["topic-partition", ...]}; all in flight when ``partitions`` is None."""

@@ -219,7 +219,19 @@ def snapshot_to_dict(snap: Snapshot) -> dict:
 
 
 # ---- Parquet ------------------------------------------------------------------------------
-def _save_parquet(snap: Snapshot, path: str | os.PathLike) -> None:
+def snapshot_to_parquet_bytes(snap: Snapshot) -> bytes:
+    """The Parquet form in memory (what the twin's HTTP API sends)."""
+    sink = pa.BufferOutputStream()
+    _save_parquet(snap, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def snapshot_from_parquet_bytes(data: bytes, source: str) -> Snapshot:
+    """Inverse of snapshot_to_parquet_bytes; ``source`` names the data in errors."""
+    return _load_parquet(pa.BufferReader(data), source)
+
+
+def _save_parquet(snap: Snapshot, path) -> None:
     replicas = pa.ListArray.from_arrays(
         pa.array(snap.replica_offsets.astype(np.int32)),
         pa.array(snap.broker_ids[snap.replica_broker]),
@@ -244,9 +256,10 @@ def _save_parquet(snap: Snapshot, path: str | os.PathLike) -> None:
     pq.write_table(table, path, compression="zstd")
 
 
-def _load_parquet(path: str | os.PathLike) -> Snapshot:
+def _load_parquet(where, path: str | None = None) -> Snapshot:
+    path = path or str(where)
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(where)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such snapshot file") from None
     except (OSError, pa.ArrowInvalid) as e:

@@ -10,6 +10,7 @@ the engine's predicted ETA) are shown for live windows only.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -212,8 +213,9 @@ def fullest(frame, n: int):
 def throttles_in_force(source: ClusterSource, span: Span, leader, follower) -> dict:
     """Live with a gateway: brokers with a KIP-73 rate configured. Otherwise (or for a past
     window): brokers sending or fetching throttled bytes, from Prometheus."""
-    if span.refreshing and source.gateway is not None:
-        rates = configured_rates(source)
+    rates = configured_rates(source) if span.refreshing and source.gateway is not None \
+        else None
+    if rates is not None:
         hot = sorted((b for b, r in rates.items() if r["leader"] or r["follower"]), key=int)
         return {**_figure(float(len(hot)), detail=hot), "basis": "configured"}
     if isinstance(leader, MetricsError) and isinstance(follower, MetricsError):
@@ -344,8 +346,9 @@ def observed_eta(behind, rate, reassigning) -> dict:
             "eta_seconds": eta, "error": None}
 
 
-def configured_rates(source: ClusterSource) -> dict[str, dict]:
-    """broker id -> {leader, follower} throttled rate configured (None when unset)."""
+def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
+    """broker id -> {leader, follower} throttled rate configured (None when unset); None
+    when the gateway does not answer (the pages then show observed rates only)."""
     def read():
         gw = source.gateway
         out = {}
@@ -355,17 +358,23 @@ def configured_rates(source: ClusterSource) -> dict[str, dict]:
                                  for k, key in (("leader", LEADER_RATE),
                                                 ("follower", FOLLOWER_RATE))}
         return out
-    return _memoised(("rates", source.name), read)
+    try:
+        return _memoised(("rates", source.name), read)
+    except Unavailable:
+        return None
 
 
 def predicted_eta(source: ClusterSource) -> dict:
     """The throttle engine's ETA for the reassignments in flight at the configured rate
     (KIP-73: the whole move at the logs' current sizes, from the original assignment)."""
-    gw = source.gateway
-    moves = gw.list_reassignments()
+    configured = configured_rates(source)
+    try:
+        moves = source.gateway.list_reassignments()
+    except Unavailable as e:
+        return {"moving": None, "eta_seconds": None, "note": str(e)}
     if not moves:
         return {"moving": 0, "eta_seconds": None, "note": "no reassignment in progress"}
-    rates = [r for b in configured_rates(source).values() for r in b.values() if r]
+    rates = [r for b in (configured or {}).values() for r in b.values() if r]
     if not rates:
         return {"moving": len(moves), "eta_seconds": None,
                 "note": "no replication throttle configured: moves run at network speed"}
@@ -445,14 +454,17 @@ def _quotas(source: ClusterSource, span: Span) -> dict:
 
 def principal_bursts(source: ClusterSource, frame: pd.DataFrame) -> list[float | None]:
     """Each bucket's burst (rate x window.num x window seconds) from the quotas the gateway
-    describes, resolved as Kafka does; the config's default rate when there is no gateway."""
-    quotas = {}
+    describes, resolved as Kafka does; the config's default rate when there is no gateway
+    or it does not answer."""
+    quotas = None
     if source.gateway is not None:
-        quotas = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
-                  for q in _memoised(("quotas", source.name),
-                                     source.gateway.describe_client_quotas)}
-    elif source.default_mutation_rate is not None:
-        quotas = {("<default>", None): source.default_mutation_rate}
+        with contextlib.suppress(Unavailable):
+            quotas = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
+                      for q in _memoised(("quotas", source.name),
+                                         source.gateway.describe_client_quotas)}
+    if quotas is None:
+        quotas = {} if source.default_mutation_rate is None else {
+            ("<default>", None): source.default_mutation_rate}
     book = QuotaBook(quotas)
     out = []
     for user, client_id in zip(frame["user"], frame["client_id"], strict=True):

@@ -22,8 +22,8 @@ from backend.engines.limits import TopicRequest
 from backend.engines.planner import Goal
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.engines.throttle import ThrottleParams
-from backend.errors import BadInput
-from backend.gateways.base import ClusterGateway
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import ClusterReader
 from backend.model.io import load_snapshot, save_snapshot
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
@@ -41,14 +41,6 @@ GATEWAY_TTL_SECONDS = 5.0  # a live cluster's assignment, re-read this often at 
 ETA_CURVE_POINTS = 25
 
 
-class Unavailable(RuntimeError):
-    """A source the page needs is unreachable: ``what`` is shown in the banner."""
-
-    def __init__(self, what: str, detail: str) -> None:
-        super().__init__(f"{what}: {' '.join(detail.split())}")
-        self.what = what
-
-
 @dataclass(frozen=True)
 class ClusterSource:
     """Where a cluster's assignment, configs and metrics come from (the dashboard config)."""
@@ -60,7 +52,7 @@ class ClusterSource:
     dialect: str = "strimzi"
     prometheus_timeout: float = 5.0
     metrics_ttl: int = 10
-    gateway: ClusterGateway | None = field(default=None, compare=False)  # live cluster
+    gateway: ClusterReader | None = field(default=None, compare=False)  # live cluster
     default_mutation_rate: float | None = None  # KIP-599 quota of the default principal
     quota_window_num: int = DEFAULT_SAMPLES
     quota_window_seconds: int = DEFAULT_WINDOW_SECONDS
@@ -68,22 +60,31 @@ class ClusterSource:
 
 _snapshots: dict[str, tuple[float, Snapshot]] = {}
 _snapshots_lock = threading.Lock()
+_fallbacks: dict[str, str] = {}  # cluster -> why its gateway did not answer
 
 
 def cluster_snapshot(source: ClusterSource) -> Snapshot:
     """The cluster's current assignment with its configured limits (cached briefly): read
-    through the gateway when the cluster has one, else from its snapshot file."""
+    through the gateway when the cluster has one, else (or when the gateway does not
+    answer; assignment_note says so) from its snapshot file."""
     ttl = GATEWAY_TTL_SECONDS if source.gateway is not None else SNAPSHOT_TTL_SECONDS
     with _snapshots_lock:
         hit = _snapshots.get(source.name)
         if hit is not None and time.monotonic() - hit[0] < ttl:
             return hit[1]
+    snap = None
     if source.gateway is not None:
-        snap = source.gateway.assignment()
-    elif source.snapshot_file is None:
+        try:
+            snap = source.gateway.assignment()
+            _fallbacks.pop(source.name, None)
+        except Unavailable as e:
+            if source.snapshot_file is None:
+                raise
+            _fallbacks[source.name] = f"{e}; showing the assignment in {source.snapshot_file}"
+    if snap is None and source.snapshot_file is None:
         raise Unavailable(f"Cluster '{source.name}'", "no snapshot file configured and no "
                           "gateway to read the assignment from")
-    else:
+    if snap is None:
         try:
             snap = load_snapshot(source.snapshot_file)
         except BadInput as e:
@@ -93,6 +94,11 @@ def cluster_snapshot(source: ClusterSource) -> Snapshot:
     with _snapshots_lock:
         _snapshots[source.name] = (time.monotonic(), snap)
     return snap
+
+
+def assignment_note(source: ClusterSource) -> str | None:
+    """Why the last assignment read came from the snapshot file instead of the gateway."""
+    return _fallbacks.get(source.name)
 
 
 def snapshot_file(source: ClusterSource, directory: str) -> str:

@@ -69,6 +69,9 @@ def test_prometheus_down_banner(browser, dashboard):
     limit = demo_snapshot().limits.max_broker_partitions
     assert f"max.broker.partitions = {limit:,}" in browser.find_element(
         By.ID, "ov-broker-bars").text
+    # the twin gateway does not answer either: the assignment comes from the file, and says so
+    wait_text(browser, "#ov-banners", "Twin at http://127.0.0.1:9: unreachable")
+    assert "showing the assignment in" in browser.find_element(By.ID, "ov-banners").text
 
 
 def test_cluster_without_sources_says_so(browser, dashboard):

@@ -16,6 +16,7 @@ from backend.metrics.server import PrometheusProcess, free_port, scrape_config
 from backend.model.generate import generate_snapshot
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.demo import demo_snapshot
 from backend.twin.exporter import Exporters, _figures
 from backend.twin.scenario import move_plan
 
@@ -187,12 +188,18 @@ def test_cli_twin_serve_then_prometheus_up_and_down(tmp_path):
     targets = tmp_path / "targets.json"
     railyard = [sys.executable, "-c", "import sys; from backend.cli import main; sys.exit(main())"]
     twin = subprocess.Popen([*railyard, "twin", "serve", "--snapshot", "demo", "--port-base", "0",
-                             "--speed", "5", "--for", "60", "--targets-file", str(targets)],
+                             "--speed", "5", "--for", "60", "--targets-file", str(targets),
+                             "--api-port", "0"],
                             stdout=subprocess.PIPE, text=True)
     home = tmp_path / "prom"
     try:
         started = json.loads(twin.stdout.readline())
         assert len(started["serving"]["targets"]) == 9
+        # the dashboard's view of that twin: its read-only HTTP API
+        from backend.gateways.twin_http import TwinHttpGateway
+        gw = TwinHttpGateway(started["serving"]["api"])
+        assert len(gw.describe_cluster()["brokers"]) == 9
+        assert gw.assignment().n_partitions == demo_snapshot().n_partitions
         up = subprocess.run([*railyard, "prometheus", "up", "--port", "0", "--scrape-interval",
                              "1", "--home", str(home), "--targets-file", str(targets)],
                             capture_output=True, text=True, timeout=60)

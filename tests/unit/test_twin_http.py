@@ -1,0 +1,67 @@
+"""The twin's read-only HTTP API and its client answer exactly what the in-process gateway
+answers; errors come back as BadInput (bad request) or Unavailable (no twin)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import ClusterGateway, ClusterReader
+from backend.gateways.twin import TwinGateway
+from backend.gateways.twin_http import TwinHttpGateway
+from backend.model.generate import generate_snapshot
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster, TwinSettings
+
+
+@pytest.fixture
+def pair():
+    local = TwinGateway(TwinCluster(generate_snapshot(4, 2, 3, 12, 3, seed=1),
+                                    TwinSettings(traffic_noise=0.0)))
+    api = TwinApi(local).start()
+    try:
+        yield local, TwinHttpGateway(api.url, timeout=5)
+    finally:
+        api.stop()
+
+
+def test_reads_match_the_in_process_gateway(pair):
+    local, remote = pair
+    assert isinstance(remote, ClusterReader) and not isinstance(remote, ClusterGateway)
+    topic = local.describe_topics()[0]
+    p0 = topic["partitions"][0]
+    spare = next(b for b in (1, 2, 3, 4) if b not in p0["replicas"])
+    local.alter_reassignments({"version": 1, "partitions": [
+        {"topic": topic["name"], "partition": 0, "replicas": [*p0["replicas"][:-1], spare]}]})
+    local.alter_configs("broker", "1", {"leader.replication.throttled.rate": "1048576"})
+    assert remote.describe_cluster() == local.describe_cluster()
+    assert remote.describe_topics() == local.describe_topics()
+    assert remote.describe_topics([topic["name"]]) == local.describe_topics([topic["name"]])
+    assert remote.describe_configs("broker", "1") == local.describe_configs("broker", "1")
+    assert remote.describe_configs("broker", "1")["configs"][
+        "leader.replication.throttled.rate"] == "1048576"
+    assert remote.describe_client_quotas() == local.describe_client_quotas()
+    assert remote.list_reassignments() == local.list_reassignments() != []
+    a, b = remote.assignment(), local.assignment()
+    assert a.cluster == b.cluster and a.limits == b.limits
+    for column in ("broker_ids", "replica_broker", "replica_offsets", "part_topic",
+                   "part_size", "part_rate"):
+        assert np.array_equal(getattr(a, column), getattr(b, column)), column
+
+
+def test_bad_requests_are_one_line_bad_input(pair):
+    _, remote = pair
+    with pytest.raises(BadInput, match="no-such-topic"):
+        remote.describe_topics(["no-such-topic"])
+    with pytest.raises(BadInput, match="entity type"):
+        remote.describe_configs("cluster", "x")
+
+
+def test_a_stopped_twin_is_unavailable(pair):
+    local, _ = pair
+    api = TwinApi(local).start()
+    url = api.url
+    api.stop()
+    with pytest.raises(Unavailable, match=f"Twin at {url}: unreachable"):
+        TwinHttpGateway(url, timeout=2).describe_cluster()
