@@ -43,7 +43,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     )
     cache = Cache(app.server, config=cache_config(config.cache))
     remote = {c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
-              if c.gateway.type == "twin"}
+              if c.gateway.type == "twin" and c.gateway.url}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
     app.layout = shell.layout(config)
     shell.register(app)
