@@ -23,12 +23,12 @@ def layout(config: DashboardConfig) -> html.Div:
         html.Header([
             html.Div([html.Span("Railyard", className="brand"),
                       html.Span("Kafka guard rails", className="tagline")]),
-            html.Nav([dcc.Link(label, href=path, className="nav-link", id=f"nav-{label.lower()}")
+            html.Nav([dcc.Link(label, href=path, className="nav-link", id=ids.nav_link(label))
                       for path, label in NAV_ITEMS], id=ids.NAV),
             html.Div([html.Label("Cluster", htmlFor=ids.CLUSTER_PICKER,
                                  hidden=len(names) < 2), picker], className="picker-box"),
         ], className="topbar"),
-        html.Div(id="app-error", className="banner banner-error", hidden=True),
+        html.Div(id=ids.APP_ERROR, className="banner banner-error", hidden=True),
         html.Main(dash.page_container, className="page"),
     ])
 
@@ -36,7 +36,7 @@ def layout(config: DashboardConfig) -> html.Div:
 def register(app: dash.Dash) -> None:
     """Shell callbacks: the URL names the cluster; the time control writes the view state
     and the URL in the browser (no server round trip); nav links keep the view."""
-    navs = [Output(f"nav-{label.lower()}", "href", allow_duplicate=True)
+    navs = [Output(ids.nav_link(label), "href", allow_duplicate=True)
             for _, label in NAV_ITEMS]
 
     @app.callback(Output(ids.CLUSTER_PICKER, "value"), Input(ids.URL, "search"))
@@ -44,7 +44,7 @@ def register(app: dash.Dash) -> None:
         named = urlstate.parse(search).get("cluster")
         return named if named else no_update
 
-    @app.callback([Output(f"nav-{label.lower()}", "href") for _, label in NAV_ITEMS],
+    @app.callback([Output(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
                   Input(ids.URL, "search"))
     def nav_keeps_view(search: str):
         kept = urlstate.shared(search)

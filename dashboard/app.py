@@ -11,7 +11,7 @@ from flask_caching import Cache
 
 from backend.gateways.twin_http import TwinHttpGateway
 from components import shell
-from dashboard import jobs, runtime
+from dashboard import ids, jobs, runtime
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +53,6 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
 def _on_error(err: Exception) -> None:
     """A callback failed in a way no page handled: log it, show the browser one line."""
     log.exception("callback failed", exc_info=err)
-    dash.set_props("app-error", {"children": f"Something failed on the server: "
+    dash.set_props(ids.APP_ERROR, {"children": f"Something failed on the server: "
                                              f"{type(err).__name__}. Details are in the "
                                              f"server log.", "hidden": False})

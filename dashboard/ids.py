@@ -7,6 +7,12 @@ Ids are plain strings prefixed by their page; tests find elements with ``#<id>``
 URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
+APP_ERROR = "app-error"  # one line when a callback failed in a way no page handled
+
+
+def nav_link(label: str) -> str:
+    """The id of the navigation link to a page (nav-overview, nav-brokers, ...)."""
+    return f"nav-{label.lower()}"
 
 # time-range control and view state (monitoring pages)
 VIEW = "view"  # the page's view state {cluster, range, from, to}; the URL mirrors it

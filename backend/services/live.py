@@ -22,7 +22,7 @@ import pandas as pd
 from backend.engines.quota import QuotaBook, burst
 from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput
-from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable
+from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable, make_cache
 from backend.model.reassignment import reassignment_from_dict
 from backend.model.snapshot import Snapshot
 from backend.services import throttle as throttle_service
@@ -50,18 +50,20 @@ class Span(Protocol):
 
 
 def metrics_client(source: ClusterSource) -> MetricsClient:
-    """One client per Prometheus, reused so its short-lived answer cache is shared."""
+    """One client per Prometheus, reused so its short-lived answer cache is shared (in
+    Redis when the dashboard's cache is Redis: every dashboard process shares it)."""
     if source.prometheus_url is None:
         raise Unavailable("Prometheus", "no Prometheus configured for this cluster, so "
                           "there are no live metrics or history")
     key = (source.prometheus_url, source.dialect, source.prometheus_timeout,
-           source.metrics_ttl)
+           source.metrics_ttl, source.redis_url)
     with _lock:
         client = _clients.get(key)
         if client is None:
             client = _clients[key] = MetricsClient(
                 source.prometheus_url, source.dialect, timeout=source.prometheus_timeout,
-                ttl=source.metrics_ttl)
+                ttl=source.metrics_ttl,
+                cache=make_cache(source.redis_url, default_timeout=source.metrics_ttl))
     return client
 
 

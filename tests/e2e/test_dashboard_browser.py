@@ -76,7 +76,8 @@ def test_prometheus_down_banner(browser, dashboard):
 
 def test_cluster_without_sources_says_so(browser, dashboard):
     browser.get(dashboard.url + "/?cluster=staging")
-    wait_text(browser, "#ov-banners", "Cluster 'staging'")
+    wait_text(browser, "#ov-banners", "Cluster 'staging': the Kafka admin-client gateway is "
+                                      "not built yet")
     assert "no Prometheus configured" in browser.find_element(By.ID, "ov-banners").text
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -17,40 +15,12 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.services.demo import demo_snapshot
-from tests.e2e.conftest import console_errors, free_port, start_dashboard, stop
+from tests.e2e.conftest import console_errors, start_dashboard, stop
 from tests.e2e.test_dashboard_browser import type_into, wait_for, wait_text
+from tests.servers import redis_server
 
 pytestmark = pytest.mark.e2e
-
-
-def wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"exited: {log.read_text()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    if not shutil.which("redis-server"):
-        pytest.skip("redis-server is not installed (make test installs it)")
-    tmp = tmp_path_factory.mktemp("redis")
-    port = free_port()
-    log = tmp / "redis.log"
-    proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
-                             "--save", "", "--appendonly", "no", "--dir", str(tmp)],
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)
-    try:
-        wait_port(port, proc, log)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop(proc)
+redis_url = pytest.fixture(scope="module")(redis_server)
 
 
 @pytest.fixture(scope="module")

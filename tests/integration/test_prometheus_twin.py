@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from backend.metrics import catalog
-from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable
+from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable, make_cache
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.server import PrometheusProcess, free_port, scrape_config
 from backend.model.generate import generate_snapshot
@@ -19,6 +19,7 @@ from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.demo import demo_snapshot
 from backend.twin.exporter import Exporters, _figures
 from backend.twin.scenario import move_plan
+from tests.servers import redis_server
 
 pytestmark = pytest.mark.integration
 SCRAPE = 0.5
@@ -161,7 +162,7 @@ def test_overview_service_and_range_queries(stack):
 
 def test_missing_metric_is_a_typed_error_not_zeros(stack):
     _, prom, _, _, _ = stack
-    other = "confluent" if stack[2].dialect.name == "strimzi" else "strimzi"
+    other = "confluent" if live.dialect.name == "strimzi" else "strimzi"
     client = MetricsClient(prom.url, other, ttl=0)
     with pytest.raises(MetricMissing, match="no series"):
         client.instant("bytes_in_per_topic")
@@ -215,3 +216,23 @@ def test_cli_twin_serve_then_prometheus_up_and_down(tmp_path):
         twin.terminate()
         twin.wait(timeout=30)
     assert json.loads(down.stdout)["stopped"] is True
+
+
+redis_url = pytest.fixture(scope="module")(redis_server)
+
+
+def test_answers_are_shared_through_redis_when_configured(stack, redis_url):
+    """With the dashboard's cache in Redis, one process's answer serves the others."""
+    import redis
+
+    _, prom, live, _, _ = stack
+    wait_until(lambda: len(live.instant("partitions_per_broker")) == 5)  # broker 5 is down
+    first = MetricsClient(prom.url, live.dialect.name, ttl=60,
+                          cache=make_cache(redis_url, default_timeout=60))
+    frame = first.instant("partitions_per_broker")
+    assert len(frame) == 5
+    assert redis.Redis.from_url(redis_url).keys("railyard:*")
+    other = MetricsClient(prom.url, live.dialect.name, ttl=60,
+                          cache=make_cache(redis_url, default_timeout=60))
+    other.prom = None  # this client cannot reach Prometheus: the answer must come from Redis
+    assert other.instant("partitions_per_broker").equals(frame)

@@ -8,6 +8,7 @@ import pytest
 
 from backend.errors import BadInput
 from backend.services import views
+from backend.twin.demo import demo_snapshot
 from components import timerange, urlstate
 from dashboard import ids
 from dashboard.config import load_config, parse_config
@@ -22,8 +23,9 @@ def test_example_config_is_valid():
     assert [c.name for c in config.clusters] == ["demo"]
     demo = config.clusters[0]
     assert demo.prometheus.dialect == "strimzi"
-    assert demo.limits.max_broker_partitions == 12600
-    assert demo.snapshot == str((ROOT / "var" / "demo" / "demo.parquet").resolve())
+    # the example reads `railyard twin serve --snapshot demo` at the CLI's default API port
+    assert demo.limits.max_broker_partitions == demo_snapshot().limits.max_broker_partitions
+    assert demo.gateway.url == "http://127.0.0.1:9400" and demo.snapshot is None
     assert config.server.port == 8050 and config.cache.type == "simple"
 
 

@@ -65,3 +65,25 @@ def test_a_stopped_twin_is_unavailable(pair):
     api.stop()
     with pytest.raises(Unavailable, match=f"Twin at {url}: unreachable"):
         TwinHttpGateway(url, timeout=2).describe_cluster()
+
+
+def test_an_unanswering_twin_falls_back_to_the_snapshot_file_and_says_so(pair, tmp_path):
+    from backend.model.io import save_snapshot
+    from backend.model.snapshot import Limits
+    from backend.services import views
+
+    local, _ = pair
+    save_snapshot(local.assignment(), tmp_path / "a.parquet")
+    api = TwinApi(local).start()
+    url = api.url
+    api.stop()
+    source = views.ClusterSource("fallback-test", str(tmp_path / "a.parquet"), Limits(),
+                                 gateway=TwinHttpGateway(url, timeout=2))
+    assert views.cluster_snapshot(source).n_partitions == local.assignment().n_partitions
+    assert views.assignment_note(source) == (f"Twin at {url}: unreachable ([Errno 111] "
+                                             f"Connection refused); showing the assignment "
+                                             f"in {tmp_path / 'a.parquet'}")
+    kafka = views.ClusterSource("kafka-test", None, Limits(),
+                                no_gateway_reason="no admin-client gateway")
+    with pytest.raises(Unavailable, match="Cluster 'kafka-test': no admin-client gateway"):
+        views.cluster_snapshot(kafka)

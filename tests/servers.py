@@ -1,0 +1,54 @@
+"""Servers tests start on loopback and stop themselves."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"exited: {log.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+def redis_server(tmp_path_factory) -> Iterator[str]:
+    """A throwaway redis-server on 127.0.0.1 (no persistence); yields its URL. Wrap it with
+    pytest.fixture at the scope a test module needs."""
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed (make test installs it)")
+    tmp = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    log = tmp / "redis.log"
+    proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
+                             "--save", "", "--appendonly", "no", "--dir", str(tmp)],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, log)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
