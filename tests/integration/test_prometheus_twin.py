@@ -162,7 +162,7 @@ def test_overview_service_and_range_queries(stack):
 
 def test_missing_metric_is_a_typed_error_not_zeros(stack):
     _, prom, _, _, _ = stack
-    other = "confluent" if live.dialect.name == "strimzi" else "strimzi"
+    other = "confluent" if stack[2].dialect.name == "strimzi" else "strimzi"
     client = MetricsClient(prom.url, other, ttl=0)
     with pytest.raises(MetricMissing, match="no series"):
         client.instant("bytes_in_per_topic")
