@@ -1,7 +1,9 @@
 """Scripted scenarios: "at time t, do X" for the twin, in YAML or JSON.
 
 A scenario is ``{name, seed, duration, settings, events: [{at, action, ...}]}``; ``at``
-is seconds or a string like "90s", "5m", "1h30m". Actions (docs/twin.md):
+is seconds or a string like "90s", "5m", "1h30m". An event with ``every`` (a duration) and
+``times`` (a count) happens that many times, ``every`` apart; "{n}" in its string
+arguments becomes the repetition's number (0, 1, ...). Actions (docs/twin.md):
 set_quota, reassign (a Kafka plan or a ``move`` of N partitions from one broker to
 another, optional ``throttle`` as kafka-reassign-partitions --throttle), cancel_reassignments,
 remove_throttles, alter_config, create_topics, create_partitions, delete_topics,
@@ -110,11 +112,14 @@ def scenario_from_dict(obj: Any, source: str = "scenario") -> Scenario:
         where = f"{source}: events[{i}]"
         if not isinstance(e, dict) or e.get("action") not in ACTIONS:
             raise BadInput(f"{where}: 'action' must be one of {', '.join(sorted(ACTIONS))}")
-        args = {k: v for k, v in e.items() if k not in ("at", "action")}
+        args = {k: v for k, v in e.items() if k not in ("at", "action", "every", "times")}
         extra = set(args) - ACTIONS[e["action"]]
         if extra:
             raise BadInput(f"{where}: {e['action']} takes no '{sorted(extra)[0]}'")
-        events.append(Event(parse_seconds(e.get("at", 0), f"{where}.at"), e["action"], args))
+        at = parse_seconds(e.get("at", 0), f"{where}.at")
+        every, times = _repeat(e, where)
+        events += [Event(at + n * every, e["action"], _numbered(args, n) if times > 1 else args)
+                   for n in range(times)]
     events.sort(key=lambda ev: ev.at)
     duration = obj.get("duration")
     return Scenario(
@@ -124,6 +129,31 @@ def scenario_from_dict(obj: Any, source: str = "scenario") -> Scenario:
         settings=TwinSettings(**{**settings, "seed": settings.get("seed", seed)}),
         events=events,
     )
+
+
+def _repeat(e: dict, where: str) -> tuple[float, int]:
+    """(every, times) of an event: (0, 1) unless it repeats."""
+    if "every" not in e and "times" not in e:
+        return 0.0, 1
+    times = e.get("times")
+    if "every" not in e or isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        raise BadInput(f"{where}: a repeating event needs 'every' (a duration) and 'times' "
+                       f"(a whole number >= 1)")
+    every = parse_seconds(e["every"], f"{where}.every")
+    if every <= 0:
+        raise BadInput(f"{where}.every: must be longer than 0 s")
+    return every, times
+
+
+def _numbered(value: Any, n: int) -> Any:
+    """``value`` with "{n}" in its strings replaced by the repetition number."""
+    if isinstance(value, str):
+        return value.replace("{n}", str(n))
+    if isinstance(value, dict):
+        return {k: _numbered(v, n) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbered(v, n) for v in value]
+    return value
 
 
 # ---- running ----------------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import pytest
 
 from backend.errors import BadInput
@@ -81,3 +84,32 @@ def test_incident_scenario_story():
     lag_then = twin.state.lag[twin.state.adding].sum()
     runner.advance_to(50 * 60)
     assert len(twin.moves) == 2 and twin.state.lag[twin.state.adding].sum() > lag_then
+
+
+def test_a_repeating_event_happens_times_every_apart_with_its_number():
+    sc = scenario_from_dict({"events": [
+        {"at": "1m", "every": "30s", "times": 3, "action": "create_topics", "user": "t",
+         "topics": {"prefix": "batch{n}-", "count": 2, "partitions": 1, "rf": 1}}]})
+    assert [e.at for e in sc.events] == [60.0, 90.0, 120.0]
+    assert [e.args["topics"]["prefix"] for e in sc.events] == ["batch0-", "batch1-", "batch2-"]
+    assert sc.events[0].args["user"] == "t"
+
+
+@pytest.mark.parametrize(("event", "message"), [
+    ({"every": "30s"}, "needs 'every' (a duration) and 'times'"),
+    ({"times": 2}, "needs 'every' (a duration) and 'times'"),
+    ({"every": "30s", "times": 0}, "needs 'every' (a duration) and 'times'"),
+    ({"every": 0, "times": 2}, "events[0].every: must be longer than 0 s"),
+])
+def test_bad_repeats_are_one_line_errors(event, message):
+    with pytest.raises(BadInput, match=re.escape(message)):
+        scenario_from_dict({"events": [{"action": "remove_throttles", **event}]}, "sc")
+
+
+def test_the_demo_tenant_keeps_tripping_its_quota():
+    """The demo's provisioner asks for more than its KIP-599 quota allows for hours, so the
+    quotas page always has a throttled principal to show."""
+    sc = load_scenario(DEMO_SCENARIO)
+    creates = [e.at for e in sc.events if e.action == "create_topics"]
+    assert len(creates) > 50 and max(creates) >= 3 * 3600
+    assert max(b - a for a, b in itertools.pairwise(creates)) <= 180
