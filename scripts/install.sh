@@ -18,6 +18,11 @@ missing=()
 for cmd in "${!DEBS[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${DEBS[$cmd]}")
 done
+PY=${PYTHON:-python3}
+# Debian's python3 makes venvs only with python3-venv (ensurepip) installed
+if [ ! -x .venv/bin/python ] && ! "$PY" -c "import ensurepip, venv" >/dev/null 2>&1; then
+  missing+=(python3-venv)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   if [ "$(id -u)" = 0 ]; then
@@ -32,7 +37,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

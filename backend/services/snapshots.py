@@ -74,6 +74,13 @@ def assignment_only_snapshot(plan_path: str, cluster: str) -> Snapshot:
 
 
 def write(snap: Snapshot, path: str) -> dict:
-    save_snapshot(snap, path)
+    """Save ``snap`` (.json or .parquet, parent folders made); BadInput on a path that
+    cannot be written."""
+    if not path.endswith((".json", ".parquet")):
+        raise BadInput(f"{path}: a snapshot file ends in .json or .parquet")
+    try:
+        save_snapshot(snap, path)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot write ({e.strerror or e})") from None
     return {"written": path, "cluster": snap.cluster, "brokers": snap.n_brokers,
             "partitions": snap.n_partitions, "replicas": snap.n_replicas}

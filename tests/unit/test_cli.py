@@ -97,3 +97,17 @@ def test_snapshot_generate_describe_import(tmp_path, capsys):
     assert code == 0 and json.loads(out)["brokers"] == 3
     code, out, _ = run(capsys, "snapshot", "describe", tmp_path / "i.json")
     assert [b["replicas"] for b in json.loads(out)["brokers"]] == [1, 2, 1]
+
+
+@pytest.mark.parametrize(("out", "message"), [
+    ("s.txt", "s.txt: a snapshot file ends in .json or .parquet"),
+    ("file/s.json", "file/s.json: cannot write"),  # its parent is a file
+])
+def test_snapshot_out_that_cannot_be_written_is_one_line(tmp_path, capsys, out, message):
+    (tmp_path / "file").write_text("not a folder")
+    code, stdout, err = run(capsys, "snapshot", "generate", "--brokers", 3, "--racks", 1,
+                            "--topics", 2, "--partitions", 6, "--rf", 3, "--seed", 1,
+                            "--out", tmp_path / out)
+    assert code == 2 and stdout == ""
+    assert err.count("\n") == 1 and message in err
+    assert not (tmp_path / "s.txt").exists()
