@@ -8,7 +8,9 @@ wrap-around rule (McNaughton's): lay brokers out with multiplicities y_b <= P an
 slot i to partition i mod P; a broker's run of at most P consecutive slots never hits
 one partition twice. Choosing y_b by level-filling keeps the brokers' final counts as
 even as the capacities allow. The same rule one level up (racks as the "brokers")
-keeps each partition on distinct racks whenever the racks' capacities allow it.
+keeps each partition on distinct racks whenever the racks' capacities allow it. With more
+replicas than racks, brokers laid out rack by rack, each rack taking at least P slots,
+give every partition every rack: P consecutive slots meet every partition once.
 """
 
 from __future__ import annotations
@@ -69,8 +71,7 @@ def place_by_capacity(
     """A placement that respects ``capacity`` (assumes ``fits``), rows leader first.
 
     Returns (assignment of broker positions, rack_aware) where rack_aware says whether
-    every partition has its replicas on distinct racks (always True without racks or
-    when rf exceeds the number of racks and Kafka's own rule cannot apply).
+    every partition spans min(rf, racks) racks (always True without racks).
     """
     cap = np.minimum(np.asarray(capacity, dtype=np.int64), partitions)
     n = len(cap)
@@ -90,10 +91,21 @@ def place_by_capacity(
             flat[order] = np.repeat(by_rack, y[by_rack])
             out = flat.reshape(partitions, rf)
             rack_aware = True
+    elif racks is not None and rf > n_racks:
+        rack_room = np.bincount(racks, weights=cap, minlength=n_racks)
+        if (rack_room >= partitions).all():
+            y = np.zeros_like(cap)
+            for r in range(n_racks):  # P slots in every rack first, then the rest anywhere
+                members = racks == r
+                y[members] = level_fill(counts[members], cap[members], partitions)
+            y += level_fill(counts + y, cap - y, partitions * (rf - n_racks))
+            by_rack = np.lexsort((brokers, racks))
+            out = deal(by_rack, y[by_rack], partitions, rf)
+            rack_aware = True
     if not rack_aware:
         y = level_fill(counts, cap, partitions * rf)
         out = deal(brokers, y, partitions, rf)
-        rack_aware = racks is None or rf > n_racks
+        rack_aware = racks is None
     # rotate rows so leadership spreads over the brokers rather than the first ones dealt
     shift = np.arange(partitions) % rf
     cols = (np.arange(rf)[None, :] + shift[:, None]) % rf

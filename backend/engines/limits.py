@@ -162,15 +162,16 @@ class _Placer:
         elif fits(capacity, partitions, rf):
             out.assignment, out.rack_aware = place_by_capacity(
                 self.counts, capacity, partitions, rf, self.racks)
-            if not out.rack_aware:
-                out.warnings.append("capacity does not allow every partition on distinct "
-                                    "racks: some replicas share a rack")
             added = np.bincount(out.assignment.ravel(), minlength=self.snap.n_brokers)
         else:
             return TopicOutcome(name, False, first_partition,
                                 error=self._broker_limit_error(name, partitions, rf, capacity))
         if not out.kafka_compatible:  # Kafka's own walk spreads racks by construction
             out.rack_aware = out.rack_aware and self._rack_spread_ok(out.assignment, rf)
+            if not out.rack_aware:
+                out.warnings.append(f"capacity does not allow every partition on "
+                                    f"{min(rf, len(self.snap.rack_names))} racks: some "
+                                    f"partitions span fewer")
         self.counts = self.counts + added
         return out
 

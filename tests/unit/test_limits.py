@@ -133,7 +133,18 @@ def test_rack_spread_given_up_only_when_capacity_forces_it():
     snap = filled_snapshot({1: 0, 2: 0, 3: 10, 4: 9}, racks=racks)
     res = create_topics(snap, [TopicRequest("t", 2, 2)], LIMIT_10, start_index=0)
     assert res.ok and not res.topics[0].rack_aware
-    assert any("share a rack" in w for w in res.topics[0].warnings)
+    assert any("some partitions span fewer" in w for w in res.topics[0].warnings)
+
+
+def test_more_replicas_than_racks_still_span_every_rack_under_a_limit():
+    # RF 3 on 2 racks with broker 2 full: Kafka's walk would overfill, the capacity
+    # placement must still put every partition on both racks (rack r0 has room for 3)
+    racks = {1: "r1", 2: "r0", 3: "r1", 4: "r0", 5: "r1"}
+    snap = filled_snapshot({1: 0, 2: 6, 3: 1, 4: 3, 5: 0}, racks=racks)
+    res = create_topics(snap, [TopicRequest("t", 3, 3)], Limits(6), start_index=1)
+    assert res.ok and not res.topics[0].kafka_compatible and res.topics[0].rack_aware
+    for reps in res.to_dict()["topics"][0]["assignment"].values():
+        assert {racks[b] for b in reps} == {"r0", "r1"}
 
 
 def test_add_partitions_as_kafka_topics_alter():
@@ -174,14 +185,20 @@ def test_mixed_racks_is_bad_input():
 
 
 # ---- properties ------------------------------------------------------------------------------
-def brute_force_fits(capacity: list[int], partitions: int, rf: int) -> bool:
+def brute_force_fits(capacity: list[int], partitions: int, rf: int,
+                     racks: list[str] | None = None) -> bool:
+    """Whether a placement exists (with ``racks``: one where every partition spans
+    min(rf, racks) racks), by trying every replica set for every partition."""
     brokers = range(len(capacity))
     left = list(capacity)
+    spread = min(rf, len(set(racks))) if racks else 0
+    combos = [c for c in combinations(brokers, rf)
+              if not racks or len({racks[b] for b in c}) >= spread]
 
     def place(p: int) -> bool:
         if p == partitions:
             return True
-        for combo in combinations(brokers, rf):
+        for combo in combos:
             if all(left[b] > 0 for b in combo):
                 for b in combo:
                     left[b] -= 1
@@ -194,7 +211,7 @@ def brute_force_fits(capacity: list[int], partitions: int, rf: int) -> bool:
     return place(0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=5), st.integers(1, 4),
        st.integers(1, 4), st.integers(0, 4), st.integers(0, 3))
 def test_found_whenever_one_exists(counts, partitions, rf, start, n_racks):
@@ -214,6 +231,12 @@ def test_found_whenever_one_exists(counts, partitions, rf, start, n_racks):
     if res.ok:
         rows = res.topics[0].assignment
         assert all(len(set(r)) == rf for r in rows.tolist())
+        if racks:  # spread over min(rf, racks) racks exactly when some placement does
+            spreads = brute_force_fits(capacity, partitions, rf, [racks[b] for b in ids])
+            assert res.topics[0].rack_aware == spreads
+            spans = {len({racks[ids[b]] for b in r}) for r in rows.tolist()}
+            assert (min(spans) >= min(rf, n_racks)) == spreads
+            assert bool(res.topics[0].warnings) != spreads
     else:  # all-or-nothing
         assert (after == before).all() and res.after.n_partitions == snap.n_partitions
 
