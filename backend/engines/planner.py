@@ -87,19 +87,34 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
     if shortage:
         empty = reassignment_between(snap, snap)
         return PlanResult(goal, limits, snap, snap, empty, [shortage])
-    work = _Work(snap, seed)
     cap = np.full(snap.n_brokers, _UNLIMITED if ceiling is None else ceiling, np.int64)
-    if goal.kind == "limits":
-        _limits_goal(work, cap)
-    elif goal.kind == "drain":
-        _drain_goal(work, cap, named)
-    elif goal.kind == "add":
-        _add_goal(work, cap, named)
+    if goal.kind == "balance":  # two orders of passes; neither is always the smaller plan
+        after, unresolved = min(
+            (_attempt(snap, goal, limits, named, seed,
+                      lambda w, first=first: _balance_goal(w, cap, goal.threshold, first))
+             for first in (True, False)),
+            key=lambda a: (len(a[1]), _replica_moves(snap, a[0])))
     else:
-        _balance_goal(work, cap, goal.threshold)
-    after = work.snapshot()
-    unresolved = goal_unresolved(after, goal, limits, named, before=snap)
+        run = {"limits": lambda w: _limits_goal(w, cap),
+               "drain": lambda w: _drain_goal(w, cap, named),
+               "add": lambda w: _add_goal(w, cap, named)}[goal.kind]
+        after, unresolved = _attempt(snap, goal, limits, named, seed, run)
     return PlanResult(goal, limits, snap, after, reassignment_between(snap, after), unresolved)
+
+
+def _attempt(snap: Snapshot, goal: Goal, limits: Limits, named: np.ndarray, seed: int,
+             run: Callable[[_Work], None]) -> tuple[Snapshot, list]:
+    work = _Work(snap, seed)
+    run(work)
+    after = work.snapshot()
+    return after, goal_unresolved(after, goal, limits, named, before=snap)
+
+
+def _replica_moves(before: Snapshot, after: Snapshot) -> int:
+    """Replicas ``after`` places on a broker that did not hold that partition before."""
+    def keys(s: Snapshot) -> np.ndarray:
+        return s.replica_partition.astype(np.int64) * s.n_brokers + s.replica_broker
+    return len(np.setdiff1d(keys(after), keys(before), assume_unique=True))
 
 
 # ---- checks before any search -------------------------------------------------------------
@@ -157,17 +172,21 @@ def _under_provisioned(snap: Snapshot, ceiling: int | None, eligible: np.ndarray
 Transfer = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-def _run(work: _Work, movable: np.ndarray, transfer: Transfer) -> None:
+def _run(work: _Work, movable: np.ndarray, transfer: Transfer,
+         cluster_first: bool = False) -> None:
     """Rack by rack first, then across the cluster for whatever is left.
 
     Staying in its rack never lowers a partition's rack spread, while crossing racks is
     barred whenever a partition already uses the destination rack (always, when RF equals
     the rack count). Balancing each rack first therefore pairs givers with takers that
     can actually trade; the cluster-wide pass then uses cross-rack moves where allowed.
+    ``cluster_first`` adds a cluster-wide pass before the racks: for balancing, evening
+    racks on their own moves replicas the cluster-wide pass then has to move again.
     """
     n = work.snap.n_brokers
+    everyone = np.ones(n, bool)
     groups = [] if work.rack is None else [work.rack == r for r in np.unique(work.rack)]
-    for members in [*groups, np.ones(n, bool)]:
+    for members in [*([everyone] if cluster_first and groups else []), *groups, everyone]:
         counts = np.bincount(work.rb[movable], minlength=n).astype(np.int64)
         give, quota, room = (np.where(members, a, 0) for a in transfer(counts, members))
         work.move_replicas(movable, give, quota, room)
@@ -213,11 +232,13 @@ def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
     _top_up(work, np.minimum(low, cap), is_new)
 
 
-def _balance_goal(work: _Work, cap: np.ndarray, threshold: float) -> None:
+def _balance_goal(work: _Work, cap: np.ndarray, threshold: float,
+                  cluster_first: bool) -> None:
     """Replica counts into the band, then leader counts (leadership never needs data)."""
     counts = work.counts()
     everyone = np.ones(len(counts), bool)
-    _run(work, work.counted, _band_transfer(counts.sum() / len(counts), cap, threshold))
+    _run(work, work.counted, _band_transfer(counts.sum() / len(counts), cap, threshold),
+         cluster_first)
     _top_up(work, balance_bounds(counts.sum() / len(counts), threshold)[0], everyone)
     leaders = work.leader_counts()
     transfer = _band_transfer(leaders.sum() / len(leaders), _UNLIMITED, threshold)
