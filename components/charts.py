@@ -14,6 +14,7 @@ import plotly.io as pio
 
 OK, NEAR, OVER, GREY, LINE = "#3b7dd8", "#e8a317", "#d64545", "#9aa5b1", "#1f2933"
 NEAR_FRACTION = 0.9  # a figure at 90% of its limit counts as near it
+MAX_LABELLED_BARS = 24
 
 
 def state_colour(value: float, limit: float | None) -> str:
@@ -60,7 +61,11 @@ def limit_bars(labels: Sequence[str], values: Sequence[float], limit: float | No
     """One bar per broker against a limit line; near and over the limit stand out."""
     fig = _base(title)
     colours = [state_colour(v, limit) for v in values]
-    text = [f"{v:,.0f}" + ("" if limit is None else f" ({v / limit:.0%})") for v in values]
+    # a label on every bar while they are few; with many, only on those near or over the
+    # limit (a hundred labels are unreadable, and laying them out costs the browser seconds)
+    labelled = [len(values) <= MAX_LABELLED_BARS or c != OK for c in colours]
+    text = [f"{v:,.0f}" + ("" if limit is None else f" ({v / limit:.0%})") if show else ""
+            for v, show in zip(values, labelled, strict=True)]
     fig.add_bar(x=list(labels), y=list(values), marker_color=colours, name=value_name,
                 text=text, textposition="outside", cliponaxis=False,
                 hovertemplate="%{x}: %{y:,.0f} " + value_name + "<extra></extra>")
