@@ -3,9 +3,11 @@
 Targets (issue 7): first load of / at most 2 s; a time-range change at most 300 ms
 (p95 of 20), on the demo and on a 100-broker, 200k-partition twin, each with a real
 Prometheus scraping the twin's exporters. First load is timed until the limit bars and
-the Prometheus health chart are drawn; a range change until the health chart shows the
-new window (1 h and 6 h alternately: an operator flipping ranges, answers cached for the
-configured 10 s).
+the Prometheus health chart are drawn, from a browser that has the static files cached
+(an operator's second visit) but after the server's answers expired (Prometheus is
+queried and the figures are drawn). A range change is timed until the health chart shows
+the new window; the 20 changes cycle through 1 h, 6 h, 24 h and 7 d and all count, so the
+first visit to each range (and any visit after the answers expire) is uncached.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from backend.model.snapshot import Limits
 from benchmarks.common import Figure
 
 CHANGES = 20
+RANGES = (("1h", "last 1 h"), ("6h", "last 6 h"), ("24h", "last 24 h"), ("7d", "last 7 d"))
+ANSWERS_EXPIRE = 16  # s: past the 10 s answer cache and the 15 s window grid
 HEALTH = """
 const g = document.querySelector('#ov-health-series .js-plotly-plot');
 return g && g.layout && g.layout.title ? g.layout.title.text : '';
@@ -58,22 +62,22 @@ def _measure(driver, url: str) -> tuple[float, list[float]]:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    driver.get(url + "/")  # warm the server once, as an operator's second visit finds it
+    driver.get(url + "/")  # the browser caches the static files, as on a second visit
     WebDriverWait(driver, 120).until(lambda d: _drawn(d, "last 15 min"))
     driver.get("about:blank")
+    time.sleep(ANSWERS_EXPIRE)
     t0 = time.perf_counter()
     driver.get(url + "/")
     WebDriverWait(driver, 60, poll_frequency=0.01).until(lambda d: _drawn(d, "last 15 min"))
     first = time.perf_counter() - t0
     changes = []
-    for i in range(CHANGES + 2):
-        key, label = (("1h", "last 1 h"), ("6h", "last 6 h"))[i % 2]
+    for i in range(CHANGES):
+        key, label = RANGES[i % len(RANGES)]
         t0 = time.perf_counter()
         driver.find_element(By.CSS_SELECTOR, f"#range input[value='{key}']").click()
         WebDriverWait(driver, 60, poll_frequency=0.005).until(
             lambda d, label=label: label in d.execute_script(HEALTH))
-        if i >= 2:  # the first visit to each range fills the cache
-            changes.append(time.perf_counter() - t0)
+        changes.append(time.perf_counter() - t0)
     return first, changes
 
 
@@ -150,7 +154,8 @@ def run() -> list[Figure]:
                 driver.quit()
                 for s in stops:
                     s()
-            note = "live twin + Prometheus; overview: limit bars and health chart drawn"
+            note = ("live twin + Prometheus; overview: limit bars and health chart drawn; "
+                    "server answers not cached")
             figures += [
                 Figure(f"dashboard first load of / ({label})", first, "s", 2.0, note=note),
                 Figure(f"dashboard time-range change p95 of {CHANGES} ({label})",

@@ -31,7 +31,11 @@ def _light_template() -> go.layout.Template:
     white = pio.templates["plotly_white"].layout
     keep = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel", "paper_bgcolor",
             "plot_bgcolor", "xaxis", "yaxis", "shapedefaults", "annotationdefaults", "title")
-    return go.layout.Template(layout={k: white[k] for k in keep})
+    layout = {k: white[k].to_plotly_json() if hasattr(white[k], "to_plotly_json") else white[k]
+              for k in keep}
+    for axis in ("xaxis", "yaxis"):  # fixed margins (set per figure): automargin makes the
+        layout[axis]["automargin"] = False  # browser lay every chart out twice
+    return go.layout.Template(layout=layout)
 
 
 pio.templates["railyard"] = _light_template()
