@@ -123,18 +123,23 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
 
 
 def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
-                       follower: Sequence[float], configured: Sequence[float | None],
-                       title: str) -> go.Figure:
-    """Throttled leader and follower byte rates per broker against the configured rate."""
+                       follower: Sequence[float], leader_rate: Sequence[float | None],
+                       follower_rate: Sequence[float | None], title: str) -> go.Figure:
+    """Throttled leader and follower byte rates per broker, each against its configured
+    rate (leader.replication.throttled.rate, follower.replication.throttled.rate)."""
     fig = _base(title)
-    fig.add_bar(x=list(labels), y=list(leader), name="leader throttled B/s", marker_color=OK)
+    fig.add_bar(x=list(labels), y=list(leader), name="leader throttled B/s", marker_color=OK,
+                offsetgroup="leader")
     fig.add_bar(x=list(labels), y=list(follower), name="follower throttled B/s",
-                marker_color="#7fb3f0")
-    fig.add_scatter(x=list(labels), y=[c if c is not None else None for c in configured],
-                    mode="markers", name="configured rate",
-                    marker={"symbol": "line-ew-open", "size": 36, "color": OVER,
-                            "line": {"width": 3}})
-    fig.update_layout(barmode="group")
+                marker_color="#7fb3f0", offsetgroup="follower")
+    for side, rates in (("leader", leader_rate), ("follower", follower_rate)):
+        fig.add_scatter(x=list(labels), y=list(rates), mode="markers", offsetgroup=side,
+                        name=f"configured {side} rate",
+                        marker={"symbol": "line-ew-open", "size": 18, "color": OVER,
+                                "line": {"width": 3}},
+                        hovertemplate="%{x}: %{y:,.4~s} B/s<extra>configured " + side +
+                                      " rate</extra>")
+    fig.update_layout(barmode="group", scattermode="group")
     fig.update_xaxes(type="category", title="broker")
     fig.update_yaxes(title="bytes/s", rangemode="tozero")
     return fig

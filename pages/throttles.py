@@ -52,11 +52,12 @@ def _draw(state, w, notes):
     if r["error"] and not r["brokers"]:
         rates = charts.empty("Throttled replication rates", r["error"])
     else:
-        configured = r["configured"] or [None] * len(r["brokers"])
+        none = [None] * len(r["brokers"])
+        configured = r["configured"] or {"leader": none, "follower": none}
         rates = charts.rate_vs_configured(
             r["brokers"], [v or 0 for v in r["leader"]], [v or 0 for v in r["follower"]],
-            configured, f"Throttled replication bytes/s per broker {when}, against the "
-                        "configured rate")
+            configured["leader"], configured["follower"],
+            f"Throttled replication bytes/s per broker {when}, against the configured rates")
     if r["configured"] is None:
         notes.append(banners.banner(
             "Configured throttle rates come from the cluster's gateway and have no history: "

@@ -316,8 +316,9 @@ def _throttles(source: ClusterSource, span: Span) -> dict:
         "rates": {"brokers": brokers,
                   "leader": [leader.get(b) for b in brokers],
                   "follower": [follower.get(b) for b in brokers],
-                  "configured": None if configured is None else [
-                      configured.get(b, {}).get("leader") for b in brokers],
+                  "configured": None if configured is None else {
+                      side: [configured.get(b, {}).get(side) for b in brokers]
+                      for side in ("leader", "follower")},
                   "error": next((str(v) for v in (got["leader"], got["follower"])
                                  if isinstance(v, MetricsError)), None)},
         "rates_series": _stack(_prefixed(lead_t, "leader"), _prefixed(foll_t, "follower")),

@@ -92,6 +92,12 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
         lambda b: "moves at 1.00 MB/s" in b.find_element(By.ID, "th-eta").text)
     eta = browser.find_element(By.ID, "th-eta").text
     assert "Observed ETA" in eta and "MB left at" in eta
+    # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn
+    configured = browser.execute_script("""
+        const g = document.querySelector('#th-rates .js-plotly-plot');
+        return Object.fromEntries(g.data.filter(t => t.name.startsWith('configured'))
+            .map(t => [t.name, Math.max(...t.y.filter(v => v !== null))]));""")
+    assert configured == {"configured leader rate": 1e6, "configured follower rate": 1e6}
     browser.get(demo.url + "/quotas")
     wait_chart(browser, "#qu-tokens", lambda c: True)
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
