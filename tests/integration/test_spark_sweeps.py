@@ -230,8 +230,6 @@ def test_fleet_rows_match_snapshot_describe(specs, files, backend):
 
 # ---- progress, cancellation, errors, the CLI (on one backend) -----------------------------------
 def test_progress_reaches_the_end(specs, backend):
-    if backend[0] == "standalone":
-        pytest.skip("classic progress (the status tracker) is exercised on local mode")
     seen = []
     whatif.run(parse_spec(specs["limits"]), backend[1], progress=lambda d, t: seen.append((d, t)))
     assert seen[-1][0] == seen[-1][1] > 0
@@ -240,8 +238,6 @@ def test_progress_reaches_the_end(specs, backend):
 
 @pytest.mark.parametrize("kind", ["limits"])
 def test_cancel_interrupts_the_job(specs, backend, kind):
-    if backend[0] == "standalone":
-        pytest.skip("cancellation is exercised on local mode and Spark Connect")
     spec = dict(specs[kind], detail=False,
                 grid={"max.broker.partitions": list(range(100, 400)), "add_brokers": [0, 1, 2]})
     cancel = threading.Event()
@@ -253,8 +249,8 @@ def test_cancel_interrupts_the_job(specs, backend, kind):
 
 
 def test_engine_bad_input_names_the_scenario(specs, backend):
-    if backend[0] != "local":
-        pytest.skip("error plumbing is backend-independent")
+    """An engine's one-line error survives the trip from the Python worker to the driver
+    (through the JVM, or Spark Connect's gRPC) and names the scenario."""
     spec = dict(specs["limits"], workload=[{"topic": "wide", "partitions": 3, "rf": 7}],
                 grid={"add_brokers": [0, 1]})
     with pytest.raises(BadInput, match=r"scenario 0: topic 'wide': replication factor 7"):
@@ -262,17 +258,17 @@ def test_engine_bad_input_names_the_scenario(specs, backend):
 
 
 def test_cli_writes_parquet_and_json(specs, backend, tmp_path):
-    if backend[0] != "local":
-        pytest.skip("the CLI runs on the embedded session")
+    """`whatif sweep` reaches each Spark through its own flag and returns the same rows."""
+    settings = backend[1]
+    where = ["--spark-remote", settings.remote] if settings.is_remote else \
+        ["--spark-master", settings.master]
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(specs["throttle"]))
-    out = cli("whatif", "sweep", "--spec", spec_file, "--spark-master", "local[2]",
-              "--out", tmp_path / "rows.parquet")
+    out = cli("whatif", "sweep", "--spec", spec_file, *where, "--out", tmp_path / "rows.parquet")
     assert out["row_count"] == 6 and out["kind"] == "throttle"
     import pyarrow.parquet as pq
 
     assert pq.read_table(tmp_path / "rows.parquet").num_rows == 6
-    cli("whatif", "sweep", "--spec", spec_file, "--spark-master", "local[2]",
-        "--out", tmp_path / "rows.json")
+    cli("whatif", "sweep", "--spec", spec_file, *where, "--out", tmp_path / "rows.json")
     rows = json.loads((tmp_path / "rows.json").read_text())
-    assert rows == _first_rows["throttle"]
+    assert rows == run_rows("throttle", specs, backend)
