@@ -88,10 +88,10 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
     assert 0 < int(card_value(browser, "Reassigning")) <= 150
     assert card_value(browser, "Throttles in force") != "0"
     browser.get(demo.url + "/throttles")
+    # predicted (throttle engine, from the gateway) and observed (Prometheus) side by side
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
-        lambda b: "moves at 1.00 MB/s" in b.find_element(By.ID, "th-eta").text)
-    eta = browser.find_element(By.ID, "th-eta").text
-    assert "Observed ETA" in eta and "MB left at" in eta
+        lambda b: all(s in b.find_element(By.ID, "th-eta").text
+                      for s in ("moves at 1.00 MB/s", "Observed ETA", "MB left at")))
     # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn
     configured = browser.execute_script("""
         const g = document.querySelector('#th-rates .js-plotly-plot');
