@@ -370,14 +370,13 @@ def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
 def predicted_eta(source: ClusterSource) -> dict:
     """The throttle engine's ETA for the reassignments in flight at the configured rate
     (KIP-73: the whole move at the logs' current sizes, from the original assignment)."""
-    configured = configured_rates(source)
     try:
         moves = source.gateway.list_reassignments()
     except Unavailable as e:
         return {"moving": None, "eta_seconds": None, "note": str(e)}
     if not moves:
         return {"moving": 0, "eta_seconds": None, "note": "no reassignment in progress"}
-    rates = [r for b in (configured or {}).values() for r in b.values() if r]
+    rates = [r for b in (configured_rates(source) or {}).values() for r in b.values() if r]
     if not rates:
         return {"moving": len(moves), "eta_seconds": None,
                 "note": "no replication throttle configured: moves run at network speed"}

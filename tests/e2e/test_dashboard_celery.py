@@ -11,12 +11,11 @@ from pathlib import Path
 import psutil
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.services.demo import demo_snapshot
 from tests.e2e.conftest import console_errors, start_dashboard, stop
-from tests.e2e.test_dashboard_browser import type_into, wait_for, wait_text
+from tests.e2e.test_dashboard_browser import cancel_a_long_sweep, type_into, wait_for, wait_text
 from tests.servers import redis_server
 
 pytestmark = pytest.mark.e2e
@@ -71,13 +70,4 @@ def test_sweep_runs_on_the_celery_worker(browser, celery_dashboard):
 
 
 def test_cancel_reaches_the_worker(browser, celery_dashboard):
-    browser.get(celery_dashboard.url + "/what-if?tab=sweeps")
-    grid = wait_for(browser, "#wi-sw-grid")
-    limits = ",".join(str(v) for v in range(8000, 14000, 20))
-    type_into(grid, f"max.broker.partitions={limits};add_brokers=0,1,2,3,4,5,6,7,8,9")
-    browser.find_element(By.ID, "wi-sw-run").click()
-    wait_text(browser, "#wi-sw-progress-text", "Spark tasks", timeout=120)
-    browser.find_element(By.ID, "wi-sw-cancel").click()
-    wait_text(browser, "#wi-sw-error", "Sweep cancelled.", timeout=60)
-    WebDriverWait(browser, 20).until(lambda b: b.find_element(By.ID, "wi-sw-run").is_enabled())
-    assert browser.find_element(By.ID, "wi-sw-result").text == ""
+    cancel_a_long_sweep(browser, celery_dashboard.url)  # the flag reached it through Redis

@@ -119,3 +119,27 @@ def test_index_serves(app):
     client = app.server.test_client()
     assert client.get("/").status_code == 200
     assert client.get("/_dash-layout").status_code == 200
+
+
+def test_limit_bars_label_every_bar_only_while_few():
+    from components import charts
+
+    few = charts.limit_bars([str(b) for b in range(9)], [100] * 8 + [95], 100, "t")
+    assert all(few.data[0].text)
+    values = [50] * 98 + [95, 120]  # one near, one over the limit of 100
+    many = charts.limit_bars([str(b) for b in range(100)], values, 100, "t")
+    labelled = [t for t in many.data[0].text if t]
+    assert labelled == ["95 (95%)", "120 (120%)"]
+
+
+def test_charts_use_the_light_template_with_fixed_margins():
+    import plotly.io as pio
+
+    from components import charts
+
+    fig = charts.rate_vs_configured(["1", "2"], [1e6, 0], [5e5, 0], [1e6, None], [2e6, None],
+                                    "t")
+    assert fig.layout.template.layout.xaxis.automargin is False
+    assert [t.name for t in fig.data][2:] == ["configured leader rate",
+                                              "configured follower rate"]
+    assert len(pio.to_json(fig)) < 6000  # no polar, 3-D or map template in every figure
