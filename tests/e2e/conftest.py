@@ -30,10 +30,11 @@ def wait_http(url: str, timeout: float, proc: subprocess.Popen, log: Path) -> No
             raise RuntimeError(f"server exited: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
+                if r.status == 200 and b"<title>Railyard" in r.read():
+                    return  # the dashboard itself, not something else on the port
         except OSError:
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)
     raise TimeoutError(f"{url} did not answer in {timeout} s")
 
 
