@@ -63,10 +63,9 @@ def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | Non
     counts = snap.broker_replica_counts() - np.bincount(brokers, minlength=snap.n_brokers)
     removed_rate = float(snap.part_rate[rows].sum())
 
-    stages = ([{"mode": "None", "at_ms": 0, "latest_at_ms": 0}] if delay_ms == 0 else [
-        {"mode": "ReadOnly", "at_ms": 0, "latest_at_ms": 0},
-        {"mode": "None", "at_ms": delay_ms, "latest_at_ms": delay_ms + CHECK_INTERVAL_MS},
-    ])
+    offline_at = (0, 0) if delay_ms == 0 else (delay_ms, delay_ms + CHECK_INTERVAL_MS)
+    stages = ([] if delay_ms == 0 else [_stage("ReadOnly", 0, 0)]) + [
+        _stage("None", *offline_at), _stage("Removed", *offline_at)]
     plan = ShrinkPlan(topic, n, partitions, delay_ms, rows, int(broker_bytes.sum()),
                       broker_bytes, counts, removed_rate, stages)
     plan.warnings = _warnings(snap, t, plan, retention)
@@ -97,3 +96,19 @@ def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[
                "are None: check each group's lag on them is 0 before the delay ends")
     return out
 
+
+
+STAGE_EFFECTS = {
+    "ReadOnly": "producers can no longer write to the removed partitions; consumers still "
+                "read them",
+    "None": "the removed partitions go offline: consumers stop reading them",
+    "Removed": "every broker deletes their replicas (StopReplica with delete) and they leave "
+               "the topic's metadata; a broker that is down deletes them when it returns",
+}
+
+
+def _stage(mode: str, at_ms: int, latest_at_ms: int) -> dict:
+    """A stage of the KIP's workflow, when it happens (at the latest, given the controller's
+    check interval) and what it does."""
+    return {"mode": mode, "at_ms": at_ms, "latest_at_ms": latest_at_ms,
+            "effect": STAGE_EFFECTS[mode]}

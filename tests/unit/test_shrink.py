@@ -38,14 +38,16 @@ def test_highest_numbered_partitions_go():
     assert out["capacity_after"] == {"1": 4, "2": 3, "3": 5}
 
 
-def test_stages_default_to_retention_then_none():
+def test_stages_default_to_retention_then_none_then_removal():
     plan = plan_shrink(snap(), "orders", 3)
-    assert plan.stages == [
-        {"mode": "ReadOnly", "at_ms": 0, "latest_at_ms": 0},
-        {"mode": "None", "at_ms": 86_400_000, "latest_at_ms": 86_400_000 + CHECK_INTERVAL_MS},
-    ]
-    assert plan_shrink(snap(), "orders", 3, delay_ms=0).stages == [
-        {"mode": "None", "at_ms": 0, "latest_at_ms": 0}]
+    day = 86_400_000
+    assert [(s["mode"], s["at_ms"], s["latest_at_ms"]) for s in plan.stages] == [
+        ("ReadOnly", 0, 0), ("None", day, day + CHECK_INTERVAL_MS),
+        ("Removed", day, day + CHECK_INTERVAL_MS)]
+    assert "StopReplica" in plan.stages[2]["effect"]
+    assert [(s["mode"], s["at_ms"], s["latest_at_ms"]) for s in
+            plan_shrink(snap(), "orders", 3, delay_ms=0).stages] == [
+        ("None", 0, 0), ("Removed", 0, 0)]
 
 
 def test_warnings_an_operator_needs():
