@@ -187,8 +187,12 @@ class _Placer:
         total = int(self.counts.sum())
         if limit is None or total + replicas <= limit:
             return None
+        capacity = broker_capacity(self.counts, self.limits)
+        per_broker = "" if capacity is None else "; remaining capacity per broker: " + str(
+            {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)})
         return (f"max.partitions={limit} would be exceeded: the cluster hosts {total} partition "
-                f"replicas and topic '{name}' adds {replicas}; room for {max(limit - total, 0)}")
+                f"replicas and topic '{name}' adds {replicas}; room for "
+                f"{max(limit - total, 0)}{per_broker}")
 
     def _broker_limit_error(self, name: str, partitions: int, rf: int,
                             capacity: np.ndarray) -> str:

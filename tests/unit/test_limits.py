@@ -83,7 +83,9 @@ def test_stricter_limit_decides():
     snap = filled_snapshot({1: 5, 2: 5, 3: 5})
     # broker limit leaves room for 15, the cluster limit only for 3
     res = create_topics(snap, [TopicRequest("t", 2, 2)], Limits(10, 18))
-    assert not res.ok and "max.partitions" in res.topics[0].error
+    assert not res.ok and res.topics[0].error == (
+        "max.partitions=18 would be exceeded: the cluster hosts 15 partition replicas and "
+        "topic 't' adds 4; room for 3; remaining capacity per broker: {1: 5, 2: 5, 3: 5}")
     res = create_topics(snap, [TopicRequest("t", 6, 3)], Limits(10, 1000))
     assert not res.ok and "max.broker.partitions" in res.topics[0].error
 
