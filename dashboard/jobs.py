@@ -21,10 +21,15 @@ import logging
 import threading
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import diskcache
 from dash import CeleryManager, DiskcacheManager
 
 from dashboard.config import CacheSettings
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 CANCEL_TTL_SECONDS = 3600
 log = logging.getLogger("railyard.dashboard.jobs")
@@ -74,7 +79,7 @@ def manager(settings: CacheSettings) -> ThreadJobManager | CeleryManager:
 
 
 @functools.cache
-def celery_app(redis_url: str):
+def celery_app(redis_url: str) -> Celery:
     """The one Celery app per Redis URL: the dashboard queues on it, `railyard worker`
     serves it (both register the same background callbacks as its tasks)."""
     from celery import Celery
