@@ -20,7 +20,6 @@ import itertools
 import logging
 import threading
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import diskcache
