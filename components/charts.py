@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -39,13 +40,18 @@ def _light_template() -> go.layout.Template:
 
 
 pio.templates["railyard"] = _light_template()
+_TEMPLATE_JSON = pio.templates["railyard"].to_plotly_json()
+
+
+def _base_layout(title: str, height: int = 320) -> dict:
+    return {"title": {"text": title, "x": 0, "font": {"size": 15}}, "height": height,
+            "margin": {"l": 60, "r": 20, "t": 44, "b": 44},
+            "legend": {"orientation": "h", "y": -0.2}}
 
 
 def _base(title: str, height: int = 320, **layout) -> go.Figure:
     fig = go.Figure()
-    fig.update_layout(title={"text": title, "x": 0, "font": {"size": 15}}, height=height,
-                      margin={"l": 60, "r": 20, "t": 44, "b": 44}, template="railyard",
-                      legend={"orientation": "h", "y": -0.2}, **layout)
+    fig.update_layout(**_base_layout(title, height), template="railyard", **layout)
     return fig
 
 
@@ -105,21 +111,29 @@ def capacity_bars(labels: Sequence[str], before: Sequence[float], after: Sequenc
 
 def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "series",
                 limit: float | None = None, limit_name: str = "limit",
-                x_range: tuple | None = None) -> go.Figure:
-    """One line per series over time (frame columns: time, value, ``series``)."""
-    fig = _base(title)
+                x_range: tuple | None = None) -> dict:
+    """One line per series over time (frame columns: time, value, ``series``), built as
+    the figure's JSON directly: every range change draws these, and a validated Figure
+    cost ~30 ms each where this costs about one."""
+    traces = []
     for name, part in frame.groupby(series, sort=True):
-        fig.add_scatter(x=part["time"], y=part["value"], name=str(name),
-                        mode="lines" if len(part) > 2 else "lines+markers",  # a lone sample
-                        hovertemplate="%{x}<br>%{y:,.4~s} " + unit + "<extra>" + str(name)
-                        + "</extra>")
-    if limit is not None:
-        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash"}, annotation_text=limit_name,
-                      annotation_position="top left")
-    fig.update_yaxes(title=unit, rangemode="tozero")
-    if x_range is not None:
-        fig.update_xaxes(range=list(x_range))
-    return fig
+        values = part["value"].to_numpy(dtype=float)
+        traces.append({
+            "type": "scatter", "name": str(name),
+            "x": np.datetime_as_string(part["time"].to_numpy(), unit="s").tolist(),
+            "y": [None if np.isnan(v) else v for v in values.tolist()],
+            "mode": "lines" if len(part) > 2 else "lines+markers",  # a lone sample shows
+            "hovertemplate": f"%{{x}}<br>%{{y:,.4~s}} {unit}<extra>{name}</extra>"})
+    layout = {**_base_layout(title), "template": _TEMPLATE_JSON,
+              "yaxis": {"title": {"text": unit}, "rangemode": "tozero"},
+              "xaxis": {} if x_range is None else {"range": list(x_range)}}
+    if limit is not None:  # what add_hline(annotation_position="top left") draws
+        layout["shapes"] = [{"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y",
+                             "y0": limit, "y1": limit, "line": {"color": OVER, "dash": "dash"}}]
+        layout["annotations"] = [{"text": limit_name, "showarrow": False, "xref": "x domain",
+                                  "x": 0, "xanchor": "left", "yref": "y", "y": limit,
+                                  "yanchor": "bottom"}]
+    return {"data": traces, "layout": layout}
 
 
 def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
