@@ -219,12 +219,12 @@ def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
     is_new = np.zeros(work.snap.n_brokers, bool)
     is_new[new] = True
     total, n = int(work.counts().sum()), work.snap.n_brokers
-    low, high = total // n, -(-total // n)
+    low = total // n
 
     def transfer(counts, members):
         floor = min(low, int(counts[members].sum()) // int(members.sum()))  # rack's own even
         want = np.where(members & is_new, np.maximum(np.minimum(floor, cap) - counts, 0), 0)
-        room = np.where(members & is_new, np.maximum(np.minimum(high, cap) - counts, 0), 0)
+        room = np.where(members & is_new, np.maximum(np.minimum(low, cap) - counts, 0), 0)
         most = np.where(members & ~is_new, np.maximum(counts - floor, 0), 0)
         return _shed(counts, most, int(want.sum())), want, room
 

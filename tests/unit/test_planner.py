@@ -331,3 +331,18 @@ def test_balance_with_uneven_racks_makes_the_fewest_moves(brokers, racks, rf, sk
     res = plan(snap, Goal("balance"), Limits(), seed=0)
     assert res.unresolved == []
     assert summarize(snap, res.reassignment, Limits(), res.unresolved)["replica_moves"] == bound
+
+
+@pytest.mark.parametrize(("brokers", "racks", "rf", "skew", "seed"), [
+    (11, 2, 2, 0.3, 2), (11, 2, 2, 0.6, 2), (8, 3, 2, 0.3, 1), (7, 0, 3, 0.6, 1)])
+def test_add_moves_exactly_what_the_new_brokers_lack(brokers, racks, rf, skew, seed):
+    """New brokers fill to the floor of the average and no further: the moves are what
+    they lack of it (filling to the rounded-up average used to cost an extra move)."""
+    snap = generate_snapshot(brokers, racks, 6, 300, rf, seed=seed, skew=skew)
+    new = (brokers - 1, brokers)
+    empty = plan(snap, Goal("drain", new), Limits(), seed=0).after
+    counts = empty.broker_replica_counts()
+    res = plan(empty, Goal("add", new), Limits(), seed=0)
+    assert res.unresolved == []
+    lacking = int(np.maximum(counts.sum() // brokers - counts[-2:], 0).sum())
+    assert summarize(empty, res.reassignment, Limits(), res.unresolved)["replica_moves"] == lacking
