@@ -143,3 +143,19 @@ def test_charts_use_the_light_template_with_fixed_margins():
     assert [t.name for t in fig.data][2:] == ["configured leader rate",
                                               "configured follower rate"]
     assert len(pio.to_json(fig)) < 6000  # no polar, 3-D or map template in every figure
+
+
+def test_vendored_plotly_bundle_is_the_version_plotly_py_ships():
+    """assets/vendor/plotly-basic.min.js replaces the full bundle in the browser: figures
+    built by plotly.py must meet the plotly.js version it was made for."""
+    import re
+
+    import plotly
+
+    full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    basic = ROOT / "assets" / "vendor" / "plotly-basic.min.js"
+
+    def version(path: Path) -> str:
+        return re.search(r"plotly\.js.*? v(\d+\.\d+\.\d+)", path.read_text()[:400]).group(1)
+
+    assert version(basic) == version(full)
