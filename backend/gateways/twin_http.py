@@ -24,7 +24,10 @@ class TwinHttpGateway:
             with urllib.request.urlopen(self.url + path, timeout=self.timeout) as r:
                 return r.read()
         except urllib.error.HTTPError as e:
-            detail = json.loads(e.read() or b"{}").get("error", e.reason)
+            try:
+                detail = json.loads(e.read() or b"{}").get("error", e.reason)
+            except (ValueError, AttributeError):
+                detail = e.reason
             if e.code == 400:
                 raise BadInput(detail) from None
             raise Unavailable(f"Twin at {self.url}", f"HTTP {e.code}: {detail}") from None
@@ -33,7 +36,12 @@ class TwinHttpGateway:
             raise Unavailable(f"Twin at {self.url}", f"unreachable ({reason})") from None
 
     def _json(self, path: str):
-        return json.loads(self._get(path))
+        body = self._get(path)
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise Unavailable(f"Twin at {self.url}", f"{path} did not answer with JSON: "
+                              "is this a `railyard twin serve` API?") from None
 
     def describe_cluster(self) -> dict:
         return self._json("/v1/cluster")

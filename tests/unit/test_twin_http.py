@@ -87,3 +87,25 @@ def test_an_unanswering_twin_falls_back_to_the_snapshot_file_and_says_so(pair, t
                                 no_gateway_reason="no admin-client gateway")
     with pytest.raises(Unavailable, match="Cluster 'kafka-test': no admin-client gateway"):
         views.cluster_snapshot(kafka)
+
+
+def test_something_else_on_the_port_is_unavailable_not_a_crash(tmp_path):
+    """A web server that is not a twin (here: a static file server) is reported as such."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "cluster").write_text("<html>not a twin</html>")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises(Unavailable, match="did not answer with JSON"):
+            TwinHttpGateway(url).describe_cluster()
+        with pytest.raises(Unavailable, match="HTTP 404"):
+            TwinHttpGateway(url).list_reassignments()
+    finally:
+        server.shutdown()
+        server.server_close()
