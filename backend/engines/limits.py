@@ -188,16 +188,20 @@ class _Placer:
         if limit is None or total + replicas <= limit:
             return None
         capacity = broker_capacity(self.counts, self.limits)
-        per_broker = "" if capacity is None else "; remaining capacity per broker: " + str(
-            {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)})
+        per_broker = "" if capacity is None else \
+            f"; remaining capacity per broker: {self._room(capacity)}"
         return (f"max.partitions={limit} would be exceeded: the cluster hosts {total} partition "
                 f"replicas and topic '{name}' adds {replicas}; room for "
                 f"{max(limit - total, 0)}{per_broker}")
 
+    def _room(self, capacity: np.ndarray) -> dict[int, int]:
+        """Remaining capacity by broker id, as the KIP's error message lists it."""
+        return {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)}
+
     def _broker_limit_error(self, name: str, partitions: int, rf: int,
                             capacity: np.ndarray) -> str:
         limit = self.limits.max_broker_partitions
-        room = {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)}
+        room = self._room(capacity)
         missing = shortfall(capacity, partitions, rf)
         per_new_broker = min(limit, partitions)
         more = -(-missing // per_new_broker) if per_new_broker else None

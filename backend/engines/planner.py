@@ -28,9 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from backend.engines.batches import (
-    rank_within,
-)
+from backend.engines.batches import new_replicas, rank_within
 from backend.engines.fit import level_fill
 from backend.errors import BadInput
 from backend.model.reassignment import Reassignment, reassignment_between
@@ -88,33 +86,22 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
         empty = reassignment_between(snap, snap)
         return PlanResult(goal, limits, snap, snap, empty, [shortage])
     cap = np.full(snap.n_brokers, _UNLIMITED if ceiling is None else ceiling, np.int64)
+    def attempt(run: Callable[[_Work], None]) -> PlanResult:
+        work = _Work(snap, seed)
+        run(work)
+        after = work.snapshot()
+        return PlanResult(goal, limits, snap, after, reassignment_between(snap, after),
+                          goal_unresolved(after, goal, limits, named, before=snap))
+
     if goal.kind == "balance":  # two orders of passes; neither is always the smaller plan
-        after, unresolved = min(
-            (_attempt(snap, goal, limits, named, seed,
-                      lambda w, first=first: _balance_goal(w, cap, goal.threshold, first))
-             for first in (True, False)),
-            key=lambda a: (len(a[1]), _replica_moves(snap, a[0])))
-    else:
-        run = {"limits": lambda w: _limits_goal(w, cap),
-               "drain": lambda w: _drain_goal(w, cap, named),
-               "add": lambda w: _add_goal(w, cap, named)}[goal.kind]
-        after, unresolved = _attempt(snap, goal, limits, named, seed, run)
-    return PlanResult(goal, limits, snap, after, reassignment_between(snap, after), unresolved)
-
-
-def _attempt(snap: Snapshot, goal: Goal, limits: Limits, named: np.ndarray, seed: int,
-             run: Callable[[_Work], None]) -> tuple[Snapshot, list]:
-    work = _Work(snap, seed)
-    run(work)
-    after = work.snapshot()
-    return after, goal_unresolved(after, goal, limits, named, before=snap)
-
-
-def _replica_moves(before: Snapshot, after: Snapshot) -> int:
-    """Replicas ``after`` places on a broker that did not hold that partition before."""
-    def keys(s: Snapshot) -> np.ndarray:
-        return s.replica_partition.astype(np.int64) * s.n_brokers + s.replica_broker
-    return len(np.setdiff1d(keys(after), keys(before), assume_unique=True))
+        return min((attempt(lambda w, first=first: _balance_goal(w, cap, goal.threshold,
+                                                                 first))
+                    for first in (True, False)),
+                   key=lambda r: (len(r.unresolved),
+                                  int(new_replicas(snap, r.reassignment).sum())))
+    return attempt({"limits": lambda w: _limits_goal(w, cap),
+                    "drain": lambda w: _drain_goal(w, cap, named),
+                    "add": lambda w: _add_goal(w, cap, named)}[goal.kind])
 
 
 # ---- checks before any search -------------------------------------------------------------

@@ -97,7 +97,6 @@ def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[
     return out
 
 
-
 STAGE_EFFECTS = {
     "ReadOnly": "producers can no longer write to the removed partitions; consumers still "
                 "read them",

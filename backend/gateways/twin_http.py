@@ -31,7 +31,7 @@ class TwinHttpGateway:
             if e.code == 400:
                 raise BadInput(detail) from None
             raise Unavailable(f"Twin at {self.url}", f"HTTP {e.code}: {detail}") from None
-        except (OSError, urllib.error.URLError) as e:
+        except OSError as e:  # URLError included
             reason = getattr(e, "reason", e)
             raise Unavailable(f"Twin at {self.url}", f"unreachable ({reason})") from None
 
