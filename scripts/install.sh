@@ -13,10 +13,12 @@ declare -A DEBS=(
   [chromium]=chromium
   [chromedriver]=chromium-driver
   [redis-server]=redis-server
+  [/usr/lib/postgresql/*/bin/initdb]=postgresql
 )
 missing=()
 for cmd in "${!DEBS[@]}"; do
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("${DEBS[$cmd]}")
+  # shellcheck disable=SC2086 # a path with a glob is checked by expansion
+  command -v $cmd >/dev/null 2>&1 || missing+=("${DEBS[$cmd]}")
 done
 PY=${PYTHON:-python3}
 # Debian's python3 makes venvs only with python3-venv (ensurepip) installed
@@ -31,7 +33,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     # the Debian package starts services we do not use; tests start their own on 127.0.0.1
-    systemctl disable --now prometheus redis-server >/dev/null 2>&1 || true
+    systemctl disable --now prometheus redis-server postgresql >/dev/null 2>&1 || true
   else
     echo "warning: not root, cannot install Debian packages: ${missing[*]}" >&2
   fi
