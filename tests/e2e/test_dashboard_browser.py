@@ -14,8 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.services.demo import demo_snapshot
-from tests.e2e.conftest import (console_errors, screenshot, start_dashboard, stop,
-                                wait_download)
+from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop, wait_download
 
 pytestmark = pytest.mark.e2e
 
