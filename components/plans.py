@@ -87,12 +87,21 @@ def _headroom_card(headroom: int | None) -> html.Div:
                 "on the fullest broker, under max.broker.partitions")
 
 
+WORDS_PER_KIND = 8  # lines of one kind before the rest are counted, not listed
+
+
 def words(p: dict) -> list[html.Div]:
-    """Violations (red), unresolved items (amber) and risks (blue), one line each."""
-    out = [banners.banner(f"Breaks: {v['message']}", "error") for v in p["violations"]]
-    out += [banners.banner(f"Not achieved: {u['message']}", "warning")
-            for u in p["unresolved"]]
-    out += [banners.banner(f"Risk: {r}", "info") for r in p.get("risks", [])]
+    """Violations (red), unresolved items (amber) and risks (blue), one line each; past
+    WORDS_PER_KIND lines of one kind, the rest as a count (the grid lists every change)."""
+    out = []
+    for items, prefix, kind in ((p["violations"], "Breaks", "error"),
+                                (p["unresolved"], "Not achieved", "warning"),
+                                ([{"message": r} for r in p.get("risks", [])], "Risk", "info")):
+        out += [banners.banner(f"{prefix}: {i['message']}", kind)
+                for i in items[:WORDS_PER_KIND]]
+        if len(items) > WORDS_PER_KIND:
+            out.append(banners.banner(f"{prefix}: and {len(items) - WORDS_PER_KIND:,} more "
+                                      "like these", kind))
     if not out:
         out = [banners.banner("Breaks nothing and achieves everything it was asked: no "
                               "limit exceeded, no rack spread lost.", "info")]

@@ -32,6 +32,20 @@ def save_grid(table: DiffTable, token: str | None = None) -> str:
     return token
 
 
+def save_upload(obj: object, filename: str | None) -> str:
+    """Keep an uploaded plan file (parsed) until it is previewed."""
+    token = uuid.uuid4().hex
+    runtime.current().cache.set(f"upload:{token}", (obj, filename or "upload"),
+                                timeout=DRAFT_SECONDS)
+    return token
+
+
+def upload(token: str | None) -> tuple[object | None, str]:
+    """(parsed plan, file name) of an upload, or (None, "upload") when gone."""
+    hit = runtime.current().cache.get(f"upload:{token}") if token else None
+    return hit if hit is not None else (None, "upload")
+
+
 def load(token: str | None) -> Draft | None:
     """The draft, or None when the token is unknown or expired."""
     return runtime.current().cache.get(f"draft:{token}") if token else None
