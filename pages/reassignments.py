@@ -120,9 +120,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    table = plan_preview.diff_table(snap, draft.content, draft.basis)
-    token = drafts.save(draft, table)
-    return reassignment_preview(draft, len(table)), token, "", []
+    return reassignment_preview(draft, len(draft.table)), drafts.save(draft), "", []
 
 
 def reassignment_preview(draft: plan_preview.Draft, rows: int) -> list:

@@ -67,7 +67,7 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    return shrink_preview(draft), drafts.save(draft, None), "", []
+    return shrink_preview(draft), drafts.save(draft), "", []
 
 
 def shrink_preview(draft: plan_preview.Draft) -> list:
