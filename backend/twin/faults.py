@@ -44,7 +44,7 @@ class GatewayFaults:
         if not error or not isinstance(error, str):
             raise BadInput("gateway fault: 'error' must be a Kafka error name")
         if times is None and until is None:
-            raise BadInput("gateway fault: give 'times' (calls) or 'for' (a duration)")
+            raise BadInput("gateway fault: give 'calls' (how many) or 'for' (a duration)")
         if times is not None and (isinstance(times, bool) or int(times) < 1):
             raise BadInput(f"gateway fault: 'times' must be a whole number >= 1, got {times}")
         with self._lock:

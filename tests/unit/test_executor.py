@@ -224,7 +224,7 @@ def test_a_scenario_injects_gateway_faults(rig):
         {"at": "10s", "action": "gateway_fault", "op": "alter_configs",
          "error": "REQUEST_TIMED_OUT", "for": "5s"},
         {"at": "20s", "action": "gateway_fault", "op": "*", "error": "NOT_CONTROLLER",
-         "times": 1}]})
+         "calls": 1}]})
     runner = ScenarioRunner(rig.twin, sc)
     runner.advance_to(11)
     with pytest.raises(GatewayError, match="REQUEST_TIMED_OUT") as e:
