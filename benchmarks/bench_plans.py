@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import plan_preview
+from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure, best_of
 
 MOVES = 100_000

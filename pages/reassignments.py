@@ -11,10 +11,11 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, views
-from components import banners, plans, urlstate
+from backend.services import plan_preview, uploads
+from backend.services.cluster import cluster_snapshot
+from components import banners, urlstate
 from components.help import term
-from dashboard import drafts, ids, runtime
+from dashboard import drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path="/reassignments", name="Reassignments",
                    title="Railyard · Reassignments", order=5)
@@ -81,7 +82,7 @@ def uploaded(contents, filename):
     """An upload is read once, kept on the server, and becomes the plan to preview (the
     file, megabytes for a large plan, does not travel again with every preview)."""
     try:
-        obj = views.parse_plan_upload(contents, filename)
+        obj = uploads.json_object(contents, filename)
     except BadInput as e:
         return None, "", no_update, str(e)
     if obj is None:
@@ -101,7 +102,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
             throttle_mb, search):
     cluster = _cluster(search)
     try:
-        snap = views.cluster_snapshot(runtime.current().source(cluster))
+        snap = cluster_snapshot(runtime.current().source(cluster))
         throttle = None if throttle_mb in (None, "") else float(throttle_mb) * 1e6
         if throttle is not None and throttle <= 0:
             raise BadInput("throttle: give a rate larger than 0 MB/s, or leave it empty")
@@ -120,24 +121,15 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    return reassignment_preview(draft, len(draft.table)), drafts.save(draft), "", []
+    return reassignment_preview(draft), drafts.save(draft), "", []
 
 
-def reassignment_preview(draft: plan_preview.Draft, rows: int) -> list:
-    """The preview block of a reassignment draft or stored plan."""
-    p = draft.preview
+def reassignment_preview(draft: plan_preview.Draft) -> list:
+    """The preview block of a reassignment draft, or why there is nothing to show."""
     if draft.empty:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
                                "the goal.", "info")]
-    return [
-        html.H2(draft.title, className="plan-title"),
-        html.Div(plans.reassignment_cards(p), id=ids.PLAN_CARDS, className="cards"),
-        html.Div(plans.words(p), id=ids.PLAN_WORDS),
-        html.Div(plans.bars(p, "Replicas per broker before and after the plan"),
-                 className="panel"),
-        plans.diff_grid(rows),
-        plans.exports(p["throttle"], "plan.json"),
-    ]
+    return plan_views.reassignment_block(draft)
 
 
 def parse_brokers(text: str | None) -> list[int]:

@@ -11,7 +11,7 @@ import pytest
 
 from backend.model.io import save_snapshot
 from backend.services import plan_preview
-from backend.services.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from dashboard import drafts
 from dashboard.config import parse_config
 
@@ -53,6 +53,7 @@ def upload(obj) -> str:
 
 def test_generated_preview_shows_the_services_numbers(app):
     from components import plans
+    from dashboard import plan_views
 
     ra = page("/reassignments")
     block, token, error, notes = ra.preview(1, "generate", "drain", "9", 1.0, 1.1, None, 20,
@@ -67,16 +68,16 @@ def test_generated_preview_shows_the_services_numbers(app):
     assert plans.size(expected.preview["bytes_to_move"]) in shown
     assert "--throttle 20000000" in shown
     # the grid pages through the draft on the server, sorted there
-    answer = plans.grid_rows({"startRow": 0, "endRow": 50,
+    answer = plan_views.grid_rows({"startRow": 0, "endRow": 50,
                               "sortModel": [{"colId": "bytes", "sort": "desc"}]}, token, None)
     assert answer["rowCount"] == expected.preview["partitions"] and len(answer["rowData"]) == 50
     sizes = [r["bytes"] for r in answer["rowData"]]
     assert sizes == sorted(sizes, reverse=True) and all("9" in r["before"]
                                                         for r in answer["rowData"])
-    only = plans.grid_rows({"startRow": 0, "endRow": 50}, token, "topic-001-")
+    only = plan_views.grid_rows({"startRow": 0, "endRow": 50}, token, "topic-001-")
     assert only["rowCount"] > 0
     assert all(r["partition"].startswith("topic-001-") for r in only["rowData"])
-    sent = plans.download(1, token)
+    sent = plan_views.download(1, token)
     assert json.loads(sent["content"]) == expected.content and sent["filename"] == "plan.json"
 
 
