@@ -65,3 +65,18 @@ class ClusterGateway(ClusterReader, Protocol):
         """Set (``rate`` None: remove) one KIP-599 controller_mutation_rate quota; the
         entity as describe_client_quotas names it. {user, client_id,
         controller_mutation_rate}"""
+
+# Kafka error codes a client retries (the request may succeed when sent again).
+RETRIABLE = frozenset({"REQUEST_TIMED_OUT", "NOT_CONTROLLER", "REASSIGNMENT_IN_PROGRESS",
+                       "BROKER_NOT_AVAILABLE", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION",
+                       "THROTTLING_QUOTA_EXCEEDED", "CONCURRENT_TRANSACTIONS"})
+
+
+class GatewayError(RuntimeError):
+    """The cluster refused or failed a request: ``code`` is Kafka's error name. A caller
+    in the middle of a run (the executor) retries the retriable ones with backoff."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.retriable = code in RETRIABLE

@@ -8,7 +8,10 @@ DeleteTopics, and the client-quota APIs kafka-python has no call for (docs/deplo
 which call uses which API).
 
 A cluster that does not answer, refuses the credentials, or lacks an API raises
-backend.errors.Unavailable naming the bootstrap servers and the Kafka error, in one line.
+backend.errors.Unavailable naming the bootstrap servers and the Kafka error, in one line
+(the executor retries it). A write the cluster refuses raises GatewayError with Kafka's
+error name (retried only when Kafka calls it retriable); bad arguments raise BadInput
+before anything is sent.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from kafka.protocol.admin import (
 )
 
 from backend.errors import BadInput, Unavailable
+from backend.gateways.base import GatewayError
 from backend.gateways.config import KafkaConnection
 from backend.model.snapshot import DEFAULT_RETENTION_MS, Snapshot
 
@@ -271,10 +275,16 @@ class KafkaGateway:
         return self._call(api, lambda admin: admin._manager.run(go, admin))
 
     def _refused(self, api: str, code: int, message: str | None = None) -> None:
-        """A request-level error: the cluster refused the whole request."""
+        """A read the cluster refused as a whole: the page shows it as a banner."""
         name, msg = error_of(code, message)
         if name is not None:
             raise Unavailable(self.what, f"{api} refused: {name}: {msg}")
+
+    def _rejected(self, api: str, code: int, message: str | None = None) -> None:
+        """A write the cluster refused: GatewayError with Kafka's error name."""
+        name, msg = error_of(code, message)
+        if name is not None:
+            raise GatewayError(name, f"{api} on {self.conn.servers}: {msg}")
 
     # -- reads --
     def describe_cluster(self) -> dict:
@@ -443,9 +453,8 @@ class KafkaGateway:
         err, msg = error_of(r.error_code, r.error_message)
         if err in ("UNKNOWN_TOPIC_OR_PARTITION", "INVALID_CONFIG", "INVALID_REQUEST"):
             raise BadInput(f"{entity_type} '{name}': {err}: {msg}")
-        if err is not None:
-            raise Unavailable(self.what, f"IncrementalAlterConfigs {entity_type} '{name}' "
-                              f"refused: {err}: {msg}")
+        self._rejected(f"IncrementalAlterConfigs {entity_type} '{name}'", r.error_code,
+                       r.error_message)
         return self.describe_configs(entity_type, name)
 
     def alter_reassignments(self, plan: dict) -> dict:
@@ -463,21 +472,24 @@ class KafkaGateway:
     def _reassign(self, moves: dict, done: str) -> dict:
         resp = self._send("AlterPartitionReassignments",
                           alter_reassignments_request(moves, self.timeout_ms), controller=True)
-        self._refused("AlterPartitionReassignments", resp.error_code, resp.error_message)
+        self._rejected("AlterPartitionReassignments", resp.error_code, resp.error_message)
         ok, failed = [], []
         for t in resp.responses:
             for p in t.partitions:
-                err, msg = error_of(p.error_code, p.error_message)
                 key = f"{t.name}-{p.partition_index}"
-                if err is None:
-                    ok.append(key)
-                else:
-                    failed.append({"partition": key, "error": err, "message": msg})
-        if done == "cancelled" and failed and all(
-                f["error"] == "NO_REASSIGNMENT_IN_PROGRESS" for f in failed):
-            raise BadInput(f"no reassignment in progress for {failed[0]['partition']}")
-        out = {"started": [], "cancelled": [], "failed": failed}
-        out[done] = ok
+                (failed if p.error_code else ok).append((key, p.error_code, p.error_message))
+        if done == "cancelled":  # a move that finished meanwhile has nothing to cancel
+            gone = [f for f in failed if error_of(f[1])[0] == "NO_REASSIGNMENT_IN_PROGRESS"]
+            if gone and len(gone) == len(failed) and not ok:
+                raise BadInput(f"no reassignment in progress for {gone[0][0]}")
+            failed = [f for f in failed if f not in gone]
+        if failed:
+            key, code, message = failed[0]
+            self._rejected(f"AlterPartitionReassignments {key} (and {len(failed) - 1} more)"
+                           if len(failed) > 1 else f"AlterPartitionReassignments {key}",
+                           code, message)
+        out = {"started": [], "cancelled": []}
+        out[done] = [k for k, _, _ in ok]
         return out
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
@@ -507,9 +519,7 @@ class KafkaGateway:
         resp = self._send("AlterClientQuotas", alter_client_quotas_request(user, client_id,
                                                                            rate))
         e = resp.entries[0]
-        err, msg = error_of(e.error_code, e.error_message)
-        if err is not None:
-            raise Unavailable(self.what, f"AlterClientQuotas refused: {err}: {msg}")
+        self._rejected("AlterClientQuotas", e.error_code, e.error_message)
         return {"user": user, "client_id": client_id, MUTATION_RATE: rate}
 
 
