@@ -11,12 +11,12 @@ import yaml
 from backend.cli import main
 from backend.gateways.factory import open_gateway
 from backend.gateways.kafka import KafkaGateway
-from backend.gateways.twin import TwinGateway
 from backend.gateways.twin_http import TwinHttpGateway
-from backend.model.generate import generate_snapshot
 from backend.model.io import load_snapshot
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
 from dashboard.config import parse_config
 from tests.servers import free_port
 
