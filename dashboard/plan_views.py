@@ -145,8 +145,8 @@ def refilter(_contains, token):
 
 @dash.callback(Output(ids.PLAN_JSON_DOWNLOAD, "data"), Input(ids.PLAN_JSON_BUTTON, "n_clicks"),
                State(ids.PLAN_TOKEN, "data"), prevent_initial_call=True)
-def download(_clicks, token):
-    draft = drafts.load(token)
+def download(clicks, token):
+    draft = drafts.load(token) if clicks else None
     if draft is None:
         return no_update
     return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")
@@ -160,6 +160,8 @@ def propose(_clicks, token, title):
     """Store the previewed draft as proposed and open its own page. Refused when the
     cluster changed since the preview: the plan would be approved for moves computed on
     a cluster that no longer exists."""
+    if not _clicks:  # the button appearing with the preview is not a click
+        return no_update, no_update
     draft = drafts.load(token)
     if draft is None:
         return no_update, "This preview has expired: preview the plan again."

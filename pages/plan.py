@@ -88,18 +88,22 @@ def _actions(plan, who) -> html.Div:
                         html.Button("Reject", id=ids.PV_REJECT, className="button")]
         if may(who, "withdraw", plan.author) is None:
             buttons.append(html.Button("Withdraw", id=ids.PV_WITHDRAW, className="button"))
+    if plan.state != "proposed":
+        note = f"This plan is {plan.state}: there is nothing left to decide."
+    elif who.name == plan.author:
+        note = "You wrote this plan: someone else with the approver role approves it."
+    elif may(who, "approve", plan.author) is not None:
+        note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
+    else:
+        note = (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
+                "for the cluster as it is now.")
     if not buttons:
-        why = ("" if plan.state != "proposed" else
-               " (you wrote it: someone else approves it)" if who.name == plan.author else
-               f" ({who.role}s do not decide plans)")
-        return html.P(f"Signed in as {who.name}: nothing for you to decide on this "
-                      f"{plan.state} plan{why}.", className="hint")
+        return html.P(note, className="hint")
     return html.Div([
         html.Div([html.Label([html.Span("Comment", className="field-label"),
                               dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
                              className="field"), *buttons], className="form-row"),
-        html.P(f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., for "
-               "the cluster as it is now.", className="hint"),
+        html.P(note, className="hint"),
         html.Div(id=ids.PV_RESULT, className="inline-error", role="alert"),
     ], className="panel")
 
@@ -147,7 +151,8 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     """Approve (with the sha256 this page showed), reject or withdraw; the service
     decides whether this user may, and says which rule failed when not."""
     action = dash.ctx.triggered_id
-    if action is None or not shown:
+    clicked = {ids.PV_APPROVE: _approve, ids.PV_REJECT: _reject, ids.PV_WITHDRAW: _withdraw}
+    if not shown or not clicked.get(action):  # buttons appearing are not clicks
         return (no_update,) * 5
     rt = runtime.current()
     store, who, comment = rt.plan_store(), plan_views.actor(), comment or ""

@@ -99,7 +99,7 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     assert state_of(operator) == "proposed"
     # the author may not approve their own plan: no button, only the reason
     assert not operator.find_elements(By.ID, "pv-approve")
-    assert "you wrote it" in operator.find_element(By.CSS_SELECTOR, "main").text
+    assert "You wrote this plan" in operator.find_element(By.CSS_SELECTOR, "main").text
     shown_sha = operator.find_element(By.ID, "pv-sha").text
     assert console_errors(operator) == []
 
