@@ -80,29 +80,31 @@ def _facts(plan) -> html.Div:
 
 def _actions(plan, who) -> html.Div:
     """Approve/Reject (approvers, not the author) and Withdraw (the author) while the
-    plan is proposed; otherwise nothing to do here."""
-    buttons = []
-    if plan.state == "proposed":
-        if may(who, "approve", plan.author) is None:
-            buttons += [html.Button("Approve", id=ids.PV_APPROVE, className="button primary"),
-                        html.Button("Reject", id=ids.PV_REJECT, className="button")]
-        if may(who, "withdraw", plan.author) is None:
-            buttons.append(html.Button("Withdraw", id=ids.PV_WITHDRAW, className="button"))
-    if plan.state != "proposed":
+    plan is proposed. All three are always in the page (a callback needs its inputs),
+    hidden from whoever may not use them; the service refuses them anyway."""
+    proposed = plan.state == "proposed"
+    can_decide = proposed and may(who, "approve", plan.author) is None
+    can_withdraw = proposed and may(who, "withdraw", plan.author) is None
+    if not proposed:
         note = f"This plan is {plan.state}: there is nothing left to decide."
     elif who.name == plan.author:
         note = "You wrote this plan: someone else with the approver role approves it."
-    elif may(who, "approve", plan.author) is not None:
+    elif not can_decide:
         note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
     else:
         note = (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
                 "for the cluster as it is now.")
-    if not buttons:
-        return html.P(note, className="hint")
     return html.Div([
-        html.Div([html.Label([html.Span("Comment", className="field-label"),
-                              dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
-                             className="field"), *buttons], className="form-row"),
+        html.Div([
+            html.Label([html.Span("Comment", className="field-label"),
+                        dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
+                       className="field", hidden=not (can_decide or can_withdraw)),
+            html.Button("Approve", id=ids.PV_APPROVE, className="button primary",
+                        hidden=not can_decide),
+            html.Button("Reject", id=ids.PV_REJECT, className="button", hidden=not can_decide),
+            html.Button("Withdraw", id=ids.PV_WITHDRAW, className="button",
+                        hidden=not can_withdraw),
+        ], className="form-row"),
         html.P(note, className="hint"),
         html.Div(id=ids.PV_RESULT, className="inline-error", role="alert"),
     ], className="panel")
@@ -143,7 +145,8 @@ def _time(t) -> str:
 
 @dash.callback(Output(ids.PV_RESULT, "children"), Output(ids.PV_STATE, "children"),
                Output(ids.PV_STATE, "className"), Output(ids.PV_DECISIONS, "children"),
-               Output(ids.PV_AUDIT, "children"),
+               Output(ids.PV_AUDIT, "children"), Output(ids.PV_APPROVE, "hidden"),
+               Output(ids.PV_REJECT, "hidden"), Output(ids.PV_WITHDRAW, "hidden"),
                Input(ids.PV_APPROVE, "n_clicks"), Input(ids.PV_REJECT, "n_clicks"),
                Input(ids.PV_WITHDRAW, "n_clicks"), State(ids.PV_PLAN, "data"),
                State(ids.PV_COMMENT, "value"), prevent_initial_call=True)
@@ -153,7 +156,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     action = dash.ctx.triggered_id
     clicked = {ids.PV_APPROVE: _approve, ids.PV_REJECT: _reject, ids.PV_WITHDRAW: _withdraw}
     if not shown or not clicked.get(action):  # buttons appearing are not clicks
-        return (no_update,) * 5
+        return (no_update,) * 8
     rt = runtime.current()
     store, who, comment = rt.plan_store(), plan_views.actor(), comment or ""
     try:
@@ -166,6 +169,6 @@ def decide(_approve, _reject, _withdraw, shown, comment):
         else:
             plan = plan_service.withdraw(store, who, shown["id"])
     except plan_views.REFUSALS as e:
-        return f"Refused: {e}", no_update, no_update, no_update, no_update
+        return (f"Refused: {e}",) + (no_update,) * 7
     return (f"Done: plan {plan.id} is {plan.state}.", plan.state, f"state state-{plan.state}",
-            _decisions(plan), _audit(plan.id))
+            _decisions(plan), _audit(plan.id), True, True, True)

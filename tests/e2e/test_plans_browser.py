@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from backend.store.store import open_store
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
-from backend.store.store import open_store
 from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import (
     CHROMIUM_FLAGS,
@@ -98,7 +98,8 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     wait(operator).until(lambda d: d.find_elements(By.ID, "pv-state"))
     assert state_of(operator) == "proposed"
     # the author may not approve their own plan: no button, only the reason
-    assert not operator.find_elements(By.ID, "pv-approve")
+    assert not operator.find_element(By.ID, "pv-approve").is_displayed()
+    assert operator.find_element(By.ID, "pv-withdraw").is_displayed()
     assert "You wrote this plan" in operator.find_element(By.CSS_SELECTOR, "main").text
     shown_sha = operator.find_element(By.ID, "pv-sha").text
     assert console_errors(operator) == []
@@ -106,6 +107,8 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     sign_in(approver, dashboard.url, "arne", USERS["arne"][1])
     approver.get(plan_url)
     wait(approver).until(lambda d: d.find_elements(By.ID, "pv-approve"))
+    assert approver.find_element(By.ID, "pv-approve").is_displayed()
+    assert not approver.find_element(By.ID, "pv-withdraw").is_displayed()
     assert approver.find_element(By.ID, "pv-sha").text == shown_sha
     assert state_of(approver) == "proposed"
     wait(approver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
@@ -114,6 +117,7 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     approver.find_element(By.ID, "pv-approve").click()
     wait(approver).until(ec.text_to_be_present_in_element((By.ID, "pv-state"), "approved"))
     assert "Done: plan" in approver.find_element(By.ID, "pv-result").text
+    assert not approver.find_element(By.ID, "pv-approve").is_displayed()
     screenshot(approver, "plans-3-approver-approved")
 
     # the result, not the buttons: the store says approved, with arne's decision on the
