@@ -143,7 +143,8 @@ def _time(t) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-@dash.callback(Output(ids.PV_RESULT, "children"), Output(ids.PV_STATE, "children"),
+@dash.callback(Output(ids.PV_RESULT, "children"), Output(ids.PV_RESULT, "className"),
+               Output(ids.PV_STATE, "children"),
                Output(ids.PV_STATE, "className"), Output(ids.PV_DECISIONS, "children"),
                Output(ids.PV_AUDIT, "children"), Output(ids.PV_APPROVE, "hidden"),
                Output(ids.PV_REJECT, "hidden"), Output(ids.PV_WITHDRAW, "hidden"),
@@ -156,7 +157,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     action = dash.ctx.triggered_id
     clicked = {ids.PV_APPROVE: _approve, ids.PV_REJECT: _reject, ids.PV_WITHDRAW: _withdraw}
     if not shown or not clicked.get(action):  # buttons appearing are not clicks
-        return (no_update,) * 8
+        return (no_update,) * 9
     rt = runtime.current()
     store, who, comment = rt.plan_store(), plan_views.actor(), comment or ""
     try:
@@ -169,6 +170,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
         else:
             plan = plan_service.withdraw(store, who, shown["id"])
     except plan_views.REFUSALS as e:
-        return (f"Refused: {e}",) + (no_update,) * 7
-    return (f"Done: plan {plan.id} is {plan.state}.", plan.state, f"state state-{plan.state}",
+        return (f"Refused: {e}", "inline-error") + (no_update,) * 7
+    return (f"Done: plan {plan.id} is {plan.state}.", "inline-done", plan.state,
+            f"state state-{plan.state}",
             _decisions(plan), _audit(plan.id), True, True, True)
