@@ -10,8 +10,7 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.twin_http import TwinHttpGateway
-from components import shell
-from dashboard import ids, jobs, runtime
+from dashboard import ids, jobs, runtime, shell
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent

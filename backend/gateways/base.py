@@ -1,5 +1,5 @@
 """How Railyard reads and changes a cluster: one interface, implemented by the twin
-(backend.gateways.twin) and, later, by a Kafka admin-client gateway. ClusterReader is the
+(backend.twin.gateway) and, later, by a Kafka admin-client gateway. ClusterReader is the
 read half, all the dashboard needs; the twin's HTTP API serves only that half
 (backend.gateways.twin_http). Readers raise backend.errors.Unavailable when the cluster
 does not answer.
@@ -59,3 +59,19 @@ class ClusterGateway(ClusterReader, Protocol):
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         """per topic {name, error, message, throttle_time_ms}"""
+
+
+# Kafka error codes a client retries (the request may succeed when sent again).
+RETRIABLE = frozenset({"REQUEST_TIMED_OUT", "NOT_CONTROLLER", "REASSIGNMENT_IN_PROGRESS",
+                       "BROKER_NOT_AVAILABLE", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION",
+                       "THROTTLING_QUOTA_EXCEEDED", "CONCURRENT_TRANSACTIONS"})
+
+
+class GatewayError(RuntimeError):
+    """The cluster refused or failed a request: ``code`` is Kafka's error name. A caller
+    in the middle of a run (the executor) retries the retriable ones with backoff."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.retriable = code in RETRIABLE
