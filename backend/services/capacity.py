@@ -20,8 +20,8 @@ from backend.engines.limits import TopicRequest, create_topics
 from backend.errors import BadInput, Unavailable
 from backend.metrics.client import MetricsError, PrometheusUnavailable
 from backend.model.snapshot import Limits
-from backend.services import live
-from backend.services.views import ClusterSource, cluster_snapshot
+from backend.services import monitoring
+from backend.services.cluster import ClusterSource, cluster_snapshot
 
 WINDOWS = (7, 30, 90)  # days of history a review looks at
 DAY = 86_400
@@ -38,7 +38,7 @@ def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
         raise BadInput(f"window: expected one of {', '.join(map(str, WINDOWS))} days, got {days}")
     end = float(end if end is not None else time.time() // 3600 * 3600)
     start = end - (days - 1) * DAY
-    client = live.metrics_client(source)
+    client = monitoring.metrics_client(source)
     try:
         per_broker = client.range("partitions_per_broker_peak", start, end, step=str(DAY),
                                   window="1d")

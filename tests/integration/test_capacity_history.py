@@ -18,7 +18,7 @@ from backend.engines.planner import under_provisioned
 from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.model.snapshot import Limits
 from backend.services import capacity
-from backend.services.views import ClusterSource
+from backend.services.cluster import ClusterSource
 
 pytestmark = pytest.mark.integration
 EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z

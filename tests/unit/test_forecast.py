@@ -10,8 +10,8 @@ from scipy.stats import theilslopes
 from backend.engines import forecast as fc
 from backend.engines.planner import Goal, plan
 from backend.errors import BadInput
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits
+from backend.twin.generate import generate_snapshot
 
 HOUR, DAY = 3600.0, 86_400.0
 T0 = 1_704_067_200.0
