@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 import dash
@@ -11,7 +12,7 @@ from flask_caching import Cache
 
 from backend.gateways.twin_http import TwinHttpGateway
 from components import shell
-from dashboard import ids, jobs, runtime
+from dashboard import auth, ids, jobs, runtime
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,11 +42,12 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         background_callback_manager=jobs.manager(config.cache),
         on_error=_on_error,
     )
+    auth.install(app.server, config.auth)
     cache = Cache(app.server, config=cache_config(config.cache))
     remote = {c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
               if c.gateway.type == "twin" and c.gateway.url}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
-    app.layout = shell.layout(config)
+    app.layout = partial(shell.layout, config)  # per request: it names the user
     shell.register(app)
     return app
 
