@@ -10,7 +10,8 @@ from dashboard import ids
 from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
-             ("/quotas", "Quotas"), ("/what-if", "What-if"))
+             ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
+             ("/shrinks", "Shrinks"))
 
 
 def layout(config: DashboardConfig) -> html.Div:

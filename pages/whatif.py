@@ -3,6 +3,7 @@ of many scenarios on Spark (a background job with a progress bar and a cancel bu
 
 from __future__ import annotations
 
+import io
 import math
 import time
 import uuid
@@ -361,6 +362,7 @@ def cancel_sweep(_clicks, run_clicks, token):
 def download_rows(_clicks, rows, kind):
     if not rows:
         return no_update
-    frame = pd.read_json(rows, orient="split")
+    # pandas 3 reads a bare string as a path: the stored rows are JSON text, not a file
+    frame = pd.read_json(io.StringIO(rows), orient="split")
     return dcc.send_data_frame(frame.to_csv, f"railyard-{kind}-sweep.csv", index=False)
 

@@ -59,3 +59,19 @@ class ClusterGateway(ClusterReader, Protocol):
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         """per topic {name, error, message, throttle_time_ms}"""
+
+
+# Kafka error codes a client retries (the request may succeed when sent again).
+RETRIABLE = frozenset({"REQUEST_TIMED_OUT", "NOT_CONTROLLER", "REASSIGNMENT_IN_PROGRESS",
+                       "BROKER_NOT_AVAILABLE", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION",
+                       "THROTTLING_QUOTA_EXCEEDED", "CONCURRENT_TRANSACTIONS"})
+
+
+class GatewayError(RuntimeError):
+    """The cluster refused or failed a request: ``code`` is Kafka's error name. A caller
+    in the middle of a run (the executor) retries the retriable ones with backoff."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.retriable = code in RETRIABLE

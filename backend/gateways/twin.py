@@ -53,6 +53,7 @@ class TwinGateway:
         return self.twin.assignment()
 
     def describe_configs(self, entity_type: str, name: str) -> dict:
+        self.twin.faults.check("describe_configs", self.twin.now_seconds)
         with self.twin.lock:
             if entity_type == "broker":
                 if name != DEFAULT_BROKER:
@@ -73,15 +74,19 @@ class TwinGateway:
 
     def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
                       delete: list[str] | None = None) -> dict:
+        self.twin.faults.check("alter_configs", self.twin.now_seconds)
         return self.twin.alter_configs(entity_type, name, set_, delete)
 
     def alter_reassignments(self, plan: dict) -> dict:
+        self.twin.faults.check("alter_reassignments", self.twin.now_seconds)
         return self.twin.alter_reassignments(plan)
 
     def list_reassignments(self) -> list[dict]:
+        self.twin.faults.check("list_reassignments", self.twin.now_seconds)
         return self.twin.list_reassignments()
 
     def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
+        self.twin.faults.check("cancel_reassignments", self.twin.now_seconds)
         return self.twin.cancel_reassignments(partitions)
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:

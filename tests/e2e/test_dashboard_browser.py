@@ -14,7 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.services.demo import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop
+from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop, wait_download
 
 pytestmark = pytest.mark.e2e
 
@@ -129,7 +129,7 @@ def test_throttle_whatif_shows_eta_and_band(browser, dashboard):
     screenshot(browser, "what-if-throttle")
 
 
-def test_sweep_runs_on_spark_with_progress(browser, dashboard):
+def test_sweep_runs_on_spark_with_progress(browser, dashboard, downloads):
     browser.get(dashboard.url + "/what-if?tab=sweeps")
     wait_for(browser, "#wi-sw-run").click()
     # while it runs: Run is disabled, Cancel enabled, the progress bar moves
@@ -146,7 +146,10 @@ def test_sweep_runs_on_spark_with_progress(browser, dashboard):
     # 5 limit values x 3 broker counts
     wait_text(browser, "#wi-sw-result", "15 rows in", timeout=120)
     wait_for(browser, "#wi-sw-table .ag-row")
-    assert browser.find_element(By.ID, "wi-sw-download-button").is_enabled()
+    browser.find_element(By.ID, "wi-sw-download-button").click()
+    rows = wait_download(downloads, ".csv").read_text().splitlines()
+    assert len(rows) == 1 + 15, rows  # a header and the 15 scenarios
+    assert rows[0].startswith("scenario,max_broker_partitions,"), rows[0]
     screenshot(browser, "what-if-sweep")
     assert console_errors(browser) == []
 

@@ -110,7 +110,8 @@ def test_every_page_layout_builds(app):
     import dash
 
     paths = {p["path"]: p for p in dash.page_registry.values()}
-    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if"}
+    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if",
+                          "/reassignments", "/shrinks"}
     for page in paths.values():
         assert page["layout"](range="6h") is not None
 
