@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from backend.engines.limits import TopicRequest, create_topics
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure, best_of
 
 

@@ -11,8 +11,7 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.twin_http import TwinHttpGateway
-from components import shell
-from dashboard import auth, ids, jobs, runtime
+from dashboard import auth, ids, jobs, runtime, shell
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from pathlib import Path
 from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
-from backend.services.views import ClusterSource
+from backend.services.cluster import ClusterSource
 from dashboard.config import ClusterConfig, DashboardConfig
 
 

@@ -11,7 +11,8 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, views
+from backend.services import plan_preview, uploads
+from backend.services.cluster import cluster_snapshot
 from components import banners, plans, urlstate
 from components.help import term
 from dashboard import drafts, ids, runtime
@@ -91,12 +92,12 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, contents, fi
             throttle_mb, search):
     cluster = _cluster(search)
     try:
-        snap = views.cluster_snapshot(runtime.current().source(cluster))
+        snap = cluster_snapshot(runtime.current().source(cluster))
         throttle = None if throttle_mb in (None, "") else float(throttle_mb) * 1e6
         if throttle is not None and throttle <= 0:
             raise BadInput("throttle: give a rate larger than 0 MB/s, or leave it empty")
         if source == "upload":
-            obj = views.parse_plan_upload(contents, filename)
+            obj = uploads.json_object(contents, filename)
             if obj is None:
                 raise BadInput("upload: choose a reassignment JSON file first")
             draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle,

@@ -10,7 +10,8 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, views
+from backend.services import plan_preview
+from backend.services.cluster import cluster_snapshot
 from components import banners, plans, tables, urlstate
 from components.tables import duration
 from dashboard import drafts, ids, runtime
@@ -55,7 +56,7 @@ def _field(label, control, hint: str | None = None) -> html.Label:
 def preview(_clicks, topic, partitions, delay_hours, search):
     cluster = urlstate.parse(search).get("cluster")
     try:
-        snap = views.cluster_snapshot(runtime.current().source(cluster))
+        snap = cluster_snapshot(runtime.current().source(cluster))
         if partitions in (None, ""):
             raise BadInput("partitions after: give the number of partitions to keep")
         if delay_hours not in (None, "") and float(delay_hours) < 0:

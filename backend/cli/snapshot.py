@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 
 from backend.cli import non_negative_int, positive_int
-from backend.model.generate import generate_snapshot
 from backend.model.io import load_snapshot, read_json
 from backend.model.snapshot import Limits
 from backend.services import snapshots
+from backend.twin.generate import generate_snapshot
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,5 +1,5 @@
 """How Railyard reads and changes a cluster: one interface, implemented by the twin
-(backend.gateways.twin) and, later, by a Kafka admin-client gateway. ClusterReader is the
+(backend.twin.gateway) and, later, by a Kafka admin-client gateway. ClusterReader is the
 read half, all the dashboard needs; the twin's HTTP API serves only that half
 (backend.gateways.twin_http). Readers raise backend.errors.Unavailable when the cluster
 does not answer.

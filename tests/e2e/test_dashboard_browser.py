@@ -13,7 +13,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
-from backend.services.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop, wait_download
 
 pytestmark = pytest.mark.e2e

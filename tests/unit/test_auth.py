@@ -231,7 +231,7 @@ def test_hash_password_cli(monkeypatch, capsys):
 
 
 def test_demo_users_are_generated_once_and_private(tmp_path):
-    from dashboard.demo import DEMO_USERS, demo_users
+    from dashboard.demo_stack import DEMO_USERS, demo_users
 
     users = demo_users(tmp_path)
     assert [(n, r) for n, (r, _) in users.items()] == list(DEMO_USERS)

@@ -11,7 +11,7 @@ import pytest
 
 from backend.model.io import save_snapshot
 from backend.services import plan_preview
-from backend.services.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from dashboard import drafts
 from dashboard.config import parse_config
 

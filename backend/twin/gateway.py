@@ -1,4 +1,5 @@
-"""The gateway over a simulated cluster (backend.twin.cluster.TwinCluster)."""
+"""The ClusterGateway over the simulated cluster (backend.twin.cluster.TwinCluster): the
+twin answers as Kafka's Admin API would, so tools drive it like a real cluster."""
 
 from __future__ import annotations
 
