@@ -12,7 +12,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
-from backend.services.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop
 
 pytestmark = pytest.mark.e2e
