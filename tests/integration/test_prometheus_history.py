@@ -97,7 +97,8 @@ def test_a_throttle_in_the_window_counts_though_it_is_over_at_its_end(history):
     tokens_at_end = values(history, "mutation_tokens", 60)
     assert all(v >= 0 for v in tokens_at_end.values())  # nobody throttled at the end
     quotas = monitoring.quotas(source, hour)["throttled"]
-    assert quotas["value"] == 1 and quotas["detail"] == ["tenant-a"]  # a user quota: one bucket for all its clients
+    # a user quota: one bucket for all the user's clients
+    assert quotas["value"] == 1 and quotas["detail"] == ["tenant-a"]
     health = monitoring.health(source, hour)["figures"]["throttled_principals"]
     assert health["detail"] == ["tenant-a"]  # a user quota: one bucket for all its clients
     # and a window after the throttle ended sees nobody
