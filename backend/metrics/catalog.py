@@ -109,6 +109,14 @@ CATALOG: dict[str, Concept] = {
     "mutation_rate": Concept(
         "max by (user, client_id) ({d.mutation_rate})", ("user", "client_id"),
         "partitions/s", "Partition mutations/s per principal"),
+    # over a whole window (``window`` = its length): a throttle lasts seconds, and a
+    # principal throttled at 02:14 counts in a review of 02:00-03:00 though not at 03:00
+    "mutation_tokens_low": Concept(
+        "min by (user, client_id) (min_over_time({d.mutation_tokens}[{window}]))",
+        ("user", "client_id"), "tokens", "Fewest tokens per principal over the window"),
+    "mutation_throttle_time_high": Concept(
+        "max by (user, client_id) (max_over_time({d.mutation_throttle_time}[{window}]))",
+        ("user", "client_id"), "ms", "Largest throttle time per principal over the window"),
     "mutation_throttle_time": Concept(
         "max by (user, client_id) ({d.mutation_throttle_time})", ("user", "client_id"), "ms",
         "Average throttle time per principal"),
