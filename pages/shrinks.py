@@ -10,7 +10,8 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, views
+from backend.services import plan_preview
+from backend.services.cluster import cluster_snapshot
 from components import banners, plans, tables, urlstate
 from components.tables import duration
 from dashboard import drafts, ids, runtime
@@ -55,7 +56,7 @@ def _field(label, control, hint: str | None = None) -> html.Label:
 def preview(_clicks, topic, partitions, delay_hours, search):
     cluster = urlstate.parse(search).get("cluster")
     try:
-        snap = views.cluster_snapshot(runtime.current().source(cluster))
+        snap = cluster_snapshot(runtime.current().source(cluster))
         if partitions in (None, ""):
             raise BadInput("partitions after: give the number of partitions to keep")
         if delay_hours not in (None, "") and float(delay_hours) < 0:
@@ -67,7 +68,7 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    return shrink_preview(draft), drafts.save(draft, None), "", []
+    return shrink_preview(draft), drafts.save(draft), "", []
 
 
 def shrink_preview(draft: plan_preview.Draft) -> list:
@@ -83,7 +84,8 @@ def shrink_preview(draft: plan_preview.Draft) -> list:
         html.Div(plans.shrink_cards(p, c), id=ids.PLAN_CARDS, className="cards"),
         html.Div(plans.words(p), id=ids.PLAN_WORDS),
         html.Div([html.H3("Stages"), stages(c["stages"])], className="panel"),
-        html.Div(plans.bars(p, "Replicas per broker before and after the shrink"),
+        html.Div(plans.bars(p, "Replicas per broker before and after the shrink",
+                            ids.PLAN_BARS),
                  className="panel"),
         html.Div([html.H3("Room reclaimed per broker"), tables.grid(reclaimed, height=260)],
                  className="panel"),

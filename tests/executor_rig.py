@@ -15,9 +15,9 @@ from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor, RetryPolicy
 from backend.executor.records import ExecutionRecords
 from backend.executor.tables import metadata
-from backend.gateways.twin import TwinGateway
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
 from backend.twin.scenario import move_plan
 
 
@@ -181,7 +181,7 @@ def crash_campaign(runs: int, seed: int, tmp: Path, partitions: int = 6,
     import numpy as np
 
     from backend.engines.throttle import FOLLOWER_RATE, LEADER_RATE, LEADER_REPLICAS
-    from backend.model.generate import generate_snapshot
+    from backend.twin.generate import generate_snapshot
 
     out = CampaignResult()
     for run in range(runs):
