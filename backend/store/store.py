@@ -149,7 +149,8 @@ def query_plans(conn: Connection, cluster: str | None = None, state: str | None 
     return [Plan(**r, content=None, basis=None) for r in conn.execute(q).mappings()]
 
 
-def due_plans(conn: Connection, states: frozenset[str], now: datetime) -> list[tuple[int, str, int]]:
+def due_plans(conn: Connection, states: frozenset[str],
+              now: datetime) -> list[tuple[int, str, int]]:
     """(id, state, version) of plans in ``states`` whose expiry has passed."""
     q = select(plans.c.id, plans.c.state, plans.c.version).where(
         plans.c.state.in_(sorted(states)), plans.c.expires_at <= now).order_by(plans.c.id)
