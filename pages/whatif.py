@@ -3,6 +3,7 @@ of many scenarios on Spark (a background job with a progress bar and a cancel bu
 
 from __future__ import annotations
 
+import io
 import math
 import time
 import uuid
@@ -11,9 +12,10 @@ import dash
 import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
-from backend.errors import BadInput
-from backend.services import views
-from backend.services.views import Unavailable
+from backend.errors import BadInput, Unavailable
+from backend.services import limits, quota, throttle, uploads, whatif
+from backend.services.cluster import ClusterSource, cluster_snapshot, snapshot_file
+from backend.spark.sweeps import SweepCancelled
 from components import banners, charts, tables
 from components.help import term
 from dashboard import ids, jobs, runtime
@@ -95,7 +97,7 @@ def _limits_tab(c) -> html.Div:
                State(ids.WI_STATE, "data"), prevent_initial_call=True)
 def preview_limits(_clicks, action, topic, partitions, rf, mbp, mp, state):
     try:
-        r = views.limits_whatif(runtime.current().source(state["cluster"]), action, topic,
+        r = limits.whatif(runtime.current().source(state["cluster"]), action, topic,
                                 partitions, rf, mbp, mp)
     except BadInput as e:
         return no_update, no_update, no_update, str(e), no_update
@@ -162,9 +164,9 @@ def plan_throttle(log_rate, contents, capacity, filename, state):
     label = f"{rate / 1e6:,.1f} MB/s"
     source = runtime.current().source(state["cluster"])
     try:
-        plan, name = views.reassignment_for(source, views.parse_plan_upload(contents, filename),
+        plan, name = throttle.reassignment_for(source, uploads.json_object(contents, filename),
                                             filename)
-        r = views.throttle_whatif(source, plan, rate, capacity)
+        r = throttle.whatif(source, plan, rate, capacity)
     except BadInput as e:
         return no_update, no_update, no_update, label, no_update, str(e), no_update
     except Unavailable as e:
@@ -214,7 +216,7 @@ def _quota_tab(c) -> html.Div:
 def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str]:
     if not contents:
         return EXAMPLE_WORKLOAD, f"example workload {EXAMPLE_WORKLOAD}"
-    return views.save_upload(contents, filename, runtime.current().work_dir), filename
+    return quota.save_workload(contents, filename, runtime.current().work_dir), filename
 
 
 @dash.callback(Output(ids.WI_QU_BUCKET, "figure"), Output(ids.WI_QU_SUMMARY, "children"),
@@ -228,7 +230,7 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
         path, name = _workload_path(contents, filename)
         if not samples or not window or samples < 1 or window < 1:
             raise BadInput("samples and window: give whole numbers of at least 1")
-        r = views.quota_whatif(path, rate, int(samples), int(window))
+        r = quota.whatif(path, rate, int(samples), int(window))
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
     bursts = {p["user"] if not p["client_id"] else f"{p['user']}/{p['client_id']}": p["burst"]
@@ -238,10 +240,10 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
     return fig, tables.principals(r["principals"]), name, ""
 
 
-def _limits_grid(source: views.ClusterSource) -> str:
+def _limits_grid(source: ClusterSource) -> str:
     """A default limits grid around the cluster's own limit (±10%, with 0-2 new brokers)."""
     try:
-        limit = views.cluster_snapshot(source).limits.max_broker_partitions
+        limit = cluster_snapshot(source).limits.max_broker_partitions
     except Unavailable:
         limit = None
     if not limit:
@@ -260,7 +262,7 @@ def _sweep_tab(limits_grid: str) -> html.Div:
         dcc.Store(id=ids.WI_SW_ROWS),
         html.Div([
             _field("Kind", dcc.Dropdown(id=ids.WI_SW_KIND, value="limits", clearable=False,
-                                        options=list(views.SWEEP_GRID_KEYS),
+                                        options=list(whatif.SWEEP_GRID_KEYS),
                                         style={"width": "10rem"})),
             _field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=limits_grid, type="text",
                                      style={"width": "30rem"}),
@@ -327,20 +329,20 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
     source = rt.source(state["cluster"])
     try:
         set_progress(["0", "1", "preparing inputs..."])
-        snap = views.cluster_snapshot(source)
+        snap = cluster_snapshot(source)
         plan = None
         if kind == "throttle":
-            plan, _ = views.reassignment_for(source, views.parse_plan_upload(plan_contents,
+            plan, _ = throttle.reassignment_for(source, uploads.json_object(plan_contents,
                                                                              plan_name),
                                              plan_name)
         requests = _workload_path(requests_contents, requests_name)[0] \
             if kind == "quota" else None
-        spec = views.sweep_spec(kind, grid, workload, views.snapshot_file(source, rt.work_dir),
+        spec = whatif.sweep_spec(kind, grid, workload, snapshot_file(source, rt.work_dir),
                                 plan, snap, requests, rt.work_dir)
-        rows = views.run_sweep(spec, rt.config.spark, progress, cancel.event)
+        rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
     except (BadInput, Unavailable) as e:
         return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
-    except views.SweepCancelled:
+    except SweepCancelled:
         return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True, ""
     return (charts.sweep_figure(kind, rows), tables.sweep_grid(rows),
             rows.to_json(orient="split"), "", False,
@@ -361,6 +363,7 @@ def cancel_sweep(_clicks, run_clicks, token):
 def download_rows(_clicks, rows, kind):
     if not rows:
         return no_update
-    frame = pd.read_json(rows, orient="split")
+    # pandas 3 reads a bare string as a path: the stored rows are JSON text, not a file
+    frame = pd.read_json(io.StringIO(rows), orient="split")
     return dcc.send_data_frame(frame.to_csv, f"railyard-{kind}-sweep.csv", index=False)
 

@@ -195,13 +195,14 @@ class _Placer:
                 f"{max(limit - total, 0)}{per_broker}")
 
     def _room(self, capacity: np.ndarray) -> dict[int, int]:
-        """Remaining capacity by broker id, as the KIP's error message lists it."""
+        """A per-broker figure by broker id, as the KIP's error message lists room."""
         return {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)}
 
     def _broker_limit_error(self, name: str, partitions: int, rf: int,
                             capacity: np.ndarray) -> str:
         limit = self.limits.max_broker_partitions
         room = self._room(capacity)
+        now = self._room(self.counts)
         missing = shortfall(capacity, partitions, rf)
         per_new_broker = min(limit, partitions)
         more = -(-missing // per_new_broker) if per_new_broker else None
@@ -209,7 +210,8 @@ class _Placer:
                 "it fit" if more else "; adding brokers cannot help with a limit of 0")
         return (f"max.broker.partitions={limit} would be exceeded: topic '{name}' needs "
                 f"{partitions} x {rf} replicas on distinct brokers, {missing} more than the "
-                f"brokers can take; remaining capacity per broker: {room}{hint}")
+                f"brokers can take; remaining capacity per broker: {room} (replicas per "
+                f"broker now: {now}){hint}")
 
 
 def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,

@@ -30,6 +30,7 @@ from backend.errors import BadInput
 from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.faults import GatewayFaults
 from backend.twin.quotas import MutationQuotas
 from backend.twin.replication import StepFlows, step
 from backend.twin.state import (
@@ -83,6 +84,7 @@ class TwinCluster:
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.moves: dict[tuple[str, int], Move] = {}
         self.quotas = MutationQuotas()
+        self.faults = GatewayFaults()  # what the gateway answers instead, when injected
         self.traffic_factor: dict[str, float] = {}  # topic name or "*" -> multiplier
         n_b = snap.n_brokers
         self.counters = {k: np.zeros(n_b) for k in (

@@ -86,6 +86,28 @@ def browser():
         driver.quit()
 
 
+@pytest.fixture
+def downloads(browser, tmp_path):
+    """A fresh folder the browser saves downloads into (Chromium's DevTools protocol)."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    browser.execute_cdp_cmd("Page.setDownloadBehavior",
+                            {"behavior": "allow", "downloadPath": str(folder)})
+    return folder
+
+
+def wait_download(folder: Path, suffix: str, timeout: float = 30) -> Path:
+    """The one finished file with this suffix that arrives in folder (not a .crdownload)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = [p for p in folder.iterdir() if p.name.endswith(suffix)]
+        if done and not any(p.name.endswith(".crdownload") for p in folder.iterdir()):
+            return done[0]
+        time.sleep(0.2)
+    raise TimeoutError(f"no *{suffix} arrived in {folder} in {timeout} s: "
+                       f"{[p.name for p in folder.iterdir()]}")
+
+
 def console_errors(driver) -> list[str]:
     """Severe browser console entries since the last call (the log is drained on read)."""
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]

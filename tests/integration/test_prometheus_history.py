@@ -13,7 +13,7 @@ from backend.metrics.dialects import STRIMZI
 from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster
-from backend.twin.demo import INCIDENT_SCENARIO, incident_snapshot
+from backend.twin.examples import INCIDENT_SCENARIO, incident_snapshot
 from backend.twin.history import record_openmetrics
 from backend.twin.scenario import ScenarioRunner, load_scenario
 

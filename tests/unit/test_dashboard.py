@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from backend.errors import BadInput
-from backend.services import views
-from backend.twin.demo import demo_snapshot
+from backend.services import whatif
+from backend.twin.examples import demo_snapshot
 from components import timerange, urlstate
 from dashboard import ids
 from dashboard.config import load_config, parse_config
@@ -85,18 +85,18 @@ def test_time_windows():
 
 
 def test_sweep_grid_parsing():
-    assert views.parse_grid("throttle", "throttle=1e6, 5e6; window_num=11") == \
+    assert whatif.parse_grid("throttle", "throttle=1e6, 5e6; window_num=11") == \
         {"throttle": [1000000, 5000000], "window_num": [11]}
     with pytest.raises(BadInput, match="grid: 'rate=1': expected KEY=V1,V2"):
-        views.parse_grid("throttle", "rate=1")
+        whatif.parse_grid("throttle", "rate=1")
     with pytest.raises(BadInput, match="workload: list topics"):
-        views.parse_workload(" ")
+        whatif.parse_workload(" ")
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     from backend.model.io import save_snapshot
-    from backend.services.demo import demo_snapshot
+    from backend.twin.examples import demo_snapshot
     from dashboard.app import create_app
 
     tmp = tmp_path_factory.mktemp("app")
@@ -110,7 +110,8 @@ def test_every_page_layout_builds(app):
     import dash
 
     paths = {p["path"]: p for p in dash.page_registry.values()}
-    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if"}
+    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if",
+                          "/reassignments", "/shrinks"}
     for page in paths.values():
         assert page["layout"](range="6h") is not None
 

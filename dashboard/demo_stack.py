@@ -20,12 +20,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.gateways.twin import TwinGateway
 from backend.metrics.dialects import STRIMZI
 from backend.metrics.server import PrometheusProcess, backfill_openmetrics, scrape_config
 from backend.model.io import save_snapshot
 from backend.twin.cluster import TwinCluster
-from backend.twin.demo import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
+from backend.twin.examples import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
+from backend.twin.gateway import TwinGateway
 from backend.twin.history import record_openmetrics
 from backend.twin.runtime import TwinService
 from backend.twin.scenario import ScenarioRunner, load_scenario
