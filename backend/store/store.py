@@ -14,7 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 
+from backend.errors import Unavailable
 from backend.store.audit import append, verify_audit
 from backend.store.engine import DEFAULT_URL, make_engine, migrate, writer
 from backend.store.schema import audit, decisions, plans
@@ -114,10 +117,21 @@ class Store:
 
 
 def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOURS) -> Store:
-    """Open (creating and migrating as needed) the store at ``url``."""
+    """Open (creating and migrating as needed) the store at ``url``; Unavailable when the
+    database does not answer."""
     engine = make_engine(url)
-    migrate(engine)
+    try:
+        migrate(engine)
+    except OperationalError as e:
+        engine.dispose()
+        detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
+        raise Unavailable("Plan store", f"{_safe(url)}: {detail}") from None
     return Store(engine, expiry_hours)
+
+
+def _safe(url: str) -> str:
+    """The URL without its password (never in logs or messages)."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 _LIST_COLUMNS = [c for c in plans.c if c.name not in ("content", "basis")]
