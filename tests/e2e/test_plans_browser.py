@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from backend.store.store import open_store
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
+from backend.store.store import open_store
 from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import (
     CHROMIUM_FLAGS,
