@@ -19,7 +19,7 @@ from flask import Blueprint, jsonify, request
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.services import plan_preview
 from backend.services import plans as plan_service
-from backend.store.workflow import STATES, Actor, authorize
+from backend.store.workflow import STATES, authorize
 from dashboard import auth, runtime
 
 log = logging.getLogger("railyard.api")
@@ -76,12 +76,6 @@ def _error(e: Exception):
                          f"log"), 500
 
 
-def actor() -> Actor:
-    """Who is calling, as the plan services take it."""
-    who = auth.require_identity()
-    return Actor(who.name, who.role, who.address)
-
-
 def _body() -> dict[str, Any]:
     if not request.get_data():
         return {}
@@ -126,7 +120,7 @@ def list_plans():
 @api.post("/plans")
 def propose():
     body = _body()
-    who = actor()
+    who = auth.current_actor()
     authorize(who, "propose")  # before the preview's work; the service checks again
     rt = runtime.current()
     cluster = _cluster(body.get("cluster"))
@@ -152,7 +146,7 @@ def get_plan(plan_id: int):
 def approve(plan_id: int):
     body = _body()
     rt = runtime.current()
-    plan = plan_service.approve(rt.plan_store(), actor(), plan_id,
+    plan = plan_service.approve(rt.plan_store(), auth.current_actor(), plan_id,
                                 sha256=_text(body, "sha256", required=True),
                                 comment=_text(body, "comment") or "",
                                 snapshot_of=rt.snapshot_of)
@@ -162,7 +156,7 @@ def approve(plan_id: int):
 @api.post("/plans/<int:plan_id>/reject")
 def reject(plan_id: int):
     body = _body()
-    plan = plan_service.reject(runtime.current().plan_store(), actor(), plan_id,
+    plan = plan_service.reject(runtime.current().plan_store(), auth.current_actor(), plan_id,
                                comment=_text(body, "comment") or "",
                                sha256=_text(body, "sha256"))
     return jsonify(id=plan.id, state=plan.state)
@@ -171,7 +165,7 @@ def reject(plan_id: int):
 @api.post("/plans/<int:plan_id>/withdraw")
 def withdraw(plan_id: int):
     _body()
-    plan = plan_service.withdraw(runtime.current().plan_store(), actor(), plan_id)
+    plan = plan_service.withdraw(runtime.current().plan_store(), auth.current_actor(), plan_id)
     return jsonify(id=plan.id, state=plan.state)
 
 
@@ -179,7 +173,7 @@ def withdraw(plan_id: int):
 def execute(plan_id: int):
     _body()
     rt = runtime.current()
-    plan = plan_service.request_execute(rt.plan_store(), actor(), plan_id,
+    plan = plan_service.request_execute(rt.plan_store(), auth.current_actor(), plan_id,
                                         snapshot_of=rt.snapshot_of)
     return jsonify(id=plan.id, state=plan.state), 202
 
@@ -187,7 +181,7 @@ def execute(plan_id: int):
 @api.post("/plans/<int:plan_id>/cancel")
 def cancel(plan_id: int):
     _body()
-    plan = plan_service.request_cancel(runtime.current().plan_store(), actor(), plan_id)
+    plan = plan_service.request_cancel(runtime.current().plan_store(), auth.current_actor(), plan_id)
     return jsonify(id=plan.id, state=plan.state,
                    cancel_requested_at=plan.cancel_requested_at.isoformat()), 202
 

@@ -33,6 +33,7 @@ import flask
 from flask import Flask, g, request, session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from backend.store.workflow import Actor
 from dashboard.config import ROLES, AuthSettings
 
 log = logging.getLogger("railyard.auth")
@@ -113,6 +114,12 @@ def require_identity() -> Identity:
     if who is None:
         raise PermissionError("sign in first")
     return who
+
+
+def current_actor() -> Actor:
+    """Who is asking, as the plan services take it (PermissionError when nobody is)."""
+    who = require_identity()
+    return Actor(who.name, who.role, who.address)
 
 
 def csrf_token() -> str:
