@@ -16,7 +16,6 @@ from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
 from backend.services import plans as plan_service
-from backend.store.audit import verify_audit
 from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
@@ -68,14 +67,20 @@ def test_twenty_clients_lose_and_duplicate_no_transition(served):
     url, store, body = served
     proposed: list[tuple[int, str]] = []  # (id, sha256), newest last
     lock = threading.Lock()
-    done, statuses, failures = Counter(), Counter(), []
-    stop_at = time.monotonic() + SECONDS
+    done, statuses, failures, refusals = Counter(), Counter(), [], Counter()
+    clients = OPERATORS + APPROVERS
+    ready = threading.Barrier(len(clients))
+    stop_at = []
 
     def client(name: str, seed: int) -> None:
         rng = random.Random(seed)
         http = requests.Session()
         http.auth = (name, f"pw-{name}")
-        while time.monotonic() < stop_at:
+        http.get(f"{url}/plans?state=completed", timeout=60).raise_for_status()  # signed in
+        if ready.wait() == 0:
+            stop_at.append(time.monotonic() + SECONDS)
+        ready.wait()
+        while time.monotonic() < stop_at[0]:
             if name in OPERATORS:
                 answer = http.post(f"{url}/plans", json=body, timeout=30)
                 action = "propose"
@@ -96,18 +101,20 @@ def test_twenty_clients_lose_and_duplicate_no_transition(served):
                 statuses[answer.status_code] += 1
                 if answer.status_code in (200, 201):
                     done[action] += 1
-                elif answer.status_code != 409:
+                elif answer.status_code == 409:
+                    refusals[answer.json()["error"].split(":")[0]] += 1
+                else:
                     failures.append((action, answer.status_code, answer.text[:200]))
 
     threads = [threading.Thread(target=client, args=(name, i))
-               for i, name in enumerate(OPERATORS + APPROVERS)]
+               for i, name in enumerate(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
     assert not any(t.is_alive() for t in threads)
     assert failures == []
-    print(f"\n{dict(done)} answers {dict(statuses)}")
+    print(f"\n{dict(done)} answers {dict(statuses)} 409s {dict(refusals)}")
     assert done["propose"] > 0 and done["approve"] + done["reject"] > 0
 
     audited = Counter(e.action for e in plan_service.audit_entries(store, limit=1_000_000))
@@ -120,4 +127,4 @@ def test_twenty_clients_lose_and_duplicate_no_transition(served):
         decided = plan.decisions[0].decision if plan.decisions else None
         assert plan.state == STATE_AFTER[decided], plan.id
     assert sum(len(p.decisions) for p in plans) == done["approve"] + done["reject"]
-    assert verify_audit(store)["intact"]
+    assert store.verify_audit()["intact"]
