@@ -19,6 +19,7 @@ from flask import Blueprint, jsonify, request
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.services import plan_preview
 from backend.services import plans as plan_service
+from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
 from dashboard import auth, runtime
 
@@ -76,6 +77,10 @@ def _error(e: Exception):
                          f"log"), 500
 
 
+def _store() -> Store:
+    return runtime.current().plan_store()
+
+
 def _body() -> dict[str, Any]:
     if not request.get_data():
         return {}
@@ -113,7 +118,7 @@ def list_plans():
         _cluster(cluster)
     if state is not None and state not in STATES:
         raise BadInput(f"state: expected one of {', '.join(STATES)}, got {state!r}")
-    plans = plan_service.list_plans(runtime.current().plan_store(), cluster, state)
+    plans = plan_service.list_plans(_store(), cluster, state)
     return jsonify(plans=[p.to_dict() for p in plans])
 
 
@@ -128,7 +133,7 @@ def propose():
     snap = rt.snapshot_of(cluster)
     draft = plan_preview.from_request(snap, body)
     plan = plan_service.propose(
-        rt.plan_store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
+        _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
         throttle=body.get("throttle"))
     answer = jsonify(id=plan.id, state=plan.state, sha256=plan.sha256,
@@ -139,14 +144,14 @@ def propose():
 
 @api.get("/plans/<int:plan_id>")
 def get_plan(plan_id: int):
-    return jsonify(plan_service.get(runtime.current().plan_store(), plan_id).to_dict())
+    return jsonify(plan_service.get(_store(), plan_id).to_dict())
 
 
 @api.post("/plans/<int:plan_id>/approve")
 def approve(plan_id: int):
     body = _body()
     rt = runtime.current()
-    plan = plan_service.approve(rt.plan_store(), auth.current_actor(), plan_id,
+    plan = plan_service.approve(_store(), auth.current_actor(), plan_id,
                                 sha256=_text(body, "sha256", required=True),
                                 comment=_text(body, "comment") or "",
                                 snapshot_of=rt.snapshot_of)
@@ -156,7 +161,7 @@ def approve(plan_id: int):
 @api.post("/plans/<int:plan_id>/reject")
 def reject(plan_id: int):
     body = _body()
-    plan = plan_service.reject(runtime.current().plan_store(), auth.current_actor(), plan_id,
+    plan = plan_service.reject(_store(), auth.current_actor(), plan_id,
                                comment=_text(body, "comment") or "",
                                sha256=_text(body, "sha256"))
     return jsonify(id=plan.id, state=plan.state)
@@ -165,7 +170,7 @@ def reject(plan_id: int):
 @api.post("/plans/<int:plan_id>/withdraw")
 def withdraw(plan_id: int):
     _body()
-    plan = plan_service.withdraw(runtime.current().plan_store(), auth.current_actor(), plan_id)
+    plan = plan_service.withdraw(_store(), auth.current_actor(), plan_id)
     return jsonify(id=plan.id, state=plan.state)
 
 
@@ -173,7 +178,7 @@ def withdraw(plan_id: int):
 def execute(plan_id: int):
     _body()
     rt = runtime.current()
-    plan = plan_service.request_execute(rt.plan_store(), auth.current_actor(), plan_id,
+    plan = plan_service.request_execute(_store(), auth.current_actor(), plan_id,
                                         snapshot_of=rt.snapshot_of)
     return jsonify(id=plan.id, state=plan.state), 202
 
@@ -181,7 +186,7 @@ def execute(plan_id: int):
 @api.post("/plans/<int:plan_id>/cancel")
 def cancel(plan_id: int):
     _body()
-    plan = plan_service.request_cancel(runtime.current().plan_store(), auth.current_actor(), plan_id)
+    plan = plan_service.request_cancel(_store(), auth.current_actor(), plan_id)
     return jsonify(id=plan.id, state=plan.state,
                    cancel_requested_at=plan.cancel_requested_at.isoformat()), 202
 
@@ -192,7 +197,7 @@ def audit():
     if plan is not None and not plan.isdigit():
         raise BadInput(f"plan: expected a plan id, got {plan!r}")
     since = request.args.get("since") or None
-    entries = plan_service.audit_entries(runtime.current().plan_store(),
+    entries = plan_service.audit_entries(_store(),
                                          plan=int(plan) if plan else None,
                                          user=request.args.get("user") or None,
                                          since=_time("since", since) if since else None)
