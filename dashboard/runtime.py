@@ -10,12 +10,12 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.store.store import Store, open_store
 from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
 from backend.services.cluster import ClusterSource, cluster_snapshot
+from backend.store.store import Store, open_store
 from dashboard.config import ClusterConfig, DashboardConfig
 
 
@@ -37,7 +37,7 @@ class Runtime:
 
     def snapshot_of(self, name: str) -> Snapshot:
         """The cluster's assignment now (what approval and execution re-check plans on)."""
-        return cluster_snapshot(self.source(name))
+        return cluster_snapshot(self.source(name), fresh=True)
 
     def cluster(self, name: str | None) -> ClusterConfig:
         return self.config.cluster(name)
