@@ -38,6 +38,14 @@ CATALOG: dict[str, Concept] = {
         "Partitions in the cluster (controller's GlobalPartitionCount)"),
     "cluster_replicas": Concept(
         "sum({d.partition_count})", (), "replicas", "Partition replicas in the cluster"),
+    "partitions_per_broker_peak": Concept(
+        "max_over_time((sum by ({by}) ({d.partition_count}))[{window}:5m])", ("{by}",),
+        "replicas", "Most partition replicas each broker hosted over the window (its daily "
+        "peak with a 1d window): the history capacity forecasts fit"),
+    "cluster_replicas_peak": Concept(
+        "max_over_time((sum({d.partition_count}))[{window}:5m])", (), "replicas",
+        "Most partition replicas the cluster hosted over the window (max.partitions counts "
+        "replicas)"),
     # ---- health --------------------------------------------------------------------------
     "brokers_up": Concept("sum by ({by}) (up)", ("{by}",), "bool",
                           "1 when the broker's exporter answered the last scrape"),
