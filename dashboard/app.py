@@ -10,19 +10,11 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.twin_http import TwinHttpGateway
-from dashboard import ids, jobs, runtime, shell
-from dashboard.config import CacheSettings, DashboardConfig
+from dashboard import caches, ids, jobs, runtime, shell
+from dashboard.config import DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 log = logging.getLogger("railyard.dashboard")
-
-
-def cache_config(settings: CacheSettings) -> dict:
-    """flask-caching settings: SimpleCache in-process by default, Redis when configured."""
-    if settings.type == "redis":
-        return {"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
-                "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
-    return {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
 
 
 def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
@@ -40,7 +32,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         background_callback_manager=jobs.manager(config.cache),
         on_error=_on_error,
     )
-    cache = Cache(app.server, config=cache_config(config.cache))
+    cache = Cache(app.server, config=caches.cache_config(config.cache))
     remote = {c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
               if c.gateway.type == "twin" and c.gateway.url}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))

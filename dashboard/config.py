@@ -17,7 +17,7 @@ import yaml
 
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
-from backend.model.snapshot import Limits
+from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
 
 GATEWAY_TYPES = ("twin", "kafka")
 CACHE_TYPES = ("simple", "redis")
@@ -80,6 +80,7 @@ class DashboardConfig:
     cache: CacheSettings = field(default_factory=CacheSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     source: str = "config"
+    near_limit_ratio: float = NEAR_LIMIT_RATIO  # from this share of a limit it is "near"
 
     def cluster(self, name: str | None) -> ClusterConfig:
         """The named cluster, or the first one when the name is missing or unknown."""
@@ -110,7 +111,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
-    root.only("clusters", "spark", "cache", "server")
+    root.only("clusters", "spark", "cache", "server", "near_limit_ratio")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -120,9 +121,14 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     if dup is not None:
         raise BadInput(f"{source}: clusters: the name '{dup}' is used twice")
     spark = root.mapping("spark")
+    near = root.number("near_limit_ratio", default=NEAR_LIMIT_RATIO)
+    if near > 1:
+        raise BadInput(f"{root.where('near_limit_ratio')}: expected a share of the limit "
+                       f"between 0 and 1, e.g. 0.9, got {near:g}")
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
                            cache=_cache(root.mapping("cache")),
-                           server=_server(root.mapping("server")), source=source)
+                           server=_server(root.mapping("server")), source=source,
+                           near_limit_ratio=near)
 
 
 def _cluster(node: _Node) -> ClusterConfig:

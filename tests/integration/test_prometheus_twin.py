@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from backend.metrics import catalog
-from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable, make_cache
+from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.server import PrometheusProcess, free_port, scrape_config
 from backend.services import monitoring
@@ -19,6 +19,7 @@ from backend.twin.examples import demo_snapshot
 from backend.twin.exporter import Exporters, _figures
 from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan
+from dashboard.caches import make_cache
 from tests.servers import redis_server
 
 pytestmark = pytest.mark.integration
