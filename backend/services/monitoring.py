@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Protocol
 
-import numpy as np
 import pandas as pd
 
 from backend.engines.quota import QuotaBook, burst
@@ -26,7 +25,7 @@ from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput, Unavailable
 from backend.metrics import catalog
 from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable
-from backend.model.reassignment import reassignment_from_dict
+from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import throttle as throttle_service
 from backend.services.cluster import ClusterSource, cluster_read, cluster_snapshot
@@ -374,12 +373,7 @@ def predicted_eta(source: ClusterSource) -> dict:
 def _in_flight(snap: Snapshot, moves: list[dict]):
     """The assignment before the moves and the moves' plan (KIP-455: replicas = target +
     original - target; adding replicas are new, removing ones go at completion)."""
-    rows = np.array([snap.partition_row(m["topic"], m["partition"]) for m in moves])
-    order = np.argsort(rows)
-    before = [[b for b in moves[i]["replicas"] if b not in moves[i]["adding"]] for i in order]
-    offsets = np.concatenate(([0], np.cumsum([len(r) for r in before])))
-    brokers = snap.broker_positions([b for r in before for b in r]).astype(np.int32)
-    original = snap.with_replicas(rows[order], offsets, brokers)
+    original = before_moves(snap, moves)
     plan = {"version": 1, "partitions": [
         {"topic": m["topic"], "partition": m["partition"],
          "replicas": [b for b in m["replicas"] if b not in m["removing"]]} for m in moves]}
