@@ -9,7 +9,7 @@ import dash
 from dash import Dash
 from flask_caching import Cache
 
-from backend.gateways.twin_http import TwinHttpGateway
+from backend.gateways.factory import open_gateway
 from dashboard import caches, ids, jobs, runtime, shell
 from dashboard.config import DashboardConfig
 
@@ -20,7 +20,7 @@ log = logging.getLogger("railyard.dashboard")
 def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     """The dashboard for ``config``. One app per process (Dash pages register globally).
     ``gateways``: cluster name -> ClusterReader for clusters read in-process (railyard
-    demo); other twin clusters are read over the twin's HTTP API at their configured URL."""
+    demo); the others through the gateway their config names (backend.gateways.factory)."""
     app = Dash(
         __name__,
         use_pages=True,
@@ -33,8 +33,8 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         on_error=_on_error,
     )
     cache = Cache(app.server, config=caches.cache_config(config.cache))
-    remote = {c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
-              if c.gateway.type == "twin" and c.gateway.url}
+    opened = {c.name: open_gateway(c) for c in config.clusters}
+    remote = {name: gw for name, gw in opened.items() if gw is not None}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
     app.layout = shell.layout(config)
     shell.register(app)

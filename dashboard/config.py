@@ -16,20 +16,12 @@ from urllib.parse import urlsplit
 import yaml
 
 from backend.errors import BadInput
+from backend.gateways.config import GatewayConfig as Gateway
+from backend.gateways.config import parse_gateway
 from backend.metrics.dialects import DIALECTS
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
 
-GATEWAY_TYPES = ("twin", "kafka")
 CACHE_TYPES = ("simple", "redis")
-
-
-@dataclass(frozen=True)
-class Gateway:
-    """How Railyard reads the cluster: the twin's admin URL or Kafka bootstrap servers."""
-
-    type: str
-    url: str | None = None  # twin; None: a twin in the dashboard's process (railyard demo)
-    bootstrap_servers: tuple[str, ...] = ()  # kafka
 
 
 @dataclass(frozen=True)
@@ -148,17 +140,7 @@ def _cluster(node: _Node) -> ClusterConfig:
 
 
 def _gateway(node: _Node) -> Gateway:
-    node.only("type", "url", "bootstrap_servers")
-    kind = node.choice("type", GATEWAY_TYPES, required=True)
-    if kind == "twin":
-        return Gateway("twin", url=node.url("url", required=True))
-    servers = node.value.get("bootstrap_servers")
-    if isinstance(servers, str):
-        servers = [s.strip() for s in servers.split(",") if s.strip()]
-    if not servers or not all(isinstance(s, str) and ":" in s for s in servers):
-        raise BadInput(f"{node.where('bootstrap_servers')}: expected host:port entries, "
-                       f"e.g. [\"kafka-1:9092\", \"kafka-2:9092\"]")
-    return Gateway("kafka", bootstrap_servers=tuple(servers))
+    return parse_gateway(node.value, node.where, lambda key: node.url(key, required=True))
 
 
 def _prometheus(node: _Node) -> PrometheusSettings:

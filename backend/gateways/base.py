@@ -60,6 +60,11 @@ class ClusterGateway(ClusterReader, Protocol):
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         """per topic {name, error, message, throttle_time_ms}"""
 
+    def alter_client_quota(self, user: str | None, client_id: str | None,
+                           rate: float | None) -> dict:
+        """Set (``rate`` None: remove) one KIP-599 controller_mutation_rate quota; the
+        entity as describe_client_quotas names it. {user, client_id,
+        controller_mutation_rate}"""
 
 # Kafka error codes a client retries (the request may succeed when sent again).
 RETRIABLE = frozenset({"REQUEST_TIMED_OUT", "NOT_CONTROLLER", "REASSIGNMENT_IN_PROGRESS",

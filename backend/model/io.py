@@ -50,13 +50,17 @@ def load_snapshot(path: str | os.PathLike) -> Snapshot:
 def save_snapshot(snap: Snapshot, path: str | os.PathLike) -> None:
     """Write a snapshot as .json or .parquet (chosen by the file name)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    if str(path).endswith(".parquet"):
-        _save_parquet(snap, path)
-        return
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(snapshot_to_dict(snap), f, separators=(",", ":"))
-    os.replace(tmp, path)
+    tmp = f"{path}.tmp"  # written whole, then renamed: a reader never sees half a file
+    try:
+        if str(path).endswith(".parquet"):
+            _save_parquet(snap, tmp)
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(snapshot_to_dict(snap), f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # ---- JSON -------------------------------------------------------------------------------

@@ -40,7 +40,6 @@ class ClusterSource:
     default_mutation_rate: float | None = None  # KIP-599 quota of the default principal
     quota_window_num: int = DEFAULT_SAMPLES
     quota_window_seconds: int = DEFAULT_WINDOW_SECONDS
-    no_gateway_reason: str | None = None  # why a configured gateway cannot be used
     near_limit_ratio: float = NEAR_LIMIT_RATIO  # from which share of a limit it is "near"
 
 
@@ -72,9 +71,8 @@ def _read_assignment(source: ClusterSource) -> Snapshot:
                 raise
             _fallbacks[source.name] = f"{e}; showing the assignment in {source.snapshot_file}"
     if snap is None and source.snapshot_file is None:
-        raise Unavailable(f"Cluster '{source.name}'", source.no_gateway_reason or
-                          "no snapshot file configured and no gateway to read the "
-                          "assignment from")
+        raise Unavailable(f"Cluster '{source.name}'", "no snapshot file configured and no "
+                          "gateway to read the assignment from")
     if snap is None:
         try:
             snap = load_snapshot(source.snapshot_file)
@@ -86,9 +84,6 @@ def _read_assignment(source: ClusterSource) -> Snapshot:
 
 def assignment_note(source: ClusterSource) -> str | None:
     """Why the assignment shown comes from the snapshot file instead of the gateway."""
-    if source.no_gateway_reason and source.snapshot_file:
-        return (f"Cluster '{source.name}': {source.no_gateway_reason}; showing the "
-                f"assignment in {source.snapshot_file}")
     return _fallbacks.get(source.name)
 
 

@@ -99,3 +99,13 @@ class TwinGateway:
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         return self.twin.delete_topics(names, user, client_id)
+
+    def alter_client_quota(self, user: str | None, client_id: str | None,
+                           rate: float | None) -> dict:
+        if user is None and client_id is None:
+            raise BadInput("a quota names a user, a client id, or both ('<default>' for the "
+                           "default entity)")
+        if rate is not None and not rate > 0:
+            raise BadInput(f"controller_mutation_rate must be > 0, got {rate}")
+        self.twin.set_mutation_quota(user, client_id, rate)
+        return {"user": user, "client_id": client_id, "controller_mutation_rate": rate}

@@ -83,10 +83,9 @@ def test_an_unanswering_twin_falls_back_to_the_snapshot_file_and_says_so(pair, t
     assert cluster.assignment_note(source) == (f"Twin at {url}: unreachable ([Errno 111] "
                                              f"Connection refused); showing the assignment "
                                              f"in {tmp_path / 'a.parquet'}")
-    kafka = cluster.ClusterSource("kafka-test", None, Limits(),
-                                no_gateway_reason="no admin-client gateway")
-    with pytest.raises(Unavailable, match="Cluster 'kafka-test': no admin-client gateway"):
-        cluster.cluster_snapshot(kafka)
+    bare = cluster.ClusterSource("bare-test", None, Limits())
+    with pytest.raises(Unavailable, match="Cluster 'bare-test': no snapshot file configured"):
+        cluster.cluster_snapshot(bare)
 
 
 def test_something_else_on_the_port_is_unavailable_not_a_crash(tmp_path):
