@@ -8,6 +8,11 @@ URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
 APP_ERROR = "app-error"  # one line when a callback failed in a way no page handled
+ACCOUNT = "account"  # who is signed in (dashboard/account.py)
+ACCOUNT_USER = "account-user"
+ACCOUNT_ROLE = "account-role"
+ACCOUNT_SIGN_OUT = "account-sign-out"
+AUTH_BANNER = "auth-banner"  # auth: none
 
 
 def nav_link(label: str) -> str:
