@@ -76,3 +76,8 @@ class TtlCache:
         value = compute()
         self.store.set(key, value, timeout=self.ttl)
         return value
+
+    def put(self, parts: tuple, value: Any) -> None:
+        """Keep ``value`` for ``parts`` (an answer read afresh replaces the kept one)."""
+        if self.ttl > 0:
+            self.store.set(self.key(*parts), value, timeout=self.ttl)

@@ -53,10 +53,15 @@ def cluster_read(source: ClusterSource, question: str, read: Callable[[], T]) ->
     return _reads.fetch((source.name, question), read)
 
 
-def cluster_snapshot(source: ClusterSource) -> Snapshot:
+def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
     """The cluster's current assignment with its configured limits (kept briefly): read
     through the gateway when the cluster has one, else (or when the gateway does not
-    answer; assignment_note says so) from its snapshot file."""
+    answer; assignment_note says so) from its snapshot file. ``fresh``: read it now (what
+    approving and executing a plan re-check: a move seconds ago must count)."""
+    if fresh:
+        snap = _read_assignment(source)
+        _reads.put((source.name, "assignment"), snap)
+        return snap
     return cluster_read(source, "assignment", lambda: _read_assignment(source))
 
 
