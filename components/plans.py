@@ -3,21 +3,18 @@ figure cards, what it breaks and leaves undone in words, replicas per broker bef
 after against the limit, the per-partition diff (a virtual grid paged from the server)
 and the exports (Kafka's JSON file, the kafka-reassign-partitions command line).
 
-The grid and the JSON download are served by the callbacks at the bottom, registered
-once when a page imports this module; they find the plan by the token the page holds
-(dashboard.drafts)."""
+Builders take the data and the component ids; the callbacks that page the grid and send
+the JSON file are dashboard.plan_views'."""
 
 from __future__ import annotations
 
-import dash
 import dash_ag_grid as dag
-from dash import Input, Output, State, dcc, html, no_update
+from dash import dcc, html
 
 from backend.services import plan_preview
 from components import banners, charts
 from components.help import term
 from components.tables import card, duration
-from dashboard import drafts, ids
 
 GRAPH = {"displayModeBar": False}
 GRID_BLOCK = 200  # rows per request to the server
@@ -87,39 +84,49 @@ def _headroom_card(headroom: int | None) -> html.Div:
                 "on the fullest broker, under max.broker.partitions")
 
 
+WORDS_PER_KIND = 8  # lines of one kind before the rest are counted, not listed
+
+
 def words(p: dict) -> list[html.Div]:
-    """Violations (red), unresolved items (amber) and risks (blue), one line each."""
-    out = [banners.banner(f"Breaks: {v['message']}", "error") for v in p["violations"]]
-    out += [banners.banner(f"Not achieved: {u['message']}", "warning")
-            for u in p["unresolved"]]
-    out += [banners.banner(f"Risk: {r}", "info") for r in p.get("risks", [])]
+    """Violations (red), unresolved items (amber) and risks (blue), one line each; past
+    WORDS_PER_KIND lines of one kind, the rest as a count (the grid lists every change)."""
+    out = []
+    for items, prefix, kind in ((p["violations"], "Breaks", "error"),
+                                (p["unresolved"], "Not achieved", "warning"),
+                                ([{"message": r} for r in p.get("risks", [])], "Risk", "info")):
+        out += [banners.banner(f"{prefix}: {i['message']}", kind)
+                for i in items[:WORDS_PER_KIND]]
+        if len(items) > WORDS_PER_KIND:
+            out.append(banners.banner(f"{prefix}: and {len(items) - WORDS_PER_KIND:,} more "
+                                      "like these", kind))
     if not out:
         out = [banners.banner("Breaks nothing and achieves everything it was asked: no "
                               "limit exceeded, no rack spread lost.", "info")]
     return out
 
 
-def bars(p: dict, title: str) -> dcc.Graph:
+def bars(p: dict, title: str, graph_id: str) -> dcc.Graph:
     b = p["brokers"]
     figure = charts.before_after_bars([str(x["id"]) for x in b], [x["before"] for x in b],
                                       [x["after"] for x in b], b[0]["limit"] if b else None,
                                       title)
-    return dcc.Graph(id=ids.PLAN_BARS, figure=figure, config=GRAPH)
+    return dcc.Graph(id=graph_id, figure=figure, config=GRAPH)
 
 
-def diff_grid(rows: int) -> html.Div:
+def diff_grid(rows: int, filter_id: str, box_id: str, grid_id: str) -> html.Div:
     """The per-partition diff: a filter box and a virtual grid fetching blocks of rows."""
     return html.Div([
         html.H3(f"Per-partition changes ({rows:,} partitions)"),
-        dcc.Input(id=ids.PLAN_FILTER, type="text", debounce=0.4, className="wide",
+        dcc.Input(id=filter_id, type="text", debounce=0.4, className="wide",
                   placeholder="filter: partition name contains ..."),
-        html.Div(grid(), id=ids.PLAN_GRID_BOX),
+        html.Div(grid(grid_id), id=box_id),
     ], className="panel")
 
 
-def grid() -> dag.AgGrid:
+def grid(grid_id: str) -> dag.AgGrid:
+    """A grid with the infinite row model: it asks the server for blocks as it scrolls."""
     return dag.AgGrid(
-        id=ids.PLAN_GRID, rowModelType="infinite", columnDefs=GRID_COLUMNS,
+        id=grid_id, rowModelType="infinite", columnDefs=GRID_COLUMNS,
         defaultColDef={"sortable": True, "resizable": True, "minWidth": 110},
         columnSize="responsiveSizeToFit", className="ag-theme-alpine",
         style={"height": "420px"},
@@ -128,44 +135,13 @@ def grid() -> dag.AgGrid:
                          "rowBuffer": 10})
 
 
-def exports(throttle: float | None, filename: str) -> html.Div:
+def exports(throttle: float | None, filename: str, button_id: str, download_id: str,
+            command_id: str) -> html.Div:
     """Kafka's own JSON to download and the command line that runs it throttled."""
     return html.Div([
         html.H3("Run it with Kafka's tool"),
-        html.Div([html.Button("Download plan JSON", id=ids.PLAN_JSON_BUTTON,
-                              className="button"),
-                  dcc.Download(id=ids.PLAN_JSON_DOWNLOAD)], className="form-row"),
-        html.Pre(plan_preview.kafka_command(throttle, filename), id=ids.PLAN_COMMAND,
+        html.Div([html.Button("Download plan JSON", id=button_id, className="button"),
+                  dcc.Download(id=download_id)], className="form-row"),
+        html.Pre(plan_preview.kafka_command(throttle, filename), id=command_id,
                  className="command"),
     ], className="panel")
-
-
-# ---- callbacks shared by every page that shows a preview ----------------------------------
-
-@dash.callback(Output(ids.PLAN_GRID, "getRowsResponse"), Input(ids.PLAN_GRID, "getRowsRequest"),
-               State(ids.PLAN_TOKEN, "data"), State(ids.PLAN_FILTER, "value"),
-               prevent_initial_call=True)
-def grid_rows(request, token, contains):
-    """One block of rows, sorted and filtered on the server."""
-    table = drafts.grid(token)
-    if not request or table is None:
-        return {"rowData": [], "rowCount": 0}
-    rows, count = table.page(request["startRow"], request["endRow"],
-                             request.get("sortModel"), contains)
-    return {"rowData": rows, "rowCount": count}
-
-
-@dash.callback(Output(ids.PLAN_GRID_BOX, "children"), Input(ids.PLAN_FILTER, "value"),
-               State(ids.PLAN_TOKEN, "data"), prevent_initial_call=True)
-def refilter(_contains, token):
-    """A new grid asks for its first block again, now through the filter."""
-    return grid() if token else no_update
-
-
-@dash.callback(Output(ids.PLAN_JSON_DOWNLOAD, "data"), Input(ids.PLAN_JSON_BUTTON, "n_clicks"),
-               State(ids.PLAN_TOKEN, "data"), prevent_initial_call=True)
-def download(_clicks, token):
-    draft = drafts.load(token)
-    if draft is None:
-        return no_update
-    return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")

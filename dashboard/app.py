@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 import dash
@@ -10,7 +11,7 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.factory import open_gateway
-from dashboard import ids, jobs, runtime, shell
+from dashboard import auth, ids, jobs, runtime, shell
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,11 +41,12 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         background_callback_manager=jobs.manager(config.cache),
         on_error=_on_error,
     )
+    auth.install(app.server, config.auth)
     cache = Cache(app.server, config=cache_config(config.cache))
     opened = {c.name: open_gateway(c) for c in config.clusters}
     remote = {name: gw for name, gw in opened.items() if gw is not None}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
-    app.layout = shell.layout(config)
+    app.layout = partial(shell.layout, config)  # per request: it names the user
     shell.register(app)
     return app
 

@@ -6,6 +6,7 @@ Loaded once at start-up and validated strictly: a typo is one line naming the ke
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -22,6 +23,8 @@ from backend.metrics.dialects import DIALECTS
 from backend.model.snapshot import Limits
 
 CACHE_TYPES = ("simple", "redis")
+ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
+HASH_METHODS = ("scrypt:", "pbkdf2:")  # werkzeug.security; `railyard auth hash-password`
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,44 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class TrustedHeader:
+    """A single-sign-on proxy in front of Railyard names the user and role in headers;
+    believed only from the listed addresses (the proxy's)."""
+
+    user: str = "X-Forwarded-User"
+    role: str = "X-Forwarded-Role"
+    trusted_from: tuple[str, ...] = ("127.0.0.1",)  # addresses or networks
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """none (loopback only), users (sign-in page and HTTP Basic), or trusted_header."""
+
+    mode: str = "none"
+    users: tuple[User, ...] = ()
+    trusted_header: TrustedHeader | None = None
+    secret_key_file: str = "var/secret_key"  # signs sessions; RAILYARD_SECRET_KEY overrides
+    session_hours: float = 12.0
+
+    def user(self, name: str | None) -> User | None:
+        return next((u for u in self.users if u.name == name), None)
+
+
+@dataclass(frozen=True)
 class DashboardConfig:
     clusters: tuple[ClusterConfig, ...]
     spark: dict[str, Any] = field(default_factory=dict)  # backend.spark.session settings
     cache: CacheSettings = field(default_factory=CacheSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     source: str = "config"
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     def cluster(self, name: str | None) -> ClusterConfig:
         """The named cluster, or the first one when the name is missing or unknown."""
@@ -102,7 +137,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
-    root.only("clusters", "spark", "cache", "server")
+    root.only("clusters", "spark", "cache", "server", "auth")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -112,9 +147,10 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     if dup is not None:
         raise BadInput(f"{source}: clusters: the name '{dup}' is used twice")
     spark = root.mapping("spark")
+    server = _server(root.mapping("server"))
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
-                           cache=_cache(root.mapping("cache")),
-                           server=_server(root.mapping("server")), source=source)
+                           cache=_cache(root.mapping("cache")), server=server, source=source,
+                           auth=_auth(root, server))
 
 
 def _cluster(node: _Node) -> ClusterConfig:
@@ -183,6 +219,74 @@ def _server(node: _Node | None) -> ServerSettings:
     return ServerSettings(node.str("host") or "127.0.0.1",
                           node.int("port", default=8050, minimum=1),
                           node.int("refresh_seconds", default=15, minimum=1))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a server bound to ``host`` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _auth(root: _Node, server: ServerSettings) -> AuthSettings:
+    """auth: none (or no auth key) is refused unless the server binds to loopback."""
+    if root.value.get("auth") in (None, "none"):
+        if not is_loopback(server.host):
+            raise BadInput(f"{root.where('auth')}: none is allowed only when server.host is "
+                           f"127.0.0.1 (got {server.host}); list users or a trusted_header")
+        return AuthSettings()
+    node = root.mapping("auth")
+    node.only("users", "trusted_header", "secret_key_file", "session_hours")
+    if ("users" in node.value) == ("trusted_header" in node.value):
+        raise BadInput(f"{node.where('users')}: give either users or trusted_header "
+                       f"(or auth: none on 127.0.0.1)")
+    common = {"secret_key_file": node.str("secret_key_file") or AuthSettings.secret_key_file,
+              "session_hours": node.number("session_hours", default=12.0)}
+    header = node.mapping("trusted_header")
+    if header is not None:
+        return AuthSettings("trusted_header", trusted_header=_trusted_header(header), **common)
+    users = tuple(_user(u) for u in node.list("users", required=True))
+    if not users:
+        raise BadInput(f"{node.where('users')}: list at least one user")
+    names = [u.name for u in users]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise BadInput(f"{node.where('users')}: the name '{dup}' is used twice")
+    return AuthSettings("users", users=users, **common)
+
+
+def _user(node: _Node) -> User:
+    node.only("name", "role", "password_hash")
+    name = node.str("name", required=True)
+    if ":" in name or name != name.strip():
+        raise BadInput(f"{node.where('name')}: no colons or surrounding spaces, got {name!r}")
+    digest = node.str("password_hash", required=True)
+    if not digest.startswith(HASH_METHODS):
+        raise BadInput(f"{node.where('password_hash')}: expected a hash from "
+                       f"`railyard auth hash-password` (scrypt:... or pbkdf2:...), "
+                       f"never the password itself")
+    return User(name, node.choice("role", ROLES, required=True), digest)
+
+
+def _trusted_header(node: _Node) -> TrustedHeader:
+    node.only("user", "role", "from")
+    trusted = node.value.get("from", list(TrustedHeader.trusted_from))
+    if isinstance(trusted, str):
+        trusted = [trusted]
+    if not isinstance(trusted, list) or not trusted:
+        raise BadInput(f"{node.where('from')}: list the proxy's addresses, e.g. [127.0.0.1]")
+    for address in trusted:
+        try:
+            ipaddress.ip_network(str(address), strict=False)
+        except ValueError:
+            raise BadInput(f"{node.where('from')}: {address!r} is not an IP address or "
+                           f"network") from None
+    return TrustedHeader(node.str("user") or TrustedHeader.user,
+                         node.str("role") or TrustedHeader.role,
+                         tuple(str(a) for a in trusted))
 
 
 class _Node:

@@ -8,6 +8,11 @@ URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
 APP_ERROR = "app-error"  # one line when a callback failed in a way no page handled
+ACCOUNT = "account"  # who is signed in (dashboard/account.py)
+ACCOUNT_USER = "account-user"
+ACCOUNT_ROLE = "account-role"
+ACCOUNT_SIGN_OUT = "account-sign-out"
+AUTH_BANNER = "auth-banner"  # auth: none
 
 
 def nav_link(label: str) -> str:
@@ -131,6 +136,7 @@ RA_UTILIZATION = "ra-utilization"
 RA_THRESHOLD = "ra-threshold"
 RA_UPLOAD = "ra-upload"
 RA_UPLOAD_NAME = "ra-upload-name"
+RA_UPLOAD_TOKEN = "ra-upload-token"
 RA_THROTTLE = "ra-throttle"
 RA_RUN = "ra-run"
 RA_ERROR = "ra-error"

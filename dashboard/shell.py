@@ -13,7 +13,7 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from components import timerange, urlstate
-from dashboard import ids, runtime
+from dashboard import account, ids, runtime
 from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
@@ -22,6 +22,7 @@ NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttl
 
 
 def layout(config: DashboardConfig) -> html.Div:
+    """The frame, built per request (it names who is signed in)."""
     names = [c.name for c in config.clusters]
     picker = dcc.Dropdown(id=ids.CLUSTER_PICKER, options=names, value=names[0],
                           clearable=False, className="cluster-picker",
@@ -35,7 +36,9 @@ def layout(config: DashboardConfig) -> html.Div:
                       for path, label in NAV_ITEMS], id=ids.NAV),
             html.Div([html.Label("Cluster", htmlFor=ids.CLUSTER_PICKER,
                                  hidden=len(names) < 2), picker], className="picker-box"),
+            account.badge(),
         ], className="topbar"),
+        account.banner(),
         html.Div(id=ids.APP_ERROR, className="banner banner-error", hidden=True),
         html.Main(dash.page_container, className="page"),
     ])

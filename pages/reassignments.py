@@ -13,9 +13,9 @@ from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview, uploads
 from backend.services.cluster import cluster_snapshot
-from components import banners, plans, urlstate
+from components import banners, urlstate
 from components.help import term
-from dashboard import drafts, ids, runtime
+from dashboard import drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path="/reassignments", name="Reassignments",
                    title="Railyard · Reassignments", order=5)
@@ -31,7 +31,7 @@ GOAL_HELP = {
 def layout(cluster: str | None = None, **_query) -> html.Div:
     c = runtime.current().cluster(cluster)
     return html.Div([
-        dcc.Store(id=ids.PLAN_TOKEN),
+        dcc.Store(id=ids.PLAN_TOKEN), dcc.Store(id=ids.RA_UPLOAD_TOKEN),
         html.H1(["Reassignments ", html.Small(f"cluster {c.name}")]),
         html.Div(id=ids.RA_BANNERS),
         html.P(["Generate a plan with Railyard's planner or upload one in Kafka's JSON, "
@@ -73,11 +73,21 @@ def _field(label, control, hint: str | None = None) -> html.Label:
                        html.Small(hint, className="hint") if hint else None], className="field")
 
 
-@dash.callback(Output(ids.RA_UPLOAD_NAME, "children"), Output(ids.RA_SOURCE, "value"),
-               Input(ids.RA_UPLOAD, "filename"), prevent_initial_call=True)
-def uploaded(filename):
-    """An upload names itself and becomes the plan to preview."""
-    return (f"uploaded: {filename}", "upload") if filename else (no_update, no_update)
+@dash.callback(Output(ids.RA_UPLOAD_TOKEN, "data"), Output(ids.RA_UPLOAD_NAME, "children"),
+               Output(ids.RA_SOURCE, "value"), Output(ids.RA_ERROR, "children",
+                                                      allow_duplicate=True),
+               Input(ids.RA_UPLOAD, "contents"), State(ids.RA_UPLOAD, "filename"),
+               prevent_initial_call=True)
+def uploaded(contents, filename):
+    """An upload is read once, kept on the server, and becomes the plan to preview (the
+    file, megabytes for a large plan, does not travel again with every preview)."""
+    try:
+        obj = uploads.json_object(contents, filename)
+    except BadInput as e:
+        return None, "", no_update, str(e)
+    if obj is None:
+        return no_update, no_update, no_update, no_update
+    return drafts.save_upload(obj, filename), f"uploaded: {filename}", "upload", ""
 
 
 @dash.callback(Output(ids.RA_PREVIEW, "children"), Output(ids.PLAN_TOKEN, "data"),
@@ -85,10 +95,10 @@ def uploaded(filename):
                Input(ids.RA_RUN, "n_clicks"),
                State(ids.RA_SOURCE, "value"), State(ids.RA_GOAL, "value"),
                State(ids.RA_BROKERS, "value"), State(ids.RA_UTILIZATION, "value"),
-               State(ids.RA_THRESHOLD, "value"), State(ids.RA_UPLOAD, "contents"),
-               State(ids.RA_UPLOAD, "filename"), State(ids.RA_THROTTLE, "value"),
-               State(ids.URL, "search"), prevent_initial_call=True)
-def preview(_clicks, source, goal, brokers, utilization, threshold, contents, filename,
+               State(ids.RA_THRESHOLD, "value"), State(ids.RA_UPLOAD_TOKEN, "data"),
+               State(ids.RA_THROTTLE, "value"), State(ids.URL, "search"),
+               prevent_initial_call=True)
+def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token,
             throttle_mb, search):
     cluster = _cluster(search)
     try:
@@ -97,11 +107,10 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, contents, fi
         if throttle is not None and throttle <= 0:
             raise BadInput("throttle: give a rate larger than 0 MB/s, or leave it empty")
         if source == "upload":
-            obj = uploads.json_object(contents, filename)
+            obj, filename = drafts.upload(upload_token)
             if obj is None:
                 raise BadInput("upload: choose a reassignment JSON file first")
-            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle,
-                                                 source=filename or "upload")
+            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle, source=filename)
         else:
             draft = plan_preview.from_goal(snap, {
                 "goal": goal, "brokers": parse_brokers(brokers),
@@ -112,26 +121,15 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, contents, fi
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    table = plan_preview.diff_table(snap, draft.content, draft.basis)
-    token = drafts.save(draft, table)
-    return reassignment_preview(draft, len(table)), token, "", []
+    return reassignment_preview(draft), drafts.save(draft), "", []
 
 
-def reassignment_preview(draft: plan_preview.Draft, rows: int) -> list:
-    """The preview block of a reassignment draft or stored plan."""
-    p = draft.preview
+def reassignment_preview(draft: plan_preview.Draft) -> list:
+    """The preview block of a reassignment draft, or why there is nothing to show."""
     if draft.empty:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
                                "the goal.", "info")]
-    return [
-        html.H2(draft.title, className="plan-title"),
-        html.Div(plans.reassignment_cards(p), id=ids.PLAN_CARDS, className="cards"),
-        html.Div(plans.words(p), id=ids.PLAN_WORDS),
-        html.Div(plans.bars(p, "Replicas per broker before and after the plan"),
-                 className="panel"),
-        plans.diff_grid(rows),
-        plans.exports(p["throttle"], "plan.json"),
-    ]
+    return plan_views.reassignment_block(draft)
 
 
 def parse_brokers(text: str | None) -> list[int]:

@@ -68,7 +68,7 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    return shrink_preview(draft), drafts.save(draft, None), "", []
+    return shrink_preview(draft), drafts.save(draft), "", []
 
 
 def shrink_preview(draft: plan_preview.Draft) -> list:
@@ -84,7 +84,8 @@ def shrink_preview(draft: plan_preview.Draft) -> list:
         html.Div(plans.shrink_cards(p, c), id=ids.PLAN_CARDS, className="cards"),
         html.Div(plans.words(p), id=ids.PLAN_WORDS),
         html.Div([html.H3("Stages"), stages(c["stages"])], className="panel"),
-        html.Div(plans.bars(p, "Replicas per broker before and after the shrink"),
+        html.Div(plans.bars(p, "Replicas per broker before and after the shrink",
+                            ids.PLAN_BARS),
                  className="panel"),
         html.Div([html.H3("Room reclaimed per broker"), tables.grid(reclaimed, height=260)],
                  className="panel"),

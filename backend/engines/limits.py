@@ -20,10 +20,11 @@ from functools import cached_property
 
 import numpy as np
 
+from backend.engines.batches import new_replicas
 from backend.engines.fit import fits, place_by_capacity, shortfall
 from backend.engines.placement import kafka_assign, validate_request
 from backend.errors import BadInput
-from backend.model.csr import gather_index, offsets_from_lengths
+from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_internal_name
 
@@ -284,12 +285,8 @@ def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> Re
 
 def _received(snap: Snapshot, plan: Reassignment) -> np.ndarray:
     """New (counted) replicas each broker receives under the plan."""
-    lengths_new = np.diff(plan.offsets)
-    lengths_old = snap.replication_factors[plan.rows]
-    new_pairs = np.repeat(plan.rows, lengths_new) * snap.n_brokers + plan.brokers
-    old_pairs = (np.repeat(plan.rows, lengths_old) * snap.n_brokers
-                 + snap.replica_broker[gather_index(snap.replica_offsets, plan.rows)])
-    fresh = ~np.isin(new_pairs, old_pairs) & np.repeat(~snap.part_internal[plan.rows], lengths_new)
+    counted = np.repeat(~snap.part_internal[plan.rows], np.diff(plan.offsets))
+    fresh = new_replicas(snap, plan) & counted
     return np.bincount(plan.brokers[fresh], minlength=snap.n_brokers)
 
 

@@ -1,10 +1,11 @@
 """Drafts of plans: what a reassignment or a shrink would do, before anyone proposes it.
 
 A draft is the frozen content a plan would store (Kafka's reassignment JSON, or the
-shrink with its stages), its preview (moves, bytes, ETA at a throttle, per-broker
-before/after against max.broker.partitions, what it breaks, what it leaves undone) and
-its basis (the replicas of every partition it touches, as they are now), from which a
-later approval or execution sees whether the cluster changed underneath the plan.
+shrink with its stages) and its preview (moves, bytes, ETA at a throttle, per-broker
+before/after against max.broker.partitions, what it breaks, what it leaves undone), and
+for a reassignment the per-partition diff the page's grid pages through. The store takes
+the basis (the touched partitions as they are) itself when the draft is proposed
+(backend/services/plan_basis.py).
 
 Everything here is computed by the engines over one snapshot, vectorised: a 100k-move
 plan previews in well under a second. No Dash, no store, no I/O.
@@ -33,14 +34,26 @@ KINDS = ("reassignment", "shrink")
 
 @dataclass(eq=False)
 class Draft:
-    """An unsaved plan: what would be stored (content, basis) and shown (preview)."""
+    """An unsaved plan: what would be stored (content) and shown (preview, table).
+
+    A reassignment's content (Kafka's JSON, megabytes for 100k moves) is built from the
+    table on first use: a page paints the preview without it."""
 
     kind: str
     cluster: str
     title: str
-    content: dict
     preview: dict
-    basis: dict
+    table: DiffTable | None = None  # reassignments: one row per plan entry
+    log_dirs: list[list[str]] | None = None
+    frozen: dict | None = None  # the content, once built (or given: shrinks)
+
+    @property
+    def content(self) -> dict:
+        """Kafka's reassignment JSON (partitions ascending, log_dirs filled with "any"),
+        or the shrink with its stages: exactly what is stored and hashed."""
+        if self.frozen is None:
+            self.frozen = self.table.kafka_json(self.log_dirs)
+        return self.frozen
 
     @property
     def empty(self) -> bool:
@@ -155,7 +168,7 @@ def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | No
         "headroom_after": _min_headroom(brokers),
     }
     return Draft("shrink", snap.cluster, f"shrink {topic} {s['from']} -> {s['to']} partitions",
-                 content, preview, _basis(snap, rows, {topic: s["from"]}))
+                 preview, frozen=content)
 
 
 def parse_goal(goal: Any) -> planner.Goal:
@@ -207,10 +220,9 @@ def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
         **{k: t[k] for k in ("throttle", "throttle_source", "safe_band", "outside_safe_band",
                              "kip73_move_time_seconds", "diagnosis", "network_capacity")},
     }
-    touched = plan.rows
     return Draft("reassignment", snap.cluster,
-                 title.replace("{moves}", f"{summary['replica_moves']:,}"),
-                 plan.to_kafka_json(snap), preview, _basis(snap, touched, {}))
+                 title.replace("{moves}", f"{summary['replica_moves']:,}"), preview,
+                 table=diff_table(snap, plan), log_dirs=plan.log_dirs)
 
 
 def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
@@ -218,7 +230,7 @@ def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
     """ETA at ``throttle`` (default: kafka-kit's autothrottle rate, the lowest over the
     throttled brokers) and the KIP-73 safe band that one rate must sit in on all of them."""
     params = throttle_engine.ThrottleParams(throttle or 1.0, network_capacity)
-    tp = throttle_engine.plan_throttle(snap, plan, params)
+    tp = throttle_engine.plan_throttle(snap, plan, params, replica_lists=False)
     source = "given"
     if throttle is None:
         rates = tp.suggested[tp.throttled]
@@ -239,52 +251,6 @@ def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
             "diagnosis": d["diagnosis"], "kip73_move_time_seconds": d["kip73_move_time_seconds"],
             "safe_band": band, "outside_safe_band": d["outside_safe_band"],
             "brokers": {r["id"]: r for r in rows}}
-
-
-# ---- basis and staleness ------------------------------------------------------------------
-
-def _basis(snap: Snapshot, rows: np.ndarray, counts: dict[str, int]) -> dict:
-    """The replicas (broker ids, leader first) of ``rows`` now, and partition counts."""
-    reps = padded_rows(snap.replica_offsets, snap.replica_broker, rows)
-    ids = np.where(reps >= 0, snap.broker_ids[np.maximum(reps, 0)], -1).tolist()
-    out: dict[str, dict[str, list[int]]] = {}
-    for topic, part, r in zip(snap.topic_names[snap.part_topic[rows]].tolist(),
-                              snap.part_id[rows].tolist(), ids, strict=True):
-        out.setdefault(topic, {})[str(part)] = [b for b in r if b >= 0]
-    return {"replicas": out, "partition_counts": dict(counts)}
-
-
-def stale(snap: Snapshot, kind: str, content: dict, basis: dict) -> list[str]:
-    """What changed on the cluster since ``basis`` was taken: partitions whose replicas
-    differ (or that are gone), and topics whose partition count differs. [] = unchanged."""
-    out = []
-    for topic, n in basis.get("partition_counts", {}).items():
-        now = snap.topic_partition_count(snap.topic_index(topic)) if snap.has_topic(topic) \
-            else 0
-        if now != n:
-            out.append(f"{topic}: {n} partitions when proposed, {now} now")
-    for topic, parts in basis.get("replicas", {}).items():
-        if not snap.has_topic(topic):
-            out.extend(f"{topic}-{p} (topic gone)" for p in parts)
-            continue
-        t = snap.topic_index(topic)
-        numbers = np.fromiter(map(int, parts), np.int64, len(parts))
-        exists = numbers < snap.topic_partition_count(t)
-        rows = snap.topic_starts[t] + numbers[exists]
-        now = padded_rows(snap.replica_offsets, snap.replica_broker, rows)
-        now_ids = np.where(now >= 0, snap.broker_ids[np.maximum(now, 0)], -1)
-        was = list(parts.values())
-        width = max(now_ids.shape[1] if now_ids.size else 0, max(map(len, was), default=0))
-        was_m = np.full((len(was), width), -1, np.int64)
-        for i, r in enumerate(was):
-            was_m[i, :len(r)] = r
-        now_m = np.full((len(rows), width), -1, np.int64)
-        now_m[:, :now_ids.shape[1]] = now_ids
-        differs = (was_m[exists] != now_m).any(axis=1)
-        names = [f"{topic}-{p}" for p in numbers[exists][differs].tolist()]
-        names += [f"{topic}-{p} (partition gone)" for p in numbers[~exists].tolist()]
-        out.extend(names)
-    return out
 
 
 # ---- the per-partition diff (the page's grid) ---------------------------------------------
@@ -351,6 +317,20 @@ class DiffTable:
             return [self.bytes[idx]]
         return None
 
+    def kafka_json(self, log_dirs: list[list[str]] | None = None) -> dict:
+        """The rows as Kafka's reassignment JSON (``after`` is the target)."""
+        after = self.after.tolist()
+        if (self.after < 0).any():
+            after = [[b for b in r if b >= 0] for r in after]
+        names = np.array(self.topics, dtype=object)[self.topic].tolist()
+        out = []
+        for i, (topic, part, replicas) in enumerate(zip(names, self.part.tolist(), after,
+                                                        strict=True)):
+            given = log_dirs[i] if log_dirs else None
+            out.append({"topic": topic, "partition": part, "replicas": replicas,
+                        "log_dirs": given or ["any"] * len(replicas)})
+        return {"version": 1, "partitions": out}
+
     def _row(self, i: int) -> dict:
         def text(m: np.ndarray) -> str:
             return ", ".join(str(b) for b in m[i].tolist() if b >= 0)
@@ -363,9 +343,23 @@ class DiffTable:
                 "bytes": int(self.bytes[i])}
 
 
-def diff_table(snap: Snapshot | None, content: dict, basis: dict) -> DiffTable:
-    """The grid of a reassignment: basis replicas (before) against content (after), with
-    bytes from ``snap`` when given (the current partition sizes)."""
+def diff_table(snap: Snapshot, plan: Reassignment) -> DiffTable:
+    """The grid of a draft: the snapshot's replicas (before) against the plan's (after)."""
+    def ids(offsets: np.ndarray, brokers: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        m = padded_rows(offsets, brokers, rows)
+        return np.where(m >= 0, snap.broker_ids[np.maximum(m, 0)], -1).astype(np.int64)
+
+    before = ids(snap.replica_offsets, snap.replica_broker, plan.rows)
+    after = ids(plan.offsets, plan.brokers, np.arange(len(plan)))
+    return DiffTable(snap.topic_names.tolist(), snap.part_topic[plan.rows].astype(np.int64),
+                     snap.part_id[plan.rows].astype(np.int64), *_same_width(before, after),
+                     snap.part_size[plan.rows].astype(np.int64))
+
+
+def stored_diff_table(content: dict, basis: dict, snap: Snapshot | None = None) -> DiffTable:
+    """The grid of a stored reassignment: its basis (the replicas when it was proposed,
+    {"partitions": {"topic:p": [ids]}}) against its content, with bytes from ``snap``
+    when given (the partition sizes now)."""
     entries = content["partitions"]
     lookup: dict[str, int] = {}
     topic = np.fromiter((lookup.setdefault(e["topic"], len(lookup)) for e in entries),
@@ -373,11 +367,8 @@ def diff_table(snap: Snapshot | None, content: dict, basis: dict) -> DiffTable:
     topics = list(lookup)
     part = np.fromiter((e["partition"] for e in entries), np.int64, len(entries))
     after = _padded([e["replicas"] for e in entries])
-    known = basis["replicas"]
-    before = _padded([known.get(e["topic"], {}).get(str(e["partition"]), []) for e in entries])
-    width = max(after.shape[1], before.shape[1])
-    after, before = (np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=-1)
-                     for m in (after, before))
+    known = basis.get("partitions", {})
+    before = _padded([known.get(f"{e['topic']}:{e['partition']}", []) for e in entries])
     size = np.zeros(len(entries), np.int64)
     if snap is not None and entries:
         t_snap = np.array([snap.topic_index(t) if snap.has_topic(t) else -1 for t in topics])
@@ -385,7 +376,13 @@ def diff_table(snap: Snapshot | None, content: dict, basis: dict) -> DiffTable:
         ok = ts >= 0
         ok[ok] = part[ok] < np.diff(snap.topic_starts)[ts[ok]]
         size[ok] = snap.part_size[snap.topic_starts[ts[ok]] + part[ok]]
-    return DiffTable(topics, topic, part, before, after, size)
+    return DiffTable(topics, topic, part, *_same_width(before, after), size)
+
+
+def _same_width(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    width = max(after.shape[1], before.shape[1])
+    return tuple(np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=-1)
+                 for m in (before, after))
 
 
 def _minus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -450,4 +447,4 @@ def _whole(value: Any, where: str, minimum: int = 1) -> int:
 
 __all__ = ["DIFF_COLUMNS", "DiffTable", "Draft", "diff_table", "from_goal", "from_kafka_json",
            "from_request", "from_shrink", "kafka_command", "kafka_json_text", "parse_goal",
-           "stale", "throttle_figures"]
+           "stored_diff_table", "throttle_figures"]

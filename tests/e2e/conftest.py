@@ -136,6 +136,29 @@ class Demo:
         return [int(m) for m in re.findall(r"prometheus: \S+ .*\(pid (\d+)\)",
                                            self.log.read_text())]
 
+    @property
+    def users(self) -> dict[str, tuple[str, str]]:
+        """The demo users it printed: name -> (role, password)."""
+        return {name: (role, password) for name, role, password in re.findall(
+            r"user: (\S+) \((\w+)\) password (\S+)", self.log.read_text())}
+
+    def user(self, role: str) -> tuple[str, str]:
+        """(name, password) of the demo user with ``role``."""
+        return next((n, p) for n, (r, p) in self.users.items() if r == role)
+
+
+def sign_in(driver, url: str, user: str, password: str) -> None:
+    """Through the sign-in page, as a person would; waits until the page names the user."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url + "/login")
+    driver.find_element(By.ID, "login-user").send_keys(user)
+    driver.find_element(By.ID, "login-password").send_keys(password)
+    driver.find_element(By.ID, "login-submit").click()
+    WebDriverWait(driver, 30).until(
+        lambda d: [e for e in d.find_elements(By.ID, "account-user") if e.text == user])
+
 
 def start_demo(tmp: Path, speed: float = 10.0, scrape_interval: float = 1.0) -> Demo:
     """`railyard demo` (twin, exporters, Prometheus live and incident history, dashboard)

@@ -53,9 +53,11 @@ def upload(obj) -> str:
 
 def test_generated_preview_shows_the_services_numbers(app):
     from components import plans
+    from dashboard import plan_views
+
     ra = page("/reassignments")
-    block, token, error, notes = ra.preview(1, "generate", "drain", "9", 1.0, 1.1, None, None,
-                                              20, "?cluster=demo")
+    block, token, error, notes = ra.preview(1, "generate", "drain", "9", 1.0, 1.1, None, 20,
+                                            "?cluster=demo")
     assert error == "" and notes == []
     expected = plan_preview.from_goal(demo_snapshot(), {"goal": "drain", "brokers": [9]},
                                       throttle=20e6)
@@ -66,16 +68,16 @@ def test_generated_preview_shows_the_services_numbers(app):
     assert plans.size(expected.preview["bytes_to_move"]) in shown
     assert "--throttle 20000000" in shown
     # the grid pages through the draft on the server, sorted there
-    answer = plans.grid_rows({"startRow": 0, "endRow": 50,
+    answer = plan_views.grid_rows({"startRow": 0, "endRow": 50,
                               "sortModel": [{"colId": "bytes", "sort": "desc"}]}, token, None)
     assert answer["rowCount"] == expected.preview["partitions"] and len(answer["rowData"]) == 50
     sizes = [r["bytes"] for r in answer["rowData"]]
     assert sizes == sorted(sizes, reverse=True) and all("9" in r["before"]
                                                         for r in answer["rowData"])
-    only = plans.grid_rows({"startRow": 0, "endRow": 50}, token, "topic-001-")
+    only = plan_views.grid_rows({"startRow": 0, "endRow": 50}, token, "topic-001-")
     assert only["rowCount"] > 0
     assert all(r["partition"].startswith("topic-001-") for r in only["rowData"])
-    sent = plans.download(1, token)
+    sent = plan_views.download(1, token)
     assert json.loads(sent["content"]) == expected.content and sent["filename"] == "plan.json"
 
 
@@ -83,14 +85,18 @@ def test_uploaded_plan_errors_are_one_line(app):
     ra = page("/reassignments")
     bad = {"version": 1, "partitions": [{"topic": "topic-000", "partition": 0,
                                          "replicas": [1, 2, 42]}]}
-    out = ra.preview(1, "upload", "balance", None, 1, 1.1, upload(bad), "cc.json", None, "")
+    token, name, source, error = ra.uploaded(upload(bad), "cc.json")
+    assert (name, source, error) == ("uploaded: cc.json", "upload", "")
+    out = ra.preview(1, "upload", "balance", None, 1, 1.1, token, None, "")
     assert out[2] == "cc.json: partition topic-000-0: broker 42 is not in cluster 'demo'"
-    out = ra.preview(1, "upload", "balance", None, 1, 1.1, None, None, None, "")
+    assert ra.uploaded("data:application/json;base64,bm90IGpzb24=", "x.json")[3] == \
+        "x.json: not a JSON file"
+    out = ra.preview(1, "upload", "balance", None, 1, 1.1, None, None, "")
     assert out[2] == "upload: choose a reassignment JSON file first"
-    out = ra.preview(1, "generate", "drain", "7, x", 1, 1.1, None, None, None, "")
+    out = ra.preview(1, "generate", "drain", "7, x", 1, 1.1, None, None, "")
     assert out[2] == ("brokers: 'x' is not a broker id (give ids separated by commas, "
                       "e.g. 7,8)")
-    out = ra.preview(1, "generate", "balance", None, 1, 1.1, None, None, -3, "")
+    out = ra.preview(1, "generate", "balance", None, 1, 1.1, None, -3, "")
     assert out[2] == "throttle: give a rate larger than 0 MB/s, or leave it empty"
 
 
@@ -102,8 +108,8 @@ def test_uploaded_plan_previews(app):
     spare = next(b for b in snap.broker_ids.tolist() if b not in now)
     plan = {"version": 1, "partitions": [{"topic": "topic-000", "partition": 0,
                                           "replicas": [*now[:-1], spare]}]}
-    block, token, error, _ = ra.preview(1, "upload", "balance", None, 1, 1.1, upload(plan),
-                                          "mine.json", 50, "")
+    block, token, error, _ = ra.preview(1, "upload", "balance", None, 1, 1.1,
+                                        ra.uploaded(upload(plan), "mine.json")[0], 50, "")
     assert error == ""
     assert drafts.load(token).preview["replica_moves"] == 1
     assert "uploaded plan: 1 partitions on demo" in text_of(block)
