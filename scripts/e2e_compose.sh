@@ -5,13 +5,10 @@
 # /api/v1 as one user, approve it as a second, execute it with a throttle, wait for it to
 # finish, check that no throttle config is left on any broker or topic, down.
 #
-# The two users must exist in deploy/railyard/railyard.yaml's auth section (docs/api.md);
-# give their credentials as RAILYARD_E2E_PROPOSER=user:password and
-# RAILYARD_E2E_APPROVER=user:password. KEEP=1 leaves the stack up afterwards.
+# The users are the ones scripts/compose_secrets.sh wrote (deploy/secrets/users): the
+# operator proposes, the approver approves and executes. KEEP=1 leaves the stack up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${RAILYARD_E2E_PROPOSER:?set RAILYARD_E2E_PROPOSER=user:password (an operator)}"
-: "${RAILYARD_E2E_APPROVER:?set RAILYARD_E2E_APPROVER=user:password (an approver)}"
 API=http://127.0.0.1:8050/api/v1
 THROTTLE=${THROTTLE:-5000000}
 compose() { docker compose "$@"; }
@@ -23,8 +20,12 @@ api() {  # api USER:PASSWORD METHOD PATH [JSON]
 cleanup() { if [ "${KEEP:-0}" != 1 ]; then compose down -v; fi; }
 trap cleanup EXIT
 
+compose build
 scripts/compose_secrets.sh
-compose up -d --build --wait
+user() { awk -v r="$1" '$2 == r {print $1 ":" $3; exit}' deploy/secrets/users; }
+RAILYARD_E2E_PROPOSER=$(user operator)
+RAILYARD_E2E_APPROVER=$(user approver)
+compose up -d --wait
 
 echo "== topics"
 for t in orders:12 payments:6 audit:3; do

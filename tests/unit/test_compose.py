@@ -6,9 +6,11 @@ order, and Prometheus's config and rules pass promtool."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -24,8 +26,33 @@ SERVICES = COMPOSE["services"]
 KAFKA = sorted(s for s in SERVICES if s.startswith("kafka-"))
 PROMETHEUS_YML = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 RULES = sorted((ROOT / "deploy" / "prometheus" / "rules").glob("*.yml"))
-RAILYARD_YAML = ROOT / "deploy" / "railyard" / "railyard.yaml"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Path:
+    """The config compose mounts, as scripts/compose_secrets.sh writes it."""
+    railyard = Path(sys.executable).parent / "railyard"
+    if not railyard.exists():
+        pytest.skip("the railyard command is not installed in this environment")
+    out = tmp_path_factory.mktemp("secrets")
+    env = {**os.environ, "RAILYARD_SECRETS_DIR": str(out), "RAILYARD": str(railyard)}
+    subprocess.run(["bash", str(ROOT / "scripts" / "compose_secrets.sh")], env=env,
+                   check=True, capture_output=True, timeout=120)
+    return out
+
+
+def test_compose_secrets_writes_users_and_the_config(rendered):
+    users = [line.split() for line in (rendered / "users").read_text().splitlines()]
+    roles = {role for _, role, _ in users}
+    assert {"operator", "approver"} <= roles and all(len(p) >= 20 for *_, p in users)
+    assert oct((rendered / "users").stat().st_mode & 0o777) == "0o600"
+    config = load_config(rendered / "railyard.yaml")
+    assert [u.name for u in config.auth.users] == [name for name, _, _ in users]
+    text = (rendered / "railyard.yaml").read_text()
+    assert not any(p in text for *_, p in users)  # hashes only
+    assert ("./deploy/secrets/railyard.yaml", "/etc/railyard/railyard.yaml") in \
+        _mounts("railyard")
 
 
 def _env(service: str) -> dict:
@@ -75,9 +102,9 @@ def test_each_broker_runs_the_jmx_exporter_with_railyards_rules():
     assert "jmx_prometheus_javaagent.jar" in dockerfile
 
 
-def test_scrape_targets_are_the_brokers_exporters():
+def test_scrape_targets_are_the_brokers_exporters(rendered):
     prom = yaml.safe_load(PROMETHEUS_YML.read_text())
-    cluster = load_config(RAILYARD_YAML).clusters[0].name
+    cluster = load_config(rendered / "railyard.yaml").clusters[0].name
     seen = {}
     for job in prom["scrape_configs"]:
         for group in job["static_configs"]:
@@ -91,8 +118,8 @@ def test_scrape_targets_are_the_brokers_exporters():
     assert sorted(seen) == KAFKA
 
 
-def test_railyards_config_names_services_that_exist():
-    config = load_config(RAILYARD_YAML)
+def test_railyards_config_names_services_that_exist(rendered):
+    config = load_config(rendered / "railyard.yaml")
     (cluster,) = config.clusters
     for server in cluster.gateway.bootstrap_servers:
         host = server.split(":")[0]
@@ -111,7 +138,7 @@ def test_railyards_config_names_services_that_exist():
     assert config.spark["master"] in SERVICES["spark-worker"]["command"]
     assert config.server.port == 8050
     for svc in ("railyard", "railyard-worker"):
-        assert ("./deploy/railyard/railyard.yaml", "/etc/railyard/railyard.yaml") in \
+        assert ("./deploy/secrets/railyard.yaml", "/etc/railyard/railyard.yaml") in \
             _mounts(svc)
         assert "/etc/railyard/railyard.yaml" in SERVICES[svc]["command"]
 
@@ -129,7 +156,10 @@ def test_state_lives_in_named_volumes():
     used = set()
     for s in SERVICES:
         for src, _ in _mounts(s):
-            if src.startswith("."):
+            if src.startswith("./deploy/secrets/"):
+                name = Path(src).name  # written by scripts/compose_secrets.sh
+                assert name in (ROOT / "scripts" / "compose_secrets.sh").read_text(), src
+            elif src.startswith("."):
                 assert (ROOT / src).exists(), f"{s}: {src} does not exist"
             else:
                 used.add(src)
