@@ -69,6 +69,18 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class StoreSettings:
+    """Where plans, decisions and the audit log live (backend/store)."""
+
+    url: str = "sqlite:///var/railyard.db"
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    expiry_hours: float = 24.0  # a plan not started by then expires
+
+
+@dataclass(frozen=True)
 class User:
     name: str
     role: str
@@ -105,6 +117,8 @@ class DashboardConfig:
     spark: dict[str, Any] = field(default_factory=dict)  # backend.spark.session settings
     cache: CacheSettings = field(default_factory=CacheSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    plans: PlanSettings = field(default_factory=PlanSettings)
     source: str = "config"
     auth: AuthSettings = field(default_factory=AuthSettings)
 
@@ -137,7 +151,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
-    root.only("clusters", "spark", "cache", "server", "auth")
+    root.only("clusters", "spark", "cache", "server", "auth", "store", "plans")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -150,7 +164,8 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     server = _server(root.mapping("server"))
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
                            cache=_cache(root.mapping("cache")), server=server, source=source,
-                           auth=_auth(root, server))
+                           auth=_auth(root, server), store=_store(root.mapping("store")),
+                           plans=_plans(root.mapping("plans")))
 
 
 def _cluster(node: _Node) -> ClusterConfig:
@@ -219,6 +234,24 @@ def _server(node: _Node | None) -> ServerSettings:
     return ServerSettings(node.str("host") or "127.0.0.1",
                           node.int("port", default=8050, minimum=1),
                           node.int("refresh_seconds", default=15, minimum=1))
+
+
+def _store(node: _Node | None) -> StoreSettings:
+    if node is None:
+        return StoreSettings()
+    node.only("url")
+    url = node.str("url") or StoreSettings.url
+    if not url.startswith(("sqlite:///", "postgresql://", "postgresql+psycopg://")):
+        raise BadInput(f"{node.where('url')}: expected sqlite:///path or "
+                       f"postgresql+psycopg://user@host/db, got {url!r}")
+    return StoreSettings(url)
+
+
+def _plans(node: _Node | None) -> PlanSettings:
+    if node is None:
+        return PlanSettings()
+    node.only("expiry_hours")
+    return PlanSettings(node.number("expiry_hours", default=PlanSettings.expiry_hours))
 
 
 def is_loopback(host: str) -> bool:

@@ -97,14 +97,14 @@ def _health(state, w, notes):
 def _health_cards(f: dict, w) -> list:
     at = "at the end of the window" if not w.refreshing else "now"
 
-    def count(label, key, bad="over", detail_name="brokers"):
+    def count(label, key, bad="over", detail_name="brokers", when=at):
         fig = f[key]
         value = fig["value"]
         state = "ok" if not value else bad
         detail = fig["detail"]
         note = monitor.metric_note(fig) or (
             f"{detail_name} {', '.join(map(str, detail[:8]))}{' ...' if len(detail) > 8 else ''}"
-            if detail else at)
+            if detail else when)
         return card(label, "-" if value is None else f"{value:,.0f}", state, note)
 
     throttles = f["throttles"]
@@ -118,7 +118,7 @@ def _health_cards(f: dict, w) -> list:
               detail_name="configured on brokers" if throttles.get("basis") == "configured"
               else "throttled traffic on brokers"),
         count(term("Throttled principals", "tokens"), "throttled_principals",
-              detail_name="principals"),
+              detail_name=f"throttled in {w.label}:", when=f"none in {w.label}"),
     ]
 
 

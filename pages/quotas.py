@@ -67,8 +67,9 @@ def _draw(state, w, notes):
         card(term("Throttled principals", "strict"),
              "-" if throttled["value"] is None else f"{throttled['value']:,.0f}",
              "over" if names else "ok",
-             monitor.metric_note(throttled) or (", ".join(names) if names else
-                                                "nobody is throttled " + when)),
+             monitor.metric_note(throttled) or (
+                 f"throttled in {w.label}: " + ", ".join(names) if names
+                 else f"nobody was throttled in {w.label}")),
         card(term("Principals with a quota", "burst"), f"{len(q['now'])}", "ok",
              ", ".join(r["principal"] for r in q["now"]) or None),
     ]

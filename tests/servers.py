@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,3 +104,45 @@ def tansu_broker(tmp_path_factory) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         stop(proc)
+
+
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL (Debian's postgresql package) in a temp directory on a free
+    loopback port, run as the postgres user when the tests run as root (initdb refuses
+    root), without durability (fsync off: it is thrown away); yields the superuser URL
+    ``postgresql+psycopg://railyard@127.0.0.1:PORT/postgres`` and stops itself. Wrap it
+    with pytest.fixture at the scope a test module needs."""
+    bindirs = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not bindirs:
+        pytest.skip("PostgreSQL is not installed (make test installs it)")
+    bindir = bindirs[-1].parent
+    as_user = {"user": "postgres", "group": "postgres", "extra_groups": []} \
+        if os.geteuid() == 0 else {}
+    tmp = Path(tempfile.mkdtemp(prefix="railyard-pg-"))
+    if as_user:
+        shutil.chown(tmp, "postgres", "postgres")
+    log = tmp / "postgres.log"
+    proc = None
+    try:
+        subprocess.run([str(bindir / "initdb"), "-D", str(tmp / "data"), "-A", "trust",
+                        "-U", "railyard", "-E", "UTF8", "--no-sync", "--no-instructions"],
+                       check=True, capture_output=True, **as_user)
+        port = free_port()
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [str(bindir / "postgres"), "-D", str(tmp / "data"), "-h", "127.0.0.1",
+                 "-p", str(port), "-k", str(tmp), "-c", "fsync=off",
+                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                 "-c", "max_connections=200", "-c", "shared_buffers=32MB"],
+                stdout=out, stderr=subprocess.STDOUT, **as_user)
+        wait_port(port, proc, log, timeout=60)
+        yield f"postgresql+psycopg://railyard@127.0.0.1:{port}/postgres"
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # fast shutdown: disconnect clients, stop
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -21,7 +21,7 @@ import numpy as np
 from backend.errors import BadInput, Unavailable
 
 VERBS = ("snapshot", "limits", "throttle", "quota", "shrink", "reassign", "whatif",
-         "twin", "prometheus", "serve", "demo", "auth")
+         "twin", "prometheus", "serve", "demo", "auth", "capacity", "alerts", "audit")
 
 
 class OneLineParser(argparse.ArgumentParser):

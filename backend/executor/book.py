@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 
 from backend.executor.records import ExecutionRecords
 from backend.executor.tables import exec_configs
@@ -63,22 +63,26 @@ class ConfigBook:
         current = {entity: self.gw.describe_configs(*entity)["configs"]
                    for entity, changed in changes.items()
                    if any((*entity, k) not in held for k in changed)}
+        kept, fresh = [], []
+        for (etype, name), changed in changes.items():
+            for key, value in changed.items():
+                row = {"p": self.plan_id, "e": etype, "n": name, "k": key, "v": value}
+                if (etype, name, key) in held:
+                    kept.append(row)
+                else:
+                    fresh.append({**row, "value": value, "prior": current[(etype, name)].get(key),
+                                  "active": True, "since": now})
         if not changes:
             return
         with self.writer.begin() as c:
-            for (etype, name), changed in changes.items():
-                for key, value in changed.items():
-                    where = (exec_configs.c.plan_id == self.plan_id,
-                             exec_configs.c.entity_type == etype, exec_configs.c.name == name,
-                             exec_configs.c.key == key)
-                    if (etype, name, key) in held:
-                        c.execute(update(exec_configs).where(*where).values(value=value))
-                        continue
-                    row = {"prior": current[(etype, name)].get(key), "value": value,
-                           "active": True, "since": now}
-                    if c.execute(update(exec_configs).where(*where).values(**row)).rowcount == 0:
-                        c.execute(insert(exec_configs).values(
-                            plan_id=self.plan_id, entity_type=etype, name=name, key=key, **row))
+            if kept:
+                c.execute(update(exec_configs).where(*_KEY).values(value=bindparam("v")),
+                          kept)
+            if fresh:  # a key restored earlier in the run is booked afresh
+                c.execute(delete(exec_configs).where(*_KEY), fresh)
+                c.execute(insert(exec_configs).values(
+                    plan_id=bindparam("p"), entity_type=bindparam("e"), name=bindparam("n"),
+                    key=bindparam("k")), fresh)
 
     def _restore(self, rows: list[dict]) -> None:
         """Put ``rows`` back on the cluster, then mark them restored in one transaction."""
@@ -94,8 +98,10 @@ class ConfigBook:
         if not rows:
             return
         with self.writer.begin() as c:
-            for (etype, name), recs in by_entity.items():
-                c.execute(update(exec_configs).where(
-                    exec_configs.c.plan_id == self.plan_id,
-                    exec_configs.c.entity_type == etype, exec_configs.c.name == name,
-                    exec_configs.c.key.in_([r["key"] for r in recs])).values(active=False))
+            c.execute(update(exec_configs).where(*_KEY).values(active=False), [
+                {"p": self.plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
+                for r in rows])
+
+
+_KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == bindparam("e"),
+        exec_configs.c.name == bindparam("n"), exec_configs.c.key == bindparam("k"))

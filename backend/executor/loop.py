@@ -87,6 +87,7 @@ class Executor:
         self.records, self.gw, self.journal = records, gateway, journal
         self.retry = retry or RetryPolicy()
         self._batches: dict[int, _Batch] = {}
+        self._plans: dict[int, tuple[list[dict], ExecutionSpec]] = {}  # frozen, read once
         self._now = 0.0  # the tick's time, for the book's audit entries
 
     # ---- the tick ----------------------------------------------------------------------
@@ -133,8 +134,7 @@ class Executor:
         flight = {(r["topic"], r["partition"]): r for r in self.gw.list_reassignments()}
         if ex["state"] in ("cancelling", "failing"):
             return self._wind_down(ex, flight, now)
-        spec = spec_from_dict(ex["content"]["execution"],
-                              len(ex["content"]["reassignment"]["partitions"]))
+        _, spec = self._plan_of(ex["plan_id"])
         if ex["phase"] != "idle":
             batch = self._batch(ex, spec, flight)
             if ex["phase"] == "starting":
@@ -157,13 +157,21 @@ class Executor:
         self._book(ex).restore_all()
         return self._end(ex, "completed", None, now)
 
+    def _plan_of(self, plan_id: int) -> tuple[list[dict], ExecutionSpec]:
+        """The plan's entries and its frozen spec."""
+        if plan_id not in self._plans:
+            content = self.records.content(plan_id)
+            entries = content["reassignment"]["partitions"]
+            self._plans[plan_id] = (entries, spec_from_dict(content["execution"], len(entries)))
+        return self._plans[plan_id]
+
     # ---- batches -----------------------------------------------------------------------
     def _batch(self, ex: dict, spec: ExecutionSpec, flight: dict) -> _Batch:
         """The current batch, from memory or rebuilt from the plan and the cluster."""
         cached = self._batches.get(ex["plan_id"])
         if cached is not None and cached.idx == ex["batch"]:
             return cached
-        plan = ex["content"]["reassignment"]["partitions"]
+        plan, _ = self._plan_of(ex["plan_id"])
         entries = {(e["topic"], e["partition"]): e
                    for e in (plan[i] for i in spec.batches[ex["batch"]])}
         view = original_view(self.gw.assignment(), flight)
@@ -277,9 +285,7 @@ class Executor:
     def _wind_down(self, ex: dict, flight: dict, now: float) -> dict:
         """Cancel this plan's moves in flight, restore every booked config, and end."""
         if ex["phase"] != "idle" and ex["batch"] >= 0:
-            content = ex["content"]
-            plan = content["reassignment"]["partitions"]
-            spec = spec_from_dict(content["execution"], len(plan))
+            plan, spec = self._plan_of(ex["plan_id"])
             keys = [(plan[i]["topic"], plan[i]["partition"]) for i in spec.batches[ex["batch"]]]
             ours = [k for k in keys if k in flight]
             if ours:

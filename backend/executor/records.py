@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from backend.executor.tables import exec_batches, exec_leases, executions
+from backend.executor.tables import exec_batches, exec_content, exec_leases, executions
 
 ACTIVE = ("running", "pausing", "paused", "cancelling", "failing")
 ENDED = ("completed", "failed", "cancelled")
@@ -31,14 +31,16 @@ class ExecutionRecords:
 
     # ---- executions ------------------------------------------------------------------
     def create(self, plan_id: int, cluster: str, content: dict, sha256: str,
-               batch_sizes: list[int], user: str, now: float) -> None:
+               batch_sizes: list[int], user: str, now: float, bytes_total: int = 0) -> None:
         """The execution row and one pending row per batch, in one transaction."""
         with self.writer.begin() as c:
+            c.execute(insert(exec_content).values(plan_id=plan_id, content=content))
             c.execute(insert(executions).values(
-                plan_id=plan_id, cluster=cluster, state="running", content=content,
-                sha256=sha256, batch=-1, phase="idle", attempts=0, requested_by=user,
+                plan_id=plan_id, cluster=cluster, state="running",
+                throttle=content["execution"]["throttle"], sha256=sha256, batch=-1,
+                phase="idle", attempts=0, requested_by=user,
                 started_at=now, updated_at=now, partitions_total=sum(batch_sizes),
-                partitions_done=0, bytes_total=0, bytes_done=0, version=0))
+                partitions_done=0, bytes_total=bytes_total, bytes_done=0, version=0))
             if batch_sizes:
                 c.execute(insert(exec_batches), [
                     {"plan_id": plan_id, "idx": i, "state": "pending", "partitions": n,
@@ -50,12 +52,24 @@ class ExecutionRecords:
             row = c.execute(select(executions).where(executions.c.plan_id == plan_id)).first()
         return None if row is None else dict(row._mapping)
 
+    def content(self, plan_id: int) -> dict:
+        """The frozen content the execution runs (read once: it never changes)."""
+        with self.engine.connect() as c:
+            return c.execute(select(exec_content.c.content)
+                             .where(exec_content.c.plan_id == plan_id)).scalar_one()
+
     def active(self, cluster: str | None = None) -> list[dict]:
-        """Executions not yet ended, oldest first (without their content)."""
-        cols = [col for col in executions.c if col.name != "content"]
-        q = select(*cols).where(executions.c.state.in_(ACTIVE))
+        """Executions not yet ended, oldest first."""
+        q = select(executions).where(executions.c.state.in_(ACTIVE))
         if cluster is not None:
             q = q.where(executions.c.cluster == cluster)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q.order_by(executions.c.started_at))]
+
+    def on_cluster(self, cluster: str, since: float) -> list[dict]:
+        """Executions on ``cluster`` running at or after ``since``."""
+        q = select(executions).where(executions.c.cluster == cluster, or_(
+            executions.c.ended_at.is_(None), executions.c.ended_at >= since))
         with self.engine.connect() as c:
             return [dict(r._mapping) for r in c.execute(q.order_by(executions.c.started_at))]
 

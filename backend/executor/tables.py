@@ -26,8 +26,8 @@ executions = Table(
     Column("plan_id", Integer, primary_key=True, autoincrement=False),
     Column("cluster", String(200), nullable=False, index=True),
     Column("state", String(16), nullable=False),  # see loop.STATES
-    Column("content", JSON, nullable=False),  # {"reassignment": ..., "execution": spec}
     Column("sha256", String(64), nullable=False),
+    Column("throttle", BigInteger),  # bytes/s, as frozen in the spec
     Column("batch", Integer, nullable=False, default=-1),  # current batch, -1 before the first
     Column("phase", String(16), nullable=False, default="idle"),  # idle | starting | running
     Column("attempts", Integer, nullable=False, default=0),  # failed tries of the current step
@@ -43,6 +43,14 @@ executions = Table(
     Column("bytes_total", BigInteger, nullable=False, default=0),
     Column("bytes_done", BigInteger, nullable=False, default=0),
     Column("version", Integer, nullable=False, default=0),  # fences a stale executor
+)
+
+# The frozen content an execution runs ({"reassignment": ..., "execution": spec}), apart
+# from the execution row that changes at every step (a row update rewrites the row).
+exec_content = Table(
+    "exec_content", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("content", JSON, nullable=False),
 )
 
 # Progress per batch: started and finished times, partitions and bytes.
@@ -90,4 +98,14 @@ exec_leftovers = Table(
     Column("key", String(128), primary_key=True),
     Column("value", Text, nullable=False),
     Column("first_seen", Float, nullable=False),
+)
+
+# Steps an operator runs by hand (a shrink's migration on Apache Kafka), ticked off.
+exec_checklist = Table(
+    "exec_checklist", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("idx", Integer, primary_key=True, autoincrement=False),
+    Column("step", Text, nullable=False),
+    Column("done_by", String(200)),
+    Column("done_at", Float),
 )

@@ -38,6 +38,14 @@ CATALOG: dict[str, Concept] = {
         "Partitions in the cluster (controller's GlobalPartitionCount)"),
     "cluster_replicas": Concept(
         "sum({d.partition_count})", (), "replicas", "Partition replicas in the cluster"),
+    "partitions_per_broker_peak": Concept(
+        "max_over_time((sum by ({by}) ({d.partition_count}))[{window}:5m])", ("{by}",),
+        "replicas", "Most partition replicas each broker hosted over the window (its daily "
+        "peak with a 1d window): the history capacity forecasts fit"),
+    "cluster_replicas_peak": Concept(
+        "max_over_time((sum({d.partition_count}))[{window}:5m])", (), "replicas",
+        "Most partition replicas the cluster hosted over the window (max.partitions counts "
+        "replicas)"),
     # ---- health --------------------------------------------------------------------------
     "brokers_up": Concept("sum by ({by}) (up)", ("{by}",), "bool",
                           "1 when the broker's exporter answered the last scrape"),
@@ -101,6 +109,14 @@ CATALOG: dict[str, Concept] = {
     "mutation_rate": Concept(
         "max by (user, client_id) ({d.mutation_rate})", ("user", "client_id"),
         "partitions/s", "Partition mutations/s per principal"),
+    # over a whole window (``window`` = its length): a throttle lasts seconds, and a
+    # principal throttled at 02:14 counts in a review of 02:00-03:00 though not at 03:00
+    "mutation_tokens_low": Concept(
+        "min by (user, client_id) (min_over_time({d.mutation_tokens}[{window}]))",
+        ("user", "client_id"), "tokens", "Fewest tokens per principal over the window"),
+    "mutation_throttle_time_high": Concept(
+        "max by (user, client_id) (max_over_time({d.mutation_throttle_time}[{window}]))",
+        ("user", "client_id"), "ms", "Largest throttle time per principal over the window"),
     "mutation_throttle_time": Concept(
         "max by (user, client_id) ({d.mutation_throttle_time})", ("user", "client_id"), "ms",
         "Average throttle time per principal"),

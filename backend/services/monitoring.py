@@ -77,9 +77,14 @@ def _rate_window(step: float) -> str:
 
 
 def _fetch(client: MetricsClient, kind: str, concept: str, span: Span):
+    """kind: 'now' (at the window's end), 'range' (a series over it) or 'over' (one answer
+    for the whole window: the concept's *_over_time across its length)."""
     try:
         if kind == "now":
             return client.instant(concept, at=span.end, window=_rate_window(span.step))
+        if kind == "over":
+            return client.instant(concept, at=span.end,
+                                  window=f"{max(int(span.end - span.start), 1)}s")
         return client.range(concept, span.start, span.end, step=f"{int(span.step)}s",
                             window=_rate_window(span.step))
     except MetricsError as e:
@@ -172,8 +177,8 @@ def _health(source: ClusterSource, span: Span) -> dict:
         "up": ("now", "brokers_up"),
         "leader": ("now", "leader_throttled_rate"),
         "follower": ("now", "follower_throttled_rate"),
-        "tokens": ("now", "mutation_tokens"),
-        "throttle_time": ("now", "mutation_throttle_time"),
+        "tokens_low": ("over", "mutation_tokens_low"),
+        "throttle_high": ("over", "mutation_throttle_time_high"),
         "urp_t": ("range", "under_replicated_per_broker"),
         "umi_t": ("range", "under_min_isr_per_broker"),
         "offline_t": ("range", "offline_partitions"),
@@ -193,8 +198,8 @@ def _health(source: ClusterSource, span: Span) -> dict:
             "reassigning": _total(got["reassigning"]),
             "brokers_down": down,
             "throttles": throttles_in_force(source, span, got["leader"], got["follower"]),
-            "throttled_principals": _throttled_principals(got["tokens"],
-                                                          got["throttle_time"]),
+            "throttled_principals": _throttled_principals(got["tokens_low"],
+                                                          got["throttle_high"]),
         },
         "health_series": _stack(series(got["urp_t"], None, "under-replicated"),
                                 series(got["umi_t"], None, "under min ISR"),
@@ -233,12 +238,14 @@ def throttles_in_force(source: ClusterSource, span: Span, leader, follower) -> d
     return {**_figure(float(len(hot)), detail=hot), "basis": "observed"}
 
 
-def _throttled_principals(tokens, throttle_time) -> dict:
-    """Principals below zero tokens or with a throttle time in the quota window now."""
-    if isinstance(tokens, MetricsError) and isinstance(throttle_time, MetricsError):
-        return _figure(None, tokens)
+def _throttled_principals(tokens_low, throttle_high) -> dict:
+    """Principals throttled at any time in the window: their tokens went below zero or
+    Kafka told them to back off. A KIP-599 throttle lasts seconds, so the state at the
+    window's end alone misses nearly every one."""
+    if isinstance(tokens_low, MetricsError) and isinstance(throttle_high, MetricsError):
+        return _figure(None, tokens_low)
     names = set()
-    for frame, hot in ((tokens, lambda v: v < 0), (throttle_time, lambda v: v > 0)):
+    for frame, hot in ((tokens_low, lambda v: v < 0), (throttle_high, lambda v: v > 0)):
         if not isinstance(frame, MetricsError):
             rows = frame[hot(frame["value"])]
             names |= {principal(u, c) for u, c in zip(rows["user"], rows["client_id"],
@@ -436,7 +443,8 @@ def quotas(source: ClusterSource, span: Span) -> dict:
 def _quotas(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "tokens": ("now", "mutation_tokens"),
-        "throttle_time": ("now", "mutation_throttle_time"),
+        "tokens_low": ("over", "mutation_tokens_low"),
+        "throttle_high": ("over", "mutation_throttle_time_high"),
         "tokens_t": ("range", "mutation_tokens"),
         "rate_t": ("range", "mutation_rate"),
         "throttle_t": ("range", "mutation_throttle_time"),
@@ -451,7 +459,7 @@ def _quotas(source: ClusterSource, span: Span) -> dict:
     return {
         "now": now,
         "now_error": str(tokens) if isinstance(tokens, MetricsError) else None,
-        "throttled": _throttled_principals(tokens, got["throttle_time"]),
+        "throttled": _throttled_principals(got["tokens_low"], got["throttle_high"]),
         "tokens_series": _principal_series(got["tokens_t"]),
         "rate_series": _principal_series(got["rate_t"]),
         "throttle_series": _principal_series(got["throttle_t"]),

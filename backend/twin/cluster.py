@@ -381,7 +381,7 @@ class TwinCluster:
         """Incremental alter of broker (id or "<default>") or topic configs."""
         with self.lock:
             cfg = self._store_config(entity_type, name, set_ or {}, delete or [])
-            self._configs_changed()
+            self._configs_changed({*(set_ or {}), *(delete or [])})
             return {"entity_type": entity_type, "name": name, "configs": cfg}
 
     def _store_config(self, entity_type: str, name: str, set_: dict,
@@ -406,10 +406,13 @@ class TwinCluster:
         store[name] = cfg
         return cfg
 
-    def _configs_changed(self) -> None:
+    def _configs_changed(self, keys: set[str] | None = None) -> None:
+        """Recompute what depends on the changed config ``keys`` (None: on any)."""
         self._rates_cache = None
-        self._refresh_replica_lists()
-        self._apply_retention()
+        if keys is None or keys & {LEADER_REPLICAS, FOLLOWER_REPLICAS}:
+            self._refresh_replica_lists()
+        if keys is None or "retention.ms" in keys:
+            self._apply_retention()
         self.version += 1
 
     def set_mutation_quota(self, user: str | None, client_id: str | None,
