@@ -137,6 +137,10 @@ def test_railyards_config_names_services_that_exist(rendered):
     assert master.port == int(cmd[cmd.index("--port") + 1])
     assert config.spark["master"] in SERVICES["spark-worker"]["command"]
     assert config.server.port == 8050
+    store = urlsplit(config.store.url)
+    assert store.hostname == "postgres" and store.port == 5432 and store.password is None
+    assert store.username == _env("postgres")["POSTGRES_USER"]
+    assert store.path == "/" + _env("postgres")["POSTGRES_DB"]
     for svc in ("railyard", "railyard-worker"):
         assert ("./deploy/secrets/railyard.yaml", "/etc/railyard/railyard.yaml") in \
             _mounts(svc)
