@@ -33,7 +33,7 @@ def make_app(tmp_path, auth_doc, host="127.0.0.1"):
     from dashboard.app import create_app
 
     doc = {"clusters": [CLUSTER], "cache": {"background_dir": str(tmp_path / "cache")},
-           "server": {"host": host}}
+           "server": {"host": host}, "store": {"url": f"sqlite:///{tmp_path / 'plans.db'}"}}
     if auth_doc is not None:
         doc["auth"] = auth_doc
     return create_app(parse_config(doc, "cfg"))
@@ -173,6 +173,26 @@ def test_trusted_header_only_from_the_proxy(tmp_path):
         .status_code == 200
 
 
+def test_the_api_never_takes_the_browser_session(users_app):
+    client = users_app.server.test_client()
+    sign_in(client, "olivia")
+    token = cookie(client, auth.CSRF_COOKIE)
+    assert client.get("/api/v1/plans").status_code == 401
+    assert client.post("/api/v1/plans", json={}, headers={auth.CSRF_HEADER: token}) \
+        .status_code == 401
+
+
+def test_the_api_trusts_the_proxy_only_from_its_address(tmp_path):
+    app = make_app(tmp_path, {"trusted_header": {"from": ["127.0.0.0/8"]},
+                              "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    sso = {"X-Forwarded-User": "sam", "X-Forwarded-Role": "viewer"}
+    assert client.get("/api/v1/plans", headers=sso).get_json() == {"plans": []}
+    elsewhere = client.get("/api/v1/plans", headers=sso, environ_base={"REMOTE_ADDR": "10.1.2.3"})
+    assert elsewhere.status_code == 401 and "WWW-Authenticate" not in elsewhere.headers
+    assert client.get("/api/v1/plans").status_code == 401
+
+
 def test_auth_none_only_on_loopback(tmp_path):
     with pytest.raises(BadInput) as e:
         make_app(tmp_path, "none", host="0.0.0.0")
@@ -183,6 +203,7 @@ def test_auth_none_only_on_loopback(tmp_path):
     app = make_app(tmp_path, None)
     layout = app.server.test_client().get("/_dash-layout").get_data(as_text=True)
     assert "Authentication is off (auth: none)" in layout and '"local"' in layout
+    assert app.server.test_client().get("/api/v1/plans").get_json() == {"plans": []}
     assert not (tmp_path / "key").exists()
 
 
