@@ -11,7 +11,7 @@ from flask_caching import Cache
 
 from backend.gateways.twin_http import TwinHttpGateway
 from components import shell
-from dashboard import ids, jobs, runtime
+from dashboard import guard, ids, jobs, runtime
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,11 +47,17 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
     app.layout = shell.layout(config)
     shell.register(app)
+    guard.install(app)
+    # two uploads at most travel in one callback (a sweep's plan and workload), base64
+    app.server.config["MAX_CONTENT_LENGTH"] = 2 * (config.server.max_upload_bytes * 4 // 3) \
+        + (1 << 20)
     return app
 
 
 def _on_error(err: Exception) -> None:
-    """A callback failed in a way no page handled: log it, show the browser one line."""
+    """A callback failed in a way no page handled: a value of the wrong type is a forged
+    request (400, one log line); anything else is logged and shown as one line."""
+    guard.refuse_bad_values(err)
     log.exception("callback failed", exc_info=err)
     dash.set_props(ids.APP_ERROR, {"children": f"Something failed on the server: "
                                              f"{type(err).__name__}. Details are in the "

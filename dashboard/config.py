@@ -18,6 +18,7 @@ import yaml
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
 from backend.model.snapshot import Limits
+from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
 
 GATEWAY_TYPES = ("twin", "kafka")
 CACHE_TYPES = ("simple", "redis")
@@ -71,6 +72,7 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 8050
     refresh_seconds: int = 15  # how often live and relative views re-query
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # a bigger upload is refused with a line
 
 
 @dataclass(frozen=True)
@@ -197,10 +199,12 @@ def _cache(node: _Node | None) -> CacheSettings:
 def _server(node: _Node | None) -> ServerSettings:
     if node is None:
         return ServerSettings()
-    node.only("host", "port", "refresh_seconds")
+    node.only("host", "port", "refresh_seconds", "max_upload_bytes")
     return ServerSettings(node.str("host") or "127.0.0.1",
                           node.int("port", default=8050, minimum=1),
-                          node.int("refresh_seconds", default=15, minimum=1))
+                          node.int("refresh_seconds", default=15, minimum=1),
+                          node.int("max_upload_bytes", default=DEFAULT_MAX_UPLOAD_BYTES,
+                                   minimum=1))
 
 
 class _Node:

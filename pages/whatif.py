@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 import time
 import uuid
+from pathlib import Path
 
 import dash
 import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput
-from backend.services import views
+from backend.services import uploads, views
 from backend.services.views import Unavailable
 from components import banners, charts, tables
 from components.help import term
@@ -160,10 +161,11 @@ def _throttle_tab() -> html.Div:
 def plan_throttle(log_rate, contents, capacity, filename, state):
     rate = float(round(10 ** log_rate))
     label = f"{rate / 1e6:,.1f} MB/s"
-    source = runtime.current().source(state["cluster"])
+    rt = runtime.current()
+    source = rt.source(state["cluster"])
     try:
-        plan, name = views.reassignment_for(source, views.parse_plan_upload(contents, filename),
-                                            filename)
+        uploaded = uploads.parse_json(contents, filename, rt.config.server.max_upload_bytes)
+        plan, name = views.reassignment_for(source, uploaded, filename)
         r = views.throttle_whatif(source, plan, rate, capacity)
     except BadInput as e:
         return no_update, no_update, no_update, label, no_update, str(e), no_update
@@ -211,10 +213,13 @@ def _quota_tab(c) -> html.Div:
     ], className="tab-body")
 
 
-def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str]:
+def _workload_path(contents: str | None, filename: str | None) -> tuple[str, Path | None, str]:
+    """(file to read, the upload to delete after the job or None, name for messages)."""
     if not contents:
-        return EXAMPLE_WORKLOAD, f"example workload {EXAMPLE_WORKLOAD}"
-    return views.save_upload(contents, filename, runtime.current().work_dir), filename
+        return EXAMPLE_WORKLOAD, None, f"example workload {EXAMPLE_WORKLOAD}"
+    rt = runtime.current()
+    path = uploads.save(contents, filename, rt.work_dir, rt.config.server.max_upload_bytes)
+    return str(path), path, filename
 
 
 @dash.callback(Output(ids.WI_QU_BUCKET, "figure"), Output(ids.WI_QU_SUMMARY, "children"),
@@ -225,10 +230,11 @@ def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str
                prevent_initial_call=True)
 def replay_quota(_clicks, contents, filename, rate, samples, window):
     try:
-        path, name = _workload_path(contents, filename)
         if not samples or not window or samples < 1 or window < 1:
             raise BadInput("samples and window: give whole numbers of at least 1")
-        r = views.quota_whatif(path, rate, int(samples), int(window))
+        path, upload, name = _workload_path(contents, filename)
+        with uploads.kept_for_job(upload, filename):
+            r = views.quota_whatif(path, rate, int(samples), int(window))
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
     bursts = {p["user"] if not p["client_id"] else f"{p['user']}/{p['client_id']}": p["burst"]
@@ -325,19 +331,21 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
                       if total else "starting Spark job..."])
 
     source = rt.source(state["cluster"])
+    limit = rt.config.server.max_upload_bytes
     try:
         set_progress(["0", "1", "preparing inputs..."])
         snap = views.cluster_snapshot(source)
         plan = None
         if kind == "throttle":
-            plan, _ = views.reassignment_for(source, views.parse_plan_upload(plan_contents,
-                                                                             plan_name),
-                                             plan_name)
-        requests = _workload_path(requests_contents, requests_name)[0] \
-            if kind == "quota" else None
-        spec = views.sweep_spec(kind, grid, workload, views.snapshot_file(source, rt.work_dir),
-                                plan, snap, requests, rt.work_dir)
-        rows = views.run_sweep(spec, rt.config.spark, progress, cancel.event)
+            plan, _ = views.reassignment_for(
+                source, uploads.parse_json(plan_contents, plan_name, limit), plan_name)
+        requests, upload, _ = _workload_path(requests_contents, requests_name) \
+            if kind == "quota" else (None, None, None)
+        with uploads.kept_for_job(upload, requests_name):
+            spec = views.sweep_spec(kind, grid, workload,
+                                    views.snapshot_file(source, rt.work_dir), plan, snap,
+                                    requests, rt.work_dir)
+            rows = views.run_sweep(spec, rt.config.spark, progress, cancel.event)
     except (BadInput, Unavailable) as e:
         return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
     except views.SweepCancelled:

@@ -181,36 +181,7 @@ def throttle_whatif(source: ClusterSource, plan: Reassignment, throttle: float,
     return {**answer, "eta_curve": {"throttle": grid.tolist(), "eta_seconds": curve}}
 
 
-def parse_plan_upload(contents: str | None, filename: str | None) -> dict | None:
-    """A dcc.Upload data URL holding a reassignment plan JSON -> the parsed object."""
-    if not contents:
-        return None
-    try:
-        return json.loads(_decode_upload(contents))
-    except (ValueError, UnicodeDecodeError):
-        raise BadInput(f"{filename or 'upload'}: not a JSON file") from None
-
-
-def _decode_upload(contents: str) -> str:
-    import base64
-
-    _, _, data = contents.partition(",")
-    return base64.b64decode(data).decode("utf-8")
-
-
 # ---- quota (KIP-599) ------------------------------------------------------------------------
-
-def save_upload(contents: str, filename: str | None, directory: str) -> str:
-    """An uploaded workload written to a file the quota loaders read (line numbers kept)."""
-    try:
-        text = _decode_upload(contents)
-    except (ValueError, UnicodeDecodeError):
-        raise BadInput(f"{filename or 'upload'}: not a UTF-8 text file") from None
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    path = Path(directory) / f"upload-{abs(hash(text))}.jsonl"
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
 
 def quota_whatif(requests_path: str, rate: float | None, samples: int,
                  window_seconds: int) -> dict:
