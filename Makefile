@@ -19,7 +19,8 @@ test: install
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
 
-bench: install
+bench:
+	@RAILYARD_BENCH=1 bash scripts/install.sh
 	$(PY) -m benchmarks
 
 lint: install

@@ -4,6 +4,7 @@ BadInput is the one exception the CLI and the pages turn into a one-line message
 (exit code 2 on the CLI): it says what was wrong and where, and is raised before
 anything is written or changed. Unavailable is a source that does not answer (a
 cluster's gateway, Prometheus, Spark): pages show it as a banner and render the rest.
+Forbidden, Conflict and NotFound are the plan workflow's refusals (HTTP 403, 409, 404).
 """
 
 
@@ -20,3 +21,26 @@ class Unavailable(RuntimeError):
     def __init__(self, what: str, detail: str) -> None:
         super().__init__(f"{what}: {' '.join(detail.split())}")
         self.what = what
+
+
+class Forbidden(PermissionError):
+    """The user's role or relation to the plan does not allow the action (HTTP 403); the
+    message names the rule that failed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
+
+class Conflict(RuntimeError):
+    """The action is allowed but the plan's state forbids it now (HTTP 409): already
+    decided, expired, a stale sha256, or a cluster that moved since the proposal."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
+
+class NotFound(LookupError):
+    """No such plan (HTTP 404)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from backend.metrics.server import PrometheusProcess, scrape_config
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.model.snapshot import Limits
+from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure
 
 CHANGES = 20

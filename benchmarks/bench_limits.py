@@ -1,8 +1,5 @@
-"""KIP-578 engine and snapshot figures (issue 2 targets, 2-core machine).
-
-Kafka's own Java AdminUtils places 1M partitions x RF 3 over 1,000 brokers in 3 racks at
-about 7.3M replicas/s (20M without racks); a plain Python port manages 1.3M.
-"""
+"""KIP-578 engine and snapshot figures (issue 2 targets, 2-core machine). Placement speed
+against Kafka's own code is bench_placement, measured in the same run."""
 
 from __future__ import annotations
 
@@ -15,29 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from backend.engines.limits import TopicRequest, create_topics
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
-from backend.model.snapshot import Limits, Snapshot
+from backend.model.snapshot import Limits
+from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure, best_of
-
-
-def empty_cluster(brokers: int, racks: int) -> Snapshot:
-    return Snapshot.build("bench", np.arange(1, brokers + 1),
-                          [f"r{i % racks}" for i in range(brokers)] if racks else [None] * brokers,
-                          [], np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int32))
-
-
-def placement_rate(racks: int) -> Figure:
-    snap = empty_cluster(1000, racks)
-    limits = Limits(max_broker_partitions=4000)  # set, but not binding
-    request = [TopicRequest("big", 1_000_000, 3)]
-    seconds, res = best_of(lambda: create_topics(snap, request, limits, start_index=7), 3)
-    assert res.ok and res.topics[0].kafka_compatible
-    rate = 3_000_000 / seconds / 1e6
-    label = f"{racks} racks" if racks else "no racks"
-    return Figure(f"place 1M partitions x RF 3 on 1,000 brokers ({label})", rate,
-                  "M replicas/s", 7.3 if racks else 20.0, higher_is_better=True,
-                  note=f"{seconds * 1000:.0f} ms")
 
 
 def binding_topic() -> Figure:
@@ -77,4 +55,4 @@ def load_figures() -> list[Figure]:
 
 
 def run() -> list[Figure]:
-    return [placement_rate(3), placement_rate(0), binding_topic(), *load_figures()]
+    return [binding_topic(), *load_figures()]

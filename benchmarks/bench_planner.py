@@ -20,8 +20,8 @@ import numpy as np
 
 from backend.engines.plan_summary import summarize
 from backend.engines.planner import Goal, balance_bounds, plan
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure, best_of
 
 

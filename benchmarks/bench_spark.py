@@ -18,12 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.services import whatif
 from backend.spark import daemons
 from backend.spark.session import settings_from, stop_session
 from backend.spark.spec import parse_spec
+from backend.twin.generate import generate_snapshot
 from benchmarks.bench_throttle import random_reassignment
 from benchmarks.common import Figure, best_of
 

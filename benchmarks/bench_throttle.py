@@ -18,10 +18,10 @@ import numpy as np
 
 from backend.engines.throttle import ThrottleParams, plan_throttle
 from backend.model.csr import gather_index, offsets_from_lengths
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.model.reassignment import Reassignment, load_reassignment
 from backend.model.snapshot import Snapshot
+from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure, best_of
 
 TARGET_SECONDS = 2.0

@@ -15,10 +15,10 @@ from backend.metrics import catalog
 from backend.metrics.client import MetricMissing, MetricsClient
 from backend.metrics.dialects import STRIMZI
 from backend.metrics.server import PrometheusProcess, scrape_config
-from backend.model.generate import generate_snapshot
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster
 from backend.twin.exporter import Exporters
+from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan
 from benchmarks.common import Figure, best_of
 

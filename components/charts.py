@@ -109,6 +109,27 @@ def capacity_bars(labels: Sequence[str], before: Sequence[float], after: Sequenc
     return fig
 
 
+def before_after_bars(labels: Sequence[str], before: Sequence[float], after: Sequence[float],
+                      limit: float | None, title: str, value_name: str = "replicas") -> go.Figure:
+    """Replicas per broker before and after a plan, side by side, against the limit line;
+    the after bar takes the state colour (near or over the limit stands out)."""
+    fig = _base(title)
+    fig.add_bar(x=list(labels), y=list(before), name="before", marker_color=GREY,
+                hovertemplate="broker %{x}: %{y:,.0f} " + value_name + " before<extra></extra>")
+    fig.add_bar(x=list(labels), y=list(after), name="after",
+                marker_color=[state_colour(a, limit) for a in after],
+                hovertemplate="broker %{x}: %{y:,.0f} " + value_name + " after<extra></extra>")
+    fig.update_layout(barmode="group", bargap=0.25)
+    if limit is not None:
+        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
+                      annotation_text=f"max.broker.partitions = {limit:,.0f}",
+                      annotation_position="top left")
+        fig.update_yaxes(range=[0, max([limit, *before, *after]) * 1.15])
+    fig.update_xaxes(type="category", title="broker")
+    fig.update_yaxes(title=value_name)
+    return fig
+
+
 def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "series",
                 limit: float | None = None, limit_name: str = "limit",
                 x_range: tuple | None = None) -> dict:

@@ -1,16 +1,14 @@
-"""The time control of every monitoring page: live, last 1 h / 6 h / 24 h / 7 d, or an
-absolute range for incident review. Its state lives in the URL (?range=6h, or
-?range=abs&from=...&to=...), so a link reproduces the view."""
+"""The windows a monitoring page shows: live, last 1 h / 6 h / 24 h / 7 d, or an absolute
+range for incident review. The choice lives in the URL (?range=6h, or
+?range=abs&from=...&to=...), so a link reproduces the view; the control that sets it is
+dashboard.shell.time_control."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from dash import dcc, html
-
 from backend.errors import BadInput
-from dashboard import ids
 
 RANGES = {"live": 900, "1h": 3600, "6h": 6 * 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600}
 LABELS = {"live": "Live", "1h": "1 h", "6h": "6 h", "24h": "24 h", "7d": "7 d",
@@ -83,24 +81,3 @@ def window(key: str | None, start: str | None, end: str | None, now: float) -> W
 
 def _step(span: float) -> float:
     return max(GRID, round(span / POINTS))
-
-
-def control(key: str | None, start: str | None, end: str | None,
-            refresh_seconds: int) -> html.Div:
-    """The control as the URL describes it, and the interval that refreshes the page."""
-    key = key if key in LABELS else DEFAULT
-    return html.Div([
-        html.Span("Time", className="control-label"),
-        dcc.RadioItems(id=ids.RANGE, value=key, inline=True, className="range-radio",
-                       options=[{"label": v, "value": k} for k, v in LABELS.items()]),
-        html.Div([
-            dcc.Input(id=ids.RANGE_FROM, type="text", value=start or "", debounce=True,
-                      placeholder="from 2024-05-01T12:00", className="range-input"),
-            dcc.Input(id=ids.RANGE_TO, type="text", value=end or "", debounce=True,
-                      placeholder="to 2024-05-01T13:00", className="range-input"),
-            html.Button("Show", id=ids.RANGE_APPLY, className="button"),
-        ], id=ids.RANGE_ABS, className="range-abs", hidden=key != "abs"),
-        html.Span(id=ids.RANGE_ERROR, className="inline-error"),
-        dcc.Interval(id=ids.REFRESH, interval=refresh_seconds * 1000,
-                     disabled=key == "abs"),
-    ], className="time-control")

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 import dash
 from dash import Dash
 from flask_caching import Cache
 
-from backend.gateways.twin_http import TwinHttpGateway
-from components import shell
-from dashboard import guard, ids, jobs, runtime
+from backend.gateways.factory import open_gateway
+from dashboard import auth, guard, ids, jobs, runtime, shell
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ def cache_config(settings: CacheSettings) -> dict:
 def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     """The dashboard for ``config``. One app per process (Dash pages register globally).
     ``gateways``: cluster name -> ClusterReader for clusters read in-process (railyard
-    demo); other twin clusters are read over the twin's HTTP API at their configured URL."""
+    demo); the others through the gateway their config names (backend.gateways.factory)."""
     app = Dash(
         __name__,
         use_pages=True,
@@ -41,11 +41,12 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         background_callback_manager=jobs.manager(config.cache),
         on_error=_on_error,
     )
+    auth.install(app.server, config.auth)
     cache = Cache(app.server, config=cache_config(config.cache))
-    remote = {c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
-              if c.gateway.type == "twin" and c.gateway.url}
+    opened = {c.name: open_gateway(c) for c in config.clusters}
+    remote = {name: gw for name, gw in opened.items() if gw is not None}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
-    app.layout = shell.layout(config)
+    app.layout = partial(shell.layout, config)  # per request: it names the user
     shell.register(app)
     guard.install(app)
     # two uploads at most travel in one callback (a sweep's plan and workload), base64

@@ -6,6 +6,7 @@ Loaded once at start-up and validated strictly: a typo is one line naming the ke
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -16,21 +17,15 @@ from urllib.parse import urlsplit
 import yaml
 
 from backend.errors import BadInput
+from backend.gateways.config import GatewayConfig as Gateway
+from backend.gateways.config import parse_gateway
 from backend.metrics.dialects import DIALECTS
 from backend.model.snapshot import Limits
 from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
 
-GATEWAY_TYPES = ("twin", "kafka")
 CACHE_TYPES = ("simple", "redis")
-
-
-@dataclass(frozen=True)
-class Gateway:
-    """How Railyard reads the cluster: the twin's admin URL or Kafka bootstrap servers."""
-
-    type: str
-    url: str | None = None  # twin; None: a twin in the dashboard's process (railyard demo)
-    bootstrap_servers: tuple[str, ...] = ()  # kafka
+ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
+HASH_METHODS = ("scrypt:", "pbkdf2:")  # werkzeug.security; `railyard auth hash-password`
 
 
 @dataclass(frozen=True)
@@ -76,12 +71,58 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class StoreSettings:
+    """Where plans, decisions and the audit log live (backend/store)."""
+
+    url: str = "sqlite:///var/railyard.db"
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    expiry_hours: float = 24.0  # a plan not started by then expires
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class TrustedHeader:
+    """A single-sign-on proxy in front of Railyard names the user and role in headers;
+    believed only from the listed addresses (the proxy's)."""
+
+    user: str = "X-Forwarded-User"
+    role: str = "X-Forwarded-Role"
+    trusted_from: tuple[str, ...] = ("127.0.0.1",)  # addresses or networks
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """none (loopback only), users (sign-in page and HTTP Basic), or trusted_header."""
+
+    mode: str = "none"
+    users: tuple[User, ...] = ()
+    trusted_header: TrustedHeader | None = None
+    secret_key_file: str = "var/secret_key"  # signs sessions; RAILYARD_SECRET_KEY overrides
+    session_hours: float = 12.0
+
+    def user(self, name: str | None) -> User | None:
+        return next((u for u in self.users if u.name == name), None)
+
+
+@dataclass(frozen=True)
 class DashboardConfig:
     clusters: tuple[ClusterConfig, ...]
     spark: dict[str, Any] = field(default_factory=dict)  # backend.spark.session settings
     cache: CacheSettings = field(default_factory=CacheSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    plans: PlanSettings = field(default_factory=PlanSettings)
     source: str = "config"
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     def cluster(self, name: str | None) -> ClusterConfig:
         """The named cluster, or the first one when the name is missing or unknown."""
@@ -112,7 +153,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
-    root.only("clusters", "spark", "cache", "server")
+    root.only("clusters", "spark", "cache", "server", "auth", "store", "plans")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -122,9 +163,11 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     if dup is not None:
         raise BadInput(f"{source}: clusters: the name '{dup}' is used twice")
     spark = root.mapping("spark")
+    server = _server(root.mapping("server"))
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
-                           cache=_cache(root.mapping("cache")),
-                           server=_server(root.mapping("server")), source=source)
+                           cache=_cache(root.mapping("cache")), server=server, source=source,
+                           auth=_auth(root, server), store=_store(root.mapping("store")),
+                           plans=_plans(root.mapping("plans")))
 
 
 def _cluster(node: _Node) -> ClusterConfig:
@@ -144,17 +187,7 @@ def _cluster(node: _Node) -> ClusterConfig:
 
 
 def _gateway(node: _Node) -> Gateway:
-    node.only("type", "url", "bootstrap_servers")
-    kind = node.choice("type", GATEWAY_TYPES, required=True)
-    if kind == "twin":
-        return Gateway("twin", url=node.url("url", required=True))
-    servers = node.value.get("bootstrap_servers")
-    if isinstance(servers, str):
-        servers = [s.strip() for s in servers.split(",") if s.strip()]
-    if not servers or not all(isinstance(s, str) and ":" in s for s in servers):
-        raise BadInput(f"{node.where('bootstrap_servers')}: expected host:port entries, "
-                       f"e.g. [\"kafka-1:9092\", \"kafka-2:9092\"]")
-    return Gateway("kafka", bootstrap_servers=tuple(servers))
+    return parse_gateway(node.value, node.where, lambda key: node.url(key, required=True))
 
 
 def _prometheus(node: _Node) -> PrometheusSettings:
@@ -205,6 +238,92 @@ def _server(node: _Node | None) -> ServerSettings:
                           node.int("refresh_seconds", default=15, minimum=1),
                           node.int("max_upload_bytes", default=DEFAULT_MAX_UPLOAD_BYTES,
                                    minimum=1))
+
+
+def _store(node: _Node | None) -> StoreSettings:
+    if node is None:
+        return StoreSettings()
+    node.only("url")
+    url = node.str("url") or StoreSettings.url
+    if not url.startswith(("sqlite:///", "postgresql://", "postgresql+psycopg://")):
+        raise BadInput(f"{node.where('url')}: expected sqlite:///path or "
+                       f"postgresql+psycopg://user@host/db, got {url!r}")
+    return StoreSettings(url)
+
+
+def _plans(node: _Node | None) -> PlanSettings:
+    if node is None:
+        return PlanSettings()
+    node.only("expiry_hours")
+    return PlanSettings(node.number("expiry_hours", default=PlanSettings.expiry_hours))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a server bound to ``host`` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _auth(root: _Node, server: ServerSettings) -> AuthSettings:
+    """auth: none (or no auth key) is refused unless the server binds to loopback."""
+    if root.value.get("auth") in (None, "none"):
+        if not is_loopback(server.host):
+            raise BadInput(f"{root.where('auth')}: none is allowed only when server.host is "
+                           f"127.0.0.1 (got {server.host}); list users or a trusted_header")
+        return AuthSettings()
+    node = root.mapping("auth")
+    node.only("users", "trusted_header", "secret_key_file", "session_hours")
+    if ("users" in node.value) == ("trusted_header" in node.value):
+        raise BadInput(f"{node.where('users')}: give either users or trusted_header "
+                       f"(or auth: none on 127.0.0.1)")
+    common = {"secret_key_file": node.str("secret_key_file") or AuthSettings.secret_key_file,
+              "session_hours": node.number("session_hours", default=12.0)}
+    header = node.mapping("trusted_header")
+    if header is not None:
+        return AuthSettings("trusted_header", trusted_header=_trusted_header(header), **common)
+    users = tuple(_user(u) for u in node.list("users", required=True))
+    if not users:
+        raise BadInput(f"{node.where('users')}: list at least one user")
+    names = [u.name for u in users]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise BadInput(f"{node.where('users')}: the name '{dup}' is used twice")
+    return AuthSettings("users", users=users, **common)
+
+
+def _user(node: _Node) -> User:
+    node.only("name", "role", "password_hash")
+    name = node.str("name", required=True)
+    if ":" in name or name != name.strip():
+        raise BadInput(f"{node.where('name')}: no colons or surrounding spaces, got {name!r}")
+    digest = node.str("password_hash", required=True)
+    if not digest.startswith(HASH_METHODS):
+        raise BadInput(f"{node.where('password_hash')}: expected a hash from "
+                       f"`railyard auth hash-password` (scrypt:... or pbkdf2:...), "
+                       f"never the password itself")
+    return User(name, node.choice("role", ROLES, required=True), digest)
+
+
+def _trusted_header(node: _Node) -> TrustedHeader:
+    node.only("user", "role", "from")
+    trusted = node.value.get("from", list(TrustedHeader.trusted_from))
+    if isinstance(trusted, str):
+        trusted = [trusted]
+    if not isinstance(trusted, list) or not trusted:
+        raise BadInput(f"{node.where('from')}: list the proxy's addresses, e.g. [127.0.0.1]")
+    for address in trusted:
+        try:
+            ipaddress.ip_network(str(address), strict=False)
+        except ValueError:
+            raise BadInput(f"{node.where('from')}: {address!r} is not an IP address or "
+                           f"network") from None
+    return TrustedHeader(node.str("user") or TrustedHeader.user,
+                         node.str("role") or TrustedHeader.role,
+                         tuple(str(a) for a in trusted))
 
 
 class _Node:

@@ -8,6 +8,11 @@ URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
 APP_ERROR = "app-error"  # one line when a callback failed in a way no page handled
+ACCOUNT = "account"  # who is signed in (dashboard/account.py)
+ACCOUNT_USER = "account-user"
+ACCOUNT_ROLE = "account-role"
+ACCOUNT_SIGN_OUT = "account-sign-out"
+AUTH_BANNER = "auth-banner"  # auth: none
 
 
 def nav_link(label: str) -> str:
@@ -110,3 +115,39 @@ WI_SW_TABLE = "wi-sw-table"
 WI_SW_DOWNLOAD = "wi-sw-download"
 WI_SW_DOWNLOAD_BUTTON = "wi-sw-download-button"
 WI_SW_ROWS = "wi-sw-rows"
+
+# plans: the preview block (reassignments, shrinks and a plan's own view share it)
+PLAN_CARDS = "plan-cards"
+PLAN_WORDS = "plan-words"
+PLAN_BARS = "plan-bars"
+PLAN_GRID = "plan-grid"
+PLAN_GRID_BOX = "plan-grid-box"
+PLAN_FILTER = "plan-filter"
+PLAN_TOKEN = "plan-token"  # which draft (or stored plan) the grid pages through
+PLAN_JSON_BUTTON = "plan-json-button"
+PLAN_JSON_DOWNLOAD = "plan-json-download"
+PLAN_COMMAND = "plan-command"
+
+# reassignments
+RA_SOURCE = "ra-source"
+RA_GOAL = "ra-goal"
+RA_BROKERS = "ra-brokers"
+RA_UTILIZATION = "ra-utilization"
+RA_THRESHOLD = "ra-threshold"
+RA_UPLOAD = "ra-upload"
+RA_UPLOAD_NAME = "ra-upload-name"
+RA_UPLOAD_TOKEN = "ra-upload-token"
+RA_THROTTLE = "ra-throttle"
+RA_RUN = "ra-run"
+RA_ERROR = "ra-error"
+RA_BANNERS = "ra-banners"
+RA_PREVIEW = "ra-preview"
+
+# shrinks
+SH_TOPIC = "sh-topic"
+SH_PARTITIONS = "sh-partitions"
+SH_DELAY = "sh-delay"
+SH_RUN = "sh-run"
+SH_ERROR = "sh-error"
+SH_BANNERS = "sh-banners"
+SH_PREVIEW = "sh-preview"

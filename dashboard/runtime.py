@@ -12,7 +12,7 @@ from pathlib import Path
 from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
-from backend.services.views import ClusterSource
+from backend.services.cluster import ClusterSource
 from dashboard.config import ClusterConfig, DashboardConfig
 
 
@@ -38,10 +38,7 @@ class Runtime:
             redis_url=self.config.cache.redis_url if self.config.cache.type == "redis" else None,
             gateway=self.gateways.get(c.name),
             default_mutation_rate=c.quota.controller_mutation_rate,
-            quota_window_num=c.quota.window_num, quota_window_seconds=c.quota.window_seconds,
-            no_gateway_reason=None if c.gateway.type == "twin" else
-            "the Kafka admin-client gateway is not built yet, so Railyard cannot read "
-            "this cluster itself")
+            quota_window_num=c.quota.window_num, quota_window_seconds=c.quota.window_seconds)
 
     @property
     def work_dir(self) -> str:

@@ -7,10 +7,10 @@ import dash
 import dash_ag_grid as dag
 from dash import Input, Output, dcc, html
 
-from backend.services import live, views
-from backend.services.views import Unavailable
+from backend.errors import Unavailable
+from backend.services import limits, monitoring
 from components import banners, charts, monitor
-from dashboard import ids, runtime
+from dashboard import ids, runtime, shell
 
 dash.register_page(__name__, path="/brokers", name="Brokers", title="Railyard · Brokers",
                    order=1)
@@ -28,7 +28,7 @@ GRAPH = {"displayModeBar": False}
 
 
 def layout(**query) -> html.Div:
-    return monitor.frame("Brokers", ids.BR_BANNERS, query, [
+    return shell.page_frame("Brokers", ids.BR_BANNERS, query, [
         html.Div(dag.AgGrid(
             id=ids.BR_GRID, rowData=[],
             columnDefs=[{"field": k, "headerName": v} for k, v in COLUMNS.items()],
@@ -52,11 +52,11 @@ def show_grid(state, _tick):
     w, notes = monitor.window(state)
     source = runtime.current().source(state["cluster"])
     try:
-        g = views.guard_rails(source)
+        g = limits.guard_rails(source)
     except Unavailable as e:
         return [], [banners.banner(str(e), "error"), *notes]
     try:
-        m = live.broker_figures(source, w)
+        m = monitoring.broker_figures(source, w)
         notes += [banners.banner(f"Some broker figures are missing: {e}", "info")
                   for e in m["errors"][:1]]
     except Unavailable as e:
@@ -98,7 +98,7 @@ def show_broker(selected, rows, state):
     title = f"Broker {broker} (rack {chosen['rack']})" + (
         "" if selected else ": the fullest broker; select a row to see another")
     try:
-        s = live.broker_series(source, broker, w)
+        s = monitoring.broker_series(source, broker, w)
     except Unavailable as e:
         empty = charts.empty(f"Broker {broker}", str(e))
         return title, empty, empty, empty

@@ -8,12 +8,13 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, dcc, html
 
-from backend.services import live, views
-from backend.services.views import Unavailable
+from backend.errors import Unavailable
+from backend.services import limits, monitoring
+from backend.services.cluster import assignment_note
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card
-from dashboard import ids, runtime
+from dashboard import caches, ids, runtime, shell
 
 dash.register_page(__name__, path="/", name="Overview", title="Railyard · Overview", order=0)
 
@@ -22,7 +23,7 @@ GRAPH = {"displayModeBar": False}
 
 def layout(**query) -> html.Div:
     cards, bars, notes = assignment_view(runtime.current().cluster(query.get("cluster")).name)
-    return monitor.frame("Overview", ids.OV_BANNERS, query, [
+    return shell.page_frame("Overview", ids.OV_BANNERS, query, [
         html.Div(id=ids.OV_HEALTH, className="cards"),
         html.Div(cards, id=ids.OV_CARDS, className="cards"),
         html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, figure=bars, config=GRAPH),
@@ -46,7 +47,7 @@ def refresh_assignment(_tick, state):
 def assignment_view(cluster: str):
     source = runtime.current().source(cluster)
     try:
-        g = views.guard_rails(source)
+        g = limits.guard_rails(source)
     except Unavailable as e:
         return [], charts.empty("Partitions per broker", "No assignment to show"), \
             [banners.banner(str(e), "error")]
@@ -55,7 +56,7 @@ def assignment_view(cluster: str):
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],
                             limit, "Partition replicas per broker in the assignment, "
                                    "against max.broker.partitions")
-    notes = [banners.banner(n, "warning") for n in [views.assignment_note(source)] if n]
+    notes = [banners.banner(n, "warning") for n in [assignment_note(source)] if n]
     if g["over"]:
         notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
                                     f"({limit:,}): new partitions cannot go there", "error"))
@@ -71,13 +72,13 @@ def assignment_view(cluster: str):
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show_health(state, _tick):
     w, notes = monitor.window(state)
-    return monitor.cached("overview", state, w, lambda: _health(state, w, notes))
+    return caches.drawn("overview", state, w, lambda: _health(state, w, notes))
 
 
 def _health(state, w, notes):
     source = runtime.current().source(state["cluster"])
     try:
-        h = live.health(source, w)
+        h = monitoring.health(source, w)
     except Unavailable as e:
         why = str(e)
         return [], charts.empty("Partition health", why), \
@@ -96,14 +97,14 @@ def _health(state, w, notes):
 def _health_cards(f: dict, w) -> list:
     at = "at the end of the window" if not w.refreshing else "now"
 
-    def count(label, key, bad="over", detail_name="brokers"):
+    def count(label, key, bad="over", detail_name="brokers", when=at):
         fig = f[key]
         value = fig["value"]
         state = "ok" if not value else bad
         detail = fig["detail"]
         note = monitor.metric_note(fig) or (
             f"{detail_name} {', '.join(map(str, detail[:8]))}{' ...' if len(detail) > 8 else ''}"
-            if detail else at)
+            if detail else when)
         return card(label, "-" if value is None else f"{value:,.0f}", state, note)
 
     throttles = f["throttles"]
@@ -117,7 +118,7 @@ def _health_cards(f: dict, w) -> list:
               detail_name="configured on brokers" if throttles.get("basis") == "configured"
               else "throttled traffic on brokers"),
         count(term("Throttled principals", "tokens"), "throttled_principals",
-              detail_name="principals"),
+              detail_name=f"throttled in {w.label}:", when=f"none in {w.label}"),
     ]
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, dcc, html
 
-from backend.services import live
-from backend.services.views import Unavailable
+from backend.errors import Unavailable
+from backend.services import monitoring
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card
-from dashboard import ids, runtime
+from dashboard import caches, ids, runtime, shell
 
 dash.register_page(__name__, path="/quotas", name="Quotas", title="Railyard · Quotas",
                    order=3)
@@ -20,7 +20,7 @@ GRAPH = {"displayModeBar": False}
 
 
 def layout(**query) -> html.Div:
-    return monitor.frame("Quotas", ids.QU_BANNERS, query, [
+    return shell.page_frame("Quotas", ids.QU_BANNERS, query, [
         html.Div(id=ids.QU_THROTTLED_NOW, className="cards"),
         html.Div([html.Div(dcc.Graph(id=ids.QU_TOKENS, config=GRAPH), className="panel"),
                   html.Div(dcc.Graph(id=ids.QU_TOKENS_SERIES, config=GRAPH),
@@ -37,13 +37,13 @@ def layout(**query) -> html.Div:
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
     w, notes = monitor.window(state)
-    return monitor.cached("quotas", state, w, lambda: _draw(state, w, notes))
+    return caches.drawn("quotas", state, w, lambda: _draw(state, w, notes))
 
 
 def _draw(state, w, notes):
     source = runtime.current().source(state["cluster"])
     try:
-        q = live.quotas(source, w)
+        q = monitoring.quotas(source, w)
     except Unavailable as e:
         empty = charts.empty("Mutation quotas", str(e))
         return [], empty, empty, empty, empty, [banners.banner(str(e), "warning"), *notes]
@@ -67,8 +67,9 @@ def _draw(state, w, notes):
         card(term("Throttled principals", "strict"),
              "-" if throttled["value"] is None else f"{throttled['value']:,.0f}",
              "over" if names else "ok",
-             monitor.metric_note(throttled) or (", ".join(names) if names else
-                                                "nobody is throttled " + when)),
+             monitor.metric_note(throttled) or (
+                 f"throttled in {w.label}: " + ", ".join(names) if names
+                 else f"nobody was throttled in {w.label}")),
         card(term("Principals with a quota", "burst"), f"{len(q['now'])}", "ok",
              ", ".join(r["principal"] for r in q["now"]) or None),
     ]

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, dcc, html
 
-from backend.services import live
-from backend.services.views import Unavailable
+from backend.errors import Unavailable
+from backend.services import monitoring
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card, duration
-from dashboard import ids, runtime
+from dashboard import caches, ids, runtime, shell
 
 dash.register_page(__name__, path="/throttles", name="Throttles", title="Railyard · Throttles",
                    order=2)
@@ -21,7 +21,7 @@ GRAPH = {"displayModeBar": False}
 
 
 def layout(**query) -> html.Div:
-    return monitor.frame("Throttles", ids.TH_BANNERS, query, [
+    return shell.page_frame("Throttles", ids.TH_BANNERS, query, [
         html.Div(id=ids.TH_ETA, className="cards"),
         html.Div(dcc.Graph(id=ids.TH_RATES, config=GRAPH), className="panel"),
         html.Div(dcc.Graph(id=ids.TH_RATES_SERIES, config=GRAPH), className="panel"),
@@ -37,13 +37,13 @@ def layout(**query) -> html.Div:
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
     w, notes = monitor.window(state)
-    return monitor.cached("throttles", state, w, lambda: _draw(state, w, notes))
+    return caches.drawn("throttles", state, w, lambda: _draw(state, w, notes))
 
 
 def _draw(state, w, notes):
     source = runtime.current().source(state["cluster"])
     try:
-        t = live.throttles(source, w)
+        t = monitoring.throttles(source, w)
     except Unavailable as e:
         empty = charts.empty("Replication throttles", str(e))
         return [], empty, empty, empty, empty, [banners.banner(str(e), "warning"), *notes]

@@ -3,18 +3,19 @@ of many scenarios on Spark (a background job with a progress bar and a cancel bu
 
 from __future__ import annotations
 
+import io
 import math
 import time
 import uuid
-from pathlib import Path
 
 import dash
 import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
-from backend.errors import BadInput
-from backend.services import uploads, views
-from backend.services.views import Unavailable
+from backend.errors import BadInput, Unavailable
+from backend.services import limits, quota, throttle, uploads, whatif
+from backend.services.cluster import ClusterSource, cluster_snapshot, snapshot_file
+from backend.spark.sweeps import SweepCancelled
 from components import banners, charts, tables
 from components.help import term
 from dashboard import ids, jobs, runtime
@@ -96,7 +97,7 @@ def _limits_tab(c) -> html.Div:
                State(ids.WI_STATE, "data"), prevent_initial_call=True)
 def preview_limits(_clicks, action, topic, partitions, rf, mbp, mp, state):
     try:
-        r = views.limits_whatif(runtime.current().source(state["cluster"]), action, topic,
+        r = limits.whatif(runtime.current().source(state["cluster"]), action, topic,
                                 partitions, rf, mbp, mp)
     except BadInput as e:
         return no_update, no_update, no_update, str(e), no_update
@@ -164,9 +165,9 @@ def plan_throttle(log_rate, contents, capacity, filename, state):
     rt = runtime.current()
     source = rt.source(state["cluster"])
     try:
-        uploaded = uploads.parse_json(contents, filename, rt.config.server.max_upload_bytes)
-        plan, name = views.reassignment_for(source, uploaded, filename)
-        r = views.throttle_whatif(source, plan, rate, capacity)
+        uploaded = uploads.json_object(contents, filename, rt.config.server.max_upload_bytes)
+        plan, name = throttle.reassignment_for(source, uploaded, filename)
+        r = throttle.whatif(source, plan, rate, capacity)
     except BadInput as e:
         return no_update, no_update, no_update, label, no_update, str(e), no_update
     except Unavailable as e:
@@ -213,13 +214,13 @@ def _quota_tab(c) -> html.Div:
     ], className="tab-body")
 
 
-def _workload_path(contents: str | None, filename: str | None) -> tuple[str, Path | None, str]:
-    """(file to read, the upload to delete after the job or None, name for messages)."""
+def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str | None, str]:
+    """(file to read, the upload to delete when the job ends or None, name for messages)."""
     if not contents:
         return EXAMPLE_WORKLOAD, None, f"example workload {EXAMPLE_WORKLOAD}"
     rt = runtime.current()
-    path = uploads.save(contents, filename, rt.work_dir, rt.config.server.max_upload_bytes)
-    return str(path), path, filename
+    path = quota.save_workload(contents, filename, rt.work_dir, rt.config.server.max_upload_bytes)
+    return path, path, filename
 
 
 @dash.callback(Output(ids.WI_QU_BUCKET, "figure"), Output(ids.WI_QU_SUMMARY, "children"),
@@ -234,7 +235,7 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
             raise BadInput("samples and window: give whole numbers of at least 1")
         path, upload, name = _workload_path(contents, filename)
         with uploads.kept_for_job(upload, filename):
-            r = views.quota_whatif(path, rate, int(samples), int(window))
+            r = quota.whatif(path, rate, int(samples), int(window))
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
     bursts = {p["user"] if not p["client_id"] else f"{p['user']}/{p['client_id']}": p["burst"]
@@ -244,10 +245,10 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
     return fig, tables.principals(r["principals"]), name, ""
 
 
-def _limits_grid(source: views.ClusterSource) -> str:
+def _limits_grid(source: ClusterSource) -> str:
     """A default limits grid around the cluster's own limit (±10%, with 0-2 new brokers)."""
     try:
-        limit = views.cluster_snapshot(source).limits.max_broker_partitions
+        limit = cluster_snapshot(source).limits.max_broker_partitions
     except Unavailable:
         limit = None
     if not limit:
@@ -266,7 +267,7 @@ def _sweep_tab(limits_grid: str) -> html.Div:
         dcc.Store(id=ids.WI_SW_ROWS),
         html.Div([
             _field("Kind", dcc.Dropdown(id=ids.WI_SW_KIND, value="limits", clearable=False,
-                                        options=list(views.SWEEP_GRID_KEYS),
+                                        options=list(whatif.SWEEP_GRID_KEYS),
                                         style={"width": "10rem"})),
             _field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=limits_grid, type="text",
                                      style={"width": "30rem"}),
@@ -334,21 +335,20 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
     limit = rt.config.server.max_upload_bytes
     try:
         set_progress(["0", "1", "preparing inputs..."])
-        snap = views.cluster_snapshot(source)
+        snap = cluster_snapshot(source)
         plan = None
         if kind == "throttle":
-            plan, _ = views.reassignment_for(
-                source, uploads.parse_json(plan_contents, plan_name, limit), plan_name)
+            plan, _ = throttle.reassignment_for(
+                source, uploads.json_object(plan_contents, plan_name, limit), plan_name)
         requests, upload, _ = _workload_path(requests_contents, requests_name) \
             if kind == "quota" else (None, None, None)
         with uploads.kept_for_job(upload, requests_name):
-            spec = views.sweep_spec(kind, grid, workload,
-                                    views.snapshot_file(source, rt.work_dir), plan, snap,
-                                    requests, rt.work_dir)
-            rows = views.run_sweep(spec, rt.config.spark, progress, cancel.event)
+            spec = whatif.sweep_spec(kind, grid, workload, snapshot_file(source, rt.work_dir),
+                                     plan, snap, requests, rt.work_dir)
+            rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
     except (BadInput, Unavailable) as e:
         return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
-    except views.SweepCancelled:
+    except SweepCancelled:
         return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True, ""
     return (charts.sweep_figure(kind, rows), tables.sweep_grid(rows),
             rows.to_json(orient="split"), "", False,
@@ -369,6 +369,7 @@ def cancel_sweep(_clicks, run_clicks, token):
 def download_rows(_clicks, rows, kind):
     if not rows:
         return no_update
-    frame = pd.read_json(rows, orient="split")
+    # pandas 3 reads a bare string as a path: the stored rows are JSON text, not a file
+    frame = pd.read_json(io.StringIO(rows), orient="split")
     return dcc.send_data_frame(frame.to_csv, f"railyard-{kind}-sweep.csv", index=False)
 

@@ -15,6 +15,10 @@ declare -A DEBS=(
   [redis-server]=redis-server
   [/usr/lib/postgresql/*/bin/initdb]=postgresql
 )
+# `make bench` also compiles Kafka's placement in Java (benchmarks/java) to race it
+if [ "${RAILYARD_BENCH:-}" = 1 ]; then
+  DEBS[javac]=openjdk-17-jdk-headless
+fi
 missing=()
 for cmd in "${!DEBS[@]}"; do
   # shellcheck disable=SC2086 # a path with a glob is checked by expansion

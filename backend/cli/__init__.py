@@ -1,7 +1,9 @@
 """The `railyard` command line: one JSON object on stdout per computed answer.
 
 Exit codes: 0 for any computed answer (accepted or rejected), 2 for bad input with one
-line on stderr saying what was wrong and where. Each verb lives in its own module
+line on stderr saying what was wrong and where, 3 when a cluster (or another source the
+verb needs) does not answer or refuses, with one line naming it and the error; nothing is
+written in either case. Each verb lives in its own module
 ``backend.cli.<verb>`` exposing ``register(subparsers)``; verbs call services only.
 """
 
@@ -16,11 +18,11 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from backend.errors import BadInput
+from backend.errors import BadInput, Unavailable
 from backend.model.bounds import MAX_LONG
 
 VERBS = ("snapshot", "limits", "throttle", "quota", "shrink", "reassign", "whatif",
-         "twin", "prometheus", "serve", "demo")
+         "twin", "prometheus", "serve", "demo", "auth", "capacity", "alerts", "audit")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -114,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BadInput as e:
         sys.stderr.write(f"railyard {args.verb}: error: {e}\n")
         return 2
+    except Unavailable as e:
+        sys.stderr.write(f"railyard {args.verb}: unavailable: {e}\n")
+        return 3
     except KeyboardInterrupt:
         sys.stderr.write("railyard: interrupted\n")
         return 130

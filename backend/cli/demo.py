@@ -9,8 +9,10 @@ from pathlib import Path
 
 from backend.cli import port_number, port_or_zero, positive_float
 from backend.engines.limits import PlacementResult
+from backend.model.snapshot import NEAR_LIMIT_RATIO
 from backend.services import snapshots
-from backend.services.demo import NEAR, demo_snapshot, demo_whatifs
+from backend.services.limits import demo_whatifs
+from backend.twin.examples import demo_snapshot
 
 BAR = 40
 
@@ -35,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _demo(a: argparse.Namespace) -> None:
     if a.report:
         return _report(a)
-    from dashboard.demo import DemoSettings, run  # Dash is imported only when serving
+    from dashboard.demo_stack import DemoSettings, run  # Dash is imported only when serving
 
     run(DemoSettings(Path(a.home), a.port, a.prometheus_port, a.speed, a.scrape_interval,
                      not a.no_warm_spark))
@@ -55,7 +57,7 @@ def _report(_: argparse.Namespace) -> None:
     for b in desc["brokers"]:
         used = min(round(b["replicas"] / limit * BAR), BAR)
         bar = "#" * used + "." * (BAR - used) + "|"
-        flag = "  << near the limit" if b["replicas"] >= NEAR * limit else ""
+        flag = "  << near the limit" if b["replicas"] >= NEAR_LIMIT_RATIO * limit else ""
         print(f"{b['id']:>6} {b['rack']:>4} {b['replicas']:>9,} {b['leaders']:>8,} "
               f"{b['capacity']:>9,}  {bar}{flag}")
     print(f"\ncluster: {desc['cluster_partitions']:,} of {snap.limits.max_partitions:,} "

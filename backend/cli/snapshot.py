@@ -1,14 +1,15 @@
-"""`railyard snapshot generate|describe|import-assignment`."""
+"""`railyard snapshot generate|describe|import-assignment|capture`."""
 
 from __future__ import annotations
 
 import argparse
 
 from backend.cli import non_negative_int, positive_int
-from backend.model.generate import generate_snapshot
+from backend.errors import BadInput
 from backend.model.io import load_snapshot, read_json
 from backend.model.snapshot import Limits
 from backend.services import snapshots
+from backend.twin.generate import generate_snapshot
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--out", required=True)
     i.set_defaults(func=_import)
 
+    c = actions.add_parser("capture", help="a live cluster's assignment, through its gateway")
+    c.add_argument("--config", required=True, help="the dashboard's YAML config")
+    c.add_argument("--cluster", required=True, help="a cluster name from the config")
+    c.add_argument("--out", required=True, help=".json or .parquet")
+    c.set_defaults(func=_capture)
+
 
 def _generate(a: argparse.Namespace) -> dict:
     snapshots.check_out(a.out)
@@ -63,3 +70,21 @@ def _import(a: argparse.Namespace) -> dict:
     else:
         snap = snapshots.assignment_only_snapshot(a.assignment, a.cluster)
     return snapshots.write(snap, a.out)
+
+
+def _capture(a: argparse.Namespace) -> dict:
+    from backend.gateways.factory import open_gateway
+    from dashboard.config import load_config
+    config = load_config(a.config)
+    cluster = next((c for c in config.clusters if c.name == a.cluster), None)
+    if cluster is None:
+        raise BadInput(f"{a.config}: no cluster named '{a.cluster}' (clusters: "
+                       f"{', '.join(c.name for c in config.clusters)})")
+    gateway = open_gateway(cluster)
+    if gateway is None:
+        raise BadInput(f"{a.config}: cluster '{a.cluster}' has no gateway to read (a twin "
+                       "without a url runs inside `railyard demo`)")
+    try:
+        return snapshots.capture(gateway, cluster.limits, a.out)
+    finally:
+        getattr(gateway, "close", lambda: None)()

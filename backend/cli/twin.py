@@ -9,7 +9,7 @@ from backend.cli import emit, port_or_zero, positive_float
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
 from backend.model.io import load_snapshot
-from backend.twin.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from backend.twin.runtime import TARGETS_FILE, TwinService
 from backend.twin.scenario import load_scenario
 

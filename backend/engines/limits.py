@@ -20,10 +20,11 @@ from functools import cached_property
 
 import numpy as np
 
+from backend.engines.batches import new_replicas
 from backend.engines.fit import fits, place_by_capacity, shortfall
 from backend.engines.placement import kafka_assign, validate_request
 from backend.errors import BadInput
-from backend.model.csr import gather_index, offsets_from_lengths
+from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_internal_name
 
@@ -195,13 +196,14 @@ class _Placer:
                 f"{max(limit - total, 0)}{per_broker}")
 
     def _room(self, capacity: np.ndarray) -> dict[int, int]:
-        """Remaining capacity by broker id, as the KIP's error message lists it."""
+        """A per-broker figure by broker id, as the KIP's error message lists room."""
         return {int(b): int(c) for b, c in zip(self.snap.broker_ids, capacity, strict=True)}
 
     def _broker_limit_error(self, name: str, partitions: int, rf: int,
                             capacity: np.ndarray) -> str:
         limit = self.limits.max_broker_partitions
         room = self._room(capacity)
+        now = self._room(self.counts)
         missing = shortfall(capacity, partitions, rf)
         per_new_broker = min(limit, partitions)
         more = -(-missing // per_new_broker) if per_new_broker else None
@@ -209,7 +211,8 @@ class _Placer:
                 "it fit" if more else "; adding brokers cannot help with a limit of 0")
         return (f"max.broker.partitions={limit} would be exceeded: topic '{name}' needs "
                 f"{partitions} x {rf} replicas on distinct brokers, {missing} more than the "
-                f"brokers can take; remaining capacity per broker: {room}{hint}")
+                f"brokers can take; remaining capacity per broker: {room} (replicas per "
+                f"broker now: {now}){hint}")
 
 
 def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
@@ -282,12 +285,8 @@ def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> Re
 
 def _received(snap: Snapshot, plan: Reassignment) -> np.ndarray:
     """New (counted) replicas each broker receives under the plan."""
-    lengths_new = np.diff(plan.offsets)
-    lengths_old = snap.replication_factors[plan.rows]
-    new_pairs = np.repeat(plan.rows, lengths_new) * snap.n_brokers + plan.brokers
-    old_pairs = (np.repeat(plan.rows, lengths_old) * snap.n_brokers
-                 + snap.replica_broker[gather_index(snap.replica_offsets, plan.rows)])
-    fresh = ~np.isin(new_pairs, old_pairs) & np.repeat(~snap.part_internal[plan.rows], lengths_new)
+    counted = np.repeat(~snap.part_internal[plan.rows], np.diff(plan.offsets))
+    fresh = new_replicas(snap, plan) & counted
     return np.bincount(plan.brokers[fresh], minlength=snap.n_brokers)
 
 

@@ -20,11 +20,13 @@ from backend.model.snapshot import Limits, Snapshot
 
 def summarize(before: Snapshot, plan: Reassignment, limits: Limits,
               unresolved: list[dict] | None = None, per_broker: int = PER_BROKER,
-              cluster: int = CLUSTER) -> dict:
+              cluster: int = CLUSTER, with_batches: bool = True) -> dict:
     """Moves, bytes, per-broker figures, execution batches, what is left and what breaks.
 
     The same for Railyard's plans and for any plan given to ``reassign diff`` (whose
-    ``unresolved`` is then the limits it leaves broken).
+    ``unresolved`` is then the limits it leaves broken). ``with_batches=False`` leaves
+    the batches out (an empty list): a preview does not show them, and on a 100k-move
+    plan they cost more than the rest together.
     """
     after = plan.target(before)
     added = new_replicas(before, plan)
@@ -43,7 +45,8 @@ def summarize(before: Snapshot, plan: Reassignment, limits: Limits,
                for i, b in enumerate(before.broker_ids.tolist())]
     batches = [{"partitions": idx.tolist(), "replica_moves": int(moves_per_entry[idx].sum()),
                 "bytes_to_move": int(bytes_per_entry[idx].sum())}
-               for idx in execution_batches(before, plan, per_broker, cluster)]
+               for idx in (execution_batches(before, plan, per_broker, cluster)
+                           if with_batches else ())]
     if unresolved is None:
         unresolved = limit_unresolved(after, limits.max_broker_partitions, limits.max_partitions)
     return {

@@ -130,11 +130,21 @@ def _validate(snap: Snapshot, goal: Goal, limits: Limits) -> np.ndarray:
 
 
 def _under_provisioned(snap: Snapshot, ceiling: int | None, eligible: np.ndarray) -> dict | None:
-    """Cruise Control's ReplicaCapacityGoal pre-check: replicas beyond ceiling x brokers."""
+    """Cruise Control's ReplicaCapacityGoal pre-check on the snapshot's counted replicas."""
+    shortage = under_provisioned(snap.counted_replicas(), ceiling, int(eligible.sum()))
+    if shortage:
+        shortage["message"] += " (no plan produced)"
+    return shortage
+
+
+def under_provisioned(total: int, ceiling: int | None, brokers: int) -> dict | None:
+    """Replicas beyond ceiling x brokers, and the brokers to add (None when they fit).
+
+    Shared with the capacity forecast: brokers to add by a date is this check on the
+    replicas projected for that date."""
     if ceiling is None:
         return None
-    total = snap.counted_replicas()
-    capacity = ceiling * int(eligible.sum())
+    capacity = ceiling * brokers
     if total <= capacity:
         return None
     add = -(-(total - capacity) // ceiling) if ceiling > 0 else None
@@ -142,14 +152,13 @@ def _under_provisioned(snap: Snapshot, ceiling: int | None, eligible: np.ndarray
         "kind": "under_provisioned",
         "replicas": total,
         "capacity": capacity,
-        "eligible_brokers": int(eligible.sum()),
+        "eligible_brokers": brokers,
         "broker_ceiling": ceiling,
         "brokers_to_add": add,
-        "message": f"under-provisioned: {total} replicas but {int(eligible.sum())} eligible "
+        "message": f"under-provisioned: {total} replicas but {brokers} eligible "
                    f"brokers x {ceiling} = {capacity}; "
                    + (f"add at least {add} brokers or raise max.broker.partitions"
-                      if add is not None else "raise max.broker.partitions")
-                   + " (no plan produced)",
+                      if add is not None else "raise max.broker.partitions"),
     }
 
 

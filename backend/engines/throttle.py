@@ -455,11 +455,14 @@ def _finite(x: float) -> float | None:
     return None if np.isinf(x) else float(x)
 
 
-def plan_throttle(snap: Snapshot, plan: Reassignment, params: ThrottleParams) -> ThrottlePlan:
-    """The throttle configs, per-broker load, ETAs and checks for one reassignment."""
+def plan_throttle(snap: Snapshot, plan: Reassignment, params: ThrottleParams,
+                  replica_lists: bool = True) -> ThrottlePlan:
+    """The throttle configs, per-broker load, ETAs and checks for one reassignment.
+    ``replica_lists=False`` leaves the throttled-replica configs empty: a plan preview
+    shows ETAs and the safe band, and on 100k moves the lists cost more than the rest."""
     params = params.validated()
     moves = proposed_moves(snap, plan)
-    leader, follower = throttled_replicas(snap, moves)
+    leader, follower = throttled_replicas(snap, moves) if replica_lists else ({}, {})
     load = broker_load(snap, moves)
     nb = snap.n_brokers
     is_source = np.bincount(moves.src_brokers, minlength=nb) > 0

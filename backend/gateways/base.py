@@ -1,5 +1,5 @@
 """How Railyard reads and changes a cluster: one interface, implemented by the twin
-(backend.gateways.twin) and, later, by a Kafka admin-client gateway. ClusterReader is the
+(backend.twin.gateway) and, later, by a Kafka admin-client gateway. ClusterReader is the
 read half, all the dashboard needs; the twin's HTTP API serves only that half
 (backend.gateways.twin_http). Readers raise backend.errors.Unavailable when the cluster
 does not answer.
@@ -59,3 +59,24 @@ class ClusterGateway(ClusterReader, Protocol):
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         """per topic {name, error, message, throttle_time_ms}"""
+
+    def alter_client_quota(self, user: str | None, client_id: str | None,
+                           rate: float | None) -> dict:
+        """Set (``rate`` None: remove) one KIP-599 controller_mutation_rate quota; the
+        entity as describe_client_quotas names it. {user, client_id,
+        controller_mutation_rate}"""
+
+# Kafka error codes a client retries (the request may succeed when sent again).
+RETRIABLE = frozenset({"REQUEST_TIMED_OUT", "NOT_CONTROLLER", "REASSIGNMENT_IN_PROGRESS",
+                       "BROKER_NOT_AVAILABLE", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION",
+                       "THROTTLING_QUOTA_EXCEEDED", "CONCURRENT_TRANSACTIONS"})
+
+
+class GatewayError(RuntimeError):
+    """The cluster refused or failed a request: ``code`` is Kafka's error name. A caller
+    in the middle of a run (the executor) retries the retriable ones with backoff."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.retriable = code in RETRIABLE

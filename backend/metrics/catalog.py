@@ -38,6 +38,21 @@ CATALOG: dict[str, Concept] = {
         "Partitions in the cluster (controller's GlobalPartitionCount)"),
     "cluster_replicas": Concept(
         "sum({d.partition_count})", (), "replicas", "Partition replicas in the cluster"),
+    "partitions_per_broker_peak": Concept(
+        "max_over_time((sum by ({by}) ({d.partition_count}))[{window}:5m])", ("{by}",),
+        "replicas", "Most partition replicas each broker hosted over the window (its daily "
+        "peak with a 1d window): the history capacity forecasts fit"),
+    "cluster_replicas_peak": Concept(
+        "max_over_time((sum({d.partition_count}))[{window}:5m])", (), "replicas",
+        "Most partition replicas the cluster hosted over the window (max.partitions counts "
+        "replicas)"),
+    "partitions_per_broker_in_14d": Concept(
+        "predict_linear((sum by ({by}) ({d.partition_count}))[{window}:5m], 14 * 86400)",
+        ("{by}",), "replicas", "Partition replicas per broker in 14 days at the growth of "
+        "the window (Prometheus' least-squares predict_linear)"),
+    "cluster_replicas_in_14d": Concept(
+        "predict_linear((sum({d.partition_count}))[{window}:5m], 14 * 86400)", (), "replicas",
+        "Partition replicas in the cluster in 14 days at the growth of the window"),
     # ---- health --------------------------------------------------------------------------
     "brokers_up": Concept("sum by ({by}) (up)", ("{by}",), "bool",
                           "1 when the broker's exporter answered the last scrape"),
@@ -84,6 +99,9 @@ CATALOG: dict[str, Concept] = {
     "replica_lag_sum_per_broker": Concept(
         "sum by ({by}) ({d.consumer_lag_selector})", ("{by}",), "messages",
         "KIP-73's SumReplicaLag, derived: FetcherLagMetrics ConsumerLag summed per broker"),
+    "max_lag_growth_per_broker": Concept(
+        "deriv((max by ({by}) ({d.max_lag}))[{window}:1m])", ("{by}",), "messages/s",
+        "How fast each broker's MaxLag grows over the window (> 0: followers fall behind)"),
     "max_lag_per_broker": Concept(
         "max by ({by}) ({d.max_lag})", ("{by}",), "messages",
         "ReplicaFetcherManager MaxLag per broker"),
@@ -101,6 +119,14 @@ CATALOG: dict[str, Concept] = {
     "mutation_rate": Concept(
         "max by (user, client_id) ({d.mutation_rate})", ("user", "client_id"),
         "partitions/s", "Partition mutations/s per principal"),
+    # over a whole window (``window`` = its length): a throttle lasts seconds, and a
+    # principal throttled at 02:14 counts in a review of 02:00-03:00 though not at 03:00
+    "mutation_tokens_low": Concept(
+        "min by (user, client_id) (min_over_time({d.mutation_tokens}[{window}]))",
+        ("user", "client_id"), "tokens", "Fewest tokens per principal over the window"),
+    "mutation_throttle_time_high": Concept(
+        "max by (user, client_id) (max_over_time({d.mutation_throttle_time}[{window}]))",
+        ("user", "client_id"), "ms", "Largest throttle time per principal over the window"),
     "mutation_throttle_time": Concept(
         "max by (user, client_id) ({d.mutation_throttle_time})", ("user", "client_id"), "ms",
         "Average throttle time per principal"),

@@ -41,16 +41,14 @@ class Reassignment:
         """The plan file kafka-reassign-partitions --execute accepts."""
         ids = snap.broker_ids[self.brokers].tolist()
         off = self.offsets.tolist()
+        topics = snap.topic_names[snap.part_topic[self.rows]].tolist()
+        parts = snap.part_id[self.rows].tolist()
         out = []
-        for i, row in enumerate(self.rows.tolist()):
-            entry = {
-                "topic": snap.topic_names[snap.part_topic[row]],
-                "partition": int(snap.part_id[row]),
-                "replicas": ids[off[i] : off[i + 1]],
-            }
+        for i, (topic, part) in enumerate(zip(topics, parts, strict=True)):
+            replicas = ids[off[i] : off[i + 1]]
             given = self.log_dirs[i] if self.log_dirs else None
-            entry["log_dirs"] = given or ["any"] * (off[i + 1] - off[i])
-            out.append(entry)
+            out.append({"topic": topic, "partition": part, "replicas": replicas,
+                        "log_dirs": given or ["any"] * len(replicas)})
         return {"version": 1, "partitions": out}
 
 

@@ -33,6 +33,16 @@ class Limits:
         )
 
 
+NEAR_LIMIT_RATIO = 0.9
+"""From this share of a limit a broker or cluster counts as near it (the config's
+``near_limit_ratio`` overrides it per dashboard)."""
+
+
+def is_near(value: float, limit: float | None, ratio: float = NEAR_LIMIT_RATIO) -> bool:
+    """``value`` at or above ``ratio`` of ``limit`` (and not over it): the near-limit rule."""
+    return limit is not None and limit > 0 and ratio * limit <= value <= limit
+
+
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000  # Kafka's log.retention.hours=168
 
 

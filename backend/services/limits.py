@@ -7,7 +7,9 @@ from backend.errors import BadInput
 from backend.model.bounds import MAX_PARTITIONS, check_count, check_replicas
 from backend.model.names import check_no_collision, check_topic_name, collision_warning
 from backend.model.reassignment import Reassignment
-from backend.model.snapshot import Limits, Snapshot
+from backend.model.snapshot import Limits, Snapshot, is_near
+from backend.services import snapshots
+from backend.services.cluster import ClusterSource, cluster_snapshot
 
 
 def parse_topic_spec(spec: str) -> engine.TopicRequest:
@@ -65,3 +67,62 @@ def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
 
 def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> dict:
     return engine.check_reassignment(snap, plan, limits).to_dict()
+
+
+def whatif(source: ClusterSource, action: str, topic: str, partitions: int | None,
+           rf: int | None, max_broker_partitions: int | None,
+           max_partitions: int | None) -> dict:
+    """Create a topic or add partitions: placement preview and replicas per broker."""
+    snap = cluster_snapshot(source)
+    limits = effective_limits(snap, max_broker_partitions, max_partitions)
+    topic = (topic or "").strip()
+    if not topic:
+        raise BadInput("topic: give a topic name")
+    if partitions is None or partitions <= 0:
+        raise BadInput("partitions: give a whole number larger than 0")
+    if action == "create":
+        if rf is None or rf <= 0:
+            raise BadInput("replication factor: give a whole number larger than 0")
+        if snap.has_topic(topic):
+            raise BadInput(f"topic '{topic}' already exists: add partitions to it instead")
+        result = create_topics(snap, [engine.TopicRequest(topic, partitions, rf)], limits)
+    else:
+        if not snap.has_topic(topic):
+            raise BadInput(f"topic '{topic}' does not exist in cluster '{snap.cluster}'")
+        result = add_partitions(snap, topic, partitions, limits)
+    before = snap.broker_replica_counts()
+    return {**result, "brokers": [str(b) for b in snap.broker_ids.tolist()],
+            "broker_partitions_before": before.tolist(),
+            "limits": {"max.broker.partitions": limits.max_broker_partitions,
+                       "max.partitions": limits.max_partitions}}
+
+
+_guard_rails: dict[str, tuple[Snapshot, dict]] = {}
+
+
+def guard_rails(source: ClusterSource) -> dict:
+    """Partition guard rails from the cluster's assignment (KIP-578): per broker and total,
+    with the brokers near and over max.broker.partitions (worked out once per assignment
+    read)."""
+    snap = cluster_snapshot(source)
+    hit = _guard_rails.get(source.name)
+    if hit is not None and hit[0] is snap:
+        return hit[1]
+    d = snapshots.describe(snap)
+    limit = d["limits"]["max.broker.partitions"]
+    answer = {**d, "near_limit_ratio": source.near_limit_ratio,
+              "near": [b["id"] for b in d["brokers"]
+                       if is_near(b["replicas"], limit, source.near_limit_ratio)],
+              "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
+    _guard_rails[source.name] = (snap, answer)
+    return answer
+
+
+def demo_whatifs(snap: Snapshot) -> tuple[engine.PlacementResult, engine.PlacementResult]:
+    """The demo's two what-ifs: one topic that fits and one that the limits reject."""
+    fits = engine.create_topics(snap, [engine.TopicRequest("payments-v2", 24, 3)],
+                                snap.limits, seed=1)
+    room = int((snap.limits.max_broker_partitions - snap.broker_replica_counts()).clip(0).sum())
+    too_big = engine.create_topics(
+        snap, [engine.TopicRequest("clickstream-raw", room // 3 + 50, 3)], snap.limits, seed=1)
+    return fits, too_big

@@ -1,18 +1,502 @@
-"""What monitoring pages ask: the guard-rail overview now, or over a window.
+"""What the monitoring pages ask: the cluster's guard rails from Prometheus (through the
+metrics catalog and client) and from the cluster gateway, over the window a page shows.
 
-Each concept answers on its own: a frame's rows, or the typed error that stopped it
-(so one missing metric greys one card, not the page)."""
+Every view runs its queries concurrently (a page's figures arrive in one round trip to
+Prometheus' latency, not the sum) and answers figures per concept: one missing metric
+greys one figure, never the page. Prometheus unreachable is ``Unavailable`` (a banner).
+Configs have no history, so figures read from the gateway (configured throttle rates,
+the engine's predicted ETA) are shown for live windows only. The overview's concepts as
+plain answers (``overview_now``, ``overview_window``) are what `railyard` tools and the
+JSON endpoints print.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import Protocol
 
+import numpy as np
 import pandas as pd
 
+from backend.engines.quota import QuotaBook, burst
+from backend.engines.throttle import ThrottleParams
+from backend.errors import BadInput, Unavailable
 from backend.metrics import catalog
-from backend.metrics.client import MetricsClient, MetricsError
-from backend.model.snapshot import Limits
+from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable, make_cache
+from backend.model.reassignment import reassignment_from_dict
+from backend.model.snapshot import Limits, Snapshot
+from backend.services import throttle as throttle_service
+from backend.services.cluster import ClusterSource, cluster_snapshot
 
+LEADER_RATE = "leader.replication.throttled.rate"  # KIP-73 broker configs
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+CONFIG_TTL_SECONDS = 5.0
+MEMO_ENTRIES, MEMO_MAX_AGE = 256, 300.0
+TOP_BROKERS = 12  # per-broker lines drawn on overview charts
+
+_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="railyard-metrics")
+_clients: dict[tuple, MetricsClient] = {}
+_memo: dict[tuple, tuple[float, object]] = {}
+_lock = threading.Lock()
+
+
+class Span(Protocol):
+    """The time a view covers (components.timerange.Window is one)."""
+
+    start: float
+    end: float
+    step: float
+    refreshing: bool  # a relative window that moves with the clock (live, last N)
+
+
+def metrics_client(source: ClusterSource) -> MetricsClient:
+    """One client per Prometheus, reused so its short-lived answer cache is shared (in
+    Redis when the dashboard's cache is Redis: every dashboard process shares it)."""
+    if source.prometheus_url is None:
+        raise Unavailable("Prometheus", "no Prometheus configured for this cluster, so "
+                          "there are no live metrics or history")
+    key = (source.prometheus_url, source.dialect, source.prometheus_timeout,
+           source.metrics_ttl, source.redis_url)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = MetricsClient(
+                source.prometheus_url, source.dialect, timeout=source.prometheus_timeout,
+                ttl=source.metrics_ttl,
+                cache=make_cache(source.redis_url, default_timeout=source.metrics_ttl))
+    return client
+
+
+def _rate_window(step: float) -> str:
+    """Counter rates over at least a minute, and never narrower than two samples."""
+    return f"{int(max(60, 2 * step))}s"
+
+
+def _fetch(client: MetricsClient, kind: str, concept: str, span: Span):
+    """kind: 'now' (at the window's end), 'range' (a series over it) or 'over' (one answer
+    for the whole window: the concept's *_over_time across its length)."""
+    try:
+        if kind == "now":
+            return client.instant(concept, at=span.end, window=_rate_window(span.step))
+        if kind == "over":
+            return client.instant(concept, at=span.end,
+                                  window=f"{max(int(span.end - span.start), 1)}s")
+        return client.range(concept, span.start, span.end, step=f"{int(span.step)}s",
+                            window=_rate_window(span.step))
+    except MetricsError as e:
+        return e
+
+
+def _query(source: ClusterSource, span: Span, jobs: dict[str, tuple[str, str]]) -> dict:
+    """{name: (kind 'now'|'range', concept)} -> {name: frame or MetricsError}, concurrently."""
+    client = metrics_client(source)
+    futures = {name: _pool.submit(_fetch, client, kind, concept, span)
+               for name, (kind, concept) in jobs.items()}
+    got = {name: f.result() for name, f in futures.items()}
+    down = [v for v in got.values() if isinstance(v, PrometheusUnavailable)]
+    if down and len(down) == len(got):
+        raise Unavailable(f"Prometheus at {client.url}", "unreachable (no answer); live "
+                          "metrics and history are not shown")
+    return got
+
+
+def _figure(value: float | None, error: MetricsError | None = None,
+            detail: list | None = None) -> dict:
+    return {"value": value, "error": None if error is None else str(error),
+            "detail": detail or []}
+
+
+def _by_broker(frame) -> dict[str, float]:
+    if isinstance(frame, MetricsError):
+        return {}
+    return dict(zip(frame["broker"], frame["value"].astype(float), strict=True))
+
+
+def _total(frame) -> dict:
+    if isinstance(frame, MetricsError):
+        return _figure(None, frame)
+    return _figure(float(frame["value"].sum()))
+
+
+def _id_order(label: str):
+    return (0, int(label)) if str(label).isdigit() else (1, str(label))
+
+
+def series(frame, label: str | None, name: str | None = None, drop_zero: bool = False,
+           only: str | None = None) -> pd.DataFrame | MetricsError:
+    """A range answer as chart rows (time, value, series), one series per ``label`` value,
+    or one series ``name`` summed over all labels."""
+    if isinstance(frame, MetricsError):
+        return frame
+    if only is not None:
+        frame = frame[frame[label] == only]
+    if label is None or name is not None:
+        out = frame.groupby("timestamp", as_index=False)["value"].sum()
+        out["series"] = name or "total"
+    else:
+        out = frame[[label, "timestamp", "value"]].rename(columns={label: "series"})
+        if drop_zero:
+            peak = out.groupby("series")["value"].transform("max")
+            out = out[peak > 0]
+        out = out.assign(series=out["series"].map(lambda s: f"{s}"))
+    return out.rename(columns={"timestamp": "time"})[["time", "value", "series"]]
+
+
+def _stack(*parts) -> pd.DataFrame | MetricsError:
+    """Several chart frames as one; the first error if none answered."""
+    ok = [p for p in parts if not isinstance(p, MetricsError)]
+    if not ok:
+        return parts[0]
+    return pd.concat(ok, ignore_index=True)
+
+
+# ---- overview --------------------------------------------------------------------------
+
+def _per_window(name: str, source: ClusterSource, span: Span, compute):
+    """A view's answer for one window, reused for the metrics TTL: flipping back to a range
+    redraws from it (windows sit on the step grid, so the same range is the same key)."""
+    key = (name, source.name, span.start, span.end, span.step, span.refreshing)
+    return _memoised(key, compute, ttl=source.metrics_ttl)
+
+
+def health(source: ClusterSource, span: Span) -> dict:
+    """The guard rails Prometheus knows at the end of the window, and over it."""
+    return _per_window("health", source, span, lambda: _health(source, span))
+
+
+def _health(source: ClusterSource, span: Span) -> dict:
+    got = _query(source, span, {
+        "urp": ("now", "under_replicated_per_broker"),
+        "umi": ("now", "under_min_isr_per_broker"),
+        "offline": ("now", "offline_partitions"),
+        "reassigning": ("now", "reassigning_per_broker"),
+        "up": ("now", "brokers_up"),
+        "leader": ("now", "leader_throttled_rate"),
+        "follower": ("now", "follower_throttled_rate"),
+        "tokens_low": ("over", "mutation_tokens_low"),
+        "throttle_high": ("over", "mutation_throttle_time_high"),
+        "urp_t": ("range", "under_replicated_per_broker"),
+        "umi_t": ("range", "under_min_isr_per_broker"),
+        "offline_t": ("range", "offline_partitions"),
+        "reassigning_t": ("range", "reassigning_per_broker"),
+        "partitions_t": ("range", "partitions_per_broker"),
+    })
+    per_broker = series(got["partitions_t"], "broker")
+    up = got["up"]
+    down = _figure(None, up) if isinstance(up, MetricsError) else _figure(
+        float((up["value"] == 0).sum()),
+        detail=sorted(up.loc[up["value"] == 0, "broker"].tolist(), key=_id_order))
+    return {
+        "figures": {
+            "under_replicated": _total(got["urp"]),
+            "under_min_isr": _total(got["umi"]),
+            "offline": _total(got["offline"]),
+            "reassigning": _total(got["reassigning"]),
+            "brokers_down": down,
+            "throttles": throttles_in_force(source, span, got["leader"], got["follower"]),
+            "throttled_principals": _throttled_principals(got["tokens_low"],
+                                                          got["throttle_high"]),
+        },
+        "health_series": _stack(series(got["urp_t"], None, "under-replicated"),
+                                series(got["umi_t"], None, "under min ISR"),
+                                series(got["offline_t"], None, "offline"),
+                                series(got["reassigning_t"], None, "reassigning")),
+        "partitions_series": fullest(per_broker, TOP_BROKERS),
+        "partitions_shown": None if isinstance(per_broker, MetricsError)
+        or per_broker["series"].nunique() <= TOP_BROKERS
+        else f"the {TOP_BROKERS} fullest of {per_broker['series'].nunique()} brokers",
+    }
+
+
+def fullest(frame, n: int):
+    """The ``n`` series with the highest last value (a chart of 100 brokers' lines is
+    unreadable and slow to draw; the fullest are the ones near the limit)."""
+    if isinstance(frame, MetricsError) or frame["series"].nunique() <= n:
+        return frame
+    last = frame.sort_values("time").groupby("series")["value"].last()
+    return frame[frame["series"].isin(last.nlargest(n).index)]
+
+
+def throttles_in_force(source: ClusterSource, span: Span, leader, follower) -> dict:
+    """Live with a gateway: brokers with a KIP-73 rate configured. Otherwise (or for a past
+    window): brokers sending or fetching throttled bytes, from Prometheus."""
+    rates = configured_rates(source) if span.refreshing and source.gateway is not None \
+        else None
+    if rates is not None:
+        hot = sorted((b for b, r in rates.items() if r["leader"] or r["follower"]), key=int)
+        return {**_figure(float(len(hot)), detail=hot), "basis": "configured"}
+    if isinstance(leader, MetricsError) and isinstance(follower, MetricsError):
+        return {**_figure(None, leader), "basis": "observed"}
+    rates = {**_by_broker(follower)}
+    for b, v in _by_broker(leader).items():
+        rates[b] = rates.get(b, 0.0) + v
+    hot = sorted((b for b, v in rates.items() if v > 0), key=_id_order)
+    return {**_figure(float(len(hot)), detail=hot), "basis": "observed"}
+
+
+def _throttled_principals(tokens_low, throttle_high) -> dict:
+    """Principals throttled at any time in the window: their tokens went below zero or
+    Kafka told them to back off. A KIP-599 throttle lasts seconds, so the state at the
+    window's end alone misses nearly every one."""
+    if isinstance(tokens_low, MetricsError) and isinstance(throttle_high, MetricsError):
+        return _figure(None, tokens_low)
+    names = set()
+    for frame, hot in ((tokens_low, lambda v: v < 0), (throttle_high, lambda v: v > 0)):
+        if not isinstance(frame, MetricsError):
+            rows = frame[hot(frame["value"])]
+            names |= {principal(u, c) for u, c in zip(rows["user"], rows["client_id"],
+                                                       strict=True)}
+    return _figure(float(len(names)), detail=sorted(names))
+
+
+def principal(user: str, client_id: str) -> str:
+    """How a quota bucket is named on the pages: user, user/client or /client."""
+    if user and client_id:
+        return f"{user}/{client_id}"
+    return user or f"/{client_id}"
+
+
+# ---- brokers ---------------------------------------------------------------------------
+
+def broker_figures(source: ClusterSource, span: Span) -> dict:
+    """Per broker at the end of the window: bytes in, replica lag (MaxLag), up."""
+    return _per_window("broker_figures", source, span, lambda: _broker_figures(source, span))
+
+
+def _broker_figures(source: ClusterSource, span: Span) -> dict:
+    got = _query(source, span, {"bytes_in": ("now", "bytes_in_per_broker"),
+                                "lag": ("now", "max_lag_per_broker"),
+                                "up": ("now", "brokers_up")})
+    return {name: _by_broker(frame) for name, frame in got.items()} | {
+        "errors": [str(v) for v in got.values() if isinstance(v, MetricsError)]}
+
+
+BROKER_SERIES = {  # chart key -> (concept, what the chart shows)
+    "traffic": ("bytes_in_per_broker", "bytes in"),
+    "replication": ("replication_bytes_in_per_broker", "replication bytes in"),
+    "reassignment": ("reassignment_bytes_in_per_broker", "reassignment bytes in"),
+    "lag": ("max_lag_per_broker", "max lag"),
+    "partitions": ("partitions_per_broker", "partitions"),
+}
+
+
+def broker_series(source: ClusterSource, broker: str, span: Span) -> dict:
+    """One broker over the window: bytes in (client, replication, reassignment), MaxLag,
+    partitions."""
+    got = _per_window("brokers", source, span, lambda: _query(
+        source, span, {k: ("range", c) for k, (c, _) in BROKER_SERIES.items()}))
+    return {
+        "bytes": _stack(*(series(got[k], "broker", BROKER_SERIES[k][1], only=broker)
+                          for k in ("traffic", "replication", "reassignment"))),
+        "lag": series(got["lag"], "broker", "max lag", only=broker),
+        "partitions": series(got["partitions"], "broker", "partitions", only=broker),
+    }
+
+
+# ---- throttles (KIP-73) ----------------------------------------------------------------
+
+def throttles(source: ClusterSource, span: Span) -> dict:
+    """Throttled rates against the configured rates, replica lag, reassignment bytes, and
+    the ETA from observed progress beside the engine's prediction."""
+    return _per_window("throttles", source, span, lambda: _throttles(source, span))
+
+
+def _throttles(source: ClusterSource, span: Span) -> dict:
+    got = _query(source, span, {
+        "leader": ("now", "leader_throttled_rate"),
+        "follower": ("now", "follower_throttled_rate"),
+        "reassign": ("now", "reassignment_bytes_in_per_broker"),
+        "reassigning": ("now", "reassigning_per_broker"),
+        "behind": ("now", "replica_bytes_behind"),
+        "leader_t": ("range", "leader_throttled_rate"),
+        "follower_t": ("range", "follower_throttled_rate"),
+        "lag_t": ("range", "replica_lag_sum_per_broker"),
+        "reassign_t": ("range", "reassignment_bytes_in_per_broker"),
+    })
+    live = span.refreshing and source.gateway is not None
+    configured = configured_rates(source) if live else None
+    leader, follower = _by_broker(got["leader"]), _by_broker(got["follower"])
+    brokers = sorted(set(leader) | set(follower) | set(configured or {}), key=_id_order)
+    lead_t = series(got["leader_t"], "broker", drop_zero=True)
+    foll_t = series(got["follower_t"], "broker", drop_zero=True)
+    return {
+        "rates": {"brokers": brokers,
+                  "leader": [leader.get(b) for b in brokers],
+                  "follower": [follower.get(b) for b in brokers],
+                  "configured": None if configured is None else {
+                      side: [configured.get(b, {}).get(side) for b in brokers]
+                      for side in ("leader", "follower")},
+                  "error": next((str(v) for v in (got["leader"], got["follower"])
+                                 if isinstance(v, MetricsError)), None)},
+        "rates_series": _stack(_prefixed(lead_t, "leader"), _prefixed(foll_t, "follower")),
+        "lag_series": series(got["lag_t"], "broker", drop_zero=True),
+        "reassign_series": series(got["reassign_t"], "broker", drop_zero=True),
+        "observed_eta": observed_eta(got["behind"], got["reassign"], got["reassigning"]),
+        "predicted_eta": predicted_eta(source) if live else None,
+    }
+
+
+def _prefixed(frame, prefix: str):
+    if isinstance(frame, MetricsError):
+        return frame
+    return frame.assign(series=prefix + " " + frame["series"])
+
+
+def observed_eta(behind, rate, reassigning) -> dict:
+    """Remaining bytes over the observed reassignment rate, as Strimzi reports it."""
+    if isinstance(reassigning, MetricsError) or isinstance(behind, MetricsError) \
+            or isinstance(rate, MetricsError):
+        err = next(v for v in (reassigning, behind, rate) if isinstance(v, MetricsError))
+        return {"moving": None, "eta_seconds": None, "error": str(err)}
+    moving = int(reassigning["value"].sum())
+    remaining = float(behind["value"].sum())
+    per_second = float(rate["value"].sum())
+    eta = remaining / per_second if moving and per_second > 0 else None
+    return {"moving": moving, "remaining_bytes": remaining, "rate": per_second,
+            "eta_seconds": eta, "error": None}
+
+
+def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
+    """broker id -> {leader, follower} throttled rate configured (None when unset); None
+    when the gateway does not answer (the pages then show observed rates only)."""
+    def read():
+        gw = source.gateway
+        out = {}
+        for b in gw.describe_cluster()["brokers"]:
+            cfg = gw.describe_configs("broker", str(b["id"]))["configs"]
+            out[str(b["id"])] = {k: None if cfg.get(key) is None else float(cfg[key])
+                                 for k, key in (("leader", LEADER_RATE),
+                                                ("follower", FOLLOWER_RATE))}
+        return out
+    try:
+        return _memoised(("rates", source.name), read)
+    except Unavailable:
+        return None
+
+
+def predicted_eta(source: ClusterSource) -> dict:
+    """The throttle engine's ETA for the reassignments in flight at the configured rate
+    (KIP-73: the whole move at the logs' current sizes, from the original assignment)."""
+    try:
+        moves = source.gateway.list_reassignments()
+    except Unavailable as e:
+        return {"moving": None, "eta_seconds": None, "note": str(e)}
+    if not moves:
+        return {"moving": 0, "eta_seconds": None, "note": "no reassignment in progress"}
+    rates = [r for b in (configured_rates(source) or {}).values() for r in b.values() if r]
+    if not rates:
+        return {"moving": len(moves), "eta_seconds": None,
+                "note": "no replication throttle configured: moves run at network speed"}
+    snap = cluster_snapshot(source)
+    original, plan = _in_flight(snap, moves)
+    throttle = min(rates)  # the slowest configured rate paces the move
+    try:
+        answer = throttle_service.plan(original, plan, ThrottleParams(throttle))
+    except BadInput as e:
+        return {"moving": len(moves), "eta_seconds": None, "note": str(e)}
+    return {"moving": len(moves), "eta_seconds": answer["eta_seconds"], "throttle": throttle,
+            "diagnosis": answer["diagnosis"], "note": None}
+
+
+def _in_flight(snap: Snapshot, moves: list[dict]):
+    """The assignment before the moves and the moves' plan (KIP-455: replicas = target +
+    original - target; adding replicas are new, removing ones go at completion)."""
+    rows = np.array([snap.partition_row(m["topic"], m["partition"]) for m in moves])
+    order = np.argsort(rows)
+    before = [[b for b in moves[i]["replicas"] if b not in moves[i]["adding"]] for i in order]
+    offsets = np.concatenate(([0], np.cumsum([len(r) for r in before])))
+    brokers = snap.broker_positions([b for r in before for b in r]).astype(np.int32)
+    original = snap.with_replicas(rows[order], offsets, brokers)
+    plan = {"version": 1, "partitions": [
+        {"topic": m["topic"], "partition": m["partition"],
+         "replicas": [b for b in m["replicas"] if b not in m["removing"]]} for m in moves]}
+    return original, reassignment_from_dict(plan, original, "reassignments in flight")
+
+
+def _memoised(key: tuple, compute, ttl: float = CONFIG_TTL_SECONDS):
+    now = time.monotonic()
+    with _lock:
+        hit = _memo.get(key)
+        if len(_memo) > MEMO_ENTRIES:  # drop what has expired
+            for k in [k for k, (t, _) in _memo.items() if now - t >= MEMO_MAX_AGE]:
+                del _memo[k]
+    if hit is not None and now - hit[0] < ttl:
+        return hit[1]
+    value = compute()
+    with _lock:
+        _memo[key] = (now, value)
+    return value
+
+
+# ---- quotas (KIP-599) ------------------------------------------------------------------
+
+def quotas(source: ClusterSource, span: Span) -> dict:
+    """Tokens per principal against its burst, mutation rate and throttle time over the
+    window, and who is throttled at its end."""
+    return _per_window("quotas", source, span, lambda: _quotas(source, span))
+
+
+def _quotas(source: ClusterSource, span: Span) -> dict:
+    got = _query(source, span, {
+        "tokens": ("now", "mutation_tokens"),
+        "tokens_low": ("over", "mutation_tokens_low"),
+        "throttle_high": ("over", "mutation_throttle_time_high"),
+        "tokens_t": ("range", "mutation_tokens"),
+        "rate_t": ("range", "mutation_rate"),
+        "throttle_t": ("range", "mutation_throttle_time"),
+    })
+    tokens = got["tokens"]
+    now = []
+    if not isinstance(tokens, MetricsError):
+        bursts = principal_bursts(source, tokens)
+        now = [{"principal": principal(u, c), "tokens": float(v), "burst": b}
+               for (u, c, v), b in zip(tokens[["user", "client_id", "value"]].itertuples(
+                   index=False, name=None), bursts, strict=True)]
+    return {
+        "now": now,
+        "now_error": str(tokens) if isinstance(tokens, MetricsError) else None,
+        "throttled": _throttled_principals(got["tokens_low"], got["throttle_high"]),
+        "tokens_series": _principal_series(got["tokens_t"]),
+        "rate_series": _principal_series(got["rate_t"]),
+        "throttle_series": _principal_series(got["throttle_t"]),
+    }
+
+
+def principal_bursts(source: ClusterSource, frame: pd.DataFrame) -> list[float | None]:
+    """Each bucket's burst (rate x window.num x window seconds) from the quotas the gateway
+    describes, resolved as Kafka does; the config's default rate when there is no gateway
+    or it does not answer."""
+    quotas = None
+    if source.gateway is not None:
+        with contextlib.suppress(Unavailable):
+            quotas = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
+                      for q in _memoised(("quotas", source.name),
+                                         source.gateway.describe_client_quotas)}
+    if quotas is None:
+        quotas = {} if source.default_mutation_rate is None else {
+            ("<default>", None): source.default_mutation_rate}
+    book = QuotaBook(quotas)
+    out = []
+    for user, client_id in zip(frame["user"], frame["client_id"], strict=True):
+        rate, _ = book.quota_limit((user, client_id))
+        out.append(None if rate is None else burst(rate, source.quota_window_num,
+                                                   source.quota_window_seconds))
+    return out
+
+
+def _principal_series(frame) -> pd.DataFrame | MetricsError:
+    if isinstance(frame, MetricsError):
+        return frame
+    named = frame.assign(principal=[principal(u, c) for u, c in zip(
+        frame["user"], frame["client_id"], strict=True)])
+    return series(named, "principal")
+
+
+# ---- the overview concepts as plain answers -------------------------------------------
 
 def _answer(concept: str, fetch) -> dict:
     c = catalog.concept(concept)

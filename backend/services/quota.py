@@ -21,6 +21,7 @@ from backend.engines import quota as engine
 from backend.errors import BadInput
 from backend.model.bounds import MAX_LONG
 from backend.model.io import read_json
+from backend.services import uploads
 
 OPS = ("create_topics", "create_partitions", "delete_topics")
 RATE_KEY = "controller_mutation_rate"
@@ -190,3 +191,25 @@ def _principal_rows(requests: pd.DataFrame, per_request: pd.DataFrame,
             **{k: int(v[i]) for k, v in totals.items()},
         })
     return rows
+
+
+def save_workload(contents: str, filename: str | None, directory: str,
+                  max_bytes: int = uploads.DEFAULT_MAX_BYTES) -> str:
+    """An uploaded workload written to a file the quota loaders read (line numbers kept)."""
+    return uploads.save_text(contents, filename, directory, ".jsonl", max_bytes)
+
+
+def whatif(requests_path: str, rate: float | None, samples: int, window_seconds: int) -> dict:
+    """Replay a workload through KIP-599 strict token buckets: who is rejected, and when."""
+    if rate is None or not rate > 0:
+        raise BadInput("rate: give the controller_mutation_rate in partitions/s (> 0)")
+    requests = load_requests(requests_path)
+    answer = replay(requests_path, rate, samples, window_seconds, "strict", None)
+    per_request = pd.DataFrame(answer["requests"])
+    principal = requests["user"].where(requests["client_id"] == "",
+                                       requests["user"] + "/" + requests["client_id"])
+    series = pd.DataFrame({"t": requests["t"], "principal": principal,
+                           "tokens": per_request["tokens_after"],
+                           "admitted": per_request["admitted"]})
+    return {"burst": answer["burst"], "principals": answer["principals"],
+            "series": series.dropna(subset=["tokens"])}

@@ -1,12 +1,18 @@
-"""Snapshot questions: describe a cluster, generate one, import Kafka's assignment JSON."""
+"""Snapshot questions: describe a cluster, generate one, import Kafka's assignment JSON,
+capture a live cluster's assignment through its gateway."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from backend.engines.limits import broker_capacity
 from backend.errors import BadInput
 from backend.model.io import check_output_path, read_json, save_snapshot, snapshot_from_dict
 from backend.model.reassignment import reassignment_from_dict
-from backend.model.snapshot import Snapshot
+from backend.model.snapshot import Limits, Snapshot
+
+if TYPE_CHECKING:
+    from backend.gateways.base import ClusterReader
 
 
 def describe(snap: Snapshot) -> dict:
@@ -89,3 +95,15 @@ def write(snap: Snapshot, path: str) -> dict:
     save_snapshot(snap, path)
     return {"written": path, "cluster": snap.cluster, "brokers": snap.n_brokers,
             "partitions": snap.n_partitions, "replicas": snap.n_replicas}
+
+
+def capture(gateway: ClusterReader, limits: Limits, path: str) -> dict:
+    """The cluster's assignment as a snapshot file, so every what-if can start from a real
+    cluster's state. Read whole before anything is written: a cluster that does not answer
+    (Unavailable) leaves no file. ``notes`` says what the gateway could not learn."""
+    if not path.endswith((".json", ".parquet")):
+        raise BadInput(f"{path}: a snapshot file ends in .json or .parquet")
+    snap = gateway.assignment()
+    snap = snap.with_limits(snap.limits.merged(limits.max_broker_partitions,
+                                               limits.max_partitions))
+    return {**write(snap, path), "notes": list(getattr(gateway, "notes", []))}

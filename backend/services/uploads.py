@@ -1,6 +1,9 @@
-"""Files users upload on the pages (dcc.Upload data URLs): size-capped, named by the user's
-file name in every message, and deleted when the job that read them ends, or after an hour
-when a job never ended (a server that stopped mid-job, a browser that went away).
+"""Files the operator uploads in a browser (a Dash upload's data URL) as the services read
+them: a reassignment plan's JSON, or a workload's text written where the loaders read.
+
+Uploads are capped in size (server.max_upload_bytes), named by the user's file name in
+every message, and deleted when the job that read them ends, or after an hour when a job
+never ended (a server that stopped mid-job, a browser that went away).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ MAX_AGE_SECONDS = 3600
 PREFIX = "upload-"
 
 
-def decode(contents: str, filename: str | None, max_bytes: int) -> bytes:
+def decode(contents: str, filename: str | None, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of a data URL, refused past ``max_bytes`` (server.max_upload_bytes)."""
     name = filename or "upload"
     _, _, data = contents.partition(",")
@@ -38,35 +41,36 @@ def decode(contents: str, filename: str | None, max_bytes: int) -> bytes:
     return raw
 
 
-def decode_text(contents: str, filename: str | None, max_bytes: int) -> str:
-    """An uploaded text file (UTF-8)."""
+def text(contents: str, filename: str | None, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """A ``data:...;base64,...`` URL -> its UTF-8 text; BadInput naming the file."""
     try:
         return decode(contents, filename, max_bytes).decode("utf-8")
     except UnicodeDecodeError:
         raise BadInput(f"{filename or 'upload'}: not a UTF-8 text file") from None
 
 
-def parse_json(contents: str | None, filename: str | None, max_bytes: int) -> dict | None:
-    """An uploaded JSON file (a reassignment plan) parsed; None when nothing was uploaded."""
+def json_object(contents: str | None, filename: str | None,
+                max_bytes: int = DEFAULT_MAX_BYTES) -> dict | None:
+    """An uploaded JSON file (a reassignment plan) -> the parsed object; None if none."""
     if not contents:
         return None
     try:
-        return json.loads(decode_text(contents, filename, max_bytes))
+        return json.loads(text(contents, filename, max_bytes))
     except json.JSONDecodeError:
         raise BadInput(f"{filename or 'upload'}: not a JSON file") from None
 
 
-def save(contents: str, filename: str | None, directory: str | Path, max_bytes: int,
-         suffix: str = ".jsonl") -> Path:
-    """Write an upload under ``directory`` for the loaders to read; older uploads that
-    outlived MAX_AGE_SECONDS are removed first."""
-    text = decode_text(contents, filename, max_bytes)
+def save_text(contents: str, filename: str | None, directory: str | Path, suffix: str,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """An uploaded text file written under ``directory`` so the file loaders read it and
+    report its line numbers; uploads that outlived MAX_AGE_SECONDS are removed first."""
+    body = text(contents, filename, max_bytes)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     purge(folder)
     path = folder / f"{PREFIX}{uuid.uuid4().hex}{suffix}"
-    path.write_text(text, encoding="utf-8")
-    return path
+    path.write_text(body, encoding="utf-8")
+    return str(path)
 
 
 def purge(directory: str | Path, max_age: float = MAX_AGE_SECONDS,
@@ -85,7 +89,7 @@ def purge(directory: str | Path, max_age: float = MAX_AGE_SECONDS,
 
 
 @contextmanager
-def kept_for_job(path: Path | None, filename: str | None) -> Iterator[None]:
+def kept_for_job(path: str | None, filename: str | None) -> Iterator[None]:
     """Around the job that reads an upload: messages name the user's file, not the server's
     path, and the upload is deleted when the job ends, however it ends."""
     try:
@@ -96,4 +100,4 @@ def kept_for_job(path: Path | None, filename: str | None) -> Iterator[None]:
         raise BadInput(str(e).replace(str(path), filename or "upload")) from None
     finally:
         if path is not None:
-            path.unlink(missing_ok=True)
+            Path(path).unlink(missing_ok=True)

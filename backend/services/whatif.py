@@ -19,8 +19,9 @@ import pyarrow.parquet as pq
 
 from backend.errors import BadInput
 from backend.model.io import atomic_output, check_output_path, load_snapshot
-from backend.model.reassignment import load_reassignment
-from backend.services import quota
+from backend.model.reassignment import Reassignment, load_reassignment
+from backend.model.snapshot import Snapshot
+from backend.services import limits, quota
 from backend.spark import session as spark_session
 from backend.spark.spec import (
     FleetSpec,
@@ -123,3 +124,75 @@ def sweep(spec_path: str, settings: spark_session.SparkSettings, out: str | None
         return {**answer, "rows": rows_as_json(table)}
     write_rows(table, out)
     return {**answer, "row_count": table.num_rows, "written": out}
+
+
+# ---- what the what-if page asks -------------------------------------------------------
+
+SWEEP_GRID_KEYS = {
+    "limits": ("max.broker.partitions", "max.partitions", "add_brokers"),
+    "throttle": ("throttle", "window_num"),
+    "quota": ("rate", "samples"),
+}
+
+
+def parse_grid(kind: str, text: str) -> dict[str, list[float | int]]:
+    """'throttle=10e6,50e6; window_num=11' -> {"throttle": [1e7, 5e7], "window_num": [11]}."""
+    known = SWEEP_GRID_KEYS[kind]
+    grid: dict[str, list] = {}
+    for part in (p.strip() for p in (text or "").replace("\n", ";").split(";")):
+        if not part:
+            continue
+        key, sep, values = part.partition("=")
+        key = key.strip()
+        if not sep or key not in known:
+            raise BadInput(f"grid: '{part}': expected KEY=V1,V2,... with KEY one of "
+                           f"{', '.join(known)}")
+        try:
+            numbers = [float(v) for v in values.split(",") if v.strip()]
+        except ValueError:
+            raise BadInput(f"grid: {key}: values must be numbers, got '{values.strip()}'") \
+                from None
+        if not numbers:
+            raise BadInput(f"grid: {key}: list at least one value")
+        grid[key] = [int(v) if v.is_integer() and key != "rate" else v for v in numbers]
+    if not grid:
+        raise BadInput(f"grid: give at least one KEY=V1,V2,... ({', '.join(known)})")
+    return grid
+
+
+def parse_workload(text: str) -> list[dict]:
+    """'orders:100:3, clicks:500:3' -> the limits sweep's workload."""
+    topics = [limits.parse_topic_spec(t.strip())
+              for t in (text or "").replace("\n", ",").split(",") if t.strip()]
+    if not topics:
+        raise BadInput("workload: list topics as NAME:PARTITIONS:RF, e.g. orders:100:3")
+    return [{"topic": t.name, "partitions": t.partitions, "rf": t.rf} for t in topics]
+
+
+def sweep_spec(kind: str, grid_text: str, workload_text: str | None, snapshot_path: str | None,
+               plan: Reassignment | None, snap: Snapshot | None, requests_path: str | None,
+               directory: str) -> dict:
+    """A `railyard whatif sweep` spec for the inputs the what-if page holds."""
+    grid = parse_grid(kind, grid_text)
+    if kind == "limits":
+        return {"kind": "limits", "snapshot": snapshot_path, "grid": grid,
+                "workload": parse_workload(workload_text)}
+    if kind == "throttle":
+        path = Path(directory) / f"plan-{id(plan)}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(plan.to_kafka_json(snap)), encoding="utf-8")
+        return {"kind": "throttle", "snapshot": snapshot_path, "reassignment": str(path),
+                "grid": grid}
+    if kind == "quota":
+        if requests_path is None:
+            raise BadInput("quota sweep: load a workload in the Quota tab first")
+        return {"kind": "quota", "requests": requests_path, "grid": grid}
+    raise BadInput(f"sweep kind must be one of {', '.join(SWEEP_GRID_KEYS)}, got '{kind}'")
+
+
+def run_for_page(spec: dict, spark_config: dict, progress: ProgressFn | None = None,
+                 cancel: threading.Event | None = None) -> pd.DataFrame:
+    """Run a sweep spec on the warm Spark session; Unavailable when Spark is not there."""
+    settings = spark_session.settings_from(config=spark_config)
+    spark_session.start(settings)
+    return run(spec, settings, progress, cancel).to_pandas()

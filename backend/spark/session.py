@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from backend.errors import BadInput
+from backend.errors import BadInput, Unavailable
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_MASTER = "local[*]"
@@ -248,6 +248,15 @@ def get_session(settings: SparkSettings | None = None):
         _shared.session = build_session(settings)
         _shared.settings = settings
         return _shared.session
+
+
+def start(settings: SparkSettings | None = None):
+    """The shared session, or ``Unavailable`` naming why Spark cannot start (no Java, a
+    master not listening): for a page, Spark missing is a banner, not a form error."""
+    try:
+        return get_session(settings)
+    except BadInput as e:
+        raise Unavailable("Spark", str(e)) from None
 
 
 def warm_up(settings: SparkSettings | None = None) -> threading.Thread:

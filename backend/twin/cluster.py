@@ -31,6 +31,7 @@ from backend.model.bounds import parse_broker_id
 from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.faults import GatewayFaults
 from backend.twin.quotas import MutationQuotas
 from backend.twin.replication import StepFlows, step
 from backend.twin.state import (
@@ -84,6 +85,7 @@ class TwinCluster:
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.moves: dict[tuple[str, int], Move] = {}
         self.quotas = MutationQuotas()
+        self.faults = GatewayFaults()  # what the gateway answers instead, when injected
         self.traffic_factor: dict[str, float] = {}  # topic name or "*" -> multiplier
         n_b = snap.n_brokers
         self.counters = {k: np.zeros(n_b) for k in (
@@ -380,7 +382,7 @@ class TwinCluster:
         """Incremental alter of broker (id or "<default>") or topic configs."""
         with self.lock:
             cfg = self._store_config(entity_type, name, set_ or {}, delete or [])
-            self._configs_changed()
+            self._configs_changed({*(set_ or {}), *(delete or [])})
             return {"entity_type": entity_type, "name": name, "configs": cfg}
 
     def _store_config(self, entity_type: str, name: str, set_: dict,
@@ -405,10 +407,13 @@ class TwinCluster:
         store[name] = cfg
         return cfg
 
-    def _configs_changed(self) -> None:
+    def _configs_changed(self, keys: set[str] | None = None) -> None:
+        """Recompute what depends on the changed config ``keys`` (None: on any)."""
         self._rates_cache = None
-        self._refresh_replica_lists()
-        self._apply_retention()
+        if keys is None or keys & {LEADER_REPLICAS, FOLLOWER_REPLICAS}:
+            self._refresh_replica_lists()
+        if keys is None or "retention.ms" in keys:
+            self._apply_retention()
         self.version += 1
 
     def set_mutation_quota(self, user: str | None, client_id: str | None,

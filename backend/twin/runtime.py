@@ -10,12 +10,12 @@ import threading
 import time
 from pathlib import Path
 
-from backend.gateways.twin import TwinGateway
 from backend.metrics.dialects import STRIMZI, Dialect
 from backend.model.snapshot import Snapshot
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster
 from backend.twin.exporter import Exporters
+from backend.twin.gateway import TwinGateway
 from backend.twin.scenario import Scenario, ScenarioRunner
 
 TARGETS_FILE = Path("var/twin/targets.json")

@@ -7,7 +7,9 @@ arguments becomes the repetition's number (0, 1, ...). Actions (docs/twin.md):
 set_quota, reassign (a Kafka plan or a ``move`` of N partitions from one broker to
 another, optional ``throttle`` as kafka-reassign-partitions --throttle), cancel_reassignments,
 remove_throttles, alter_config, create_topics, create_partitions, delete_topics,
-fail_broker, recover_broker, set_traffic, set_partition_mode.
+fail_broker, recover_broker, set_traffic, set_partition_mode, gateway_fault (the gateway
+answers ``op`` with Kafka error ``error`` for ``calls`` calls or ``for`` a duration;
+backend.twin.faults).
 Everything is validated when the file is loaded, before any time passes.
 """
 
@@ -41,6 +43,7 @@ ACTIONS = {
     "recover_broker": {"broker"},
     "set_traffic": {"topic", "factor"},
     "set_partition_mode": {"topic", "partitions", "mode"},
+    "gateway_fault": {"op", "error", "calls", "for"},
 }
 
 
@@ -234,6 +237,9 @@ def apply_event(twin: TwinCluster, ev: Event) -> Any:
             return twin.set_traffic(float(a["factor"]), a.get("topic", "*"))
         case "set_partition_mode":
             return twin.set_partition_mode(a["topic"], list(a["partitions"]), a["mode"])
+        case "gateway_fault":
+            until = None if "for" not in a else ev.at + parse_seconds(a["for"], "gateway_fault")
+            return twin.faults.add(a.get("op", "*"), a.get("error"), a.get("calls"), until)
     raise BadInput(f"unknown action '{ev.action}'")
 
 

@@ -86,6 +86,28 @@ def browser():
         driver.quit()
 
 
+@pytest.fixture
+def downloads(browser, tmp_path):
+    """A fresh folder the browser saves downloads into (Chromium's DevTools protocol)."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    browser.execute_cdp_cmd("Page.setDownloadBehavior",
+                            {"behavior": "allow", "downloadPath": str(folder)})
+    return folder
+
+
+def wait_download(folder: Path, suffix: str, timeout: float = 30) -> Path:
+    """The one finished file with this suffix that arrives in folder (not a .crdownload)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = [p for p in folder.iterdir() if p.name.endswith(suffix)]
+        if done and not any(p.name.endswith(".crdownload") for p in folder.iterdir()):
+            return done[0]
+        time.sleep(0.2)
+    raise TimeoutError(f"no *{suffix} arrived in {folder} in {timeout} s: "
+                       f"{[p.name for p in folder.iterdir()]}")
+
+
 def console_errors(driver) -> list[str]:
     """Severe browser console entries since the last call (the log is drained on read)."""
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -113,6 +135,29 @@ class Demo:
     def prometheus_pids(self) -> list[int]:
         return [int(m) for m in re.findall(r"prometheus: \S+ .*\(pid (\d+)\)",
                                            self.log.read_text())]
+
+    @property
+    def users(self) -> dict[str, tuple[str, str]]:
+        """The demo users it printed: name -> (role, password)."""
+        return {name: (role, password) for name, role, password in re.findall(
+            r"user: (\S+) \((\w+)\) password (\S+)", self.log.read_text())}
+
+    def user(self, role: str) -> tuple[str, str]:
+        """(name, password) of the demo user with ``role``."""
+        return next((n, p) for n, (r, p) in self.users.items() if r == role)
+
+
+def sign_in(driver, url: str, user: str, password: str) -> None:
+    """Through the sign-in page, as a person would; waits until the page names the user."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url + "/login")
+    driver.find_element(By.ID, "login-user").send_keys(user)
+    driver.find_element(By.ID, "login-password").send_keys(password)
+    driver.find_element(By.ID, "login-submit").click()
+    WebDriverWait(driver, 30).until(
+        lambda d: [e for e in d.find_elements(By.ID, "account-user") if e.text == user])
 
 
 def start_demo(tmp: Path, speed: float = 10.0, scrape_interval: float = 1.0) -> Demo:

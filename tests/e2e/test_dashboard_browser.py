@@ -13,8 +13,8 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
-from backend.services.demo import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop
+from backend.twin.examples import demo_snapshot
+from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop, wait_download
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +31,8 @@ def dashboard(tmp_path_factory):
         {"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
          "snapshot": str(tmp / "demo.parquet"),
          "prometheus": {"url": dead, "dialect": "strimzi"}},
-        {"name": "staging", "gateway": {"type": "kafka", "bootstrap_servers": ["k1:9092"]}},
+        {"name": "staging", "gateway": {"type": "kafka", "timeout_seconds": 2,
+                                        "bootstrap_servers": ["127.0.0.1:9"]}},
     ], "spark": {"master": "local[1]"}}
     d = start_dashboard(tmp, config, warm_spark=True)
     try:
@@ -76,8 +77,8 @@ def test_prometheus_down_banner(browser, dashboard):
 
 def test_cluster_without_sources_says_so(browser, dashboard):
     browser.get(dashboard.url + "/?cluster=staging")
-    wait_text(browser, "#ov-banners", "Cluster 'staging': the Kafka admin-client gateway is "
-                                      "not built yet")
+    wait_text(browser, "#ov-banners", "Kafka at 127.0.0.1:9: KafkaTimeoutError: Unable to "
+                                      "bootstrap")
     assert "no Prometheus configured" in browser.find_element(By.ID, "ov-banners").text
 
 
@@ -129,7 +130,7 @@ def test_throttle_whatif_shows_eta_and_band(browser, dashboard):
     screenshot(browser, "what-if-throttle")
 
 
-def test_sweep_runs_on_spark_with_progress(browser, dashboard):
+def test_sweep_runs_on_spark_with_progress(browser, dashboard, downloads):
     browser.get(dashboard.url + "/what-if?tab=sweeps")
     wait_for(browser, "#wi-sw-run").click()
     # while it runs: Run is disabled, Cancel enabled, the progress bar moves
@@ -146,7 +147,10 @@ def test_sweep_runs_on_spark_with_progress(browser, dashboard):
     # 5 limit values x 3 broker counts
     wait_text(browser, "#wi-sw-result", "15 rows in", timeout=120)
     wait_for(browser, "#wi-sw-table .ag-row")
-    assert browser.find_element(By.ID, "wi-sw-download-button").is_enabled()
+    browser.find_element(By.ID, "wi-sw-download-button").click()
+    rows = wait_download(downloads, ".csv").read_text().splitlines()
+    assert len(rows) == 1 + 15, rows  # a header and the 15 scenarios
+    assert rows[0].startswith("scenario,max_broker_partitions,"), rows[0]
     screenshot(browser, "what-if-sweep")
     assert console_errors(browser) == []
 

@@ -13,7 +13,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from backend.model.io import save_snapshot
-from backend.services.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import console_errors, start_dashboard, stop
 from tests.e2e.test_dashboard_browser import cancel_a_long_sweep, type_into, wait_for, wait_text
 from tests.servers import redis_server

@@ -12,7 +12,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.e2e.conftest import console_errors, screenshot, start_demo, stop_demo
+from tests.e2e.conftest import console_errors, screenshot, sign_in, start_demo, stop_demo
 
 pytestmark = pytest.mark.e2e
 
@@ -31,10 +31,11 @@ return {traces: xs.length, first_x: xs.sort()[0] || null, range: g.layout.xaxis.
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo(tmp_path_factory, browser):
     tmp: Path = tmp_path_factory.mktemp("demo")
     d = start_demo(tmp)
     try:
+        sign_in(browser, d.url, *d.user("operator"))  # the demo runs with sign-in on
         yield d
     finally:
         stop_demo(d)

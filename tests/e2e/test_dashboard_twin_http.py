@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from backend.twin.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import console_errors, start_dashboard, stop
 from tests.e2e.test_dashboard_browser import wait_for, wait_text
 

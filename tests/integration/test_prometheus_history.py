@@ -5,15 +5,18 @@ time ranges tell the incident's story."""
 from __future__ import annotations
 
 from itertools import pairwise
+from types import SimpleNamespace
 
 import pytest
 
 from backend.metrics.client import MetricsClient
 from backend.metrics.dialects import STRIMZI
 from backend.metrics.server import PrometheusProcess, backfill_openmetrics
+from backend.model.snapshot import Limits
 from backend.services import monitoring
+from backend.services.cluster import ClusterSource
 from backend.twin.cluster import TwinCluster
-from backend.twin.demo import INCIDENT_SCENARIO, incident_snapshot
+from backend.twin.examples import INCIDENT_SCENARIO, incident_snapshot
 from backend.twin.history import record_openmetrics
 from backend.twin.scenario import ScenarioRunner, load_scenario
 
@@ -83,3 +86,21 @@ def test_broker_failure_window(history):
     # after recovery the returning replicas catch up, except those the stuck move's
     # leader throttle starves (they are on its throttled-replica list)
     assert urp[0] == 0 and urp[1] > urp[2]
+
+
+def test_a_throttle_in_the_window_counts_though_it_is_over_at_its_end(history):
+    """tenant-a is throttled around 00:10 for seconds; a review of the hour sees it, as
+    does the quotas page, although at 01:00 nobody is throttled any more."""
+    source = ClusterSource("incident", None, Limits(), prometheus_url=history.url,
+                           metrics_ttl=0)
+    hour = SimpleNamespace(start=at(0), end=at(60), step=STEP, refreshing=False)
+    tokens_at_end = values(history, "mutation_tokens", 60)
+    assert all(v >= 0 for v in tokens_at_end.values())  # nobody throttled at the end
+    quotas = monitoring.quotas(source, hour)["throttled"]
+    # a user quota: one bucket for all the user's clients
+    assert quotas["value"] == 1 and quotas["detail"] == ["tenant-a"]
+    health = monitoring.health(source, hour)["figures"]["throttled_principals"]
+    assert health["detail"] == ["tenant-a"]  # a user quota: one bucket for all its clients
+    # and a window after the throttle ended sees nobody
+    later = SimpleNamespace(start=at(30), end=at(60), step=STEP, refreshing=False)
+    assert monitoring.quotas(source, later)["throttled"]["value"] == 0

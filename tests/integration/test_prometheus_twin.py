@@ -13,11 +13,11 @@ from backend.metrics import catalog
 from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable, make_cache
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.server import PrometheusProcess, free_port, scrape_config
-from backend.model.generate import generate_snapshot
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster, TwinSettings
-from backend.twin.demo import demo_snapshot
+from backend.twin.examples import demo_snapshot
 from backend.twin.exporter import Exporters, _figures
+from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan
 from tests.servers import redis_server
 

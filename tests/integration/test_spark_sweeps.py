@@ -18,7 +18,6 @@ import pytest
 
 from backend.cli import main
 from backend.errors import BadInput
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.model.reassignment import reassignment_between
 from backend.model.snapshot import Limits
@@ -27,6 +26,7 @@ from backend.spark import daemons
 from backend.spark.session import get_session, settings_from, stop_session
 from backend.spark.spec import parse_spec
 from backend.spark.sweeps import SweepCancelled, with_brokers_added
+from backend.twin.generate import generate_snapshot
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")]

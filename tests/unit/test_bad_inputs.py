@@ -8,6 +8,7 @@ rest keep them from coming back). Cases run in-process so the table takes second
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import warnings
@@ -442,6 +443,23 @@ ARG_CASES = [
     ("demo-port-past-65535", ["demo", "--port", "70000"], "65535"),
     ("demo-speed-0", ["demo", "--speed", "0"], None),
     ("demo-prometheus-port-negative", ["demo", "--prometheus-port", "-1"], None),
+    ("capacity-config-missing", ["capacity", "forecast", "--config", "{dir}/nope.yaml"], None),
+    ("capacity-config-bad-yaml", ["capacity", "forecast", "--config", "{dir}/config-bad.yaml"],
+     None),
+    ("capacity-window-unknown", ["capacity", "forecast", "--config", "{dir}/config-bad.yaml",
+                                 "--window", "45"], None),
+    ("capacity-add-brokers-negative", ["capacity", "forecast", "--config",
+                                       "{dir}/config-bad.yaml", "--add-brokers", "-1"], None),
+    ("alerts-config-missing", ["alerts", "generate", "--config", "{dir}/nope.yaml", "--out",
+                               "{out}/alerts"], None),
+    ("alerts-config-unknown-key", ["alerts", "grafana", "--config", "{dir}/config-unknown.yaml",
+                                   "--out", "{out}/grafana"], None),
+    ("alerts-dialect-unknown", ["alerts", "generate", "--config", "{dir}/config-bad.yaml",
+                                "--out", "{out}/alerts", "--dialect", "jmx"], None),
+    ("audit-config-missing", ["audit", "verify", "--config", "{dir}/nope.yaml"], None),
+    ("audit-config-bad-yaml", ["audit", "verify", "--config", "{dir}/config-bad.yaml"], None),
+    ("auth-empty-password", ["auth", "hash-password"], "empty password"),
+    ("auth-verb-unknown", ["auth", "login"], None),
     ("verb-unknown", ["frobnicate"], None),
     ("no-verb", [], None),
     ("action-unknown", ["snapshot", "shred"], None),
@@ -457,11 +475,12 @@ def _tree(root: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(("argv", "bad_file", "expect"), _cases())
-def test_bad_input_is_a_clean_refusal(fx, capsys, argv, bad_file, expect):
+def test_bad_input_is_a_clean_refusal(fx, capsys, monkeypatch, argv, bad_file, expect):
     names = {"dir": fx, "out": fx / "out", "snap": fx / "snap.json", "plan": fx / "plan.json",
              "spec": fx / "spec.json", "requests": fx / "requests.jsonl",
              "f": fx / bad_file if bad_file else None}
     args = [a.format(**names) for a in argv]
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # an empty pipe, as `< /dev/null`
     before = _tree(fx)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

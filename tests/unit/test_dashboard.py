@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from backend.errors import BadInput
-from backend.services import views
-from backend.twin.demo import demo_snapshot
+from backend.services import whatif
+from backend.twin.examples import demo_snapshot
 from components import timerange, urlstate
 from dashboard import ids
 from dashboard.config import load_config, parse_config
@@ -85,18 +85,18 @@ def test_time_windows():
 
 
 def test_sweep_grid_parsing():
-    assert views.parse_grid("throttle", "throttle=1e6, 5e6; window_num=11") == \
+    assert whatif.parse_grid("throttle", "throttle=1e6, 5e6; window_num=11") == \
         {"throttle": [1000000, 5000000], "window_num": [11]}
     with pytest.raises(BadInput, match="grid: 'rate=1': expected KEY=V1,V2"):
-        views.parse_grid("throttle", "rate=1")
+        whatif.parse_grid("throttle", "rate=1")
     with pytest.raises(BadInput, match="workload: list topics"):
-        views.parse_workload(" ")
+        whatif.parse_workload(" ")
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     from backend.model.io import save_snapshot
-    from backend.services.demo import demo_snapshot
+    from backend.twin.examples import demo_snapshot
     from dashboard.app import create_app
 
     tmp = tmp_path_factory.mktemp("app")
@@ -110,7 +110,8 @@ def test_every_page_layout_builds(app):
     import dash
 
     paths = {p["path"]: p for p in dash.page_registry.values()}
-    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if"}
+    assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if",
+                          "/reassignments", "/shrinks"}
     for page in paths.values():
         assert page["layout"](range="6h") is not None
 
@@ -162,10 +163,14 @@ def test_vendored_plotly_bundle_is_the_version_plotly_py_ships():
 
 
 def _update(client, body) -> tuple[int, dict]:
+    """POST a callback request with the session's CSRF token, as the page would."""
     import json
 
+    from dashboard import auth
+
+    token = client.get_cookie(auth.CSRF_COOKIE).value
     r = client.post("/_dash-update-component", data=json.dumps(body),
-                    content_type="application/json")
+                    content_type="application/json", headers={auth.CSRF_HEADER: token})
     return r.status_code, r.get_json(silent=True) or {}
 
 
@@ -177,6 +182,8 @@ def _plain_callback(app):
 
 
 def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
+    client = app.server.test_client()
+    assert client.get("/_dash-layout").status_code == 200  # Dash fills callback_map here
     output, spec = _plain_callback(app)
     oid, prop = output.rsplit(".", 1)
     good = {"output": output, "outputs": {"id": oid, "property": prop},
@@ -195,7 +202,6 @@ def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
         {**good, "outputs": 5},
         {**good, "state": [{**s, "value": "wrong type"} for s in good["state"]]},
     ]
-    client = app.server.test_client()
     for body in forged:
         caplog.clear()
         with caplog.at_level("WARNING", logger="railyard.dashboard"):

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from backend.gateways.twin import TwinGateway
 from backend.metrics.client import MetricMissing
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits
-from backend.services import live
-from backend.services.views import ClusterSource
+from backend.services import monitoring
+from backend.services.cluster import ClusterSource
 from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan
 
 
@@ -25,20 +25,20 @@ def ranged(values: dict[str, list[float]]) -> pd.DataFrame:
 
 def test_series_per_label_total_and_one_broker():
     frame = ranged({"1": [1, 2], "2": [0, 0], "3": [5, 7]})
-    per = live.series(frame, "broker", drop_zero=True)
+    per = monitoring.series(frame, "broker", drop_zero=True)
     assert sorted(per["series"].unique()) == ["1", "3"]  # a broker that never moved is left out
-    total = live.series(frame, None, "urp")
+    total = monitoring.series(frame, None, "urp")
     assert total["value"].tolist() == [6, 9] and set(total["series"]) == {"urp"}
-    one = live.series(frame, "broker", "bytes in", only="3")
+    one = monitoring.series(frame, "broker", "bytes in", only="3")
     assert one["value"].tolist() == [5, 7]
     missing = MetricMissing("no series")
-    assert live.series(missing, "broker") is missing
+    assert monitoring.series(missing, "broker") is missing
 
 
 def test_fullest_keeps_the_brokers_with_the_highest_last_value():
-    frame = live.series(ranged({"1": [9, 1], "2": [1, 5], "3": [1, 3]}), "broker")
-    assert sorted(live.fullest(frame, 2)["series"].unique()) == ["2", "3"]
-    assert live.fullest(frame, 5) is frame
+    frame = monitoring.series(ranged({"1": [9, 1], "2": [1, 5], "3": [1, 3]}), "broker")
+    assert sorted(monitoring.fullest(frame, 2)["series"].unique()) == ["2", "3"]
+    assert monitoring.fullest(frame, 5) is frame
 
 
 def one(value: float) -> pd.DataFrame:
@@ -46,18 +46,18 @@ def one(value: float) -> pd.DataFrame:
 
 
 def test_observed_eta_is_remaining_bytes_over_the_observed_rate():
-    eta = live.observed_eta(one(3e9), pd.DataFrame({"value": [1e6, 2e6]}), one(150))
+    eta = monitoring.observed_eta(one(3e9), pd.DataFrame({"value": [1e6, 2e6]}), one(150))
     assert eta["eta_seconds"] == pytest.approx(1000) and eta["moving"] == 150
-    stalled = live.observed_eta(one(3e9), one(0.0), one(2))
+    stalled = monitoring.observed_eta(one(3e9), one(0.0), one(2))
     assert stalled["eta_seconds"] is None and stalled["moving"] == 2  # never, at this rate
-    idle = live.observed_eta(one(0.0), one(0.0), one(0))
+    idle = monitoring.observed_eta(one(0.0), one(0.0), one(0))
     assert idle["moving"] == 0 and idle["eta_seconds"] is None
-    err = live.observed_eta(MetricMissing("no series for x"), one(1), one(1))
+    err = monitoring.observed_eta(MetricMissing("no series for x"), one(1), one(1))
     assert err["error"] == "no series for x"
 
 
 def test_principal_names():
-    assert [live.principal(*p) for p in (("a", ""), ("a", "c"), ("", "c"))] == \
+    assert [monitoring.principal(*p) for p in (("a", ""), ("a", "c"), ("", "c"))] == \
         ["a", "a/c", "/c"]
 
 
@@ -74,19 +74,19 @@ def test_bursts_from_the_gateway_quotas_resolved_as_kafka(twin):
         {"user": "tenant", "client_id": None, "controller_mutation_rate": 2.0}]
     source = ClusterSource("t", None, Limits(), gateway=gw)
     frame = pd.DataFrame({"user": ["tenant", "other"], "client_id": ["", "app"]})
-    assert live.principal_bursts(source, frame) == [22.0, None]  # 2/s x 11 windows x 1 s
+    assert monitoring.principal_bursts(source, frame) == [22.0, None]  # 2/s x 11 windows x 1 s
     default = ClusterSource("t", None, Limits(), default_mutation_rate=5.0,
                             quota_window_num=10)
     # a default-user quota gives every user its own bucket, tagged (user, "")
     users = pd.DataFrame({"user": ["tenant", "other"], "client_id": ["", ""]})
-    assert live.principal_bursts(default, users) == [50.0, 50.0]
+    assert monitoring.principal_bursts(default, users) == [50.0, 50.0]
 
 
 def test_predicted_eta_of_the_moves_in_flight(twin):
     twin.reassign_with_throttle(move_plan(twin.snap, 1, 6, 4), 2e4)
     twin.advance(3)
     source = ClusterSource("p", None, Limits(), gateway=TwinGateway(twin))
-    eta = live.predicted_eta(source)
+    eta = monitoring.predicted_eta(source)
     assert eta["moving"] == 4 and eta["throttle"] == 2e4
     assert eta["eta_seconds"] is None or eta["eta_seconds"] > 0
-    assert live.configured_rates(source)["6"] == {"leader": 2e4, "follower": 2e4}
+    assert monitoring.configured_rates(source)["6"] == {"leader": 2e4, "follower": 2e4}

@@ -34,6 +34,8 @@ def test_kip_example_8_6_9():
     assert not second.ok
     assert "max.broker.partitions=10" in second.topics[0].error
     assert "{1: 1, 2: 3, 3: 0}" in second.topics[0].error
+    # the refusal says why the room is what it is: the replicas each broker holds now
+    assert "(replicas per broker now: {1: 9, 2: 7, 3: 10})" in second.topics[0].error
     # a similar request with RF 2 succeeds, on the two brokers with room
     third = create_topics(after, [TopicRequest("c", 1, 2)], LIMIT_10, start_index=0)
     assert third.ok and sorted(third.to_dict()["topics"][0]["assignment"]["0"]) == [1, 2]

@@ -12,10 +12,10 @@ from backend.engines.batches import execution_batches, new_replicas
 from backend.engines.plan_summary import summarize
 from backend.engines.planner import Goal, balance_bounds, plan
 from backend.errors import BadInput
-from backend.model.generate import generate_snapshot
 from backend.model.io import save_snapshot
 from backend.model.reassignment import load_reassignment
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.generate import generate_snapshot
 
 
 def make(topics: dict[str, list[list[int]]], brokers: list[int], racks: list[str] | None = None,

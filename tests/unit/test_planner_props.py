@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from backend.engines.plan_summary import summarize
 from backend.engines.planner import Goal, balance_bounds, broker_ceiling, plan
 from backend.model.csr import gather_index
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.generate import generate_snapshot
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

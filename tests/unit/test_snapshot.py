@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from backend.errors import BadInput
-from backend.model.generate import generate_snapshot
 from backend.model.io import load_snapshot, save_snapshot, snapshot_from_dict, snapshot_to_dict
 from backend.model.reassignment import reassignment_between, reassignment_from_dict
 from backend.services.snapshots import describe
+from backend.twin.generate import generate_snapshot
 
 DOC = {
     "cluster": "prod-eu",

@@ -18,7 +18,7 @@ from backend.engines.throttle import (
     proposed_moves,
 )
 from backend.errors import BadInput
-from backend.model.generate import generate_snapshot
+from backend.twin.generate import generate_snapshot
 from benchmarks.bench_throttle import random_reassignment
 from tests.unit.test_throttle_lists import cluster, plan_for
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from backend.engines import throttle
 from backend.engines.throttle import ThrottleParams, plan_throttle, proposed_moves
-from backend.model.generate import generate_snapshot
 from backend.model.io import snapshot_from_dict
 from backend.model.reassignment import reassignment_from_dict
+from backend.twin.generate import generate_snapshot
 from benchmarks.bench_throttle import random_reassignment
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from backend.errors import BadInput
 from backend.metrics.dialects import STRIMZI
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits, Snapshot
 from backend.twin.cluster import THROTTLING_QUOTA_EXCEEDED, TwinCluster, TwinSettings
 from backend.twin.exporter import broker_families
+from backend.twin.generate import generate_snapshot
 
 QUIET = TwinSettings(traffic_noise=0.0)
 

@@ -10,9 +10,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from backend.metrics.dialects import CONFLUENT, STRIMZI
-from backend.model.generate import generate_snapshot
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.exporter import Exporters, TwinCollector
+from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan
 
 

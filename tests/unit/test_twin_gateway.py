@@ -6,9 +6,9 @@ import pytest
 
 from backend.errors import BadInput
 from backend.gateways.base import ClusterGateway
-from backend.gateways.twin import TwinGateway
-from backend.model.generate import generate_snapshot
 from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
 
 
 @pytest.fixture

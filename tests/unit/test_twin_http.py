@@ -8,11 +8,11 @@ import pytest
 
 from backend.errors import BadInput, Unavailable
 from backend.gateways.base import ClusterGateway, ClusterReader
-from backend.gateways.twin import TwinGateway
 from backend.gateways.twin_http import TwinHttpGateway
-from backend.model.generate import generate_snapshot
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
 
 
 @pytest.fixture
@@ -70,23 +70,22 @@ def test_a_stopped_twin_is_unavailable(pair):
 def test_an_unanswering_twin_falls_back_to_the_snapshot_file_and_says_so(pair, tmp_path):
     from backend.model.io import save_snapshot
     from backend.model.snapshot import Limits
-    from backend.services import views
+    from backend.services import cluster
 
     local, _ = pair
     save_snapshot(local.assignment(), tmp_path / "a.parquet")
     api = TwinApi(local).start()
     url = api.url
     api.stop()
-    source = views.ClusterSource("fallback-test", str(tmp_path / "a.parquet"), Limits(),
+    source = cluster.ClusterSource("fallback-test", str(tmp_path / "a.parquet"), Limits(),
                                  gateway=TwinHttpGateway(url, timeout=2))
-    assert views.cluster_snapshot(source).n_partitions == local.assignment().n_partitions
-    assert views.assignment_note(source) == (f"Twin at {url}: unreachable ([Errno 111] "
+    assert cluster.cluster_snapshot(source).n_partitions == local.assignment().n_partitions
+    assert cluster.assignment_note(source) == (f"Twin at {url}: unreachable ([Errno 111] "
                                              f"Connection refused); showing the assignment "
                                              f"in {tmp_path / 'a.parquet'}")
-    kafka = views.ClusterSource("kafka-test", None, Limits(),
-                                no_gateway_reason="no admin-client gateway")
-    with pytest.raises(Unavailable, match="Cluster 'kafka-test': no admin-client gateway"):
-        views.cluster_snapshot(kafka)
+    bare = cluster.ClusterSource("bare-test", None, Limits())
+    with pytest.raises(Unavailable, match="Cluster 'bare-test': no snapshot file configured"):
+        cluster.cluster_snapshot(bare)
 
 
 def test_something_else_on_the_port_is_unavailable_not_a_crash(tmp_path):

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from backend.metrics.dialects import STRIMZI
-from backend.model.generate import generate_snapshot
 from backend.twin.cluster import TwinCluster
 from backend.twin.exporter import broker_families
+from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "jmx-exporter"

@@ -9,7 +9,7 @@ import pytest
 
 from backend.errors import BadInput
 from backend.twin.cluster import TwinCluster
-from backend.twin.demo import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
+from backend.twin.examples import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
 from backend.twin.scenario import (
     ScenarioRunner,
     load_scenario,

@@ -7,11 +7,11 @@ import pytest
 
 from backend.engines.fleet import cluster_headroom, days_to_limit
 from backend.errors import BadInput
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits
 from backend.spark import session
 from backend.spark.session import SparkSettings, check_reachable, settings_from
 from backend.spark.sweeps import with_brokers_added
+from backend.twin.generate import generate_snapshot
 
 
 # ---- settings ------------------------------------------------------------------------------

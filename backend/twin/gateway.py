@@ -1,4 +1,5 @@
-"""The gateway over a simulated cluster (backend.twin.cluster.TwinCluster)."""
+"""The ClusterGateway over the simulated cluster (backend.twin.cluster.TwinCluster): the
+twin answers as Kafka's Admin API would, so tools drive it like a real cluster."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class TwinGateway:
         return self.twin.assignment()
 
     def describe_configs(self, entity_type: str, name: str) -> dict:
+        self.twin.faults.check("describe_configs", self.twin.now_seconds)
         with self.twin.lock:
             if entity_type == "broker":
                 if name != DEFAULT_BROKER:
@@ -74,15 +76,19 @@ class TwinGateway:
 
     def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
                       delete: list[str] | None = None) -> dict:
+        self.twin.faults.check("alter_configs", self.twin.now_seconds)
         return self.twin.alter_configs(entity_type, name, set_, delete)
 
     def alter_reassignments(self, plan: dict) -> dict:
+        self.twin.faults.check("alter_reassignments", self.twin.now_seconds)
         return self.twin.alter_reassignments(plan)
 
     def list_reassignments(self) -> list[dict]:
+        self.twin.faults.check("list_reassignments", self.twin.now_seconds)
         return self.twin.list_reassignments()
 
     def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
+        self.twin.faults.check("cancel_reassignments", self.twin.now_seconds)
         return self.twin.cancel_reassignments(partitions)
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
@@ -94,3 +100,13 @@ class TwinGateway:
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         return self.twin.delete_topics(names, user, client_id)
+
+    def alter_client_quota(self, user: str | None, client_id: str | None,
+                           rate: float | None) -> dict:
+        if user is None and client_id is None:
+            raise BadInput("a quota names a user, a client id, or both ('<default>' for the "
+                           "default entity)")
+        if rate is not None and not rate > 0:
+            raise BadInput(f"controller_mutation_rate must be > 0, got {rate}")
+        self.twin.set_mutation_quota(user, client_id, rate)
+        return {"user": user, "client_id": client_id, "controller_mutation_rate": rate}

@@ -6,7 +6,9 @@
 - a second Prometheus serving the recorded incident hour (incident.yaml rendered by the
   twin and backfilled with promtool once, kept under the demo's home), so incident review
   over an absolute range works out of the box;
-- a warm Spark session, and the dashboard, with the live twin read through its gateway.
+- a warm Spark session, and the dashboard, with the live twin read through its gateway;
+- sign-in on, with two demo users (an operator who proposes, an approver who approves)
+  whose passwords are generated once into the demo's home and printed at every start.
 
 Everything started here is stopped on Ctrl-C or SIGTERM (Prometheus runs in its own
 session, so it is stopped explicitly, never left behind).
@@ -14,32 +16,38 @@ session, so it is stopped explicitly, never left behind).
 
 from __future__ import annotations
 
+import json
+import os
+import secrets
 import shutil
 import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.gateways.twin import TwinGateway
 from backend.metrics.dialects import STRIMZI
 from backend.metrics.server import PrometheusProcess, backfill_openmetrics, scrape_config
 from backend.model.io import save_snapshot
 from backend.twin.cluster import TwinCluster
-from backend.twin.demo import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
+from backend.twin.examples import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
+from backend.twin.gateway import TwinGateway
 from backend.twin.history import record_openmetrics
 from backend.twin.runtime import TwinService
 from backend.twin.scenario import ScenarioRunner, load_scenario
 from dashboard.config import (
+    AuthSettings,
     CacheSettings,
     ClusterConfig,
     DashboardConfig,
     Gateway,
     PrometheusSettings,
     ServerSettings,
+    User,
 )
 
 INCIDENT_EPOCH = 1_704_067_200  # the recorded hour starts 2024-01-01T00:00Z
 INCIDENT_STEP = 30  # seconds between recorded samples
+DEMO_USERS = (("olivia", "operator"), ("adam", "approver"))  # name, role
 
 
 @dataclass
@@ -75,7 +83,10 @@ class DemoStack:
         incident = self._incident_history(home / "incident", say)
         say(f"prometheus: {incident.url} serving the recorded incident hour "
             f"(2024-01-01 00:00-01:00 UTC, pid {incident.proc.pid})")
-        return self._config(live.url, incident.url, home)
+        users = demo_users(home)
+        for name, (role, password) in users.items():
+            say(f"user: {name} ({role}) password {password}  (demo only)")
+        return self._config(live.url, incident.url, home, users)
 
     def _incident_history(self, home: Path, say) -> PrometheusProcess:
         home.mkdir(parents=True, exist_ok=True)
@@ -97,8 +108,15 @@ class DemoStack:
         self.prometheus.append(prom.start(retention="100y"))  # the blocks are from 2024
         return prom
 
-    def _config(self, live_url: str, incident_url: str, home: Path) -> DashboardConfig:
+    def _config(self, live_url: str, incident_url: str, home: Path,
+                users: dict[str, tuple[str, str]]) -> DashboardConfig:
+        from werkzeug.security import generate_password_hash
+
         snap = self.twin.twin.snap
+        auth = AuthSettings("users", users=tuple(
+            User(name, role, generate_password_hash(password))
+            for name, (role, password) in users.items()),
+            secret_key_file=str(home / "secret_key"))
         return DashboardConfig(
             clusters=(
                 ClusterConfig("demo", Gateway("twin"), PrometheusSettings(live_url),
@@ -109,7 +127,8 @@ class DemoStack:
             ),
             spark={"master": "local[2]", "ui": False},
             cache=CacheSettings(background_dir=str(home / "dashboard-cache")),
-            server=ServerSettings(port=self.settings.port), source="railyard demo")
+            server=ServerSettings(port=self.settings.port), source="railyard demo",
+            auth=auth)
 
     def gateways(self) -> dict:
         return {"demo": TwinGateway(self.twin.twin)}
@@ -124,6 +143,19 @@ class DemoStack:
             self.twin.stop()
             self.twin = None
             say("stopped the twin and its exporters")
+
+
+def demo_users(home: Path) -> dict[str, tuple[str, str]]:
+    """name -> (role, password) of the demo users: generated on the first start into
+    ``home/demo-users.json`` (mode 0600), the same on every later start."""
+    path = home / "demo-users.json"
+    if path.exists():
+        return {name: tuple(v) for name, v in json.loads(path.read_text()).items()}
+    users = {name: (role, secrets.token_urlsafe(9)) for name, role in DEMO_USERS}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(users, f)
+    return users
 
 
 def run(settings: DemoSettings) -> None:

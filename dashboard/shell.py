@@ -1,19 +1,28 @@
-"""The frame around every page: title, navigation, cluster picker, and the page itself."""
+"""The frame around every page (title, navigation, cluster picker, the page itself) and
+the frame of every monitoring page (title, time control, banners, view state).
+
+The view state (cluster, time range) comes from the URL when a monitoring page is opened
+and lives in the page's ``ids.VIEW`` store afterwards: the time control updates the store
+and the URL in the browser (a clientside callback), and the page's charts follow the
+store, so a range change redraws charts in place instead of re-rendering the page.
+"""
 
 from __future__ import annotations
 
 import dash
 from dash import Input, Output, State, dcc, html, no_update
 
-from components import urlstate
-from dashboard import ids
+from components import timerange, urlstate
+from dashboard import account, ids, runtime
 from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
-             ("/quotas", "Quotas"), ("/what-if", "What-if"))
+             ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
+             ("/shrinks", "Shrinks"))
 
 
 def layout(config: DashboardConfig) -> html.Div:
+    """The frame, built per request (it names who is signed in)."""
     names = [c.name for c in config.clusters]
     picker = dcc.Dropdown(id=ids.CLUSTER_PICKER, options=names, value=names[0],
                           clearable=False, className="cluster-picker",
@@ -27,10 +36,51 @@ def layout(config: DashboardConfig) -> html.Div:
                       for path, label in NAV_ITEMS], id=ids.NAV),
             html.Div([html.Label("Cluster", htmlFor=ids.CLUSTER_PICKER,
                                  hidden=len(names) < 2), picker], className="picker-box"),
+            account.badge(),
         ], className="topbar"),
+        account.banner(),
         html.Div(id=ids.APP_ERROR, className="banner banner-error", hidden=True),
         html.Main(dash.page_container, className="page"),
     ])
+
+
+def page_frame(title: str, banner_id: str, query: dict, body: list,
+               banner_slots: list | None = None) -> html.Div:
+    """A monitoring page: its title and cluster, the time control, banners, then ``body``."""
+    rt = runtime.current()
+    c = rt.cluster(query.get("cluster"))
+    key, start, end = query.get("range"), query.get("from"), query.get("to")
+    state = {"cluster": c.name, "range": key if key in timerange.LABELS else timerange.DEFAULT,
+             "from": start, "to": end}
+    return html.Div([
+        dcc.Store(id=ids.VIEW, data=state),
+        html.H1([title, html.Small(f"cluster {c.name}")]),
+        time_control(key, start, end, rt.config.server.refresh_seconds),
+        html.Div(banner_slots, id=banner_id),
+        *body,
+    ])
+
+
+
+def time_control(key: str | None, start: str | None, end: str | None,
+                 refresh_seconds: int) -> html.Div:
+    """The control as the URL describes it, and the interval that refreshes the page."""
+    key = key if key in timerange.LABELS else timerange.DEFAULT
+    return html.Div([
+        html.Span("Time", className="control-label"),
+        dcc.RadioItems(id=ids.RANGE, value=key, inline=True, className="range-radio",
+                       options=[{"label": v, "value": k} for k, v in timerange.LABELS.items()]),
+        html.Div([
+            dcc.Input(id=ids.RANGE_FROM, type="text", value=start or "", debounce=True,
+                      placeholder="from 2024-05-01T12:00", className="range-input"),
+            dcc.Input(id=ids.RANGE_TO, type="text", value=end or "", debounce=True,
+                      placeholder="to 2024-05-01T13:00", className="range-input"),
+            html.Button("Show", id=ids.RANGE_APPLY, className="button"),
+        ], id=ids.RANGE_ABS, className="range-abs", hidden=key != "abs"),
+        html.Span(id=ids.RANGE_ERROR, className="inline-error"),
+        dcc.Interval(id=ids.REFRESH, interval=refresh_seconds * 1000,
+                     disabled=key == "abs"),
+    ], className="time-control")
 
 
 def register(app: dash.Dash) -> None:

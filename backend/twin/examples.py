@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.model.generate import generate_snapshot
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.generate import generate_snapshot
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 DEMO_SCENARIO = SCENARIOS / "demo.yaml"

@@ -1,0 +1,107 @@
+"""The book of configs an execution changed, so it can put the cluster back exactly.
+
+Before the executor sets a config it records the value the key had (None: not set) and
+commits; only then does it alter the cluster. Restoring puts the prior value back, or
+deletes the key when it had none, and only then marks the record restored. A crash at
+any point leaves a record that restoring again fixes: both halves are idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import bindparam, delete, insert, select, update
+
+from backend.executor.records import ExecutionRecords
+from backend.executor.tables import exec_configs
+from backend.gateways.base import ClusterGateway
+
+Entity = tuple[str, str]  # (entity_type, name)
+Configs = dict[Entity, dict[str, str]]  # desired values per entity
+
+
+class ConfigBook:
+    """One execution's records of changed configs."""
+
+    def __init__(self, records: ExecutionRecords, plan_id: int, gateway: ClusterGateway,
+                 audit: Callable[[str, dict], None]) -> None:
+        self.engine, self.writer = records.engine, records.writer
+        self.plan_id, self.gw, self.audit = plan_id, gateway, audit
+
+    def records(self, active_only: bool = True) -> list[dict]:
+        q = select(exec_configs).where(exec_configs.c.plan_id == self.plan_id)
+        if active_only:
+            q = q.where(exec_configs.c.active)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q.order_by(
+                exec_configs.c.entity_type, exec_configs.c.name, exec_configs.c.key))]
+
+    def sync(self, desired: Configs, now: float) -> None:
+        """Make the executor's configs exactly ``desired``: set what differs (recording
+        prior values first) and restore every recorded key that is no longer wanted."""
+        held = {(r["entity_type"], r["name"], r["key"]): r for r in self.records()}
+        changes = {}
+        for (etype, name), values in sorted(desired.items()):
+            changed = {k: v for k, v in values.items()
+                       if (etype, name, k) not in held or held[(etype, name, k)]["value"] != v}
+            if changed:
+                changes[(etype, name)] = changed
+        self._record(changes, held, now)
+        for (etype, name), changed in changes.items():
+            self.gw.alter_configs(etype, name, set_=changed)
+            self.audit("config_set", {"entity_type": etype, "name": name, "set": changed})
+        wanted = {(e, n, k) for (e, n), values in desired.items() for k in values}
+        self._restore([r for key, r in held.items() if key not in wanted])
+
+    def restore_all(self) -> None:
+        """Put every config this execution changed back as it was."""
+        self._restore(self.records())
+
+    def _record(self, changes: Configs, held: dict, now: float) -> None:
+        """Store, in one transaction, the prior values of keys not already held (read
+        from the cluster) and the values about to be set."""
+        current = {entity: self.gw.describe_configs(*entity)["configs"]
+                   for entity, changed in changes.items()
+                   if any((*entity, k) not in held for k in changed)}
+        kept, fresh = [], []
+        for (etype, name), changed in changes.items():
+            for key, value in changed.items():
+                row = {"p": self.plan_id, "e": etype, "n": name, "k": key, "v": value}
+                if (etype, name, key) in held:
+                    kept.append(row)
+                else:
+                    fresh.append({**row, "value": value, "prior": current[(etype, name)].get(key),
+                                  "active": True, "since": now})
+        if not changes:
+            return
+        with self.writer.begin() as c:
+            if kept:
+                c.execute(update(exec_configs).where(*_KEY).values(value=bindparam("v")),
+                          kept)
+            if fresh:  # a key restored earlier in the run is booked afresh
+                c.execute(delete(exec_configs).where(*_KEY), fresh)
+                c.execute(insert(exec_configs).values(
+                    plan_id=bindparam("p"), entity_type=bindparam("e"), name=bindparam("n"),
+                    key=bindparam("k")), fresh)
+
+    def _restore(self, rows: list[dict]) -> None:
+        """Put ``rows`` back on the cluster, then mark them restored in one transaction."""
+        by_entity: dict[Entity, list[dict]] = {}
+        for r in rows:
+            by_entity.setdefault((r["entity_type"], r["name"]), []).append(r)
+        for (etype, name), recs in sorted(by_entity.items()):
+            put = {r["key"]: r["prior"] for r in recs if r["prior"] is not None}
+            drop = [r["key"] for r in recs if r["prior"] is None]
+            self.gw.alter_configs(etype, name, set_=put or None, delete=drop or None)
+            self.audit("config_restored", {"entity_type": etype, "name": name,
+                                           "set": put, "deleted": drop})
+        if not rows:
+            return
+        with self.writer.begin() as c:
+            c.execute(update(exec_configs).where(*_KEY).values(active=False), [
+                {"p": self.plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
+                for r in rows])
+
+
+_KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == bindparam("e"),
+        exec_configs.c.name == bindparam("n"), exec_configs.c.key == bindparam("k"))

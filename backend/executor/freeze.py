@@ -1,0 +1,74 @@
+"""The frozen execution spec: the concurrency limits, the throttle and the batch order
+are computed when the plan is proposed and stored in its content, so they are covered by
+the sha256 an approver signs and what runs is exactly what was approved.
+
+Content of an executable reassignment plan:
+``{"reassignment": <Kafka plan JSON>, "execution": {"throttle", "per_broker", "cluster",
+"batches": [[entry index, ...], ...]}}`` where an entry index points into the Kafka plan's
+``partitions`` list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.engines.batches import CLUSTER, PER_BROKER, execution_batches
+from backend.errors import BadInput
+from backend.model.reassignment import reassignment_from_dict
+from backend.model.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class ExecutionSpec:
+    """How an approved reassignment runs."""
+
+    throttle: int | None  # bytes/s on both KIP-73 rates; None: no throttle
+    per_broker: int
+    cluster: int
+    batches: tuple[tuple[int, ...], ...]  # indexes into the plan's partitions, in order
+
+    def to_dict(self) -> dict:
+        return {"throttle": self.throttle, "per_broker": self.per_broker,
+                "cluster": self.cluster, "batches": [list(b) for b in self.batches]}
+
+
+def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int = PER_BROKER,
+           cluster: int = CLUSTER) -> ExecutionSpec:
+    """Batches from engines.batches on the snapshot the plan is proposed against."""
+    if throttle is not None and not throttle >= 1:
+        raise BadInput(f"throttle must be at least 1 byte/s, got {throttle}")
+    parsed = reassignment_from_dict(plan, snap)
+    batches = execution_batches(snap, parsed, per_broker, cluster)
+    # execution_batches indexes the parsed plan (rows ascending): map back to file order
+    topic_of = {name: t for t, name in enumerate(snap.topic_names)}
+    entries = plan["partitions"]
+    file_rows = snap.topic_starts[[topic_of[e["topic"]] for e in entries]] + np.array(
+        [e["partition"] for e in entries], dtype=np.int64)
+    file_index = np.argsort(file_rows, kind="stable")
+    out = tuple(tuple(file_index[b].tolist()) for b in batches if len(b))
+    return ExecutionSpec(None if throttle is None else int(throttle), per_broker, cluster, out)
+
+
+def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
+    """The spec stored in a plan, checked: every plan entry in exactly one batch."""
+    try:
+        batches = tuple(tuple(int(i) for i in b) for b in obj["batches"])
+        throttle = obj.get("throttle")
+        spec = ExecutionSpec(None if throttle is None else int(throttle),
+                             int(obj["per_broker"]), int(obj["cluster"]), batches)
+    except (KeyError, TypeError, ValueError):
+        raise BadInput("execution spec: expected {throttle, per_broker, cluster, "
+                       "batches}") from None
+    flat = sorted(i for b in batches for i in b)
+    if flat != list(range(n_entries)):
+        raise BadInput("execution spec: the batches must list every plan entry exactly once")
+    return spec
+
+
+def executable_content(snap: Snapshot, plan: dict, throttle: float | None,
+                       per_broker: int = PER_BROKER, cluster: int = CLUSTER) -> dict:
+    """The content to store (and hash) for a reassignment that can be executed."""
+    return {"reassignment": plan,
+            "execution": freeze(snap, plan, throttle, per_broker, cluster).to_dict()}

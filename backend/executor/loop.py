@@ -1,0 +1,336 @@
+"""The executor loop: one ``tick`` at a time, with the clock passed in.
+
+Each tick observes the cluster (list_reassignments), then takes at most one step:
+- the batch in flight: throttles follow the moves still in flight (a broker's rates come
+  off as soon as it has no move in flight, a topic's replica lists shrink with its moves);
+  when none is left the batch is checked against its targets and marked done;
+- pausing: the batch in flight finishes, nothing new starts;
+- otherwise the next batch starts: throttles first (prior values booked), then
+  AlterPartitionReassignments; after the last batch every booked config is restored;
+- cancelling / failing: the plan's in-flight moves are cancelled (AlterPartitionReassignments
+  with no target) and every booked config is restored.
+
+Every decision comes from the engines: the batches are frozen in the plan
+(engines.batches), the throttle lists and brokers are engines.throttle's. The state is in
+the store after every step, so a killed executor resumes where it was: a batch marked
+"starting" restarts only the entries neither in flight nor at their target, so nothing
+moves twice. Gateway errors are retried with backoff; past the budget the plan fails
+(with the cause in words), its moves are cancelled and its throttles restored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from backend.engines.throttle import (
+    FOLLOWER_RATE,
+    FOLLOWER_REPLICAS,
+    LEADER_RATE,
+    LEADER_REPLICAS,
+    proposed_moves,
+    throttled_replicas,
+)
+from backend.errors import BadInput, Unavailable
+from backend.executor.book import ConfigBook, Configs
+from backend.executor.freeze import ExecutionSpec, spec_from_dict
+from backend.executor.records import ExecutionRecords, LostRace
+from backend.gateways.base import ClusterGateway, GatewayError
+from backend.model.csr import offsets_from_lengths
+from backend.model.reassignment import reassignment_from_dict
+from backend.model.snapshot import Snapshot
+
+Key = tuple[str, int]  # (topic, partition)
+
+
+class Journal(Protocol):
+    """Where the executor reports: every step as an audit entry, and the plan's end."""
+
+    def record(self, plan_id: int, action: str, detail: dict, now: float) -> None: ...
+
+    def ended(self, plan_id: int, state: str, cause: str | None, now: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff base x 2^(attempt-1), capped; the plan fails after ``budget`` attempts."""
+
+    budget: int = 5
+    base: float = 1.0
+    cap: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        return min(self.cap, self.base * 2 ** (attempt - 1))
+
+
+@dataclass
+class _Batch:
+    """What the executor knows in memory about the batch in flight (rebuilt after a
+    restart from the store and the cluster)."""
+
+    idx: int
+    entries: dict[Key, dict]  # plan entries by partition
+    view: Snapshot  # the assignment with in-flight moves at their original replicas
+    moving: list[Key]  # entries whose replica set changes
+    entry_bytes: dict[Key, int]  # bytes each moving entry copies
+    bytes_total: int  # the batch's bytes to copy, as estimated when it started
+    in_flight: frozenset[Key] | None = None  # at the last sync
+
+
+class Executor:
+    """Runs the executions of one cluster through its gateway."""
+
+    def __init__(self, records: ExecutionRecords, gateway: ClusterGateway, journal: Journal,
+                 retry: RetryPolicy | None = None) -> None:
+        self.records, self.gw, self.journal = records, gateway, journal
+        self.retry = retry or RetryPolicy()
+        self._batches: dict[int, _Batch] = {}
+        self._plans: dict[int, tuple[list[dict], ExecutionSpec]] = {}  # frozen, read once
+        self._now = 0.0  # the tick's time, for the book's audit entries
+
+    # ---- the tick ----------------------------------------------------------------------
+    def tick(self, plan_id: int, now: float) -> dict:
+        """One step of one execution; the execution row as it is afterwards."""
+        self._now = now
+        ex = self.records.get(plan_id)
+        if ex is None or ex["state"] not in ("running", "pausing", "paused", "cancelling",
+                                             "failing"):
+            return ex
+        if ex["retry_at"] is not None and now < ex["retry_at"]:
+            return ex
+        try:
+            ex = self._step(ex, now)
+            if ex["attempts"] or ex["retry_at"] is not None:
+                ex = self.records.save(ex, attempts=0, retry_at=None, error=None,
+                                       updated_at=now)
+        except LostRace:
+            self._batches.pop(plan_id, None)
+            return self.records.get(plan_id)
+        except (GatewayError, Unavailable, BadInput) as e:
+            self._batches.pop(plan_id, None)
+            ex = self._failed_attempt(self.records.get(plan_id), e, now)
+        return ex
+
+    def _failed_attempt(self, ex: dict, e: Exception, now: float) -> dict:
+        attempt = ex["attempts"] + 1
+        retriable = isinstance(e, Unavailable) or getattr(e, "retriable", False)
+        winding_down = ex["state"] in ("cancelling", "failing")
+        if winding_down or (retriable and attempt < self.retry.budget):
+            # putting the cluster back is retried for as long as it takes
+            delay = self.retry.delay(min(attempt, self.retry.budget))
+            self.journal.record(ex["plan_id"], "execution_retry",
+                                {"attempt": attempt, "error": str(e), "retry_in": delay}, now)
+            return self.records.save(ex, attempts=attempt, retry_at=now + delay,
+                                     error=str(e), updated_at=now)
+        cause = (f"gave up after {attempt} attempts: {e}" if retriable
+                 else f"the cluster refused: {e}")
+        self.journal.record(ex["plan_id"], "execution_failing", {"cause": cause}, now)
+        return self.records.save(ex, state="failing", cause=cause, attempts=0, retry_at=None,
+                                 error=str(e), updated_at=now)
+
+    def _step(self, ex: dict, now: float) -> dict:
+        flight = {(r["topic"], r["partition"]): r for r in self.gw.list_reassignments()}
+        if ex["state"] in ("cancelling", "failing"):
+            return self._wind_down(ex, flight, now)
+        _, spec = self._plan_of(ex["plan_id"])
+        if ex["phase"] != "idle":
+            batch = self._batch(ex, spec, flight)
+            if ex["phase"] == "starting":
+                return self._start(ex, spec, batch, flight, now)
+            ex, busy = self._follow(ex, spec, batch, flight, now)
+            if busy:
+                return ex
+            ex = self._finish_batch(ex, batch, now)
+            if ex["state"] == "failing":
+                return ex
+        if ex["state"] == "pausing":
+            self.journal.record(ex["plan_id"], "execution_paused", {}, now)
+            return self.records.save(ex, state="paused", updated_at=now)
+        if ex["state"] == "paused":
+            return ex
+        if ex["batch"] + 1 < len(spec.batches):
+            ex = self.records.save(ex, batch=ex["batch"] + 1, phase="starting", updated_at=now)
+            batch = self._batch(ex, spec, flight)
+            return self._start(ex, spec, batch, flight, now)
+        self._book(ex).restore_all()
+        return self._end(ex, "completed", None, now)
+
+    def _plan_of(self, plan_id: int) -> tuple[list[dict], ExecutionSpec]:
+        """The plan's entries and its frozen spec."""
+        if plan_id not in self._plans:
+            content = self.records.content(plan_id)
+            entries = content["reassignment"]["partitions"]
+            self._plans[plan_id] = (entries, spec_from_dict(content["execution"], len(entries)))
+        return self._plans[plan_id]
+
+    # ---- batches -----------------------------------------------------------------------
+    def _batch(self, ex: dict, spec: ExecutionSpec, flight: dict) -> _Batch:
+        """The current batch, from memory or rebuilt from the plan and the cluster."""
+        cached = self._batches.get(ex["plan_id"])
+        if cached is not None and cached.idx == ex["batch"]:
+            return cached
+        plan, _ = self._plan_of(ex["plan_id"])
+        entries = {(e["topic"], e["partition"]): e
+                   for e in (plan[i] for i in spec.batches[ex["batch"]])}
+        view = original_view(self.gw.assignment(), flight)
+        parsed = reassignment_from_dict(_plan(entries.values()), view, "plan")
+        moves = proposed_moves(view, parsed)
+        names, pids = view.topic_names, view.part_id
+        moving = [(str(names[view.part_topic[r]]), int(pids[r])) for r in moves.rows.tolist()]
+        sizes = view.part_size[moves.rows] * moves.n_destinations
+        entry_bytes = dict(zip(moving, sizes.tolist(), strict=True))
+        started = self.records.batch(ex["plan_id"], ex["batch"])["bytes_total"]
+        batch = _Batch(ex["batch"], entries, view, moving, entry_bytes,
+                       started if ex["phase"] == "running" else sum(entry_bytes.values()))
+        self._batches[ex["plan_id"]] = batch
+        return batch
+
+    def _start(self, ex: dict, spec: ExecutionSpec, batch: _Batch, flight: dict,
+               now: float) -> dict:
+        """Throttles for the batch, then its reassignments; only entries neither in flight
+        nor already at their target are sent (after a restart, some may be)."""
+        view = batch.view
+        pending = [e for k, e in batch.entries.items() if k not in flight
+                   and view.replicas_of(view.partition_row(*k)) != list(e["replicas"])]
+        pending_keys = {(e["topic"], e["partition"]) for e in pending}
+        throttled = [k for k in batch.moving if k in flight or k in pending_keys]
+        self._book(ex).sync(self._throttles(spec, batch, throttled), now)
+        if pending:
+            self.gw.alter_reassignments(_plan(pending))
+        self.records.save_batch(ex["plan_id"], batch.idx, state="running", started_at=now,
+                                bytes_total=batch.bytes_total)
+        self.journal.record(ex["plan_id"], "batch_started", {
+            "batch": batch.idx, "partitions": len(batch.entries), "started": len(pending),
+            "bytes": batch.bytes_total, "throttle": spec.throttle}, now)
+        batch.in_flight = frozenset(throttled)
+        return self.records.save(ex, phase="running", updated_at=now)
+
+    def _follow(self, ex: dict, spec: ExecutionSpec, batch: _Batch, flight: dict,
+                now: float) -> tuple[dict, bool]:
+        """Keep the throttles on what is still in flight; (execution, still busy)."""
+        ours = frozenset(k for k in batch.moving if k in flight)
+        if ours != batch.in_flight:
+            self._book(ex).sync(self._throttles(spec, batch, sorted(ours)), now)
+            flying = sum(batch.entry_bytes.get(k, 0) for k in ours)
+            self.records.save_batch(ex["plan_id"], batch.idx, done=len(batch.entries) - len(ours),
+                                    bytes_done=max(batch.bytes_total - flying, 0))
+            batch.in_flight = ours
+        if ours:
+            self._check_brokers(batch, ours)
+        return ex, bool(ours)
+
+    def _check_brokers(self, batch: _Batch, ours: frozenset[Key]) -> None:
+        """A broker a move needs is down: a retriable error, so the plan fails when it
+        stays down past the retry budget."""
+        dead = {b["id"] for b in self.gw.describe_cluster()["brokers"] if not b["alive"]}
+        if not dead:
+            return
+        for k in sorted(ours):
+            e = batch.entries[k]
+            source = batch.view.replicas_of(batch.view.partition_row(*k))
+            down = sorted(dead & (set(e["replicas"]) | set(source)))
+            if down:
+                raise GatewayError("BROKER_NOT_AVAILABLE",
+                                   f"broker {down[0]} is down while {k[0]}-{k[1]} moves to it "
+                                   f"or from it")
+
+    def _finish_batch(self, ex: dict, batch: _Batch, now: float) -> dict:
+        """Every entry of a batch with nothing in flight must be at its target; one that
+        is not was cancelled outside Railyard, and the plan fails."""
+        topics = sorted({k[0] for k in batch.entries})
+        current = {(t["name"], p["partition"]): p["replicas"]
+                   for t in self.gw.describe_topics(topics) for p in t["partitions"]}
+        off = [k for k, e in batch.entries.items() if set(current[k]) != set(e["replicas"])]
+        done = len(batch.entries) - len(off)
+        moved = batch.bytes_total - sum(batch.entry_bytes.get(k, 0) for k in off)
+        self.records.save_batch(ex["plan_id"], batch.idx, state="done", ended_at=now,
+                                done=done, bytes_done=moved)
+        self.journal.record(ex["plan_id"], "batch_finished",
+                            {"batch": batch.idx, "partitions": done, "bytes": moved}, now)
+        parts, nbytes = self.records.batch_totals(ex["plan_id"])
+        ex = self.records.save(ex, phase="idle", updated_at=now, partitions_done=parts,
+                               bytes_done=nbytes)
+        self._batches.pop(ex["plan_id"], None)
+        if off:
+            k = off[0]
+            cause = (f"{k[0]}-{k[1]} is not at its target {batch.entries[k]['replicas']} "
+                     f"(replicas {current[k]}): its reassignment was cancelled or changed "
+                     f"outside Railyard")
+            self.journal.record(ex["plan_id"], "execution_failing", {"cause": cause}, now)
+            return self.records.save(ex, state="failing", cause=cause, updated_at=now)
+        return ex
+
+    def _throttles(self, spec: ExecutionSpec, batch: _Batch, keys: list[Key]) -> Configs:
+        """The configs kafka-reassign-partitions --execute --throttle would set for the
+        moves ``keys``: both rates on every source and destination broker, both replica
+        lists on every topic with a move (engines.throttle)."""
+        if spec.throttle is None or not keys:
+            return {}
+        view = batch.view
+        moves = proposed_moves(view, reassignment_from_dict(
+            _plan(batch.entries[k] for k in keys), view, "plan"))
+        leader, follower = throttled_replicas(view, moves)
+        out: Configs = {("topic", t): {LEADER_REPLICAS: leader.get(t, ""),
+                                       FOLLOWER_REPLICAS: follower.get(t, "")}
+                        for t in sorted(set(leader) | set(follower))}
+        brokers = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
+        rate = str(spec.throttle)
+        for b in view.broker_ids[brokers].tolist():
+            out[("broker", str(b))] = {LEADER_RATE: rate, FOLLOWER_RATE: rate}
+        return out
+
+    # ---- the end -------------------------------------------------------------------------
+    def _wind_down(self, ex: dict, flight: dict, now: float) -> dict:
+        """Cancel this plan's moves in flight, restore every booked config, and end."""
+        if ex["phase"] != "idle" and ex["batch"] >= 0:
+            plan, spec = self._plan_of(ex["plan_id"])
+            keys = [(plan[i]["topic"], plan[i]["partition"]) for i in spec.batches[ex["batch"]]]
+            ours = [k for k in keys if k in flight]
+            if ours:
+                self.gw.cancel_reassignments(ours)
+                self.journal.record(ex["plan_id"], "reassignments_cancelled",
+                                    {"batch": ex["batch"],
+                                     "partitions": [f"{t}-{p}" for t, p in ours]}, now)
+            self.records.save_batch(ex["plan_id"], ex["batch"], state="cancelled",
+                                    ended_at=now)
+        self._book(ex).restore_all()
+        self._batches.pop(ex["plan_id"], None)
+        ended = "cancelled" if ex["state"] == "cancelling" else "failed"
+        return self._end(ex, ended, ex["cause"], now)
+
+    def _end(self, ex: dict, state: str, cause: str | None, now: float) -> dict:
+        ex = self.records.save(ex, state=state, phase="idle", ended_at=now, updated_at=now)
+        self.journal.record(ex["plan_id"], f"execution_{state}",
+                            {"cause": cause} if cause else {}, now)
+        self.journal.ended(ex["plan_id"], state, cause, now)
+        return ex
+
+    def _book(self, ex: dict) -> ConfigBook:
+        plan_id = ex["plan_id"]
+        return ConfigBook(self.records, plan_id, self.gw,
+                          lambda action, detail: self.journal.record(plan_id, action, detail,
+                                                                     self._now))
+
+
+def _plan(entries) -> dict:
+    return {"version": 1, "partitions": [{"topic": e["topic"], "partition": e["partition"],
+                                          "replicas": list(e["replicas"])} for e in entries]}
+
+
+def original_view(snap: Snapshot, flight: dict) -> Snapshot:
+    """``snap`` with every in-flight reassignment shown at its original replicas
+    (KIP-455: the full set minus the adding replicas), as Kafka's tool computes sources."""
+    if not flight:
+        return snap
+    rows, lists = [], []
+    for (topic, pid), r in flight.items():
+        if snap.has_topic(topic):
+            rows.append(snap.partition_row(topic, pid))
+            lists.append([b for b in r["replicas"] if b not in r["adding"]])
+    order = np.argsort(rows, kind="stable")
+    pos = [snap.broker_positions(lists[i]) for i in order]
+    return snap.with_replicas(np.asarray(rows, np.int64)[order],
+                              offsets_from_lengths([len(p) for p in pos]),
+                              np.concatenate(pos).astype(np.int32))

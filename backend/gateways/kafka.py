@@ -1,0 +1,535 @@
+"""The gateway over a real Kafka cluster, on kafka-python's KafkaAdminClient.
+
+Every request is built here by a small pure function (unit-tested field by field against
+what Kafka's own tools send) and sent through the admin client's protocol layer, so the
+results keep what Railyard needs and the client's helpers drop: per-topic error codes of
+DescribeConfigs, the KIP-599 ``throttle_time_ms`` of CreateTopics/CreatePartitions/
+DeleteTopics, and the client-quota APIs kafka-python has no call for (docs/deploy.md lists
+which call uses which API).
+
+A cluster that does not answer, refuses the credentials, or lacks an API raises
+backend.errors.Unavailable naming the bootstrap servers and the Kafka error, in one line
+(the executor retries it). A write the cluster refuses raises GatewayError with Kafka's
+error name (retried only when Kafka calls it retriable); bad arguments raise BadInput
+before anything is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import kafka.errors as Errors
+import numpy as np
+from kafka import KafkaAdminClient
+from kafka.protocol.admin import (
+    AlterClientQuotasRequest,
+    AlterPartitionReassignmentsRequest,
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeClientQuotasRequest,
+    DescribeConfigsRequest,
+    DescribeLogDirsRequest,
+    IncrementalAlterConfigsRequest,
+    ListPartitionReassignmentsRequest,
+)
+
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import GatewayError
+from backend.gateways.config import KafkaConnection
+from backend.model.snapshot import DEFAULT_RETENTION_MS, Snapshot
+
+DEFAULT_BROKER = "<default>"  # the cluster-wide broker entity, "" on the wire
+TOPIC, BROKER = 2, 4  # ConfigResourceType
+SET, DELETE = 0, 1  # IncrementalAlterConfigs operations
+MUTATION_RATE = "controller_mutation_rate"  # KIP-599 quota key
+# DescribeConfigs sources that mean "set on this very entity": Railyard records and
+# restores only those (a default or a static server.properties value is not its to undo)
+OWN_SOURCE = {TOPIC: 1, BROKER: 2}  # DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG
+DEFAULT_BROKER_SOURCE = 3  # DYNAMIC_DEFAULT_BROKER_CONFIG
+
+log = logging.getLogger(__name__)
+
+
+# ---- requests (pure) ------------------------------------------------------------------------
+def resource(entity_type: str, name: str) -> tuple[int, str]:
+    """Kafka's (resource type, name) for Railyard's 'broker'/'topic' entity; BadInput else."""
+    if entity_type == "topic":
+        if not name:
+            raise BadInput("a topic config needs the topic's name")
+        return TOPIC, name
+    if entity_type == "broker":
+        if name == DEFAULT_BROKER:
+            return BROKER, ""
+        if not str(name).isdigit():
+            raise BadInput(f"broker must be an id or '{DEFAULT_BROKER}', got '{name}'")
+        return BROKER, str(int(name))
+    raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+
+
+def describe_configs_request(resources: list[tuple[int, str]],
+                             keys: list[str] | None = None) -> DescribeConfigsRequest:
+    """All configs (keys None) or only ``keys`` of each resource."""
+    return DescribeConfigsRequest(resources=[(t, n, keys) for t, n in resources],
+                                  include_synonyms=False)
+
+
+def incremental_alter_configs_request(entity_type: str, name: str, set_: dict | None,
+                                      delete: list[str] | None
+                                      ) -> IncrementalAlterConfigsRequest:
+    """As kafka-configs --alter --add-config k=v --delete-config k sends it (KIP-339)."""
+    rtype, rname = resource(entity_type, name)
+    set_, delete = set_ or {}, delete or []
+    both = set(set_) & set(delete)
+    if both:
+        raise BadInput(f"config '{sorted(both)[0]}' is both set and deleted")
+    if not set_ and not delete:
+        raise BadInput("nothing to alter: give configs to set or delete")
+    entries = [(k, SET, str(v)) for k, v in set_.items()] + [(k, DELETE, None) for k in delete]
+    return IncrementalAlterConfigsRequest(resources=[(rtype, rname, entries)],
+                                          validate_only=False)
+
+
+def reassignment_moves(plan: Any) -> dict[tuple[str, int], list[int]]:
+    """Kafka's plan JSON {version, partitions: [{topic, partition, replicas}]} as moves."""
+    parts = plan.get("partitions") if isinstance(plan, dict) else None
+    if not isinstance(parts, list) or not parts:
+        raise BadInput('reassignment: expected {"version": 1, "partitions": [...]}')
+    moves: dict[tuple[str, int], list[int]] = {}
+    for i, p in enumerate(parts):
+        topic = p.get("topic") if isinstance(p, dict) else None
+        pid = p.get("partition") if isinstance(p, dict) else None
+        reps = p.get("replicas") if isinstance(p, dict) else None
+        if not isinstance(topic, str) or not topic or not _int(pid) or pid < 0 \
+                or not isinstance(reps, list) or not reps or not all(_int(r) for r in reps) \
+                or len(set(reps)) != len(reps):
+            raise BadInput(f"reassignment: partitions[{i}]: expected {{topic, partition, "
+                           "replicas: [distinct broker ids]}")
+        if (topic, pid) in moves:
+            raise BadInput(f"reassignment: {topic}-{pid} is listed twice")
+        moves[(topic, pid)] = list(reps)
+    return moves
+
+
+def alter_reassignments_request(moves: dict[tuple[str, int], list[int] | None],
+                                timeout_ms: int) -> AlterPartitionReassignmentsRequest:
+    """KIP-455: a replica list starts (or retargets) a move; None cancels it."""
+    R = AlterPartitionReassignmentsRequest.ReassignableTopic
+    by_topic: dict[str, list] = {}
+    for (topic, pid), reps in sorted(moves.items()):
+        by_topic.setdefault(topic, []).append(
+            R.ReassignablePartition(partition_index=pid, replicas=reps))
+    return AlterPartitionReassignmentsRequest(
+        timeout_ms=timeout_ms, topics=[R(name=t, partitions=ps) for t, ps in by_topic.items()])
+
+
+def create_topics_request(topics: list[dict], timeout_ms: int) -> CreateTopicsRequest:
+    """[{name, partitions, rf}]: the broker places the replicas (kafka-topics --create)."""
+    T = CreateTopicsRequest.CreatableTopic
+    out = []
+    for i, t in enumerate(topics):
+        name, parts, rf = t.get("name"), t.get("partitions"), t.get("rf", 3)
+        if not isinstance(name, str) or not name or not _int(parts) or parts < 1 \
+                or not _int(rf) or rf < 1:
+            raise BadInput(f"topics[{i}]: expected {{name, partitions >= 1, rf >= 1}}")
+        out.append(T(name=name, num_partitions=parts, replication_factor=rf,
+                     assignments=[], configs=[]))
+    return CreateTopicsRequest(topics=out, timeout_ms=timeout_ms, validate_only=False)
+
+
+def create_partitions_request(topic: str, total: int, timeout_ms: int
+                              ) -> CreatePartitionsRequest:
+    """kafka-topics --alter --partitions TOTAL: the broker places the new ones."""
+    if not _int(total) or total < 1:
+        raise BadInput(f"partitions must be a positive total, got {total!r}")
+    return CreatePartitionsRequest(
+        topics=[CreatePartitionsRequest.CreatePartitionsTopic(name=topic, count=total,
+                                                              assignments=None)],
+        timeout_ms=timeout_ms, validate_only=False)
+
+
+def delete_topics_request(names: list[str], timeout_ms: int) -> DeleteTopicsRequest:
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise BadInput("delete: give one or more topic names")
+    return DeleteTopicsRequest(
+        topics=[DeleteTopicsRequest.DeleteTopicState(name=n) for n in names],
+        timeout_ms=timeout_ms)
+
+
+def describe_client_quotas_request() -> DescribeClientQuotasRequest:
+    """Every quota entity (no filter component, not strict), as kafka-configs --describe
+    --entity-type users --entity-type clients asks for all of them."""
+    return DescribeClientQuotasRequest(components=[], strict=False)
+
+
+def alter_client_quotas_request(user: str | None, client_id: str | None,
+                                rate: float | None) -> AlterClientQuotasRequest:
+    """kafka-configs --alter --entity-type users [--entity-name U | --entity-default]
+    [--entity-type clients ...] --add-config controller_mutation_rate=R (or
+    --delete-config when ``rate`` is None)."""
+    if user is None and client_id is None:
+        raise BadInput("a quota names a user, a client id, or both ('<default>' for the "
+                       "default entity)")
+    if rate is not None and not rate > 0:
+        raise BadInput(f"{MUTATION_RATE} must be > 0, got {rate}")
+    E = AlterClientQuotasRequest.EntryData
+    entity = [E.EntityData(entity_type=kind, entity_name=None if v == DEFAULT_BROKER else v)
+              for kind, v in (("user", user), ("client-id", client_id)) if v is not None]
+    op = E.OpData(key=MUTATION_RATE, value=float(rate or 0.0), remove=rate is None)
+    return AlterClientQuotasRequest(entries=[E(entity=entity, ops=[op])], validate_only=False)
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def error_of(code: int, message: str | None = None) -> tuple[str | None, str | None]:
+    """(Kafka error name, message) for a result's error code; (None, None) when it is 0."""
+    cls = Errors.for_code(code)
+    if cls is Errors.NoError:
+        return None, None
+    return (getattr(cls, "message", None) or cls.__name__,
+            message or getattr(cls, "description", None) or cls.__name__)
+
+
+def own_configs(result: Any, rtype: int, rname: str) -> dict[str, str]:
+    """The configs set on this entity itself (not defaults, not static, not inherited)."""
+    own = DEFAULT_BROKER_SOURCE if rtype == BROKER and rname == "" else OWN_SOURCE[rtype]
+    return {c.name: c.value for c in result.configs
+            if c.config_source == own and c.value is not None}
+
+
+# ---- the gateway ----------------------------------------------------------------------------
+class _LastError(logging.Handler):
+    """Keeps kafka-python's last connection error, the cause behind a bootstrap timeout."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.last: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("kafka.net.connection"):
+            self.last = record.getMessage().rsplit(">: ", 1)[-1]
+
+
+class KafkaGateway:
+    """ClusterGateway over a Kafka cluster. Connects on first use and again after a
+    failure, so a dashboard started before its cluster comes up recovers by itself."""
+
+    def __init__(self, conn: KafkaConnection, cluster: str = "kafka", metrics=None) -> None:
+        self.conn, self.cluster, self.metrics = conn, cluster, metrics
+        self.what = f"Kafka at {conn.servers}"
+        self.timeout_ms = int(conn.timeout_seconds * 1000)
+        self.notes: list[str] = []  # what the last assignment() could not learn
+        self._admin: KafkaAdminClient | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"KafkaGateway({self.conn.servers}, {self.conn.security_protocol})"
+
+    def close(self) -> None:
+        with self._lock:
+            admin, self._admin = self._admin, None
+        if admin is not None:
+            admin.close()
+
+    # -- sending --
+    def _client(self) -> KafkaAdminClient:
+        with self._lock:
+            if self._admin is None:
+                kwargs = self.conn.admin_kwargs()  # BadInput when a secret is missing
+                seen = _LastError()
+                logging.getLogger("kafka").addHandler(seen)
+                try:
+                    self._admin = KafkaAdminClient(**kwargs)
+                except Errors.KafkaError as e:
+                    cause = f" (last error: {seen.last})" if seen.last else ""
+                    raise Unavailable(self.what, f"{_describe(e)}{cause}") from None
+                except (OSError, ValueError) as e:  # bad TLS files, unresolvable names
+                    raise Unavailable(self.what, f"{type(e).__name__}: {e}") from None
+                finally:
+                    logging.getLogger("kafka").removeHandler(seen)
+            return self._admin
+
+    def _call(self, api: str, fn: Callable[[KafkaAdminClient], Any]) -> Any:
+        """Run ``fn`` with the client; Kafka's failures become one-line Unavailable."""
+        admin = self._client()
+        try:
+            return fn(admin)
+        except Errors.IncompatibleBrokerVersion:
+            raise Unavailable(self.what, f"the broker does not support {api}") from None
+        except (Errors.KafkaError, OSError) as e:
+            if not isinstance(e, Errors.BrokerResponseError):
+                self.close()  # a lost connection: start afresh next time
+            raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
+
+    def _send(self, api: str, request: Any, node_id: int | None = None,
+              controller: bool = False) -> Any:
+        async def go(admin: KafkaAdminClient):
+            if controller:
+                return await admin._send_request_to_controller(request)
+            return await admin._manager.send(request, node_id=node_id)
+        return self._call(api, lambda admin: admin._manager.run(go, admin))
+
+    def _refused(self, api: str, code: int, message: str | None = None) -> None:
+        """A read the cluster refused as a whole: the page shows it as a banner."""
+        name, msg = error_of(code, message)
+        if name is not None:
+            raise Unavailable(self.what, f"{api} refused: {name}: {msg}")
+
+    def _rejected(self, api: str, code: int, message: str | None = None) -> None:
+        """A write the cluster refused: GatewayError with Kafka's error name."""
+        name, msg = error_of(code, message)
+        if name is not None:
+            raise GatewayError(name, f"{api} on {self.conn.servers}: {msg}")
+
+    # -- reads --
+    def describe_cluster(self) -> dict:
+        meta = self._call("DescribeCluster", lambda a: a.describe_cluster())
+        ctrl = meta.get("controller_id", -1)
+        return {"cluster": meta.get("cluster_id"),
+                "controller": ctrl if ctrl is not None and ctrl >= 0 else None,
+                "brokers": sorted(({"id": b["broker_id"], "rack": b.get("rack"),
+                                    "alive": not b.get("is_fenced", False)}
+                                   for b in meta["brokers"]), key=lambda b: b["id"])}
+
+    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
+        topics = self._call("Metadata", lambda a: a.describe_topics(names))
+        out = []
+        for t in sorted(topics, key=lambda t: t["name"]):
+            err, msg = error_of(t["error_code"])
+            if err == "UNKNOWN_TOPIC_OR_PARTITION":
+                raise BadInput(f"no topic '{t['name']}' on {self.conn.servers}")
+            if err is not None:
+                raise Unavailable(self.what, f"Metadata for topic '{t['name']}': {err}: {msg}")
+            out.append({"name": t["name"], "internal": bool(t.get("is_internal")),
+                        "partitions": [{"partition": p["partition_index"],
+                                        "leader": p["leader_id"],
+                                        "replicas": list(p["replica_nodes"]),
+                                        "isr": list(p["isr_nodes"])}
+                                       for p in sorted(t["partitions"],
+                                                       key=lambda p: p["partition_index"])]})
+        return out
+
+    def describe_configs(self, entity_type: str, name: str) -> dict:
+        """Only the configs set on the entity itself (what the executor records and puts
+        back); defaults and static server.properties values are left out."""
+        rtype, rname = resource(entity_type, name)
+        node = self._broker_node(rname) if rtype == BROKER and rname else None
+        resp = self._send("DescribeConfigs", describe_configs_request([(rtype, rname)]), node)
+        result = resp.results[0]
+        err, msg = error_of(result.error_code, result.error_message)
+        if err == "UNKNOWN_TOPIC_OR_PARTITION":
+            raise BadInput(f"no topic '{name}' on {self.conn.servers}")
+        if err is not None:
+            raise Unavailable(self.what, f"DescribeConfigs {entity_type} '{name}': {err}: {msg}")
+        return {"entity_type": entity_type, "name": name,
+                "configs": own_configs(result, rtype, rname)}
+
+    def _broker_node(self, rname: str) -> int:
+        """Broker configs are answered by that broker: BadInput for an id not in the
+        cluster (as kafka-configs refuses it)."""
+        ids = [b["id"] for b in self.describe_cluster()["brokers"]]
+        if int(rname) not in ids:
+            raise BadInput(f"no broker {rname} on {self.conn.servers} (brokers: "
+                           f"{', '.join(map(str, ids))})")
+        return int(rname)
+
+    def describe_client_quotas(self) -> list[dict]:
+        resp = self._send("DescribeClientQuotas", describe_client_quotas_request())
+        self._refused("DescribeClientQuotas", resp.error_code, resp.error_message)
+        out = []
+        for entry in resp.entries or []:
+            rate = next((v.value for v in entry.values if v.key == MUTATION_RATE), None)
+            if rate is None:
+                continue
+            names = {e.entity_type: DEFAULT_BROKER if e.entity_name is None else e.entity_name
+                     for e in entry.entity}
+            out.append({"user": names.get("user"), "client_id": names.get("client-id"),
+                        "controller_mutation_rate": rate})
+        return sorted(out, key=lambda q: (str(q["user"]), str(q["client_id"])))
+
+    def list_reassignments(self) -> list[dict]:
+        """In-flight moves. A partition with nothing adding or removing is not moving
+        (Kafka never lists one; Tansu lists every partition that way)."""
+        resp = self._send("ListPartitionReassignments",
+                          ListPartitionReassignmentsRequest(timeout_ms=self.timeout_ms,
+                                                            topics=None), controller=True)
+        self._refused("ListPartitionReassignments", resp.error_code, resp.error_message)
+        return [{"topic": t.name, "partition": p.partition_index, "replicas": list(p.replicas),
+                 "adding": list(p.adding_replicas), "removing": list(p.removing_replicas)}
+                for t in sorted(resp.topics, key=lambda t: t.name)
+                for p in sorted(t.partitions, key=lambda p: p.partition_index)
+                if p.adding_replicas or p.removing_replicas]
+
+    def assignment(self) -> Snapshot:
+        """Brokers, racks and replicas from the cluster; retention.ms per topic; each
+        partition's log size (DescribeLogDirs, largest replica) and write rate (the
+        topic's Prometheus bytes-in spread evenly over its partitions) when known, else 0
+        with a line in ``notes`` saying why."""
+        notes: list[str] = []
+        brokers = self.describe_cluster()["brokers"]
+        topics = self.describe_topics()
+        ids = sorted({b["id"] for b in brokers})
+        racks = {b["id"]: b["rack"] for b in brokers}
+        named = sorted({r for t in topics for p in t["partitions"] for r in p["replicas"]}
+                       - set(ids))
+        if named:
+            notes.append(f"replicas name brokers the cluster does not list: {named}")
+            ids = sorted(set(ids) | set(named))
+        pos = {b: i for i, b in enumerate(ids)}
+        parts = [(ti, p) for ti, t in enumerate(topics) for p in t["partitions"]]
+        lengths = [len(p["replicas"]) for _, p in parts]
+        sizes = self._log_sizes(notes)
+        rates = self._topic_rates(notes)
+        names = [t["name"] for t in topics]
+        snap = Snapshot.build(
+            self.cluster, ids, [racks.get(b) for b in ids], names,
+            [ti for ti, _ in parts], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            [pos[r] for _, p in parts for r in p["replicas"]],
+            topic_internal=[t["internal"] for t in topics],
+            topic_retention_ms=self._retention(names, notes),
+            part_size=[sizes.get((names[ti], p["partition"]), 0) for ti, p in parts],
+            part_rate=[rates.get(names[ti], 0.0) / len(topics[ti]["partitions"])
+                       for ti, p in parts])
+        self.notes = notes  # set after a whole read only (`railyard snapshot capture`)
+        return snap
+
+    def _log_sizes(self, notes: list[str]) -> dict[tuple[str, int], int]:
+        sizes: dict[tuple[str, int], int] = {}
+        try:
+            for node in [b["id"] for b in self.describe_cluster()["brokers"] if b["alive"]]:
+                resp = self._send("DescribeLogDirs", DescribeLogDirsRequest(topics=None), node)
+                for d in resp.results:
+                    if d.error_code:
+                        continue  # an offline log dir has nothing to report
+                    for t in d.topics:
+                        for p in t.partitions:
+                            if not p.is_future_key:
+                                key = (t.name, p.partition_index)
+                                sizes[key] = max(sizes.get(key, 0), p.partition_size)
+        except Unavailable as e:
+            notes.append(f"log sizes unknown (0): {e}")
+            return {}
+        return sizes
+
+    def _retention(self, names: list[str], notes: list[str]) -> list[int]:
+        if not names:
+            return []
+        try:
+            resp = self._send("DescribeConfigs", describe_configs_request(
+                [(TOPIC, n) for n in names], ["retention.ms"]))
+        except Unavailable as e:
+            notes.append(f"retention.ms unknown (Kafka's default used): {e}")
+            return [DEFAULT_RETENTION_MS] * len(names)
+        found = {r.resource_name: c.value for r in resp.results for c in r.configs
+                 if c.name == "retention.ms" and c.value is not None}
+        return [int(found[n]) if n in found and found[n].lstrip("-").isdigit()
+                else DEFAULT_RETENTION_MS for n in names]
+
+    def _topic_rates(self, notes: list[str]) -> dict[str, float]:
+        if self.metrics is None:
+            notes.append("write rates unknown (0): no Prometheus configured for this cluster")
+            return {}
+        from backend.metrics.client import MetricsError
+        try:
+            frame = self.metrics.instant("bytes_in_per_topic")
+        except MetricsError as e:
+            notes.append(f"write rates unknown (0): {e}")
+            return {}
+        return dict(zip(frame["topic"], frame["value"].astype(float), strict=True))
+
+    # -- writes --
+    def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
+                      delete: list[str] | None = None) -> dict:
+        request = incremental_alter_configs_request(entity_type, name, set_, delete)
+        rtype, rname = resource(entity_type, name)
+        node = self._broker_node(rname) if rtype == BROKER and rname else None
+        resp = self._send("IncrementalAlterConfigs", request, node)
+        r = resp.responses[0]
+        err, msg = error_of(r.error_code, r.error_message)
+        if err in ("UNKNOWN_TOPIC_OR_PARTITION", "INVALID_CONFIG", "INVALID_REQUEST"):
+            raise BadInput(f"{entity_type} '{name}': {err}: {msg}")
+        self._rejected(f"IncrementalAlterConfigs {entity_type} '{name}'", r.error_code,
+                       r.error_message)
+        return self.describe_configs(entity_type, name)
+
+    def alter_reassignments(self, plan: dict) -> dict:
+        moves = reassignment_moves(plan)
+        return self._reassign(moves, "started")
+
+    def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
+        if partitions is None:
+            partitions = [(r["topic"], r["partition"]) for r in self.list_reassignments()]
+        if not partitions:
+            return {"cancelled": []}
+        out = self._reassign({(t, p): None for t, p in partitions}, "cancelled")
+        return {"cancelled": out["cancelled"]}
+
+    def _reassign(self, moves: dict, done: str) -> dict:
+        resp = self._send("AlterPartitionReassignments",
+                          alter_reassignments_request(moves, self.timeout_ms), controller=True)
+        self._rejected("AlterPartitionReassignments", resp.error_code, resp.error_message)
+        ok, failed = [], []
+        for t in resp.responses:
+            for p in t.partitions:
+                key = f"{t.name}-{p.partition_index}"
+                (failed if p.error_code else ok).append((key, p.error_code, p.error_message))
+        if done == "cancelled":  # a move that finished meanwhile has nothing to cancel
+            gone = [f for f in failed if error_of(f[1])[0] == "NO_REASSIGNMENT_IN_PROGRESS"]
+            if gone and len(gone) == len(failed) and not ok:
+                raise BadInput(f"no reassignment in progress for {gone[0][0]}")
+            failed = [f for f in failed if f not in gone]
+        if failed:
+            key, code, message = failed[0]
+            self._rejected(f"AlterPartitionReassignments {key} (and {len(failed) - 1} more)"
+                           if len(failed) > 1 else f"AlterPartitionReassignments {key}",
+                           code, message)
+        out = {"started": [], "cancelled": []}
+        out[done] = [k for k, _, _ in ok]
+        return out
+
+    def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
+        """The connection's own principal is charged (KIP-599): ``user`` and ``client_id``
+        only matter to the twin, which simulates several principals."""
+        resp = self._send("CreateTopics", create_topics_request(topics, self.timeout_ms),
+                          controller=True)
+        return [_result(t.name, t.error_code, t.error_message, resp.throttle_time_ms)
+                for t in resp.topics]
+
+    def create_partitions(self, topic: str, total: int, user: str = "",
+                          client_id: str = "") -> dict:
+        resp = self._send("CreatePartitions",
+                          create_partitions_request(topic, total, self.timeout_ms),
+                          controller=True)
+        r = resp.results[0]
+        return _result(r.name, r.error_code, r.error_message, resp.throttle_time_ms)
+
+    def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
+        resp = self._send("DeleteTopics", delete_topics_request(names, self.timeout_ms),
+                          controller=True)
+        return [_result(r.name, r.error_code, getattr(r, "error_message", None),
+                        resp.throttle_time_ms) for r in resp.responses]
+
+    def alter_client_quota(self, user: str | None, client_id: str | None,
+                           rate: float | None) -> dict:
+        resp = self._send("AlterClientQuotas", alter_client_quotas_request(user, client_id,
+                                                                           rate))
+        e = resp.entries[0]
+        self._rejected("AlterClientQuotas", e.error_code, e.error_message)
+        return {"user": user, "client_id": client_id, MUTATION_RATE: rate}
+
+
+def _result(name: str, code: int, message: str | None, throttle_ms: int) -> dict:
+    err, msg = error_of(code, message)
+    return {"name": name, "error": err, "message": msg, "throttle_time_ms": throttle_ms}
+
+
+def _describe(e: BaseException) -> str:
+    """``ErrorName: message`` in one line, without kafka-python's '[Error N]' prefix."""
+    text = " ".join(str(e).split())
+    name = type(e).__name__
+    return text if text.startswith(name) else f"{name}: {text}" if text else name

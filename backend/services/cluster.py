@@ -1,0 +1,93 @@
+"""Where a cluster's assignment comes from: its gateway when it has one, else (or when the
+gateway does not answer) its snapshot file. The one snapshot cache lives here.
+
+Anything that cannot be read is ``Unavailable`` naming what is missing (a page turns it
+into a banner).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import ClusterReader
+from backend.model.io import load_snapshot, save_snapshot
+from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits, Snapshot
+
+SNAPSHOT_TTL_SECONDS = 30.0  # a cluster's assignment changes slowly; what-ifs reuse it
+GATEWAY_TTL_SECONDS = 5.0  # a live cluster's assignment, re-read this often at most
+
+
+@dataclass(frozen=True)
+class ClusterSource:
+    """Where a cluster's assignment, configs and metrics come from (the dashboard config)."""
+
+    name: str
+    snapshot_file: str | None
+    limits: Limits
+    prometheus_url: str | None = None
+    dialect: str = "strimzi"
+    prometheus_timeout: float = 5.0
+    metrics_ttl: int = 10
+    redis_url: str | None = None  # Prometheus answers cached in Redis when set
+    gateway: ClusterReader | None = field(default=None, compare=False)  # live cluster
+    default_mutation_rate: float | None = None  # KIP-599 quota of the default principal
+    quota_window_num: int = DEFAULT_SAMPLES
+    quota_window_seconds: int = DEFAULT_WINDOW_SECONDS
+    near_limit_ratio: float = NEAR_LIMIT_RATIO  # from which share of a limit it is "near"
+
+
+_snapshots: dict[str, tuple[float, Snapshot]] = {}
+_snapshots_lock = threading.Lock()
+_fallbacks: dict[str, str] = {}  # cluster -> why its gateway did not answer
+
+
+def cluster_snapshot(source: ClusterSource) -> Snapshot:
+    """The cluster's current assignment with its configured limits (cached briefly): read
+    through the gateway when the cluster has one, else (or when the gateway does not
+    answer; assignment_note says so) from its snapshot file."""
+    ttl = GATEWAY_TTL_SECONDS if source.gateway is not None else SNAPSHOT_TTL_SECONDS
+    with _snapshots_lock:
+        hit = _snapshots.get(source.name)
+        if hit is not None and time.monotonic() - hit[0] < ttl:
+            return hit[1]
+    snap = None
+    if source.gateway is not None:
+        try:
+            snap = source.gateway.assignment()
+            _fallbacks.pop(source.name, None)
+        except Unavailable as e:
+            if source.snapshot_file is None:
+                raise
+            _fallbacks[source.name] = f"{e}; showing the assignment in {source.snapshot_file}"
+    if snap is None and source.snapshot_file is None:
+        raise Unavailable(f"Cluster '{source.name}'", "no snapshot file configured and no "
+                          "gateway to read the assignment from")
+    if snap is None:
+        try:
+            snap = load_snapshot(source.snapshot_file)
+        except BadInput as e:
+            raise Unavailable(f"Cluster '{source.name}'", str(e)) from None
+    snap = snap.with_limits(snap.limits.merged(source.limits.max_broker_partitions,
+                                               source.limits.max_partitions))
+    with _snapshots_lock:
+        _snapshots[source.name] = (time.monotonic(), snap)
+    return snap
+
+
+def assignment_note(source: ClusterSource) -> str | None:
+    """Why the assignment shown comes from the snapshot file instead of the gateway."""
+    return _fallbacks.get(source.name)
+
+
+def snapshot_file(source: ClusterSource, directory: str) -> str:
+    """The cluster's snapshot as a file (what sweep specs name), written once per TTL."""
+    snap = cluster_snapshot(source)
+    path = Path(directory) / f"{source.name}-{id(snap)}.parquet"
+    if not path.exists():
+        save_snapshot(snap, path)
+    return str(path)

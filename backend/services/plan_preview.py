@@ -1,0 +1,450 @@
+"""Drafts of plans: what a reassignment or a shrink would do, before anyone proposes it.
+
+A draft is the frozen content a plan would store (Kafka's reassignment JSON, or the
+shrink with its stages) and its preview (moves, bytes, ETA at a throttle, per-broker
+before/after against max.broker.partitions, what it breaks, what it leaves undone), and
+for a reassignment the per-partition diff the page's grid pages through. The store takes
+the basis (the touched partitions as they are) itself when the draft is proposed
+(backend/services/plan_basis.py).
+
+Everything here is computed by the engines over one snapshot, vectorised: a 100k-move
+plan previews in well under a second. No Dash, no store, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from backend.engines import plan_summary, planner
+from backend.engines import throttle as throttle_engine
+from backend.engines.batches import padded_rows
+from backend.errors import BadInput
+from backend.model.reassignment import Reassignment, reassignment_from_dict
+from backend.model.snapshot import Limits, Snapshot
+from backend.services import shrink as shrink_service
+
+KINDS = ("reassignment", "shrink")
+
+
+@dataclass(eq=False)
+class Draft:
+    """An unsaved plan: what would be stored (content) and shown (preview, table).
+
+    A reassignment's content (Kafka's JSON, megabytes for 100k moves) is built from the
+    table on first use: a page paints the preview without it."""
+
+    kind: str
+    cluster: str
+    title: str
+    preview: dict
+    table: DiffTable | None = None  # reassignments: one row per plan entry
+    log_dirs: list[list[str]] | None = None
+    frozen: dict | None = None  # the content, once built (or given: shrinks)
+
+    @property
+    def content(self) -> dict:
+        """Kafka's reassignment JSON (partitions ascending, log_dirs filled with "any"),
+        or the shrink with its stages: exactly what is stored and hashed."""
+        if self.frozen is None:
+            self.frozen = self.table.kafka_json(self.log_dirs)
+        return self.frozen
+
+    @property
+    def empty(self) -> bool:
+        """Nothing would change (no replica and no leader moves): nothing to propose."""
+        return self.kind == "reassignment" and not (self.preview["replica_moves"]
+                                                    or self.preview["leader_moves"])
+
+
+# ---- entry points ---------------------------------------------------------------------------
+
+def from_request(snap: Snapshot, body: Any) -> Draft:
+    """The draft an API request asks for (POST /api/v1/plans), or BadInput naming the
+    first thing wrong. Refuses an empty plan: there would be nothing to approve."""
+    if not isinstance(body, dict):
+        raise BadInput("request: expected a JSON object with cluster and kind")
+    kind = body.get("kind")
+    if kind not in KINDS:
+        raise BadInput(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
+    throttle = _throttle(body.get("throttle"), "throttle")
+    if kind == "shrink":
+        if "plan" in body or "generate" in body:
+            raise BadInput("kind shrink: give topic and partitions, not plan or generate")
+        draft = from_shrink(snap, body.get("topic"), body.get("partitions"),
+                            delay_ms=body.get("delay_ms"))
+    else:
+        given = [k for k in ("plan", "generate") if k in body]
+        if len(given) != 1:
+            raise BadInput("kind reassignment: give exactly one of plan (Kafka's "
+                           "reassignment JSON) or generate (a planner goal)")
+        if given == ["plan"]:
+            draft = from_kafka_json(snap, body["plan"], throttle=throttle)
+        else:
+            draft = from_goal(snap, body["generate"], throttle=throttle)
+        if draft.empty:
+            raise BadInput(f"{given[0]}: nothing to move on cluster '{snap.cluster}': "
+                           "no plan to propose")
+    title = body.get("title")
+    if title is not None:
+        if not isinstance(title, str) or not title.strip() or len(title) > 200:
+            raise BadInput("title: give a non-empty string of at most 200 characters")
+        draft.title = title.strip()
+    return draft
+
+
+def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
+                    throttle: float | None = None, network_capacity: float | None = None,
+                    source: str = "plan") -> Draft:
+    """A plan written elsewhere (Cruise Control, kafka-kit, by hand), validated as
+    kafka-reassign-partitions validates it, plus: every topic, partition and broker exists
+    here and no partition changes its replication factor."""
+    plan = reassignment_from_dict(obj, snap, source=source)
+    rf_now = snap.replication_factors[plan.rows]
+    rf_new = np.diff(plan.offsets)
+    changed = np.flatnonzero(rf_now != rf_new)
+    if len(changed):
+        i = int(changed[0])
+        raise BadInput(f"{source}: partition {_name(snap, int(plan.rows[i]))}: replication "
+                       f"factor {rf_now[i]} -> {rf_new[i]}; a reassignment plan here keeps "
+                       "each partition's replication factor")
+    limits = snap.limits if limits is None else limits
+    return _reassignment(snap, plan, limits, None, throttle, network_capacity,
+                         f"uploaded plan: {len(plan)} partitions on {snap.cluster}")
+
+
+def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
+              throttle: float | None = None, network_capacity: float | None = None,
+              seed: int = 0) -> Draft:
+    """The planner's minimal plan toward ``goal`` ({"goal", "brokers",
+    "target_utilization", "threshold"}), with what it could not achieve."""
+    g = parse_goal(goal)
+    limits = snap.limits if limits is None else limits
+    result = planner.plan(snap, g, limits, seed=seed)
+    named = f" {', '.join(map(str, g.brokers))}" if g.brokers else ""
+    return _reassignment(snap, result.reassignment, limits, result.unresolved, throttle,
+                         network_capacity, f"{g.kind}{named}: {{moves}} moves on {snap.cluster}")
+
+
+def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | None = None,
+                delay_ms: Any = None) -> Draft:
+    """Shrinking ``topic`` to ``partitions`` as the delete-partitions KIP stages it, with
+    the copy-to-a-new-topic migration any cluster can run today."""
+    if not isinstance(topic, str) or not topic:
+        raise BadInput("topic: give the name of the topic to shrink")
+    partitions = _whole(partitions, "partitions")
+    if delay_ms is not None:
+        delay_ms = _whole(delay_ms, "delay_ms", minimum=0)
+    limits = snap.limits if limits is None else limits
+    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms)
+    t = snap.topic_index(topic)
+    rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t + 1])
+    before = snap.broker_replica_counts()
+    after = np.array([s["broker_partitions_after"][str(b)] for b in snap.broker_ids.tolist()],
+                     np.int64)
+    reclaimed = s["broker_bytes_reclaimed"]
+    limit = limits.max_broker_partitions
+    brokers = [{"id": b, "before": int(before[i]), "after": int(after[i]), "limit": limit,
+                "headroom_after": None if limit is None else limit - int(after[i]),
+                "bytes_reclaimed": reclaimed[str(b)],
+                "replicas_reclaimed": int(before[i] - after[i])}
+               for i, b in enumerate(snap.broker_ids.tolist())]
+    removed_at = max(st["latest_at_ms"] for st in s["stages"])
+    content = {key: s[key] for key in ("topic", "from", "to", "delay_ms", "removed_partitions",
+                                       "stages", "migration")}
+    preview = {
+        "replica_moves": 0, "bytes_to_move": 0, "eta_seconds": removed_at / 1000,
+        "brokers": brokers, "violations": [],
+        "unresolved": [] if s["migration"]["ok"] else [
+            {"kind": "migration", "message": f"the migration to '{s['migration']['new_topic']}'"
+                                             f" cannot be placed: {s['migration']['error']}"}],
+        "partitions": len(rows), "bytes_reclaimed": s["bytes_reclaimed"],
+        "replicas_reclaimed": s["replicas_reclaimed"], "risks": s["warnings"],
+        "headroom_after": _min_headroom(brokers),
+    }
+    return Draft("shrink", snap.cluster, f"shrink {topic} {s['from']} -> {s['to']} partitions",
+                 preview, frozen=content)
+
+
+def parse_goal(goal: Any) -> planner.Goal:
+    """The API's / page's goal object as the planner's Goal, or BadInput naming the field."""
+    if not isinstance(goal, dict):
+        raise BadInput("generate: expected {\"goal\": \"limits|drain|add|balance\", ...}")
+    kind = goal.get("goal")
+    if kind not in planner.GOALS:
+        raise BadInput(f"generate.goal: must be one of {', '.join(planner.GOALS)}, got {kind!r}")
+    brokers = goal.get("brokers") or []
+    if not isinstance(brokers, list) or any(isinstance(b, bool) or not isinstance(b, int)
+                                            for b in brokers):
+        raise BadInput(f"generate.brokers: expected a list of broker ids, got {brokers!r}")
+    util = _number(goal.get("target_utilization", 1.0), "generate.target_utilization")
+    threshold = _number(goal.get("threshold", planner.BALANCE_THRESHOLD), "generate.threshold")
+    return planner.Goal(kind, tuple(brokers), util, threshold)
+
+
+# ---- reassignment drafts ------------------------------------------------------------------
+
+def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
+                  unresolved: list[dict] | None, throttle: float | None,
+                  network_capacity: float | None, title: str) -> Draft:
+    summary = plan_summary.summarize(snap, plan, limits, unresolved, with_batches=False)
+    t = throttle_figures(snap, plan, throttle, network_capacity)
+    limit = limits.max_broker_partitions
+    brokers = []
+    for b in summary["brokers"]:
+        tb = t["brokers"].get(b["id"])
+        brokers.append({
+            "id": b["id"], "before": b["replicas_before"], "after": b["replicas_after"],
+            "limit": limit,
+            "headroom_after": None if limit is None else limit - b["replicas_after"],
+            "leaders_before": b["leaders_before"], "leaders_after": b["leaders_after"],
+            "bytes_before": b["bytes_before"], "bytes_after": b["bytes_after"],
+            "eta_seconds": tb["eta_seconds"] if tb else None,
+            "safe_band": tb["safe_band"] if tb else None,
+        })
+    preview = {
+        "replica_moves": summary["replica_moves"],
+        "bytes_to_move": summary["bytes_to_move"],
+        "eta_seconds": t["eta_seconds"],
+        "brokers": brokers,
+        "violations": summary["violations"],
+        "unresolved": summary["unresolved"],
+        "partitions": len(plan),
+        "leader_moves": summary["leader_moves"],
+        "headroom_after": _min_headroom(brokers),
+        **{k: t[k] for k in ("throttle", "throttle_source", "safe_band", "outside_safe_band",
+                             "kip73_move_time_seconds", "diagnosis", "network_capacity")},
+    }
+    return Draft("reassignment", snap.cluster,
+                 title.replace("{moves}", f"{summary['replica_moves']:,}"), preview,
+                 table=diff_table(snap, plan), log_dirs=plan.log_dirs)
+
+
+def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
+                     network_capacity: float | None = None) -> dict:
+    """ETA at ``throttle`` (default: kafka-kit's autothrottle rate, the lowest over the
+    throttled brokers) and the KIP-73 safe band that one rate must sit in on all of them."""
+    params = throttle_engine.ThrottleParams(throttle or 1.0, network_capacity)
+    tp = throttle_engine.plan_throttle(snap, plan, params, replica_lists=False)
+    source = "given"
+    if throttle is None:
+        rates = tp.suggested[tp.throttled]
+        throttle = float(round(rates.min()) if len(rates)
+                         else throttle_engine.AUTOTHROTTLE_MIN_RATE)
+        source = "suggested: kafka-kit autothrottle headroom, the lowest over the brokers"
+        tp.params = throttle_engine.ThrottleParams(throttle, network_capacity)
+        load = tp.load
+        tp.eta = np.maximum(
+            throttle_engine.catch_up_seconds(load.bytes_in, load.keep_up_in, throttle),
+            throttle_engine.catch_up_seconds(load.bytes_out, load.keep_up_out, throttle))
+    d = tp.to_dict()
+    rows = d["brokers"]
+    band = ({"low": max(r["safe_band"]["low"] for r in rows),
+             "high": min(r["safe_band"]["high"] for r in rows)} if rows else None)
+    return {"throttle": d["throttle"], "throttle_source": source,
+            "network_capacity": d["network_capacity"], "eta_seconds": d["eta_seconds"],
+            "diagnosis": d["diagnosis"], "kip73_move_time_seconds": d["kip73_move_time_seconds"],
+            "safe_band": band, "outside_safe_band": d["outside_safe_band"],
+            "brokers": {r["id"]: r for r in rows}}
+
+
+# ---- the per-partition diff (the page's grid) ---------------------------------------------
+
+DIFF_COLUMNS = ("partition", "before", "after", "added", "removed", "leader", "bytes")
+
+
+@dataclass(eq=False)
+class DiffTable:
+    """One row per plan entry as arrays (replica lists as -1-padded matrices of broker ids),
+    so a 100k-row grid filters, sorts and pages without 100k Python rows; text is made
+    only for the rows on screen."""
+
+    topics: list[str]  # distinct topic names, in first-seen order
+    topic: np.ndarray  # int64 index into topics per row
+    part: np.ndarray  # int64 partition number per row
+    before: np.ndarray  # (rows, width) broker ids, -1 = none
+    after: np.ndarray
+    size: np.ndarray  # int64 partition size (one replica's log), 0 when unknown
+    added: np.ndarray = field(init=False)  # brokers in after but not before, -1 padded
+    removed: np.ndarray = field(init=False)
+    bytes: np.ndarray = field(init=False)  # bytes the entry copies: size x new replicas
+
+    def __post_init__(self) -> None:
+        self.added = _minus(self.after, self.before)
+        self.removed = _minus(self.before, self.after)
+        self.bytes = self.size * (self.added >= 0).sum(axis=1)
+
+    def __len__(self) -> int:
+        return len(self.part)
+
+    @cached_property
+    def names(self) -> list[str]:
+        return [f"{self.topics[t]}-{p}" for t, p in zip(self.topic.tolist(), self.part.tolist(),
+                                                        strict=True)]
+
+    def page(self, start: int, end: int, sort: list[dict] | None = None,
+             contains: str | None = None) -> tuple[list[dict], int]:
+        """Rows ``start:end`` after keeping those whose partition name contains
+        ``contains`` and sorting by ag-grid's sortModel; and how many rows match."""
+        idx = np.arange(len(self))
+        if contains and contains.strip():
+            needle = contains.strip().lower()
+            idx = idx[np.fromiter((needle in n.lower() for n in self.names), bool, len(idx))]
+        for s in reversed(sort or []):
+            keys = self._sort_keys(s.get("colId"), idx)
+            if keys is None:
+                continue
+            order = np.lexsort(keys[::-1])
+            idx = idx[order[::-1] if s.get("sort") == "desc" else order]
+        chosen = idx[max(start, 0):max(end, 0)]
+        return [self._row(i) for i in chosen.tolist()], len(idx)
+
+    def _sort_keys(self, column: str | None, idx: np.ndarray) -> list[np.ndarray] | None:
+        if column == "partition":
+            rank = np.argsort(np.argsort(np.array(self.topics, dtype=str)))
+            return [rank[self.topic[idx]], self.part[idx]]
+        if column in ("before", "after", "added", "removed"):
+            m = getattr(self, column)[idx]
+            return [m[:, k] for k in range(m.shape[1])] or None
+        if column == "leader":
+            return [(self.before[idx, 0] != self.after[idx, 0]).astype(np.int64)]
+        if column == "bytes":
+            return [self.bytes[idx]]
+        return None
+
+    def kafka_json(self, log_dirs: list[list[str]] | None = None) -> dict:
+        """The rows as Kafka's reassignment JSON (``after`` is the target)."""
+        after = self.after.tolist()
+        if (self.after < 0).any():
+            after = [[b for b in r if b >= 0] for r in after]
+        names = np.array(self.topics, dtype=object)[self.topic].tolist()
+        out = []
+        for i, (topic, part, replicas) in enumerate(zip(names, self.part.tolist(), after,
+                                                        strict=True)):
+            given = log_dirs[i] if log_dirs else None
+            out.append({"topic": topic, "partition": part, "replicas": replicas,
+                        "log_dirs": given or ["any"] * len(replicas)})
+        return {"version": 1, "partitions": out}
+
+    def _row(self, i: int) -> dict:
+        def text(m: np.ndarray) -> str:
+            return ", ".join(str(b) for b in m[i].tolist() if b >= 0)
+
+        was, now = int(self.before[i, 0]), int(self.after[i, 0])
+        return {"partition": self.names[i], "before": text(self.before),
+                "after": text(self.after), "added": text(self.added),
+                "removed": text(self.removed),
+                "leader": "" if was == now else f"{was if was >= 0 else '-'} -> {now}",
+                "bytes": int(self.bytes[i])}
+
+
+def diff_table(snap: Snapshot, plan: Reassignment) -> DiffTable:
+    """The grid of a draft: the snapshot's replicas (before) against the plan's (after)."""
+    def ids(offsets: np.ndarray, brokers: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        m = padded_rows(offsets, brokers, rows)
+        return np.where(m >= 0, snap.broker_ids[np.maximum(m, 0)], -1).astype(np.int64)
+
+    before = ids(snap.replica_offsets, snap.replica_broker, plan.rows)
+    after = ids(plan.offsets, plan.brokers, np.arange(len(plan)))
+    return DiffTable(snap.topic_names.tolist(), snap.part_topic[plan.rows].astype(np.int64),
+                     snap.part_id[plan.rows].astype(np.int64), *_same_width(before, after),
+                     snap.part_size[plan.rows].astype(np.int64))
+
+
+def stored_diff_table(content: dict, basis: dict, snap: Snapshot | None = None) -> DiffTable:
+    """The grid of a stored reassignment: its basis (the replicas when it was proposed,
+    {"partitions": {"topic:p": [ids]}}) against its content, with bytes from ``snap``
+    when given (the partition sizes now)."""
+    entries = content["partitions"]
+    lookup: dict[str, int] = {}
+    topic = np.fromiter((lookup.setdefault(e["topic"], len(lookup)) for e in entries),
+                        np.int64, len(entries))
+    topics = list(lookup)
+    part = np.fromiter((e["partition"] for e in entries), np.int64, len(entries))
+    after = _padded([e["replicas"] for e in entries])
+    known = basis.get("partitions", {})
+    before = _padded([known.get(f"{e['topic']}:{e['partition']}", []) for e in entries])
+    size = np.zeros(len(entries), np.int64)
+    if snap is not None and entries:
+        t_snap = np.array([snap.topic_index(t) if snap.has_topic(t) else -1 for t in topics])
+        ts = t_snap[topic]
+        ok = ts >= 0
+        ok[ok] = part[ok] < np.diff(snap.topic_starts)[ts[ok]]
+        size[ok] = snap.part_size[snap.topic_starts[ts[ok]] + part[ok]]
+    return DiffTable(topics, topic, part, *_same_width(before, after), size)
+
+
+def _same_width(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    width = max(after.shape[1], before.shape[1])
+    return tuple(np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=-1)
+                 for m in (before, after))
+
+
+def _minus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise a minus b for -1-padded broker matrices (order of a kept, -1 padded)."""
+    keep = (a >= 0) & ~(a[:, :, None] == b[:, None, :]).any(axis=2)
+    return np.where(keep, a, -1)
+
+
+def _padded(lists: list[list[int]]) -> np.ndarray:
+    lengths = np.fromiter(map(len, lists), np.int64, len(lists))
+    width = int(lengths.max()) if len(lists) else 0
+    out = np.full((len(lists), width), -1, np.int64)
+    out[np.arange(width)[None, :] < lengths[:, None]] = list(chain.from_iterable(lists))
+    return out
+
+
+# ---- exports --------------------------------------------------------------------------------
+
+def kafka_json_text(content: dict) -> str:
+    """The exact file kafka-reassign-partitions --execute reads."""
+    return json.dumps(content, separators=(",", ":"))
+
+
+def kafka_command(throttle: float | int | None, plan_file: str = "plan.json",
+                  bootstrap: str = "<bootstrap-servers>") -> str:
+    """The command line that runs the plan with Kafka's own tool under a KIP-73 throttle."""
+    cmd = (f"kafka-reassign-partitions.sh --bootstrap-server {bootstrap} "
+           f"--reassignment-json-file {plan_file} --execute")
+    return cmd + (f" --throttle {int(throttle)}" if throttle else "")
+
+
+# ---- small helpers --------------------------------------------------------------------------
+
+def _name(snap: Snapshot, row: int) -> str:
+    return f"{snap.topic_names[snap.part_topic[row]]}-{snap.part_id[row]}"
+
+
+def _min_headroom(brokers: list[dict]) -> int | None:
+    room = [b["headroom_after"] for b in brokers if b["headroom_after"] is not None]
+    return min(room) if room else None
+
+
+def _throttle(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    return _number(value, where, positive=True)
+
+
+def _number(value: Any, where: str, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+        raise BadInput(f"{where}: expected a number, got {value!r}")
+    if positive and value <= 0:
+        raise BadInput(f"{where}: must be larger than 0, got {value}")
+    return float(value)
+
+
+def _whole(value: Any, where: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise BadInput(f"{where}: expected a whole number >= {minimum}, got {value!r}")
+    return value
+
+
+__all__ = ["DIFF_COLUMNS", "DiffTable", "Draft", "diff_table", "from_goal", "from_kafka_json",
+           "from_request", "from_shrink", "kafka_command", "kafka_json_text", "parse_goal",
+           "stored_diff_table", "throttle_figures"]

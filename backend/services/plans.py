@@ -1,0 +1,260 @@
+"""Plans: propose, two-person approval of the frozen bytes, execution requests, audit.
+
+Every rule lives here, never only in a page or the API: the role and authorship rules
+(backend/store/workflow.py), the sha256 the approver was shown, expiry, and a cluster
+that still matches the plan's basis. A refusal is Forbidden (403) or Conflict (409) with
+one line naming the rule; every state change writes an audit row in the same transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from backend.errors import BadInput, Conflict, NotFound
+from backend.model.snapshot import Snapshot
+from backend.services.plan_basis import basis_changes, basis_for
+from backend.store import store as repo
+from backend.store.audit import append, canonical_json
+from backend.store.store import AuditEntry, Plan, Store
+from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize, next_state
+
+SnapshotOf = Callable[[str], Snapshot]  # cluster name -> its current snapshot
+OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
+MAX_CHANGES_NAMED = 5
+
+
+def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None) -> str:
+    """The sha256 an approver approves: of the canonical JSON of everything that runs."""
+    frozen = {"kind": kind, "cluster": cluster, "content": content, "throttle": throttle}
+    return hashlib.sha256(canonical_json(frozen).encode()).hexdigest()
+
+
+def _now(now: datetime | None) -> datetime:
+    if now is None:
+        return datetime.now(UTC)
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(UTC)
+
+
+def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
+            preview: dict, snapshot: Snapshot, title: str | None = None,
+            throttle: int | None = None, now: datetime | None = None) -> Plan:
+    """Store a plan computed against ``snapshot`` (the cluster now) as proposed."""
+    authorize(actor, "propose")
+    if kind not in KINDS:
+        raise BadInput(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    if not isinstance(cluster, str) or not cluster.strip():
+        raise BadInput("cluster: required")
+    if not isinstance(content, dict):
+        raise BadInput("plan: expected a JSON object")
+    if throttle is not None and (isinstance(throttle, bool) or not isinstance(throttle, int)
+                                 or throttle <= 0):
+        raise BadInput(f"throttle: expected a positive integer (bytes/s), got {throttle!r}")
+    try:
+        sha = plan_sha256(kind, cluster, content, throttle)
+    except (TypeError, ValueError) as e:
+        raise BadInput(f"plan: not JSON ({e})") from None
+    basis = basis_for(snapshot, kind, content)
+    now = _now(now)
+    title = (title or "").strip() or _default_title(kind, content)
+    with store.write() as conn:
+        plan_id = repo.insert_plan(
+            conn, kind=kind, cluster=cluster, title=title[:500], author=actor.name,
+            created_at=now, expires_at=now + timedelta(hours=store.expiry_hours),
+            updated_at=now, state="proposed", content=content, sha256=sha, basis=basis,
+            preview=preview, throttle=throttle, cancel_requested_at=None, version=1)
+        append(conn, at=now, user=actor.name, action="propose", plan_id=plan_id,
+               before=None, after="proposed", address=actor.address, detail={"sha256": sha})
+    return get(store, plan_id)
+
+
+def _default_title(kind: str, content: dict) -> str:
+    if kind == "shrink":
+        return f"shrink {content.get('topic')} from {content.get('from')} to " \
+               f"{content.get('to')} partitions"
+    return f"reassign {len(content.get('partitions', []))} partitions"
+
+
+def get(store: Store, plan_id: int) -> Plan:
+    """The plan with its content, basis and decisions; NotFound when there is none."""
+    with store.read() as conn:
+        plan = repo.load_plan(conn, plan_id)
+    if plan is None:
+        raise NotFound(f"no plan {plan_id}")
+    return plan
+
+
+def list_plans(store: Store, cluster: str | None = None, state: str | None = None,
+               limit: int = 500) -> list[Plan]:
+    """Newest first; content and basis are left out (``get`` has them)."""
+    with store.read() as conn:
+        return repo.query_plans(conn, cluster, state, limit)
+
+
+def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: str = "",
+            snapshot_of: SnapshotOf, now: datetime | None = None) -> Plan:
+    """Approve exactly the bytes the approver was shown, for the cluster as it still is."""
+    now = _now(now)
+    plan = get(store, plan_id)
+    authorize(actor, "approve", plan.author)
+    _check_state(plan, "approve")
+    _check_unexpired(plan, now)
+    if sha256 != plan.sha256:
+        raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
+                       f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review it")
+    _check_basis(plan, snapshot_of)
+    return _change(store, actor, plan, "approve", now, decision=("approve", comment, sha256))
+
+
+def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
+           sha256: str | None = None, now: datetime | None = None) -> Plan:
+    """Reject a proposed plan (someone other than its author)."""
+    now = _now(now)
+    plan = get(store, plan_id)
+    authorize(actor, "reject", plan.author)
+    _check_state(plan, "reject")
+    return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
+
+
+def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None = None) -> Plan:
+    """The author takes back a plan nobody has decided yet."""
+    now = _now(now)
+    plan = get(store, plan_id)
+    authorize(actor, "withdraw", plan.author)
+    _check_state(plan, "withdraw")
+    return _change(store, actor, plan, "withdraw", now)
+
+
+def request_execute(store: Store, actor: Actor, plan_id: int, *, snapshot_of: SnapshotOf,
+                    now: datetime | None = None) -> Plan:
+    """approved -> executing, after re-checking expiry and the cluster (the executor
+    then runs it)."""
+    now = _now(now)
+    plan = get(store, plan_id)
+    authorize(actor, "execute", plan.author)
+    _check_state(plan, "execute")
+    _check_unexpired(plan, now)
+    _check_basis(plan, snapshot_of)
+    return _change(store, actor, plan, "execute", now)
+
+
+def request_cancel(store: Store, actor: Actor, plan_id: int, *,
+                   now: datetime | None = None) -> Plan:
+    """Ask the executor to stop an executing plan; it then finishes it as cancelled."""
+    now = _now(now)
+    plan = get(store, plan_id)
+    authorize(actor, "cancel", plan.author)
+    if plan.state != "executing":
+        raise Conflict(f"plan {plan.id} is {plan.state}: only an executing plan can be "
+                       f"cancelled")
+    if plan.cancel_requested_at is not None:
+        return plan
+    with store.write() as conn:
+        if not repo.update_plan(conn, plan.id, plan.state, plan.version, updated_at=now,
+                                cancel_requested_at=now):
+            _lost(conn, plan)
+        append(conn, at=now, user=actor.name, action="cancel-requested", plan_id=plan.id,
+               before=plan.state, after=plan.state, address=actor.address)
+    return get(store, plan.id)
+
+
+def finish(store: Store, actor: Actor, plan_id: int, outcome: str, *, detail: Any = None,
+           now: datetime | None = None) -> Plan:
+    """The executor's end of a run: executing -> completed, failed or cancelled."""
+    if outcome not in OUTCOMES:
+        raise BadInput(f"outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    now = _now(now)
+    plan = get(store, plan_id)
+    authorize(actor, "execute", plan.author)
+    _check_state(plan, OUTCOMES[outcome])
+    return _change(store, actor, plan, OUTCOMES[outcome], now, detail=detail)
+
+
+def record(store: Store, actor: Actor, plan_id: int | None, action: str, *,
+           detail: Any = None, now: datetime | None = None) -> None:
+    """An audit-only event (an executor step, a throttle set): no state change."""
+    if action in TRANSITIONS or action in ("propose", "cancel-requested"):
+        raise ValueError(f"'{action}' is a state change: use its own function")
+    with store.write() as conn:
+        append(conn, at=_now(now), user=actor.name, action=action, plan_id=plan_id,
+               address=actor.address, detail=detail)
+
+
+def expire_due(store: Store, now: datetime | None = None) -> list[int]:
+    """Move proposed and approved plans past their expiry to expired; their ids."""
+    now = _now(now)
+    with store.read() as conn:
+        due = repo.due_plans(conn, TRANSITIONS["expire"][0], now)
+    expired = []
+    for plan_id, state, version in due:
+        with store.write() as conn:
+            if repo.update_plan(conn, plan_id, state, version, state="expired",
+                                updated_at=now):
+                append(conn, at=now, user=SYSTEM.name, action="expire", plan_id=plan_id,
+                       before=state, after="expired")
+                expired.append(plan_id)
+    return expired
+
+
+def audit_entries(store: Store, *, plan: int | None = None, user: str | None = None,
+                  since: datetime | None = None, limit: int = 1000) -> list[AuditEntry]:
+    """Audit rows, oldest first, filtered by plan, user and time."""
+    with store.read() as conn:
+        return repo.query_audit(conn, plan, user, since, limit)
+
+
+# ---- rules ---------------------------------------------------------------------------
+def _check_state(plan: Plan, action: str) -> None:
+    if next_state(action, plan.state) is None:
+        sources = " or ".join(sorted(TRANSITIONS[action][0]))
+        raise Conflict(f"plan {plan.id} is {plan.state}, not {sources}: it cannot be "
+                       f"{_past(action)} now")
+
+
+def _check_unexpired(plan: Plan, now: datetime) -> None:
+    if now >= plan.expires_at:
+        raise Conflict(f"plan {plan.id} expired at {plan.expires_at.isoformat()}: "
+                       f"re-propose it")
+
+
+def _check_basis(plan: Plan, snapshot_of: SnapshotOf) -> None:
+    changes = basis_changes(plan.basis, snapshot_of(plan.cluster))
+    if changes:
+        named = "; ".join(changes[:MAX_CHANGES_NAMED])
+        more = len(changes) - MAX_CHANGES_NAMED
+        raise Conflict(f"cluster {plan.cluster} changed since plan {plan.id} was proposed: "
+                       f"{named}{f' (and {more} more)' if more > 0 else ''}: re-propose")
+
+
+def _past(action: str) -> str:
+    return {"approve": "approved", "reject": "rejected", "withdraw": "withdrawn",
+            "execute": "executed", "expire": "expired", "complete": "completed",
+            "fail": "failed", "cancel": "cancelled"}[action]
+
+
+def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
+            decision: tuple[str, str, str | None] | None = None, detail: Any = None) -> Plan:
+    """One transition: conditional update, decision row, audit row, in one transaction."""
+    target = TRANSITIONS[action][1]
+    with store.write() as conn:
+        if not repo.update_plan(conn, plan.id, plan.state, plan.version, state=target,
+                                updated_at=now):
+            _lost(conn, plan)
+        if decision is not None:
+            kind, comment, sha = decision
+            repo.insert_decision(conn, plan.id, actor.name, kind, comment or "", sha, now)
+        append(conn, at=now, user=actor.name, action=action, plan_id=plan.id,
+               before=plan.state, after=target, address=actor.address, detail=detail)
+    return get(store, plan.id)
+
+
+def _lost(conn, plan: Plan) -> None:
+    """Someone changed the plan between our read and our update: refuse, saying how."""
+    now = repo.load_plan(conn, plan.id)
+    state = now.state if now is not None else "gone"
+    raise Conflict(f"plan {plan.id} changed while you acted (it is now {state}): someone "
+                   f"else decided first")

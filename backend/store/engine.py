@@ -1,0 +1,85 @@
+"""Connections to the plan store: a SQLite file by default, PostgreSQL by URL.
+
+SQLite runs in WAL mode (readers never block the writer) and a write transaction starts
+with BEGIN IMMEDIATE, so two writers queue on the database lock instead of failing
+half-way; reads use a plain deferred BEGIN. PostgreSQL uses psycopg 3 at READ COMMITTED:
+the conditional updates and the audit lock in backend.store.audit keep it correct there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+from backend.errors import BadInput
+
+DEFAULT_URL = "sqlite:///var/railyard.db"
+MIGRATIONS = Path(__file__).with_name("migrations")
+_WRITE = "railyard_write"  # execution option marking a write transaction
+_MIGRATION_LOCK = 7_351_811  # pg_advisory_lock key: one process migrates at a time
+
+
+def make_engine(url: str) -> Engine:
+    """An Engine for ``url`` (sqlite:///path or postgresql+psycopg://...); BadInput when
+    the URL is not one Railyard can use."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise BadInput(f"store.url: not a database URL: {url!r}") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"check_same_thread": False,
+                                                     "timeout": 60})
+        _sqlite_transactions(engine)
+        return engine
+    if backend == "postgresql":
+        if parsed.get_driver_name() != "psycopg":
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        try:
+            return create_engine(parsed, pool_size=25, max_overflow=10, pool_pre_ping=True)
+        except NoSuchModuleError:
+            raise BadInput(f"store.url: no driver for {parsed.drivername}") from None
+    raise BadInput(f"store.url: {backend} is not supported (use sqlite:///path or "
+                   f"postgresql+psycopg://user@host/db)")
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """Take over BEGIN from pysqlite: WAL, foreign keys, and BEGIN IMMEDIATE for writes."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn, _record) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn) -> None:
+        write = conn.get_execution_options().get(_WRITE)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def writer(engine: Engine) -> Engine:
+    """The same pool, marked so its transactions are write transactions."""
+    return engine.execution_options(**{_WRITE: True})
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision (idempotent; serialised across
+    processes on PostgreSQL by an advisory lock, on SQLite by the write lock)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with writer(engine).begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")

@@ -1,0 +1,205 @@
+"""The plan store: an open database plus the queries the plan services need.
+
+Services (backend/services/plans.py) hold every rule; this module only reads and writes
+rows. A state change is one conditional UPDATE on (id, state, version), so of two
+concurrent decisions on one plan exactly one changes a row; the caller refuses the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from backend.errors import Unavailable
+from backend.store.audit import append, verify_audit
+from backend.store.engine import DEFAULT_URL, make_engine, migrate, writer
+from backend.store.schema import audit, decisions, plans
+
+DEFAULT_EXPIRY_HOURS = 24.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    user: str
+    decision: str  # approve | reject
+    comment: str
+    sha256: str | None
+    at: datetime
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "at": self.at.isoformat()}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One stored plan. In lists (``query_plans``) content and basis are None: get it."""
+
+    id: int
+    kind: str
+    cluster: str
+    title: str
+    author: str
+    created_at: datetime
+    expires_at: datetime
+    updated_at: datetime
+    state: str
+    content: dict | None
+    sha256: str
+    basis: dict | None
+    preview: dict
+    throttle: int | None
+    cancel_requested_at: datetime | None
+    version: int
+    decisions: tuple[Decision, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        """JSON-ready, times as ISO 8601 UTC."""
+        out = {k: getattr(self, k) for k in (
+            "id", "kind", "cluster", "title", "author", "state", "content", "sha256", "basis",
+            "preview", "throttle", "version")}
+        for k in ("created_at", "expires_at", "updated_at", "cancel_requested_at"):
+            value = getattr(self, k)
+            out[k] = None if value is None else value.isoformat()
+        out["decisions"] = [d.to_dict() for d in self.decisions]
+        return out
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    at: datetime
+    user: str
+    action: str
+    plan_id: int | None
+    before: str | None
+    after: str | None
+    address: str | None
+    detail: Any
+    prev_hash: str
+    hash: str
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "at": self.at.isoformat()}
+
+
+class Store:
+    """An open plan store (thread-safe: share one per process)."""
+
+    def __init__(self, engine: Engine, expiry_hours: float = DEFAULT_EXPIRY_HOURS) -> None:
+        self.engine = engine
+        self.expiry_hours = expiry_hours
+        self._writer = writer(engine)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction (consistent view; never takes SQLite's write lock)."""
+        with self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction: committed on exit, rolled back on an exception."""
+        with self._writer.begin() as conn:
+            yield conn
+
+    def verify_audit(self) -> dict:
+        return verify_audit(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOURS) -> Store:
+    """Open (creating and migrating as needed) the store at ``url``; Unavailable when the
+    database does not answer."""
+    engine = make_engine(url)
+    try:
+        migrate(engine)
+    except OperationalError as e:
+        engine.dispose()
+        detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
+        raise Unavailable("Plan store", f"{_safe(url)}: {detail}") from None
+    return Store(engine, expiry_hours)
+
+
+def _safe(url: str) -> str:
+    """The URL without its password (never in logs or messages)."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+_LIST_COLUMNS = [c for c in plans.c if c.name not in ("content", "basis")]
+
+
+def insert_plan(conn: Connection, **values: Any) -> int:
+    return conn.execute(plans.insert().values(**values)).inserted_primary_key[0]
+
+
+def load_plan(conn: Connection, plan_id: int) -> Plan | None:
+    """The plan with its content, basis and decisions, or None."""
+    row = conn.execute(select(plans).where(plans.c.id == plan_id)).mappings().first()
+    if row is None:
+        return None
+    ds = conn.execute(select(decisions).where(decisions.c.plan_id == plan_id)
+                      .order_by(decisions.c.id)).mappings().all()
+    return Plan(**row, decisions=tuple(
+        Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]) for d in ds))
+
+
+def query_plans(conn: Connection, cluster: str | None = None, state: str | None = None,
+                limit: int = 500) -> list[Plan]:
+    """Newest first, without content, basis and decisions."""
+    q = select(*_LIST_COLUMNS).order_by(plans.c.id.desc()).limit(limit)
+    if cluster is not None:
+        q = q.where(plans.c.cluster == cluster)
+    if state is not None:
+        q = q.where(plans.c.state == state)
+    return [Plan(**r, content=None, basis=None) for r in conn.execute(q).mappings()]
+
+
+def due_plans(conn: Connection, states: frozenset[str],
+              now: datetime) -> list[tuple[int, str, int]]:
+    """(id, state, version) of plans in ``states`` whose expiry has passed."""
+    q = select(plans.c.id, plans.c.state, plans.c.version).where(
+        plans.c.state.in_(sorted(states)), plans.c.expires_at <= now).order_by(plans.c.id)
+    return [tuple(r) for r in conn.execute(q)]
+
+
+def update_plan(conn: Connection, plan_id: int, expect_state: str, expect_version: int,
+                **values: Any) -> bool:
+    """Change the plan only if it is still in ``expect_state`` at ``expect_version`` (and
+    bump the version); False when someone else changed it first."""
+    result = conn.execute(plans.update().where(
+        plans.c.id == plan_id, plans.c.state == expect_state,
+        plans.c.version == expect_version).values(version=expect_version + 1, **values))
+    return result.rowcount == 1
+
+
+def insert_decision(conn: Connection, plan_id: int, user: str, decision: str, comment: str,
+                    sha256: str | None, at: datetime) -> None:
+    conn.execute(decisions.insert().values(plan_id=plan_id, user=user, decision=decision,
+                                           comment=comment, sha256=sha256, at=at))
+
+
+def query_audit(conn: Connection, plan: int | None = None, user: str | None = None,
+                since: datetime | None = None, limit: int = 1000) -> list[AuditEntry]:
+    """Oldest first among the newest ``limit`` matching rows."""
+    q = select(audit).order_by(audit.c.id.desc()).limit(limit)
+    if plan is not None:
+        q = q.where(audit.c.plan_id == plan)
+    if user is not None:
+        q = q.where(audit.c.user == user)
+    if since is not None:
+        q = q.where(audit.c.at >= since)
+    return [AuditEntry(**r) for r in reversed(conn.execute(q).mappings().all())]
+
+
+__all__ = ["AuditEntry", "Decision", "Plan", "Store", "append", "due_plans", "insert_decision",
+           "insert_plan", "load_plan", "open_store", "query_audit", "query_plans",
+           "update_plan"]

@@ -1,0 +1,279 @@
+"""Who is asking, on every request: sign-in, sessions, logout, and CSRF protection.
+
+Three modes (config ``auth:``): ``users`` (a sign-in page and signed Flask sessions for the
+browser, HTTP Basic for the API), ``trusted_header`` (a single-sign-on proxy names the user
+and role, believed only from its listed addresses), ``none`` (loopback only, everyone is
+the local admin, and every page says so).
+
+CSRF: every state-changing browser request (the sign-in form, logout, and Dash's callback
+POSTs to /_dash-update-component) must carry the session's token. dash-renderer already
+sends the ``_csrf_token`` cookie back as the ``X-CSRFToken`` header on its requests, so the
+server sets that cookie and compares the header with the token in the signed session
+(another site can neither read the cookie nor forge the session). The API (/api/v1) is
+authenticated per request, never by cookie, and takes JSON bodies only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from html import escape
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import flask
+from flask import Flask, g, request, session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from dashboard.config import ROLES, AuthSettings
+
+log = logging.getLogger("railyard.auth")
+
+CSRF_COOKIE = "_csrf_token"  # the names dash-renderer reads and sends
+CSRF_HEADER = "X-CSRFToken"
+CSRF_FIELD = "csrf_token"  # in HTML forms (sign-in, sign-out)
+API_PREFIX = "/api/"
+PUBLIC_PREFIXES = ("/login", "/assets/", "/_favicon.ico")
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SECRET_ENV = "RAILYARD_SECRET_KEY"
+LOCAL_USER = "local"  # who everyone is under auth: none
+# checked when the user name is unknown, so a wrong name costs as long as a wrong password
+_DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A signed-in user as the server sees them: name, role and where they connect from."""
+
+    name: str
+    role: str
+    address: str
+    mode: str  # users | trusted_header | none
+
+
+def settings() -> AuthSettings:
+    return flask.current_app.extensions["railyard.auth"]
+
+
+def install(server: Flask, auth: AuthSettings) -> None:
+    """Put sign-in, sessions and CSRF checks in front of every route of ``server``."""
+    server.secret_key = secret_key(auth)
+    server.config.update(SESSION_COOKIE_NAME="railyard_session", SESSION_COOKIE_HTTPONLY=True,
+                         SESSION_COOKIE_SAMESITE="Lax",
+                         PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours))
+    server.extensions["railyard.auth"] = auth
+    server.before_request(_gate)
+    server.after_request(_csrf_cookie)
+    server.add_url_rule("/login", "login", _login, methods=["GET", "POST"])
+    server.add_url_rule("/logout", "logout", _logout, methods=["POST"])
+
+
+def secret_key(auth: AuthSettings) -> str:
+    """RAILYARD_SECRET_KEY, else the key file, created (mode 0600) on first start. Under
+    auth: none sessions only carry CSRF tokens, so a key per process does."""
+    if os.environ.get(SECRET_ENV):
+        return os.environ[SECRET_ENV]
+    if auth.mode == "none":
+        return secrets.token_hex(32)
+    path = Path(auth.secret_key_file)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text(encoding="utf-8").strip()
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(secrets.token_hex(32))
+    log.info("created a session signing key in %s", path)
+    return path.read_text(encoding="utf-8").strip()
+
+
+def current_identity() -> Identity | None:
+    """Who sent the current request (None: nobody signed in)."""
+    if "identity" not in g:
+        g.identity = _identify_browser() if not request.path.startswith(API_PREFIX) \
+            else identify_api()
+    return g.identity
+
+
+def require_identity() -> Identity:
+    """The signed-in user; PermissionError when nobody is (a callback after sign-out)."""
+    who = current_identity()
+    if who is None:
+        raise PermissionError("sign in first")
+    return who
+
+
+def csrf_token() -> str:
+    """The session's CSRF token, created with the session."""
+    if "csrf" not in session:
+        session["csrf"] = secrets.token_urlsafe(32)
+    return session["csrf"]
+
+
+def check_password(auth: AuthSettings, name: str, password: str) -> str | None:
+    """The user's role if the password matches, else None (same cost for unknown names)."""
+    user = auth.user(name)
+    ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password)
+    return user.role if ok and user else None
+
+
+def identify_api() -> Identity | None:
+    """The API's caller: HTTP Basic (users), the proxy's headers, or the local admin."""
+    auth = settings()
+    if auth.mode != "users":
+        return _identify_without_password(auth)
+    header = request.headers.get("Authorization", "")
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        name, sep, password = base64.b64decode(encoded, validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    role = check_password(auth, name, password) if sep else None
+    return Identity(name, role, request.remote_addr or "", "users") if role else None
+
+
+def _identify_browser() -> Identity | None:
+    auth = settings()
+    if auth.mode != "users":
+        return _identify_without_password(auth)
+    user = auth.user(session.get("user"))  # a user removed from the config is signed out
+    return Identity(user.name, user.role, request.remote_addr or "", "users") if user else None
+
+
+def _identify_without_password(auth: AuthSettings) -> Identity | None:
+    address = request.remote_addr or ""
+    if auth.mode == "none":
+        return Identity(LOCAL_USER, "admin", address, "none")
+    header = auth.trusted_header
+    if not _address_in(address, header.trusted_from):
+        return None
+    name = request.headers.get(header.user, "").strip()
+    role = request.headers.get(header.role, "").strip().lower()
+    if not name or role not in ROLES:
+        return None
+    forwarded = request.headers.get("X-Forwarded-For", "").split(",")[0].strip()
+    return Identity(name, role, forwarded or address, "trusted_header")
+
+
+def _address_in(address: str, networks: tuple[str, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in ipaddress.ip_network(n, strict=False) for n in networks)
+
+
+def _gate() -> flask.Response | tuple | None:
+    """Before every request: CSRF on state changes, then sign-in for everything private."""
+    path = request.path
+    if path.startswith(API_PREFIX):
+        return None  # the API authenticates each request itself (dashboard/api.py)
+    if request.method in UNSAFE_METHODS and not _csrf_ok():
+        log.warning("refused %s %s from %s: missing or wrong CSRF token", request.method,
+                    path, request.remote_addr)
+        return _refusal(403, "Refused: the request did not carry this session's CSRF token. "
+                             "Reload the page and try again.")
+    if path.startswith(PUBLIC_PREFIXES) or current_identity() is not None:
+        return None
+    if request.method == "GET" and not path.startswith("/_dash"):
+        if settings().mode == "trusted_header":
+            return _refusal(401, "Not signed in: this dashboard is signed into through the "
+                                 "single-sign-on proxy in front of it.")
+        return flask.redirect(flask.url_for("login", next=request.full_path.rstrip("?")))
+    return _refusal(401, "Not signed in (the session ended): reload the page to sign in.")
+
+
+def _csrf_ok() -> bool:
+    sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD, "")
+    expected = session.get("csrf")
+    return bool(expected and sent) and hmac.compare_digest(str(sent), str(expected))
+
+
+def _csrf_cookie(response: flask.Response) -> flask.Response:
+    """Hand the session's token to dash-renderer, which sends it back as X-CSRFToken."""
+    if request.path.startswith(API_PREFIX) or request.endpoint == "logout":
+        return response
+    token = csrf_token()
+    if request.cookies.get(CSRF_COOKIE) != token:
+        response.set_cookie(CSRF_COOKIE, token, samesite="Strict", secure=request.is_secure,
+                            httponly=False)
+    return response
+
+
+def _refusal(status: int, message: str) -> tuple:
+    if request.accept_mimetypes.best == "text/html":
+        return _page("Railyard", f'<p class="banner banner-error">{escape(message)}</p>'), status
+    return flask.jsonify(error=message), status
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path on this server (never //elsewhere or a full URL)."""
+    if not target:
+        return "/"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    return target
+
+
+def _login():
+    auth = settings()
+    if auth.mode != "users":
+        return flask.redirect("/")
+    target = _safe_next(request.values.get("next"))
+    if request.method == "GET":
+        return _login_page(target, "")
+    name, password = request.form.get("username", ""), request.form.get("password", "")
+    role = check_password(auth, name, password)
+    if role is None:
+        log.info("failed sign-in from %s", request.remote_addr)
+        return _login_page(target, "Wrong user name or password."), 401
+    session.clear()  # a fresh session: no fixation of a token planted before sign-in
+    session.permanent = True
+    session["user"] = name
+    csrf_token()
+    log.info("%s (%s) signed in from %s", name, role, request.remote_addr)
+    return flask.redirect(target)
+
+
+def _logout():
+    who = current_identity()
+    session.clear()
+    if who is not None:
+        log.info("%s signed out", who.name)
+    response = flask.redirect(flask.url_for("login") if settings().mode == "users" else "/")
+    response.delete_cookie(CSRF_COOKIE)
+    return response
+
+
+def _login_page(target: str, error: str) -> str:
+    message = f'<p class="banner banner-error" id="login-error">{escape(error)}</p>' \
+        if error else ""
+    return _page("Railyard · sign in", f"""
+<form method="post" action="/login" class="login-box" id="login-form">
+  <h1>Sign in to Railyard</h1>{message}
+  <input type="hidden" name="{CSRF_FIELD}" value="{escape(csrf_token())}">
+  <input type="hidden" name="next" value="{escape(target)}">
+  <label class="field-label" for="login-user">User name</label>
+  <input id="login-user" name="username" autocomplete="username" required autofocus>
+  <label class="field-label" for="login-password">Password</label>
+  <input id="login-password" name="password" type="password"
+         autocomplete="current-password" required>
+  <button class="button primary" type="submit" id="login-submit">Sign in</button>
+</form>""")
+
+
+def _page(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}'
+            f'</title><link rel="stylesheet" href="/assets/railyard.css"></head><body>'
+            f'<header class="topbar"><span class="brand">Railyard</span></header>'
+            f'<main class="page">{body}</main></body></html>')

@@ -1,0 +1,158 @@
+"""/reassignments: plan a reassignment with the planner (a goal and its fields) or upload
+one written elsewhere (Cruise Control, kafka-kit, by hand), and preview it before anyone
+proposes it: replicas per broker before and after against max.broker.partitions, every
+partition's change, the data to move, the ETA at a throttle and KIP-73's safe band, the
+headroom left, and what it breaks or leaves undone, in words."""
+
+from __future__ import annotations
+
+import dash
+from dash import Input, Output, State, dcc, html, no_update
+
+from backend.engines.planner import BALANCE_THRESHOLD, GOALS
+from backend.errors import BadInput, Unavailable
+from backend.services import plan_preview, uploads
+from backend.services.cluster import cluster_snapshot
+from components import banners, urlstate
+from components.help import term
+from dashboard import drafts, ids, plan_views, runtime
+
+dash.register_page(__name__, path="/reassignments", name="Reassignments",
+                   title="Railyard · Reassignments", order=5)
+
+GOAL_HELP = {
+    "limits": "every broker at most max.broker.partitions x target utilisation",
+    "drain": "move every replica off the named brokers",
+    "add": "fill the named new brokers up to the average",
+    "balance": "replica and leader counts within avg x (2 - t) .. avg x t",
+}
+
+
+def layout(cluster: str | None = None, **_query) -> html.Div:
+    c = runtime.current().cluster(cluster)
+    return html.Div([
+        dcc.Store(id=ids.PLAN_TOKEN), dcc.Store(id=ids.RA_UPLOAD_TOKEN),
+        html.H1(["Reassignments ", html.Small(f"cluster {c.name}")]),
+        html.Div(id=ids.RA_BANNERS),
+        html.P(["Generate a plan with Railyard's planner or upload one in Kafka's JSON, "
+                "then preview what it does before proposing it. Leave the ",
+                term("throttle", "throttle"), " empty for kafka-kit's suggested rate."],
+               className="explain"),
+        html.Div([
+            _field("Plan", dcc.RadioItems(
+                id=ids.RA_SOURCE, value="generate", inline=True,
+                options=[{"label": "generate with the planner", "value": "generate"},
+                         {"label": "upload Kafka JSON", "value": "upload"}])),
+            _field("Goal", dcc.Dropdown(id=ids.RA_GOAL, value="balance", clearable=False,
+                                        options=[{"label": f"{g}: {GOAL_HELP[g]}", "value": g}
+                                                 for g in GOALS], style={"width": "30rem"})),
+            _field("Brokers", dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
+                   "drain and add: broker ids"),
+            _field("Target utilisation", dcc.Input(id=ids.RA_UTILIZATION, type="number",
+                                                   value=1.0, min=0.01, max=1, step=0.01),
+                   "share of max.broker.partitions"),
+            _field("Balance threshold", dcc.Input(id=ids.RA_THRESHOLD, type="number",
+                                                  value=BALANCE_THRESHOLD, min=1, step=0.01)),
+        ], className="form-row"),
+        html.Div([
+            dcc.Upload(id=ids.RA_UPLOAD, accept=".json",
+                       children=html.Button("Upload reassignment JSON", className="button")),
+            html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
+            _field(term("Throttle (MB/s)", "throttle"),
+                   dcc.Input(id=ids.RA_THROTTLE, type="number", min=0.001,
+                             placeholder="suggested")),
+            html.Button("Preview", id=ids.RA_RUN, className="button primary"),
+        ], className="form-row"),
+        html.Div(id=ids.RA_ERROR, className="inline-error", role="alert"),
+        dcc.Loading(html.Div(id=ids.RA_PREVIEW), delay_show=300),
+    ])
+
+
+def _field(label, control, hint: str | None = None) -> html.Label:
+    return html.Label([html.Span(label, className="field-label"), control,
+                       html.Small(hint, className="hint") if hint else None], className="field")
+
+
+@dash.callback(Output(ids.RA_UPLOAD_TOKEN, "data"), Output(ids.RA_UPLOAD_NAME, "children"),
+               Output(ids.RA_SOURCE, "value"), Output(ids.RA_ERROR, "children",
+                                                      allow_duplicate=True),
+               Input(ids.RA_UPLOAD, "contents"), State(ids.RA_UPLOAD, "filename"),
+               prevent_initial_call=True)
+def uploaded(contents, filename):
+    """An upload is read once, kept on the server, and becomes the plan to preview (the
+    file, megabytes for a large plan, does not travel again with every preview)."""
+    try:
+        obj = uploads.json_object(contents, filename)
+    except BadInput as e:
+        return None, "", no_update, str(e)
+    if obj is None:
+        return no_update, no_update, no_update, no_update
+    return drafts.save_upload(obj, filename), f"uploaded: {filename}", "upload", ""
+
+
+@dash.callback(Output(ids.RA_PREVIEW, "children"), Output(ids.PLAN_TOKEN, "data"),
+               Output(ids.RA_ERROR, "children"), Output(ids.RA_BANNERS, "children"),
+               Input(ids.RA_RUN, "n_clicks"),
+               State(ids.RA_SOURCE, "value"), State(ids.RA_GOAL, "value"),
+               State(ids.RA_BROKERS, "value"), State(ids.RA_UTILIZATION, "value"),
+               State(ids.RA_THRESHOLD, "value"), State(ids.RA_UPLOAD_TOKEN, "data"),
+               State(ids.RA_THROTTLE, "value"), State(ids.URL, "search"),
+               prevent_initial_call=True)
+def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token,
+            throttle_mb, search):
+    cluster = _cluster(search)
+    try:
+        snap = cluster_snapshot(runtime.current().source(cluster))
+        throttle = None if throttle_mb in (None, "") else float(throttle_mb) * 1e6
+        if throttle is not None and throttle <= 0:
+            raise BadInput("throttle: give a rate larger than 0 MB/s, or leave it empty")
+        if source == "upload":
+            obj, filename = drafts.upload(upload_token)
+            if obj is None:
+                raise BadInput("upload: choose a reassignment JSON file first")
+            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle, source=filename)
+        else:
+            draft = plan_preview.from_goal(snap, {
+                "goal": goal, "brokers": parse_brokers(brokers),
+                "target_utilization": _or(utilization, 1.0, "target utilisation"),
+                "threshold": _or(threshold, BALANCE_THRESHOLD, "balance threshold")},
+                throttle=throttle)
+    except BadInput as e:
+        return no_update, no_update, str(e), []
+    except Unavailable as e:
+        return no_update, no_update, "", [banners.banner(str(e), "error")]
+    return reassignment_preview(draft), drafts.save(draft), "", []
+
+
+def reassignment_preview(draft: plan_preview.Draft) -> list:
+    """The preview block of a reassignment draft, or why there is nothing to show."""
+    if draft.empty:
+        return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
+                               "the goal.", "info")]
+    return plan_views.reassignment_block(draft)
+
+
+def parse_brokers(text: str | None) -> list[int]:
+    """'7, 8' -> [7, 8]; BadInput naming what is not a broker id."""
+    out = []
+    for part in (text or "").replace(" ", ",").split(","):
+        if part.strip():
+            try:
+                out.append(int(part))
+            except ValueError:
+                raise BadInput(f"brokers: '{part.strip()}' is not a broker id (give ids "
+                               "separated by commas, e.g. 7,8)") from None
+    return out
+
+
+def _or(value, default: float, where: str) -> float:
+    if value in (None, ""):
+        return default
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise BadInput(f"{where}: give a number, got {value!r}") from None
+
+
+def _cluster(search: str | None) -> str | None:
+    return urlstate.parse(search).get("cluster")

@@ -1,0 +1,64 @@
+"""Sign-in in headless chromium: the sign-in page, your name on every page, Dash callbacks
+answering with the CSRF token dash-renderer sends, sign-out back to the sign-in page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+from werkzeug.security import generate_password_hash
+
+from backend.model.io import save_snapshot
+from backend.twin.examples import demo_snapshot
+from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop
+
+pytestmark = pytest.mark.e2e
+
+USERS = {"olivia": ("operator", "o-pass-1"), "vera": ("viewer", "v-pass-1")}
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    tmp: Path = tmp_path_factory.mktemp("auth")
+    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin",
+                                                        "url": "http://127.0.0.1:9"},
+                            "snapshot": str(tmp / "demo.parquet")}],
+              "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
+                  {"name": n, "role": r, "password_hash": generate_password_hash(p)}
+                  for n, (r, p) in USERS.items()]}}
+    d = start_dashboard(tmp, config)
+    try:
+        yield d
+    finally:
+        stop(d.proc)
+
+
+def test_sign_in_see_your_name_sign_out(browser, dashboard):
+    browser.delete_all_cookies()
+    browser.get(dashboard.url + "/brokers")
+    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    browser.find_element(By.ID, "login-user").send_keys("olivia")
+    browser.find_element(By.ID, "login-password").send_keys("wrong")
+    browser.find_element(By.ID, "login-submit").click()
+    assert "Wrong user name or password" in browser.find_element(By.ID, "login-error").text
+
+    console_errors(browser)
+    sign_in(browser, dashboard.url, "olivia", USERS["olivia"][1])
+    assert browser.find_element(By.ID, "account-role").text == "operator"
+    # callbacks answer (their POSTs carry the CSRF token): the picker follows the URL
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element(
+        (By.ID, "account-user"), "olivia"))
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR,
+                                                               "#br-grid .ag-row"))
+    screenshot(browser, "signed-in-brokers")
+    assert console_errors(browser) == []
+
+    browser.find_element(By.ID, "account-sign-out").click()
+    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    browser.get(dashboard.url + "/")
+    WebDriverWait(browser, 20).until(ec.url_contains("/login"))

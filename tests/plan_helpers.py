@@ -1,0 +1,52 @@
+"""Builders for plan-store tests (unit, integration, API and pages tests may share them)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from backend.model.snapshot import Snapshot
+from backend.store.workflow import Actor
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # a fixed clock
+OPERATOR = Actor("olga", "operator", "10.0.0.7")
+APPROVER = Actor("anna", "approver", "10.0.0.8")
+APPROVER2 = Actor("bert", "approver", "10.0.0.9")
+ADMIN = Actor("ada", "admin", "10.0.0.10")
+VIEWER = Actor("vic", "viewer", "10.0.0.11")
+
+
+def cluster(assignment: dict[str, list[list[int]]], brokers=(1, 2, 3, 4),
+            name: str = "c1") -> Snapshot:
+    """A snapshot whose topics hold the given replica lists (broker ids, leader first)."""
+    ids = sorted(brokers)
+    topics = list(assignment)
+    part_topic, flat, rf = [], [], []
+    for t, name_ in enumerate(topics):
+        for reps in assignment[name_]:
+            part_topic.append(t)
+            flat += [ids.index(b) for b in reps]
+            rf.append(len(reps))
+    return Snapshot.build(name, ids, [None] * len(ids), topics,
+                          np.array(part_topic, dtype=np.int32),
+                          np.concatenate(([0], np.cumsum(rf))), np.array(flat, dtype=np.int32))
+
+
+ORDERS = {"orders": [[1, 2], [2, 3], [3, 4], [4, 1]], "audit": [[1, 3], [2, 4]]}
+
+
+def orders_cluster() -> Snapshot:
+    return cluster(ORDERS)
+
+
+def moves(*entries: tuple[str, int, list[int]]) -> dict:
+    """Kafka's reassignment JSON for (topic, partition, replicas) entries."""
+    return {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                         for t, p, r in entries]}
+
+
+def shrink_content(topic: str = "orders", to: int = 2, frm: int = 4) -> dict:
+    """The parts of services.shrink.shrink_plan's answer the store reads."""
+    return {"topic": topic, "from": frm, "to": to,
+            "removed_partitions": list(range(to, frm)), "stages": []}

@@ -1,0 +1,240 @@
+"""Sign-in, sessions, logout and CSRF refusals (Dash callbacks included), the trusted
+header only from the proxy's address, auth: none only on loopback, `auth hash-password`."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import stat
+
+import pytest
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from backend.cli import main as cli
+from backend.errors import BadInput
+from dashboard import auth
+from dashboard.config import parse_config
+
+CLUSTER = {"name": "a", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"}}
+PASSWORDS = {"olivia": "o-secret", "adam": "a-secret", "vera": "v-secret"}
+ROLES = {"olivia": "operator", "adam": "approver", "vera": "viewer"}
+USERS = [{"name": n, "role": ROLES[n], "password_hash": generate_password_hash(p)}
+         for n, p in PASSWORDS.items()]
+# a real Dash callback of the shell: the cluster picker follows the URL
+CALLBACK = {"output": "cluster-picker.value",
+            "outputs": {"id": "cluster-picker", "property": "value"},
+            "inputs": [{"id": "url", "property": "search", "value": "?cluster=a"}],
+            "changedPropIds": ["url.search"], "state": []}
+
+
+def make_app(tmp_path, auth_doc, host="127.0.0.1"):
+    from dashboard.app import create_app
+
+    doc = {"clusters": [CLUSTER], "cache": {"background_dir": str(tmp_path / "cache")},
+           "server": {"host": host}}
+    if auth_doc is not None:
+        doc["auth"] = auth_doc
+    return create_app(parse_config(doc, "cfg"))
+
+
+@pytest.fixture
+def users_app(tmp_path):
+    return make_app(tmp_path, {"users": USERS, "secret_key_file": str(tmp_path / "key")})
+
+
+def cookie(client, name):
+    found = client.get_cookie(name)
+    return found.value if found else None
+
+
+def login_token(client) -> str:
+    """The CSRF token the sign-in page puts in its form."""
+    page = client.get("/login").get_data(as_text=True)
+    return page.split('name="csrf_token" value="')[1].split('"')[0]
+
+
+def sign_in(client, name, password=None, token=None):
+    token = login_token(client) if token is None else token
+    return client.post("/login", data={"username": name, "csrf_token": token, "next": "/",
+                                       "password": PASSWORDS[name] if password is None
+                                       else password})
+
+
+def dash_post(client, token=None):
+    headers = {auth.CSRF_HEADER: token} if token else {}
+    return client.post("/_dash-update-component", json=CALLBACK, headers=headers)
+
+
+def test_private_pages_need_sign_in(users_app):
+    client = users_app.server.test_client()
+    page = client.get("/brokers?cluster=a")
+    assert page.status_code == 302
+    assert page.headers["Location"] == "/login?next=/brokers?cluster%3Da"
+    assert client.get("/_dash-layout").status_code == 401
+    assert client.get("/_dash-layout").get_json() == {
+        "error": "Not signed in (the session ended): reload the page to sign in."}
+    assert client.get("/login").status_code == 200
+    assert client.get("/assets/railyard.css").status_code == 200
+
+
+def test_sign_in_names_the_user_and_sign_out_ends_the_session(users_app):
+    client = users_app.server.test_client()
+    wrong = sign_in(client, "olivia", "guess")
+    assert wrong.status_code == 401 and "Wrong user name or password" in wrong.get_data(True)
+    assert sign_in(client, "nobody", "x").status_code == 401
+    assert client.get("/_dash-layout").status_code == 401
+    before = cookie(client, "railyard_session")
+
+    ok = sign_in(client, "olivia")
+    assert ok.status_code == 302 and ok.headers["Location"] == "/"
+    assert cookie(client, "railyard_session") != before
+    layout = client.get("/_dash-layout")
+    assert layout.status_code == 200
+    text = layout.get_data(as_text=True)
+    assert '"olivia"' in text and '"operator"' in text and "Sign out" in text
+
+    token = cookie(client, auth.CSRF_COOKIE)
+    assert client.post("/logout").status_code == 403  # no token: a forged sign-out
+    assert client.get("/_dash-layout").status_code == 200
+    out = client.post("/logout", data={"csrf_token": token})
+    assert out.status_code == 302 and out.headers["Location"] == "/login"
+    assert cookie(client, auth.CSRF_COOKIE) is None
+    assert client.get("/_dash-layout").status_code == 401
+    assert cookie(client, auth.CSRF_COOKIE) != token  # a new session, a new token
+
+
+def test_sign_in_form_needs_its_csrf_token(users_app):
+    client = users_app.server.test_client()
+    login_token(client)
+    refused = sign_in(client, "olivia", token="forged")
+    assert refused.status_code == 403
+    assert client.get("/_dash-layout").status_code == 401
+
+
+def test_csrf_token_rotates_on_sign_in(users_app):
+    client = users_app.server.test_client()
+    planted = login_token(client)
+    sign_in(client, "olivia", token=planted)
+    assert cookie(client, auth.CSRF_COOKIE) not in (None, planted)
+
+
+def test_dash_callbacks_need_the_csrf_token(users_app):
+    client = users_app.server.test_client()
+    client.get("/login")
+    assert dash_post(client).status_code == 403  # before sign-in: refused outright
+    sign_in(client, "olivia")
+    token = cookie(client, auth.CSRF_COOKIE)
+    refused = dash_post(client)
+    assert refused.status_code == 403
+    assert "CSRF token" in refused.get_json()["error"]
+    assert dash_post(client, "not-the-token").status_code == 403
+    ok = dash_post(client, token)
+    assert ok.status_code == 200
+    assert ok.get_json()["response"]["cluster-picker"]["value"] == "a"
+
+
+def test_another_session_token_is_refused(users_app):
+    one, two = users_app.server.test_client(), users_app.server.test_client()
+    sign_in(one, "olivia")
+    sign_in(two, "adam")
+    assert dash_post(two, cookie(one, auth.CSRF_COOKIE)).status_code == 403
+
+
+def test_next_never_leaves_the_server(users_app):
+    client = users_app.server.test_client()
+    for target in ("//evil.example/x", "https://evil.example/", "javascript:alert(1)"):
+        token = login_token(client)
+        answer = client.post("/login", data={"username": "adam", "password": "a-secret",
+                                             "csrf_token": token, "next": target})
+        assert answer.headers["Location"] == "/"
+
+
+def test_trusted_header_only_from_the_proxy(tmp_path):
+    app = make_app(tmp_path, {"trusted_header": {"from": ["127.0.0.1"]},
+                              "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    sso = {"X-Forwarded-User": "sam", "X-Forwarded-Role": "approver"}
+    layout = client.get("/_dash-layout", headers=sso)
+    assert layout.status_code == 200 and '"sam"' in layout.get_data(as_text=True)
+    elsewhere = {"REMOTE_ADDR": "10.1.2.3"}
+    assert client.get("/_dash-layout", headers=sso, environ_base=elsewhere).status_code == 401
+    assert client.get("/", headers=sso, environ_base=elsewhere).status_code == 401
+    assert client.get("/_dash-layout", headers={**sso, "X-Forwarded-Role": "root"}) \
+        .status_code == 401
+    assert client.get("/_dash-layout").status_code == 401  # the proxy named nobody
+    client.get("/", headers=sso)  # the session's CSRF token, as the browser gets it
+    assert dash_post(client).status_code == 403  # CSRF is checked behind the proxy too
+    unnamed = dash_post(client, cookie(client, auth.CSRF_COOKIE))
+    assert unnamed.status_code == 401  # the POST itself does not name the user: refused
+    headers = {**sso, auth.CSRF_HEADER: cookie(client, auth.CSRF_COOKIE)}
+    assert client.post("/_dash-update-component", json=CALLBACK, headers=headers) \
+        .status_code == 200
+
+
+def test_auth_none_only_on_loopback(tmp_path):
+    with pytest.raises(BadInput) as e:
+        make_app(tmp_path, "none", host="0.0.0.0")
+    assert str(e.value) == ("cfg: auth: none is allowed only when server.host is 127.0.0.1 "
+                            "(got 0.0.0.0); list users or a trusted_header")
+    with pytest.raises(BadInput, match="auth: none is allowed only"):
+        make_app(tmp_path, None, host="10.0.0.1")  # no auth key means none
+    app = make_app(tmp_path, None)
+    layout = app.server.test_client().get("/_dash-layout").get_data(as_text=True)
+    assert "Authentication is off (auth: none)" in layout and '"local"' in layout
+    assert not (tmp_path / "key").exists()
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"users": [{"name": "a", "role": "operator", "password_hash": "hunter2"}]},
+     "cfg: auth.users[0].password_hash: expected a hash from `railyard auth hash-password`"),
+    ({"users": [{"name": "a", "role": "root", "password_hash": USERS[0]["password_hash"]}]},
+     "cfg: auth.users[0].role: expected one of viewer, operator, approver, admin, got 'root'"),
+    ({"users": [USERS[0], USERS[0]]}, "cfg: auth.users: the name 'olivia' is used twice"),
+    ({"users": [{**USERS[0], "name": "a:b"}]}, "cfg: auth.users[0].name: no colons"),
+    ({"users": USERS, "trusted_header": {}}, "cfg: auth.users: give either users or"),
+    ({"trusted_header": {"from": ["proxy"]}},
+     "cfg: auth.trusted_header.from: 'proxy' is not an IP address or network"),
+    ({"user": []}, "cfg: auth.user: unknown key"),
+])
+def test_auth_config_errors_are_one_line(doc, message):
+    with pytest.raises(BadInput) as e:
+        parse_config({"clusters": [CLUSTER], "auth": doc}, "cfg")
+    assert str(e.value).startswith(message)
+
+
+def test_secret_key_is_created_private_kept_and_never_logged(tmp_path, caplog, monkeypatch):
+    monkeypatch.delenv(auth.SECRET_ENV, raising=False)
+    settings = parse_config({"clusters": [CLUSTER], "auth": {
+        "users": USERS, "secret_key_file": str(tmp_path / "var" / "key")}}, "cfg").auth
+    with caplog.at_level(logging.DEBUG):
+        key = auth.secret_key(settings)
+    path = tmp_path / "var" / "key"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(key) == 64
+    assert auth.secret_key(settings) == key
+    assert key not in caplog.text
+    monkeypatch.setenv(auth.SECRET_ENV, "from-the-environment")
+    assert auth.secret_key(settings) == "from-the-environment"
+
+
+def test_hash_password_cli(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("correct horse\n"))
+    assert cli(["auth", "hash-password"]) == 0
+    digest = json.loads(capsys.readouterr().out)["password_hash"]
+    assert digest.startswith("scrypt:") and check_password_hash(digest, "correct horse")
+    assert "correct horse" not in digest
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    assert cli(["auth", "hash-password"]) == 2
+    assert capsys.readouterr().err == ("railyard auth: error: stdin: empty password (give one "
+                                       "line with the password)\n")
+
+
+def test_demo_users_are_generated_once_and_private(tmp_path):
+    from dashboard.demo_stack import DEMO_USERS, demo_users
+
+    users = demo_users(tmp_path)
+    assert [(n, r) for n, (r, _) in users.items()] == list(DEMO_USERS)
+    assert {r for r, _ in users.values()} == {"operator", "approver"}
+    assert demo_users(tmp_path) == users
+    assert stat.S_IMODE(os.stat(tmp_path / "demo-users.json").st_mode) == 0o600

@@ -1,0 +1,58 @@
+"""The basis fingerprint: what a plan was computed against, and what changed since."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.errors import BadInput
+from backend.services.plan_basis import basis_changes, basis_for, touched
+from tests.plan_helpers import ORDERS, cluster, moves, shrink_content
+
+
+def test_reassignment_basis_is_the_current_replicas_of_touched_partitions():
+    basis = basis_for(cluster(ORDERS), "reassignment",
+                      moves(("orders", 1, [1, 4]), ("audit", 0, [2, 4])))
+    assert basis == {"partitions": {"orders:1": [2, 3], "audit:0": [1, 3]}, "topics": {}}
+
+
+def test_shrink_basis_has_the_partition_count_and_the_removed_partitions():
+    basis = basis_for(cluster(ORDERS), "shrink", shrink_content("orders", to=2))
+    assert basis == {"partitions": {"orders:2": [3, 4], "orders:3": [4, 1]},
+                     "topics": {"orders": 4}}
+
+
+def test_unchanged_cluster_has_no_changes():
+    snap = cluster(ORDERS)
+    assert basis_changes(basis_for(snap, "shrink", shrink_content()), snap) == []
+
+
+def test_a_moved_partition_is_named_with_before_and_after():
+    basis = basis_for(cluster(ORDERS), "reassignment", moves(("orders", 1, [1, 4])))
+    moved = {**ORDERS, "orders": [[1, 2], [3, 2], [3, 4], [4, 1]]}
+    assert basis_changes(basis, cluster(moved)) == ["orders-1 replicas [2, 3] -> [3, 2]"]
+
+
+def test_a_grown_topic_and_a_vanished_partition_are_named():
+    basis = basis_for(cluster(ORDERS), "shrink", shrink_content("orders", to=2))
+    grown = {**ORDERS, "orders": ORDERS["orders"] + [[1, 3]]}
+    assert basis_changes(basis, cluster(grown)) == ["orders partition count 4 -> 5"]
+    gone = {"audit": ORDERS["audit"]}
+    assert basis_changes(basis, cluster(gone)) == [
+        "topic orders no longer exists", "orders-2 no longer exists",
+        "orders-3 no longer exists"]
+
+
+@pytest.mark.parametrize("kind,content,match", [
+    ("reassignment", moves(("nope", 0, [1])), "topic 'nope' is not in cluster"),
+    ("reassignment", moves(("orders", 9, [1])), "orders-9 does not exist"),
+    ("reassignment", {"partitions": [{"topic": "orders"}]}, "malformed content"),
+    ("shrink", {"topic": "orders"}, "malformed content"),
+    ("move", {}, "unknown plan kind 'move'"),
+])
+def test_bad_content_is_bad_input(kind, content, match):
+    with pytest.raises(BadInput, match=match):
+        basis_for(cluster(ORDERS), kind, content)
+
+
+def test_touched_lists_partitions_and_topics():
+    assert touched("shrink", shrink_content("orders", to=3)) == ([("orders", 3)], ["orders"])

@@ -1,0 +1,131 @@
+"""The plan pages' callbacks: a preview shows the service's numbers, keeps the draft on the
+server under a token, pages the diff grid from it, exports Kafka's JSON, and answers bad
+input with one line."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from backend.model.io import save_snapshot
+from backend.services import plan_preview
+from backend.twin.examples import demo_snapshot
+from dashboard import drafts
+from dashboard.config import parse_config
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from dashboard.app import create_app
+
+    tmp = tmp_path_factory.mktemp("plans")
+    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    return create_app(parse_config({
+        "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
+                      "snapshot": str(tmp / "demo.parquet")}],
+        "cache": {"background_dir": str(tmp / "cache")}}))
+
+
+def page(path: str):
+    """The page module as Dash imported it (importing it again would register it twice)."""
+    import sys
+
+    import dash
+
+    return sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path"] == path)]
+
+
+def text_of(component) -> str:
+    """All text inside a Dash component tree."""
+    if component is None or isinstance(component, str | int | float):
+        return "" if component is None else str(component)
+    if isinstance(component, list | tuple):
+        return " ".join(text_of(c) for c in component)
+    return text_of(getattr(component, "children", None))
+
+
+def upload(obj) -> str:
+    return "data:application/json;base64," + base64.b64encode(json.dumps(obj).encode()).decode()
+
+
+def test_generated_preview_shows_the_services_numbers(app):
+    from components import plans
+    from dashboard import plan_views
+
+    ra = page("/reassignments")
+    block, token, error, notes = ra.preview(1, "generate", "drain", "9", 1.0, 1.1, None, 20,
+                                            "?cluster=demo")
+    assert error == "" and notes == []
+    expected = plan_preview.from_goal(demo_snapshot(), {"goal": "drain", "brokers": [9]},
+                                      throttle=20e6)
+    draft = drafts.load(token)
+    assert draft.content == expected.content and draft.preview == expected.preview
+    shown = text_of(block)
+    assert f"{expected.preview['replica_moves']:,}" in shown
+    assert plans.size(expected.preview["bytes_to_move"]) in shown
+    assert "--throttle 20000000" in shown
+    # the grid pages through the draft on the server, sorted there
+    answer = plan_views.grid_rows({"startRow": 0, "endRow": 50,
+                              "sortModel": [{"colId": "bytes", "sort": "desc"}]}, token, None)
+    assert answer["rowCount"] == expected.preview["partitions"] and len(answer["rowData"]) == 50
+    sizes = [r["bytes"] for r in answer["rowData"]]
+    assert sizes == sorted(sizes, reverse=True) and all("9" in r["before"]
+                                                        for r in answer["rowData"])
+    only = plan_views.grid_rows({"startRow": 0, "endRow": 50}, token, "topic-001-")
+    assert only["rowCount"] > 0
+    assert all(r["partition"].startswith("topic-001-") for r in only["rowData"])
+    sent = plan_views.download(1, token)
+    assert json.loads(sent["content"]) == expected.content and sent["filename"] == "plan.json"
+
+
+def test_uploaded_plan_errors_are_one_line(app):
+    ra = page("/reassignments")
+    bad = {"version": 1, "partitions": [{"topic": "topic-000", "partition": 0,
+                                         "replicas": [1, 2, 42]}]}
+    token, name, source, error = ra.uploaded(upload(bad), "cc.json")
+    assert (name, source, error) == ("uploaded: cc.json", "upload", "")
+    out = ra.preview(1, "upload", "balance", None, 1, 1.1, token, None, "")
+    assert out[2] == "cc.json: partition topic-000-0: broker 42 is not in cluster 'demo'"
+    assert ra.uploaded("data:application/json;base64,bm90IGpzb24=", "x.json")[3] == \
+        "x.json: not a JSON file"
+    out = ra.preview(1, "upload", "balance", None, 1, 1.1, None, None, "")
+    assert out[2] == "upload: choose a reassignment JSON file first"
+    out = ra.preview(1, "generate", "drain", "7, x", 1, 1.1, None, None, "")
+    assert out[2] == ("brokers: 'x' is not a broker id (give ids separated by commas, "
+                      "e.g. 7,8)")
+    out = ra.preview(1, "generate", "balance", None, 1, 1.1, None, -3, "")
+    assert out[2] == "throttle: give a rate larger than 0 MB/s, or leave it empty"
+
+
+def test_uploaded_plan_previews(app):
+    ra = page("/reassignments")
+    snap = demo_snapshot()
+    row = snap.partition_row("topic-000", 0)
+    now = snap.replicas_of(row)
+    spare = next(b for b in snap.broker_ids.tolist() if b not in now)
+    plan = {"version": 1, "partitions": [{"topic": "topic-000", "partition": 0,
+                                          "replicas": [*now[:-1], spare]}]}
+    block, token, error, _ = ra.preview(1, "upload", "balance", None, 1, 1.1,
+                                        ra.uploaded(upload(plan), "mine.json")[0], 50, "")
+    assert error == ""
+    assert drafts.load(token).preview["replica_moves"] == 1
+    assert "uploaded plan: 1 partitions on demo" in text_of(block)
+
+
+def test_shrink_preview_and_errors(app):
+    sh = page("/shrinks")
+    block, token, error, _ = sh.preview(1, "topic-001", 4, 24, "")
+    assert error == ""
+    draft = drafts.load(token)
+    assert draft.kind == "shrink" and draft.content["delay_ms"] == 24 * 3_600_000
+    shown = text_of(block)
+    assert "shrink topic-001 11 -> 4 partitions" in shown and "ReadOnly" in shown
+    assert f"{draft.preview['replicas_reclaimed']:,} replicas" in shown
+    assert sh.preview(1, "nope", 4, None, "")[2] == "topic 'nope' is not in cluster 'demo'"
+    assert sh.preview(1, "topic-001", None, None, "")[2] == (
+        "partitions after: give the number of partitions to keep")
+    assert sh.preview(1, "topic-001", 20, None, "")[2].startswith(
+        "topic 'topic-001' has 11 partitions; a shrink needs 1 <= --partitions < 11")
