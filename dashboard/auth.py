@@ -7,10 +7,10 @@ the local admin, and every page says so).
 
 CSRF: every state-changing browser request (the sign-in form, logout, and Dash's callback
 POSTs to /_dash-update-component) must carry the session's token. dash-renderer already
-sends the ``_csrf_token`` cookie back as the ``X-CSRFToken`` header on its requests, so the
-server sets that cookie and compares the header with the token in the signed session
-(another site can neither read the cookie nor forge the session). The API (/api/v1) is
-authenticated per request, never by cookie, and takes JSON bodies only.
+sends a cookie (``_csrf_token_<port>`` here) back as the ``X-CSRFToken`` header on its
+requests, so the server sets that cookie and compares the header with the token in the
+signed session (another site can neither read the cookie nor forge the session). The API
+(/api/v1) is authenticated per request, never by cookie, and takes JSON bodies only.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from html import escape
@@ -32,12 +33,12 @@ import flask
 from flask import Flask, g, request, session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from backend.store.workflow import Actor
 from dashboard.config import ROLES, AuthSettings
 
 log = logging.getLogger("railyard.auth")
 
-CSRF_COOKIE = "_csrf_token"  # the names dash-renderer reads and sends
-CSRF_HEADER = "X-CSRFToken"
+CSRF_HEADER = "X-CSRFToken"  # what dash-renderer sends the CSRF cookie's value in
 CSRF_FIELD = "csrf_token"  # in HTML forms (sign-in, sign-out)
 API_PREFIX = "/api/"
 PUBLIC_PREFIXES = ("/login", "/assets/", "/_favicon.ico")
@@ -46,6 +47,10 @@ SECRET_ENV = "RAILYARD_SECRET_KEY"
 LOCAL_USER = "local"  # who everyone is under auth: none
 # checked when the user name is unknown, so a wrong name costs as long as a wrong password
 _DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
+VERIFIED_MAX = 1024  # verified (user, password) pairs remembered, oldest dropped first
+_VERIFIED_KEY = secrets.token_bytes(32)
+_verified: dict[bytes, str] = {}  # HMAC of the pair -> the password_hash it matched
+_verified_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -62,12 +67,23 @@ def settings() -> AuthSettings:
     return flask.current_app.extensions["railyard.auth"]
 
 
-def install(server: Flask, auth: AuthSettings) -> None:
+def session_cookie_name(port: int) -> str:
+    """Cookies are per host, not per port: two dashboards on one host keep theirs apart."""
+    return f"railyard_session_{port}"
+
+
+def csrf_cookie_name(port: int) -> str:
+    """The cookie dash-renderer reads the CSRF token from (Dash's csrf_token_name)."""
+    return f"_csrf_token_{port}"
+
+
+def install(server: Flask, auth: AuthSettings, port: int) -> None:
     """Put sign-in, sessions and CSRF checks in front of every route of ``server``."""
     server.secret_key = secret_key(auth)
-    server.config.update(SESSION_COOKIE_NAME="railyard_session", SESSION_COOKIE_HTTPONLY=True,
-                         SESSION_COOKIE_SAMESITE="Lax",
-                         PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours))
+    server.config.update(SESSION_COOKIE_NAME=session_cookie_name(port),
+                         SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Lax",
+                         PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours),
+                         RAILYARD_CSRF_COOKIE=csrf_cookie_name(port))
     server.extensions["railyard.auth"] = auth
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
@@ -110,6 +126,12 @@ def require_identity() -> Identity:
     return who
 
 
+def current_actor() -> Actor:
+    """Who is asking, as the plan services take it (PermissionError when nobody is)."""
+    who = require_identity()
+    return Actor(who.name, who.role, who.address)
+
+
 def csrf_token() -> str:
     """The session's CSRF token, created with the session."""
     if "csrf" not in session:
@@ -118,10 +140,21 @@ def csrf_token() -> str:
 
 
 def check_password(auth: AuthSettings, name: str, password: str) -> str | None:
-    """The user's role if the password matches, else None (same cost for unknown names)."""
+    """The user's role if the password matches, else None (same cost for unknown names).
+    A pair once verified is remembered by an HMAC under a per-process key (never the
+    password), so API clients sending Basic credentials on every request pay scrypt once."""
     user = auth.user(name)
+    mark = hmac.new(_VERIFIED_KEY, f"{name}\0{password}".encode(), "sha256").digest()
+    if user is not None and _verified.get(mark) == user.password_hash:
+        return user.role
     ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password)
-    return user.role if ok and user else None
+    if not (ok and user):
+        return None
+    with _verified_lock:
+        if len(_verified) >= VERIFIED_MAX:
+            _verified.pop(next(iter(_verified)))
+        _verified[mark] = user.password_hash
+    return user.role
 
 
 def identify_api() -> Identity | None:
@@ -202,9 +235,9 @@ def _csrf_cookie(response: flask.Response) -> flask.Response:
     """Hand the session's token to dash-renderer, which sends it back as X-CSRFToken."""
     if request.path.startswith(API_PREFIX) or request.endpoint == "logout":
         return response
-    token = csrf_token()
-    if request.cookies.get(CSRF_COOKIE) != token:
-        response.set_cookie(CSRF_COOKIE, token, samesite="Strict", secure=request.is_secure,
+    token, name = csrf_token(), flask.current_app.config["RAILYARD_CSRF_COOKIE"]
+    if request.cookies.get(name) != token:
+        response.set_cookie(name, token, samesite="Strict", secure=request.is_secure,
                             httponly=False)
     return response
 
@@ -251,7 +284,7 @@ def _logout():
     if who is not None:
         log.info("%s signed out", who.name)
     response = flask.redirect(flask.url_for("login") if settings().mode == "users" else "/")
-    response.delete_cookie(CSRF_COOKIE)
+    response.delete_cookie(flask.current_app.config["RAILYARD_CSRF_COOKIE"])
     return response
 
 
@@ -274,6 +307,7 @@ def _login_page(target: str, error: str) -> str:
 
 def _page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}'
-            f'</title><link rel="stylesheet" href="/assets/railyard.css"></head><body>'
+            f'</title><link rel="icon" href="/_favicon.ico">'
+            f'<link rel="stylesheet" href="/assets/railyard.css"></head><body>'
             f'<header class="topbar"><span class="brand">Railyard</span></header>'
             f'<main class="page">{body}</main></body></html>')

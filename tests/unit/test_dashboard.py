@@ -111,7 +111,7 @@ def test_every_page_layout_builds(app):
 
     paths = {p["path"]: p for p in dash.page_registry.values()}
     assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if",
-                          "/reassignments", "/shrinks"}
+                          "/reassignments", "/shrinks", "/audit", "/plans/none"}
     for page in paths.values():
         assert page["layout"](range="6h") is not None
 
@@ -168,7 +168,9 @@ def _update(client, body) -> tuple[int, dict]:
 
     from dashboard import auth
 
-    token = client.get_cookie(auth.CSRF_COOKIE).value
+    from dashboard.runtime import current
+
+    token = client.get_cookie(auth.csrf_cookie_name(current().config.server.port)).value
     r = client.post("/_dash-update-component", data=json.dumps(body),
                     content_type="application/json", headers={auth.CSRF_HEADER: token})
     return r.status_code, r.get_json(silent=True) or {}
