@@ -7,14 +7,11 @@ not answer = 503 with one line."""
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import flask
 import pandas as pd
-from sqlalchemy.exc import SQLAlchemyError
 
 from backend.errors import BadInput, Unavailable
 from backend.services import capacity, incident, printing
@@ -24,8 +21,6 @@ from dashboard import runtime
 
 FORMATS = {"html": "text/html; charset=utf-8", "pdf": "application/pdf",
            "csv": "text/csv; charset=utf-8"}
-_store_lock = threading.Lock()
-_stores: dict[str, object] = {}
 
 
 def install(server: flask.Flask) -> None:
@@ -166,17 +161,9 @@ def _rows(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
 
 
 def plan_store():
-    """The plan store of the dashboard's config when it exists (never created here: a
-    report only reads), else None."""
-    url = runtime.current().config.store.url
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+    """The dashboard's plan store, or None when it does not open (the report then says
+    plan events are missing instead of failing)."""
+    try:
+        return runtime.current().plan_store()
+    except Unavailable:
         return None
-    with _store_lock:
-        if url not in _stores:
-            from backend.store.store import open_store
-            try:
-                _stores[url] = open_store(url)
-            except SQLAlchemyError:  # a store that does not open: no plan events
-                return None
-        return _stores[url]
-
