@@ -18,7 +18,7 @@ from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
              ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
-             ("/shrinks", "Shrinks"), ("/capacity", "Capacity"))
+             ("/shrinks", "Shrinks"), ("/audit", "Audit"), ("/capacity", "Capacity"))
 
 
 def layout(config: DashboardConfig) -> html.Div:

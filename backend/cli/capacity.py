@@ -82,7 +82,8 @@ def by_days(text: str | None, now: datetime | None = None) -> float:
 
 
 def _runtime(config_path: str):
-    """The clusters of a dashboard config as the dashboard reads them."""
+    """The clusters of a dashboard config as the dashboard reads them (the gateway each
+    config names)."""
     from backend.gateways.factory import open_gateway
     from dashboard.config import load_config
     from dashboard.runtime import Runtime
