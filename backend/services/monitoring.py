@@ -221,16 +221,14 @@ def data_ends_before(source: ClusterSource, span: Span) -> float | None:
     except MetricsError:
         return None
 
-    def newest() -> float | None:
-        try:
-            hourly = client.instant("newest_sample", at=time.time(),
-                                    window=f"{HISTORY_LOOKBACK}:1h")
-            near = float(hourly["value"].max()) + 3600  # the last sample is within the hour
-            exact = client.instant("newest_sample", at=near, window="2h:1m")
-            return float(exact["value"].max())
-        except MetricsError:
-            return None
-    last = _memoised(("newest_sample", source.name), newest, ttl=60.0)
+    try:
+        # at the minute, so asks within the metrics cache's lifetime share one answer
+        hourly = client.instant("newest_sample", at=span.end // 60 * 60,
+                                window=f"{HISTORY_LOOKBACK}:1h")
+        near = float(hourly["value"].max()) + 3600  # the last sample is within the hour
+        last = float(client.instant("newest_sample", at=near, window="2h:1m")["value"].max())
+    except MetricsError:
+        return None
     return last if last is not None and last < span.start else None
 
 
