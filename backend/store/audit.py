@@ -19,6 +19,8 @@ from sqlalchemy import Connection, Engine, select, text
 from backend.store.schema import audit
 
 GENESIS = "0" * 64
+_LAST_HASH = select(audit.c.hash).order_by(audit.c.id.desc()).limit(1)
+_INSERT = audit.insert()
 _AUDIT_LOCK = 7_351_812  # pg_advisory_xact_lock key for audit appends
 
 
@@ -44,12 +46,12 @@ def append(conn: Connection, *, at: datetime, user: str, action: str,
     """Append one row inside the caller's write transaction; returns its id."""
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _AUDIT_LOCK})
-    prev = conn.execute(select(audit.c.hash).order_by(audit.c.id.desc()).limit(1)).scalar()
-    prev = prev or GENESIS
+    prev = conn.execute(_LAST_HASH).scalar() or GENESIS
     digest = row_hash(prev, at, user, action, plan_id, before, after, address, detail)
-    return conn.execute(audit.insert().values(
-        at=at, user=user, action=action, plan_id=plan_id, before=before, after=after,
-        address=address, detail=detail, prev_hash=prev, hash=digest)).inserted_primary_key[0]
+    return conn.execute(_INSERT, {
+        "at": at, "user": user, "action": action, "plan_id": plan_id, "before": before,
+        "after": after, "address": address, "detail": detail, "prev_hash": prev,
+        "hash": digest}).inserted_primary_key[0]
 
 
 def verify_audit(engine: Engine, batch: int = 5000) -> dict:
