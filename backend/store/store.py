@@ -7,8 +7,9 @@ concurrent decisions on one plan exactly one changes a row; the caller refuses t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -82,6 +83,7 @@ class AuditEntry:
     after: str | None
     address: str | None
     detail: Any
+    digest: str
     prev_hash: str
     hash: str
 
@@ -96,6 +98,11 @@ class Store:
         self.engine = engine
         self.expiry_hours = expiry_hours
         self._writer = writer(engine)
+        # SQLite has one writer at a time: this process's writers queue here and wake in
+        # turn, instead of sleeping in SQLite's busy handler (its back-off is the tail
+        # latency); other processes still wait on the database lock.
+        self._local_writers = threading.Lock() if engine.dialect.name == "sqlite" \
+            else nullcontext()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -106,7 +113,7 @@ class Store:
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction: committed on exit, rolled back on an exception."""
-        with self._writer.begin() as conn:
+        with self._local_writers, self._writer.begin() as conn:
             yield conn
 
     def verify_audit(self) -> dict:
