@@ -11,7 +11,7 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.factory import open_gateway
-from dashboard import auth, ids, jobs, runtime, shell
+from dashboard import api, auth, ids, jobs, runtime, shell
 from dashboard.config import CacheSettings, DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +42,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         on_error=_on_error,
     )
     auth.install(app.server, config.auth)
+    api.install(app.server)
     cache = Cache(app.server, config=cache_config(config.cache))
     opened = {c.name: open_gateway(c) for c in config.clusters}
     remote = {name: gw for name, gw in opened.items() if gw is not None}

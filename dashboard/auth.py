@@ -22,6 +22,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from html import escape
@@ -32,6 +33,7 @@ import flask
 from flask import Flask, g, request, session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from backend.store.workflow import Actor
 from dashboard.config import ROLES, AuthSettings
 
 log = logging.getLogger("railyard.auth")
@@ -46,6 +48,10 @@ SECRET_ENV = "RAILYARD_SECRET_KEY"
 LOCAL_USER = "local"  # who everyone is under auth: none
 # checked when the user name is unknown, so a wrong name costs as long as a wrong password
 _DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
+VERIFIED_MAX = 1024  # verified (user, password) pairs remembered, oldest dropped first
+_VERIFIED_KEY = secrets.token_bytes(32)
+_verified: dict[bytes, str] = {}  # HMAC of the pair -> the password_hash it matched
+_verified_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,12 @@ def require_identity() -> Identity:
     return who
 
 
+def current_actor() -> Actor:
+    """Who is asking, as the plan services take it (PermissionError when nobody is)."""
+    who = require_identity()
+    return Actor(who.name, who.role, who.address)
+
+
 def csrf_token() -> str:
     """The session's CSRF token, created with the session."""
     if "csrf" not in session:
@@ -118,10 +130,21 @@ def csrf_token() -> str:
 
 
 def check_password(auth: AuthSettings, name: str, password: str) -> str | None:
-    """The user's role if the password matches, else None (same cost for unknown names)."""
+    """The user's role if the password matches, else None (same cost for unknown names).
+    A pair once verified is remembered by an HMAC under a per-process key (never the
+    password), so API clients sending Basic credentials on every request pay scrypt once."""
     user = auth.user(name)
+    mark = hmac.new(_VERIFIED_KEY, f"{name}\0{password}".encode(), "sha256").digest()
+    if user is not None and _verified.get(mark) == user.password_hash:
+        return user.role
     ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password)
-    return user.role if ok and user else None
+    if not (ok and user):
+        return None
+    with _verified_lock:
+        if len(_verified) >= VERIFIED_MAX:
+            _verified.pop(next(iter(_verified)))
+        _verified[mark] = user.password_hash
+    return user.role
 
 
 def identify_api() -> Identity | None:

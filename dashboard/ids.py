@@ -151,3 +151,31 @@ SH_RUN = "sh-run"
 SH_ERROR = "sh-error"
 SH_BANNERS = "sh-banners"
 SH_PREVIEW = "sh-preview"
+PLAN_TITLE = "plan-title-input"
+PLAN_PROPOSE = "plan-propose"
+PLAN_PROPOSE_ERROR = "plan-propose-error"
+
+# a plan's own view (/plans/<id>)
+PV_PLAN = "pv-plan"  # {"id", "sha256"}: the plan and the sha256 this page showed
+PV_BANNERS = "pv-banners"
+PV_STATE = "pv-state"
+PV_FACTS = "pv-facts"
+PV_SHA = "pv-sha"
+PV_COMMENT = "pv-comment"
+PV_APPROVE = "pv-approve"
+PV_REJECT = "pv-reject"
+PV_WITHDRAW = "pv-withdraw"
+PV_RESULT = "pv-result"
+PV_DECISIONS = "pv-decisions"
+PV_AUDIT = "pv-audit"
+PV_JSON = "pv-json"
+PV_EXECUTION = "pv-execution"  # the executor (issue 12) shows progress, execute, cancel here
+
+# audit log
+AU_PLAN = "au-plan"
+AU_USER = "au-user"
+AU_SINCE = "au-since"
+AU_APPLY = "au-apply"
+AU_ERROR = "au-error"
+AU_GRID = "au-grid"
+AU_PLANS = "au-plans"

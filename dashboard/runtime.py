@@ -6,13 +6,16 @@ Runtime per process here and callbacks ask ``current()`` for it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
-from backend.services.cluster import ClusterSource
+from backend.model.snapshot import Snapshot
+from backend.services.cluster import ClusterSource, cluster_snapshot
+from backend.store.store import Store, open_store
 from dashboard.config import ClusterConfig, DashboardConfig
 
 
@@ -21,6 +24,20 @@ class Runtime:
     config: DashboardConfig
     cache: Cache
     gateways: dict[str, ClusterReader] = field(default_factory=dict)  # by cluster name
+    _store: Store | None = field(default=None, repr=False)
+    _store_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def plan_store(self) -> Store:
+        """The plan store (opened, and migrated, on first use; Unavailable if it does not
+        answer, which the pages show as a banner)."""
+        with self._store_lock:
+            if self._store is None:
+                self._store = open_store(self.config.store.url, self.config.plans.expiry_hours)
+            return self._store
+
+    def snapshot_of(self, name: str) -> Snapshot:
+        """The cluster's assignment now (what approval and execution re-check plans on)."""
+        return cluster_snapshot(self.source(name), fresh=True)
 
     def cluster(self, name: str | None) -> ClusterConfig:
         return self.config.cluster(name)

@@ -18,7 +18,7 @@ from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
              ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
-             ("/shrinks", "Shrinks"))
+             ("/shrinks", "Shrinks"), ("/audit", "Audit"))
 
 
 def layout(config: DashboardConfig) -> html.Div:

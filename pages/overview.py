@@ -1,12 +1,13 @@
 """/ Overview: every guard rail of a cluster at a glance; near or over a limit stands out.
 
-Two callbacks, so the limit bars (from the assignment) never wait for Prometheus: the
-assignment's figures, and the health figures and series over the chosen window."""
+Two callbacks: the limit figures (live: from the cluster's assignment, so they never wait
+for Prometheus; over a past window: from that window's metrics at its end, so every
+figure on the page is of the same moment), and the health figures and series."""
 
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, dcc, html
+from dash import Input, Output, dcc, html
 
 from backend.errors import Unavailable
 from backend.services import limits, monitoring
@@ -22,47 +23,51 @@ GRAPH = {"displayModeBar": False}
 
 
 def layout(**query) -> html.Div:
-    cards, bars, notes = assignment_view(runtime.current().cluster(query.get("cluster")).name)
     return shell.page_frame("Overview", ids.OV_BANNERS, query, [
         html.Div(id=ids.OV_HEALTH, className="cards"),
-        html.Div(cards, id=ids.OV_CARDS, className="cards"),
-        html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, figure=bars, config=GRAPH),
-                 className="panel"),
+        html.Div(id=ids.OV_CARDS, className="cards"),
+        html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, config=GRAPH), className="panel"),
         html.Div([html.Div(dcc.Graph(id=ids.OV_HEALTH_SERIES, config=GRAPH), className="panel"),
                   html.Div(dcc.Graph(id=ids.OV_PARTITIONS_SERIES, config=GRAPH),
                            className="panel")], className="grid-2"),
-    ], banner_slots=[html.Div(notes, id=ids.OV_LIMIT_BANNERS),
+    ], banner_slots=[html.Div(id=ids.OV_LIMIT_BANNERS),
                      html.Div(id=ids.OV_METRIC_BANNERS)])
 
 
 @dash.callback(Output(ids.OV_CARDS, "children"), Output(ids.OV_BROKER_BARS, "figure"),
                Output(ids.OV_LIMIT_BANNERS, "children"),
-               Input(ids.REFRESH, "n_intervals"), State(ids.VIEW, "data"),
-               prevent_initial_call=True)
-def refresh_assignment(_tick, state):
-    """The assignment has no history: drawn with the page, refreshed on the clock only."""
-    return assignment_view(state["cluster"])
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def show_assignment(state, _tick):
+    w, _ = monitor.window(state)
+    return assignment_view(state["cluster"], w)
 
 
-def assignment_view(cluster: str):
+def assignment_view(cluster: str, w):
     source = runtime.current().source(cluster)
     try:
-        g = limits.guard_rails(source)
+        if w.refreshing:
+            g = limits.guard_rails(source)
+            where = ("from the snapshot file, as of its last write" if assignment_note(source)
+                     or source.gateway is None else "from the cluster, now")
+        else:
+            g = limits.guard_rails_at(source, w)
+            where = f"from Prometheus at {w.label.split(' to ')[-1]}"
     except Unavailable as e:
-        return [], charts.empty("Partitions per broker", "No assignment to show"), \
+        return [], charts.empty("Partitions per broker", "No partition counts to show"), \
             [banners.banner(str(e), "error")]
     limit = g["limits"]["max.broker.partitions"]
     brokers = g["brokers"]
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],
-                            limit, "Partition replicas per broker in the assignment, "
-                                   "against max.broker.partitions")
+                            limit, f"Partition replicas per broker {where}, against "
+                                   "max.broker.partitions")
     notes = [banners.banner(n, "warning") for n in [assignment_note(source)] if n]
     if g["over"]:
         notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
                                     f"({limit:,}): new partitions cannot go there", "error"))
     elif g["near"]:
-        notes.append(banners.banner(f"Brokers {g['near']} are within 10% of "
-                                    f"max.broker.partitions ({limit:,})", "warning"))
+        notes.append(banners.banner(f"Brokers {g['near']} are within "
+                                    f"{1 - g['near_limit_ratio']:.0%} of max.broker.partitions "
+                                    f"({limit:,})", "warning"))
     return _assignment_cards(g), fig, notes
 
 
@@ -139,7 +144,10 @@ def _assignment_cards(g: dict) -> list:
              "unlimited" if not headroom else f"{min(headroom):,}",
              note="replicas before the fullest broker is at its limit"),
         card("Topics / partitions", f"{g['topics']:,} / {g['partitions']:,}",
-             note=f"{len(g['brokers'])} brokers in {len(g['racks'])} racks"),
+             note=f"{len(g['brokers'])} brokers in {len(g['racks'])} racks")
+        if g["topics"] is not None else
+        card("Partitions", "-" if g["partitions"] is None else f"{g['partitions']:,}",
+             note=f"{len(g['brokers'])} brokers reporting"),
     ]
 
 

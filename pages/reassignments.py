@@ -129,7 +129,9 @@ def reassignment_preview(draft: plan_preview.Draft) -> list:
     if draft.empty:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
                                "the goal.", "info")]
-    return plan_views.reassignment_block(draft)
+    return plan_views.reassignment_block(draft, [
+        html.H2(draft.title, className="plan-title"),
+        plan_views.propose_row(plan_views.actor(), draft.title)])
 
 
 def parse_brokers(text: str | None) -> list[int]:

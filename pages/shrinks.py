@@ -6,15 +6,13 @@ Kafka cluster today."""
 from __future__ import annotations
 
 import dash
-import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview
 from backend.services.cluster import cluster_snapshot
-from components import banners, plans, tables, urlstate
-from components.tables import duration
-from dashboard import drafts, ids, runtime
+from components import banners, urlstate
+from dashboard import drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path="/shrinks", name="Shrinks", title="Railyard · Shrinks",
                    order=6)
@@ -68,52 +66,6 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         return no_update, no_update, str(e), []
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
-    return shrink_preview(draft), drafts.save(draft), "", []
-
-
-def shrink_preview(draft: plan_preview.Draft) -> list:
-    """The preview block of a shrink draft or stored shrink plan."""
-    p, c = draft.preview, draft.content
-    reclaimed = pd.DataFrame([{"broker": b["id"], "replicas before": b["before"],
-                               "replicas after": b["after"],
-                               "replicas reclaimed": b["replicas_reclaimed"],
-                               "log bytes reclaimed": b["bytes_reclaimed"]}
-                              for b in p["brokers"]])
-    return [
-        html.H2(draft.title, className="plan-title"),
-        html.Div(plans.shrink_cards(p, c), id=ids.PLAN_CARDS, className="cards"),
-        html.Div(plans.words(p), id=ids.PLAN_WORDS),
-        html.Div([html.H3("Stages"), stages(c["stages"])], className="panel"),
-        html.Div(plans.bars(p, "Replicas per broker before and after the shrink",
-                            ids.PLAN_BARS),
-                 className="panel"),
-        html.Div([html.H3("Room reclaimed per broker"), tables.grid(reclaimed, height=260)],
-                 className="panel"),
-        migration(c["migration"]),
-    ]
-
-
-def stages(rows: list[dict]) -> html.Ol:
-    return html.Ol([html.Li([html.Strong(s["mode"]), f" at {_when(s)}: {s['effect']}"])
-                    for s in rows], className="stages")
-
-
-def _when(stage: dict) -> str:
-    at, latest = stage["at_ms"] / 1000, stage["latest_at_ms"] / 1000
-    if at == 0 and latest == 0:
-        return "once approved and started"
-    if at == latest:
-        return f"+{duration(at)}"
-    return f"+{duration(at)} (at the latest +{duration(latest)})"
-
-
-def migration(m: dict) -> html.Div:
-    """The shrink any cluster can run today: a new topic, switch, drain, delete."""
-    return html.Div([
-        html.H3(f"The migration that works on any cluster today: to '{m['new_topic']}'"),
-        banners.banner(m["error"], "error") if not m["ok"] else None,
-        html.Ol([html.Li(step) for step in m["steps"]]),
-        html.P(f"Peak partition replicas in the cluster while both topics exist: "
-               f"{m['peak_cluster_partitions']:,}", className="hint"),
-        tables.placement(m["assignment"]),
-    ], className="panel")
+    head = [html.H2(draft.title, className="plan-title"),
+            plan_views.propose_row(plan_views.actor(), draft.title)]
+    return plan_views.shrink_block(draft, head), drafts.save(draft), "", []

@@ -46,6 +46,13 @@ CATALOG: dict[str, Concept] = {
         "max_over_time((sum({d.partition_count}))[{window}:5m])", (), "replicas",
         "Most partition replicas the cluster hosted over the window (max.partitions counts "
         "replicas)"),
+    "partitions_per_broker_in_14d": Concept(
+        "predict_linear((sum by ({by}) ({d.partition_count}))[{window}:5m], 14 * 86400)",
+        ("{by}",), "replicas", "Partition replicas per broker in 14 days at the growth of "
+        "the window (Prometheus' least-squares predict_linear)"),
+    "cluster_replicas_in_14d": Concept(
+        "predict_linear((sum({d.partition_count}))[{window}:5m], 14 * 86400)", (), "replicas",
+        "Partition replicas in the cluster in 14 days at the growth of the window"),
     # ---- health --------------------------------------------------------------------------
     "brokers_up": Concept("sum by ({by}) (up)", ("{by}",), "bool",
                           "1 when the broker's exporter answered the last scrape"),
@@ -92,6 +99,9 @@ CATALOG: dict[str, Concept] = {
     "replica_lag_sum_per_broker": Concept(
         "sum by ({by}) ({d.consumer_lag_selector})", ("{by}",), "messages",
         "KIP-73's SumReplicaLag, derived: FetcherLagMetrics ConsumerLag summed per broker"),
+    "max_lag_growth_per_broker": Concept(
+        "deriv((max by ({by}) ({d.max_lag}))[{window}:1m])", ("{by}",), "messages/s",
+        "How fast each broker's MaxLag grows over the window (> 0: followers fall behind)"),
     "max_lag_per_broker": Concept(
         "max by ({by}) ({d.max_lag})", ("{by}",), "messages",
         "ReplicaFetcherManager MaxLag per broker"),

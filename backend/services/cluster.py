@@ -46,14 +46,15 @@ _snapshots_lock = threading.Lock()
 _fallbacks: dict[str, str] = {}  # cluster -> why its gateway did not answer
 
 
-def cluster_snapshot(source: ClusterSource) -> Snapshot:
+def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
     """The cluster's current assignment with its configured limits (cached briefly): read
     through the gateway when the cluster has one, else (or when the gateway does not
-    answer; assignment_note says so) from its snapshot file."""
+    answer; assignment_note says so) from its snapshot file. ``fresh``: read it now (what
+    approving and executing a plan re-check: a move seconds ago must count)."""
     ttl = GATEWAY_TTL_SECONDS if source.gateway is not None else SNAPSHOT_TTL_SECONDS
     with _snapshots_lock:
         hit = _snapshots.get(source.name)
-        if hit is not None and time.monotonic() - hit[0] < ttl:
+        if not fresh and hit is not None and time.monotonic() - hit[0] < ttl:
             return hit[1]
     snap = None
     if source.gateway is not None:

@@ -6,7 +6,7 @@ from backend.engines import limits as engine
 from backend.errors import BadInput
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_near
-from backend.services import snapshots
+from backend.services import monitoring, snapshots
 from backend.services.cluster import ClusterSource, cluster_snapshot
 
 
@@ -98,6 +98,36 @@ def guard_rails(source: ClusterSource) -> dict:
               "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
     _guard_rails[source.name] = (snap, answer)
     return answer
+
+
+def guard_rails_at(source: ClusterSource, span: monitoring.Span) -> dict:
+    """guard_rails as of a past window's end, from that window's metrics: a review of
+    02:00-03:00 must not mix Prometheus' 03:00 with today's assignment. Same shape as
+    guard_rails, with what the metrics cannot know (topics, racks) as None."""
+    seen = monitoring.partitions_at(source, span)
+    lim = source.limits
+    brokers = []
+    for label, replicas in sorted(seen["brokers"].items(), key=lambda kv: _broker_order(kv[0])):
+        capacity = None if lim.max_broker_partitions is None \
+            else max(lim.max_broker_partitions - replicas, 0)
+        brokers.append({"id": _broker_order(label)[1], "replicas": replicas,
+                        "capacity": capacity, "over_limit": lim.max_broker_partitions
+                        is not None and replicas > lim.max_broker_partitions})
+    total = sum(b["replicas"] for b in brokers)
+    limit = lim.max_broker_partitions
+    return {"brokers": brokers, "racks": None, "topics": None, "partitions": seen["partitions"],
+            "cluster_partitions": total,
+            "limits": {"max.broker.partitions": limit, "max.partitions": lim.max_partitions},
+            "cluster_capacity": None if lim.max_partitions is None
+            else max(lim.max_partitions - total, 0),
+            "near_limit_ratio": source.near_limit_ratio,
+            "near": [b["id"] for b in brokers
+                     if is_near(b["replicas"], limit, source.near_limit_ratio)],
+            "over": [b["id"] for b in brokers if b["over_limit"]]}
+
+
+def _broker_order(label: str) -> tuple[int, int | str]:
+    return (0, int(label)) if str(label).isdigit() else (1, str(label))
 
 
 def demo_whatifs(snap: Snapshot) -> tuple[engine.PlacementResult, engine.PlacementResult]:

@@ -212,6 +212,20 @@ def _health(source: ClusterSource, span: Span) -> dict:
     }
 
 
+def partitions_at(source: ClusterSource, span: Span) -> dict:
+    """What Prometheus saw at the window's end: replicas per broker (broker label -> count)
+    and partitions in the cluster. Raises Unavailable when it cannot say."""
+    got = _query(source, span, {"brokers": ("now", "partitions_per_broker"),
+                                "partitions": ("now", "cluster_partitions")})
+    if isinstance(got["brokers"], MetricsError):
+        raise Unavailable(f"Prometheus at {source.prometheus_url}",
+                          f"no partition counts at the end of the window ({got['brokers']})")
+    parts = got["partitions"]
+    return {"brokers": {b: int(v) for b, v in _by_broker(got["brokers"]).items()},
+            "partitions": None if isinstance(parts, MetricsError)
+            else int(parts["value"].sum())}
+
+
 def fullest(frame, n: int):
     """The ``n`` series with the highest last value (a chart of 100 brokers' lines is
     unreadable and slow to draw; the fullest are the ones near the limit)."""

@@ -55,6 +55,18 @@ class Draft:
             self.frozen = self.table.kafka_json(self.log_dirs)
         return self.frozen
 
+    def basis(self) -> dict:
+        """What the draft was computed on, in plan_basis' form: the replicas each touched
+        partition had (reassignments), the partition count (shrinks). A draft proposed
+        later is checked against the cluster with it (plan_basis.basis_changes)."""
+        if self.kind == "shrink":
+            return {"partitions": {}, "topics": {self.content["topic"]: self.content["from"]}}
+        t = self.table
+        names = np.array(t.topics, dtype=object)[t.topic].tolist()
+        return {"partitions": {f"{n}:{p}": [b for b in r if b >= 0] for n, p, r in
+                               zip(names, t.part.tolist(), t.before.tolist(), strict=True)},
+                "topics": {}}
+
     @property
     def empty(self) -> bool:
         """Nothing would change (no replica and no leader moves): nothing to propose."""

@@ -131,6 +131,12 @@ def test_time_range_change_changes_what_the_charts_show(browser, demo):
     assert incident["range"][0].startswith("2024-01-01 00:00")
     assert "from=2024-01-01T00%3A00" in browser.current_url or \
         "from=2024-01-01T00:00" in browser.current_url
+    # every figure is of the window's end: broker 3 holds 190 of 180 at 01:00, so the
+    # limit cards and bars say so, and say where they come from
+    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+        lambda b: card_value(b, "Brokers over the limit") == "1")
+    bars = wait_chart(browser, "#ov-broker-bars", lambda c: c["traces"] > 0)
+    assert "from Prometheus at 2024-01-01 01:00" in bars["title"], bars
     screenshot(browser, "overview-incident-review")
     # a link to the view reproduces it
     browser.get(demo.url + "/throttles?" + INCIDENT)

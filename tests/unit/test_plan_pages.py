@@ -28,6 +28,13 @@ def app(tmp_path_factory):
         "cache": {"background_dir": str(tmp / "cache")}}))
 
 
+@pytest.fixture(autouse=True)
+def request_context(app):
+    """Callbacks run inside a request (they ask who is signed in: auth none -> local admin)."""
+    with app.server.test_request_context("/"):
+        yield
+
+
 def page(path: str):
     """The page module as Dash imported it (importing it again would register it twice)."""
     import sys

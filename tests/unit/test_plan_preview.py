@@ -181,3 +181,11 @@ def test_exports():
     assert pp.kafka_command(50_000_000, "plan.json", "k1:9092") == (
         "kafka-reassign-partitions.sh --bootstrap-server k1:9092 --reassignment-json-file "
         "plan.json --execute --throttle 50000000")
+
+
+def test_draft_basis_is_plan_basis_form():
+    snap = small()
+    d = pp.from_kafka_json(snap, plan(("orders", 0, [1, 4]), ("logs", 1, [2])))
+    assert d.basis() == {"partitions": {"orders:0": [1, 2], "logs:1": [1]}, "topics": {}}
+    s = pp.from_shrink(snap, "orders", 2)
+    assert s.basis() == {"partitions": {}, "topics": {"orders": 4}}

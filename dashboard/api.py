@@ -1,0 +1,220 @@
+"""The HTTP API, /api/v1 (docs/api.md): plans and the audit log as JSON.
+
+Thin over backend/services/plans.py, which holds every rule; this module only turns
+requests into service calls and refusals into status codes. Each request authenticates
+itself (HTTP Basic with the config's users, the proxy's headers, or the local admin under
+auth: none), never with the browser's session cookie, and POST bodies must be JSON, so
+another site cannot make a signed-in browser act here. Errors are {"error": "one line"}.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import flask
+from flask import Blueprint, jsonify, request
+
+from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
+from backend.services import plan_preview
+from backend.services import plans as plan_service
+from backend.store.store import Store
+from backend.store.workflow import STATES, authorize
+from dashboard import auth, runtime
+
+log = logging.getLogger("railyard.api")
+
+PREFIX = "/api/v1"
+STATUS = ((BadInput, 400), (Forbidden, 403), (NotFound, 404), (Conflict, 409),
+          (Unavailable, 503))
+
+api = Blueprint("api", __name__, url_prefix=PREFIX)
+
+
+def install(server: flask.Flask) -> None:
+    """Serve the API on ``server`` (auth.install must have run: it names the users)."""
+    server.register_blueprint(api)
+
+
+class _Refused(Exception):
+    """A refusal decided here rather than in a service (credentials, body format)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@api.before_request
+def _authenticate() -> flask.Response | tuple | None:
+    if auth.current_identity() is None:
+        answer = jsonify(error="credentials required: HTTP Basic with a configured user"
+                         if auth.settings().mode == "users" else
+                         "not signed in: send requests through the single-sign-on proxy")
+        if auth.settings().mode == "users":
+            answer.headers["WWW-Authenticate"] = 'Basic realm="Railyard", charset="UTF-8"'
+        return answer, 401
+    if request.method == "POST" and request.mimetype != "application/json":
+        return jsonify(error=f"expected Content-Type: application/json, got "
+                             f"{request.mimetype or 'none'}"), 415
+    return None
+
+
+@api.errorhandler(_Refused)
+def _refused(e: _Refused):
+    return jsonify(error=str(e)), e.status
+
+
+@api.errorhandler(Exception)
+def _error(e: Exception):
+    for kind, status in STATUS:
+        if isinstance(e, kind):
+            return jsonify(error=str(e)), status
+    if isinstance(e, PermissionError):  # the identity vanished mid-request
+        return jsonify(error=str(e)), 401
+    log.exception("API request %s %s failed", request.method, request.path, exc_info=e)
+    return jsonify(error=f"the server failed ({type(e).__name__}); details are in its "
+                         f"log"), 500
+
+
+def _store() -> Store:
+    return runtime.current().plan_store()
+
+
+def _body() -> dict[str, Any]:
+    if not request.get_data():
+        return {}
+    body = request.get_json(silent=True)
+    if body is None:
+        raise BadInput("body: not valid JSON")
+    if not isinstance(body, dict):
+        raise BadInput(f"body: expected a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _text(body: dict, key: str, required: bool = False) -> str | None:
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise BadInput(f"{key}: required")
+        return None
+    if not isinstance(value, str):
+        raise BadInput(f"{key}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _cluster(name: Any) -> str:
+    names = [c.name for c in runtime.current().config.clusters]
+    if name not in names:
+        raise BadInput(f"cluster: expected one of {', '.join(names)}, got {name!r}")
+    return name
+
+
+@api.get("/plans")
+def list_plans():
+    cluster = request.args.get("cluster") or None
+    state = request.args.get("state") or None
+    if cluster is not None:
+        _cluster(cluster)
+    if state is not None and state not in STATES:
+        raise BadInput(f"state: expected one of {', '.join(STATES)}, got {state!r}")
+    plans = plan_service.list_plans(_store(), cluster, state)
+    return jsonify(plans=[p.to_dict() for p in plans])
+
+
+@api.post("/plans")
+def propose():
+    body = _body()
+    who = auth.current_actor()
+    authorize(who, "propose")  # before the preview's work; the service checks again
+    rt = runtime.current()
+    cluster = _cluster(body.get("cluster"))
+    title = _text(body, "title")
+    snap = rt.snapshot_of(cluster)
+    draft = plan_preview.from_request(snap, body)
+    plan = plan_service.propose(
+        _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
+        preview=draft.preview, snapshot=snap, title=title or draft.title,
+        throttle=body.get("throttle"))
+    answer = jsonify(id=plan.id, state=plan.state, sha256=plan.sha256,
+                     expires_at=plan.expires_at.isoformat(), preview=plan.preview)
+    answer.headers["Location"] = f"{PREFIX}/plans/{plan.id}"
+    return answer, 201
+
+
+@api.get("/plans/<int:plan_id>")
+def get_plan(plan_id: int):
+    return jsonify(plan_service.get(_store(), plan_id).to_dict())
+
+
+@api.post("/plans/<int:plan_id>/approve")
+def approve(plan_id: int):
+    body = _body()
+    rt = runtime.current()
+    plan = plan_service.approve(_store(), auth.current_actor(), plan_id,
+                                sha256=_text(body, "sha256", required=True),
+                                comment=_text(body, "comment") or "",
+                                snapshot_of=rt.snapshot_of)
+    return jsonify(id=plan.id, state=plan.state)
+
+
+@api.post("/plans/<int:plan_id>/reject")
+def reject(plan_id: int):
+    body = _body()
+    plan = plan_service.reject(_store(), auth.current_actor(), plan_id,
+                               comment=_text(body, "comment") or "",
+                               sha256=_text(body, "sha256"))
+    return jsonify(id=plan.id, state=plan.state)
+
+
+@api.post("/plans/<int:plan_id>/withdraw")
+def withdraw(plan_id: int):
+    _body()
+    plan = plan_service.withdraw(_store(), auth.current_actor(), plan_id)
+    return jsonify(id=plan.id, state=plan.state)
+
+
+@api.post("/plans/<int:plan_id>/execute")
+def execute(plan_id: int):
+    _body()
+    rt = runtime.current()
+    plan = plan_service.request_execute(_store(), auth.current_actor(), plan_id,
+                                        snapshot_of=rt.snapshot_of)
+    return jsonify(id=plan.id, state=plan.state), 202
+
+
+@api.post("/plans/<int:plan_id>/cancel")
+def cancel(plan_id: int):
+    _body()
+    plan = plan_service.request_cancel(_store(), auth.current_actor(), plan_id)
+    return jsonify(id=plan.id, state=plan.state,
+                   cancel_requested_at=plan.cancel_requested_at.isoformat()), 202
+
+
+@api.get("/audit")
+def audit():
+    plan = request.args.get("plan") or None
+    if plan is not None and not plan.isdigit():
+        raise BadInput(f"plan: expected a plan id, got {plan!r}")
+    since = request.args.get("since") or None
+    entries = plan_service.audit_entries(_store(),
+                                         plan=int(plan) if plan else None,
+                                         user=request.args.get("user") or None,
+                                         since=_time("since", since) if since else None)
+    return jsonify(entries=[e.to_dict() for e in entries])
+
+
+def _time(key: str, text: str) -> datetime:
+    """ISO 8601; a time without a zone is UTC."""
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadInput(f"{key}: expected an ISO 8601 time such as 2024-05-01T12:00:00Z, "
+                       f"got {text!r}") from None
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+
+
+@api.route("/<path:_rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+def unknown(_rest: str):
+    raise NotFound(f"no such endpoint: {request.method} {request.path} (docs/api.md lists "
+                   f"them)")

@@ -1,0 +1,176 @@
+"""/plans/<id>: one stored plan at a URL to share: its state, the preview it was proposed
+with, the exact JSON and its sha256, the decisions and the audit trail; Approve and
+Reject for approvers who did not write it (approve sends the sha256 this page showed),
+Withdraw for its author. Every rule is the plan service's: the buttons only save a trip.
+"""
+
+from __future__ import annotations
+
+import json
+
+import dash
+import pandas as pd
+from backend.store.workflow import may
+from dash import Input, Output, State, dcc, html, no_update
+
+from backend.errors import NotFound, Unavailable
+from backend.services import plan_preview
+from backend.services import plans as plan_service
+from components import banners, tables
+from dashboard import drafts, ids, plan_views, runtime
+
+dash.register_page(__name__, path_template="/plans/<plan_id>", title="Railyard · Plan",
+                   name="Plan")
+
+JSON_SHOWN = 200_000  # characters of the plan JSON shown inline; the file has it all
+
+
+def layout(plan_id: str | None = None, **_query) -> html.Div:
+    try:
+        plan = plan_service.get(runtime.current().plan_store(), int(plan_id))
+    except (ValueError, TypeError):
+        return _missing(f"'{plan_id}' is not a plan number")
+    except NotFound as e:
+        return _missing(str(e))
+    except Unavailable as e:
+        return _missing(str(e))
+    who = plan_views.actor()
+    draft = plan_preview.Draft(plan.kind, plan.cluster, plan.title, plan.preview,
+                               frozen=plan.content)
+    if plan.kind == "reassignment":
+        draft.table = plan_preview.stored_diff_table(plan.content, plan.basis or {},
+                                                     _snapshot(plan.cluster))
+    head = [_facts(plan), _actions(plan, who), _execution(plan)]
+    block = (plan_views.reassignment_block(draft, head) if plan.kind == "reassignment"
+             else plan_views.shrink_block(draft, head))
+    return html.Div([
+        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save(draft)),
+        dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
+        html.H1([f"Plan {plan.id}: {plan.title} ",
+                 html.Span(plan.state, id=ids.PV_STATE, className=f"state state-{plan.state}")]),
+        html.Div(id=ids.PV_BANNERS),
+        *block,
+        html.Div([html.H3("Decisions"), html.Div(_decisions(plan), id=ids.PV_DECISIONS)],
+                 className="panel"),
+        html.Div([html.H3("Audit trail"), html.Div(_audit(plan.id), id=ids.PV_AUDIT)],
+                 className="panel"),
+        _exact_json(plan),
+    ])
+
+
+def _missing(message: str) -> html.Div:
+    return html.Div([html.H1("Plan"), banners.banner(message, "error")])
+
+
+def _snapshot(cluster: str):
+    try:
+        return runtime.current().snapshot_of(cluster)
+    except Unavailable:
+        return None  # the grid then shows no byte counts
+
+
+def _facts(plan) -> html.Div:
+    rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
+            ("Proposed", _time(plan.created_at)), ("Expires", _time(plan.expires_at)),
+            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s"),
+            ("sha256", html.Code(plan.sha256, id=ids.PV_SHA))]
+    return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
+                   className="facts", id=ids.PV_FACTS)
+
+
+def _actions(plan, who) -> html.Div:
+    """Approve/Reject (approvers, not the author) and Withdraw (the author) while the
+    plan is proposed. All three are always in the page (a callback needs its inputs),
+    hidden from whoever may not use them; the service refuses them anyway."""
+    proposed = plan.state == "proposed"
+    can_decide = proposed and may(who, "approve", plan.author) is None
+    can_withdraw = proposed and may(who, "withdraw", plan.author) is None
+    if not proposed:
+        note = f"This plan is {plan.state}: there is nothing left to decide."
+    elif who.name == plan.author:
+        note = "You wrote this plan: someone else with the approver role approves it."
+    elif not can_decide:
+        note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
+    else:
+        note = (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
+                "for the cluster as it is now.")
+    return html.Div([
+        html.Div([
+            html.Label([html.Span("Comment", className="field-label"),
+                        dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
+                       className="field", hidden=not (can_decide or can_withdraw)),
+            html.Button("Approve", id=ids.PV_APPROVE, className="button primary",
+                        hidden=not can_decide),
+            html.Button("Reject", id=ids.PV_REJECT, className="button", hidden=not can_decide),
+            html.Button("Withdraw", id=ids.PV_WITHDRAW, className="button",
+                        hidden=not can_withdraw),
+        ], className="form-row"),
+        html.P(note, className="hint"),
+        html.Div(id=ids.PV_RESULT, className="inline-error", role="alert"),
+    ], className="panel")
+
+
+def _execution(plan) -> html.Div:
+    """Where the executor (issue 12) shows progress, Execute and Cancel."""
+    return html.Div(id=ids.PV_EXECUTION)
+
+
+def _decisions(plan) -> html.Div | str:
+    if not plan.decisions:
+        return "No decision yet."
+    frame = pd.DataFrame([{"user": d.user, "decision": d.decision, "comment": d.comment,
+                           "sha256 seen": d.sha256 or "", "at": _time(d.at)}
+                          for d in plan.decisions])
+    return tables.grid(frame, height=140)
+
+
+def _audit(plan_id: int) -> html.Div | str:
+    entries = plan_service.audit_entries(runtime.current().plan_store(), plan=plan_id)
+    return plan_views.audit_grid([e.to_dict() for e in entries], height=220)
+
+
+def _exact_json(plan) -> html.Details:
+    text = plan_preview.kafka_json_text(plan.content) if plan.kind == "reassignment" \
+        else json.dumps(plan.content, indent=1)
+    shown = text if len(text) <= JSON_SHOWN else (
+        text[:JSON_SHOWN] + f"\n... {len(text) - JSON_SHOWN:,} more characters: download "
+                            "the file for all of it")
+    return html.Details([html.Summary(f"The exact plan JSON ({len(text):,} characters)"),
+                         html.Pre(shown, className="plan-json")], className="panel")
+
+
+def _time(t) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@dash.callback(Output(ids.PV_RESULT, "children"), Output(ids.PV_RESULT, "className"),
+               Output(ids.PV_STATE, "children"),
+               Output(ids.PV_STATE, "className"), Output(ids.PV_DECISIONS, "children"),
+               Output(ids.PV_AUDIT, "children"), Output(ids.PV_APPROVE, "hidden"),
+               Output(ids.PV_REJECT, "hidden"), Output(ids.PV_WITHDRAW, "hidden"),
+               Input(ids.PV_APPROVE, "n_clicks"), Input(ids.PV_REJECT, "n_clicks"),
+               Input(ids.PV_WITHDRAW, "n_clicks"), State(ids.PV_PLAN, "data"),
+               State(ids.PV_COMMENT, "value"), prevent_initial_call=True)
+def decide(_approve, _reject, _withdraw, shown, comment):
+    """Approve (with the sha256 this page showed), reject or withdraw; the service
+    decides whether this user may, and says which rule failed when not."""
+    action = dash.ctx.triggered_id
+    clicked = {ids.PV_APPROVE: _approve, ids.PV_REJECT: _reject, ids.PV_WITHDRAW: _withdraw}
+    if not shown or not clicked.get(action):  # buttons appearing are not clicks
+        return (no_update,) * 9
+    rt = runtime.current()
+    store, who, comment = rt.plan_store(), plan_views.actor(), comment or ""
+    try:
+        if action == ids.PV_APPROVE:
+            plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],
+                                        comment=comment, snapshot_of=rt.snapshot_of)
+        elif action == ids.PV_REJECT:
+            plan = plan_service.reject(store, who, shown["id"], comment=comment,
+                                       sha256=shown["sha256"])
+        else:
+            plan = plan_service.withdraw(store, who, shown["id"])
+    except plan_views.REFUSALS as e:
+        return (f"Refused: {e}", "inline-error") + (no_update,) * 7
+    return (f"Done: plan {plan.id} is {plan.state}.", "inline-done", plan.state,
+            f"state state-{plan.state}",
+            _decisions(plan), _audit(plan.id), True, True, True)

@@ -1,0 +1,153 @@
+"""Two people, two browser sessions: an operator generates a reassignment, previews it and
+proposes it; an approver opens the plan's URL and approves exactly the sha256 it shows;
+the plan is approved for both of them. A viewer sees no Propose, and the author no
+Approve on their own plan."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+from werkzeug.security import generate_password_hash
+
+from backend.model.io import save_snapshot
+from backend.store.store import open_store
+from backend.twin.examples import demo_snapshot
+from tests.e2e.conftest import (
+    CHROMIUM_FLAGS,
+    console_errors,
+    screenshot,
+    sign_in,
+    start_dashboard,
+    stop,
+)
+
+pytestmark = pytest.mark.e2e
+
+USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1"),
+         "vera": ("viewer", "v-pass-1")}
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    tmp: Path = tmp_path_factory.mktemp("plans")
+    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin",
+                                                        "url": "http://127.0.0.1:9"},
+                            "snapshot": str(tmp / "demo.parquet")}],
+              "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+              "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
+                  {"name": n, "role": r, "password_hash": generate_password_hash(p)}
+                  for n, (r, p) in USERS.items()]}}
+    d = start_dashboard(tmp, config)
+    d.store_url = config["store"]["url"]
+    try:
+        yield d
+    finally:
+        stop(d.proc)
+
+
+@pytest.fixture(scope="module")
+def second_browser():
+    """The approver's own browser: separate cookies, so a separate session."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver, timeout: float = 60):
+    return WebDriverWait(driver, timeout)
+
+
+def state_of(driver) -> str:
+    return driver.find_element(By.ID, "pv-state").text
+
+
+def test_operator_proposes_approver_approves(browser, second_browser, dashboard):
+    operator, approver = browser, second_browser
+    operator.delete_all_cookies()
+    console_errors(operator)
+    sign_in(operator, dashboard.url, "olga", USERS["olga"][1])
+    operator.get(dashboard.url + "/reassignments?cluster=demo")
+    wait(operator).until(lambda d: d.find_elements(By.ID, "ra-run"))
+    operator.find_element(By.ID, "ra-run").click()  # the balance goal, suggested throttle
+    wait(operator).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
+    moves = operator.find_element(By.ID, "plan-cards").text
+    assert "Replica moves" in moves and "Predicted ETA" in moves
+    screenshot(operator, "plans-1-operator-preview")
+    operator.find_element(By.ID, "plan-propose").click()
+    wait(operator).until(ec.url_matches(r"/plans/\d+$"))
+    plan_url = operator.current_url
+    plan_id = int(re.search(r"/plans/(\d+)$", plan_url).group(1))
+    wait(operator).until(lambda d: d.find_elements(By.ID, "pv-state"))
+    assert state_of(operator) == "proposed"
+    # the author may not approve their own plan: no button, only the reason
+    assert not operator.find_element(By.ID, "pv-approve").is_displayed()
+    assert operator.find_element(By.ID, "pv-withdraw").is_displayed()
+    assert "You wrote this plan" in operator.find_element(By.CSS_SELECTOR, "main").text
+    shown_sha = operator.find_element(By.ID, "pv-sha").text
+    assert console_errors(operator) == []
+
+    sign_in(approver, dashboard.url, "arne", USERS["arne"][1])
+    approver.get(plan_url)
+    wait(approver).until(lambda d: d.find_elements(By.ID, "pv-approve"))
+    assert approver.find_element(By.ID, "pv-approve").is_displayed()
+    assert not approver.find_element(By.ID, "pv-withdraw").is_displayed()
+    assert approver.find_element(By.ID, "pv-sha").text == shown_sha
+    assert state_of(approver) == "proposed"
+    wait(approver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
+    screenshot(approver, "plans-2-approver-before")
+    approver.find_element(By.ID, "pv-comment").send_keys("looks right")
+    approver.find_element(By.ID, "pv-approve").click()
+    wait(approver).until(ec.text_to_be_present_in_element((By.ID, "pv-state"), "approved"))
+    assert "Done: plan" in approver.find_element(By.ID, "pv-result").text
+    assert not approver.find_element(By.ID, "pv-approve").is_displayed()
+    screenshot(approver, "plans-3-approver-approved")
+
+    # the result, not the buttons: the store says approved, with arne's decision on the
+    # sha256 both of them were shown, and the operator's page says so too
+    store = open_store(dashboard.store_url)
+    try:
+        from backend.services import plans
+
+        plan = plans.get(store, plan_id)
+    finally:
+        store.engine.dispose()
+    assert plan.state == "approved" and plan.author == "olga"
+    assert [(d.user, d.decision, d.sha256, d.comment) for d in plan.decisions] == [
+        ("arne", "approve", shown_sha, "looks right")]
+    operator.get(plan_url)
+    wait(operator).until(lambda d: d.find_elements(By.ID, "pv-state"))
+    assert state_of(operator) == "approved"
+    assert "arne" in operator.find_element(By.ID, "pv-decisions").text
+    assert console_errors(approver) == []
+
+
+def test_viewer_sees_no_propose(browser, dashboard):
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "vera", USERS["vera"][1])
+    browser.get(dashboard.url + "/shrinks?cluster=demo")
+    wait(browser).until(lambda d: d.find_elements(By.ID, "sh-run"))
+    browser.find_element(By.ID, "sh-topic").send_keys("topic-001")
+    browser.find_element(By.ID, "sh-partitions").send_keys("4")
+    browser.find_element(By.ID, "sh-run").click()
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".stages"))
+    assert not browser.find_elements(By.ID, "plan-propose")
+    assert "only operators and admins propose plans" in browser.find_element(
+        By.ID, "sh-preview").text

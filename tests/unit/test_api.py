@@ -1,0 +1,298 @@
+"""/api/v1 on a twin: the role x action x (own plan, someone else's) matrix matches
+docs/api.md in every cell, the doc's table is the workflow's, error shapes and codes, a
+bad plan stores nothing, and a plan whose partition moved on the twin is refused (409,
+naming it)."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from backend.services import plan_preview
+from backend.services import plans as plan_service
+from backend.store.workflow import ACTIONS, ROLES, Actor, role_table_markdown
+from backend.twin.cluster import TwinCluster
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
+from dashboard.config import parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "api.md"
+PASSWORD = "pw-{}"
+# two users per role, so "someone else's plan" is never the acting user's
+USERS = {f"{role}{i}": role for role in ROLES for i in (1, 2)}
+OTHER_AUTHOR = "writer"  # the author of "someone else's" plans
+ALLOWED = {"view": 200, "propose": 201, "approve": 200, "reject": 200, "withdraw": 200,
+           "execute": 202, "cancel": 202}
+
+
+def basic(name: str) -> dict:
+    token = base64.b64encode(f"{name}:{PASSWORD.format(name)}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """An app on a small twin cluster, its store, and a draft to propose again and again."""
+    from dashboard import runtime
+    from dashboard.app import create_app
+
+    tmp = tmp_path_factory.mktemp("api")
+    twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"))
+    users = [{"name": n, "role": r, "password_hash": generate_password_hash(
+        PASSWORD.format(n), method="pbkdf2:sha256:1000")} for n, r in
+        {**USERS, OTHER_AUTHOR: "admin"}.items()]
+    doc = {"clusters": [{"name": "demo", "gateway": {"type": "twin",
+                                                     "url": "http://127.0.0.1:9"}}],
+           "cache": {"background_dir": str(tmp / "cache")},
+           "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+           "auth": {"users": users, "secret_key_file": str(tmp / "key")}}
+    app = create_app(parse_config(doc, "cfg"), gateways={"demo": TwinGateway(twin)})
+    rt = runtime.current()
+    return {"client": app.server.test_client(), "twin": twin, "rt": rt,
+            "store": rt.plan_store(), "body": _body(twin)}
+
+
+def _body(twin: TwinCluster) -> dict:
+    """Move partition 0 of the first topic to the brokers that do not hold it."""
+    snap = twin.assignment()
+    topic = str(snap.topic_names[0])
+    replicas = snap.replicas_of(snap.partition_row(topic, 0))
+    spare = [b for b in map(int, snap.broker_ids) if b not in replicas]
+    return {"cluster": "demo", "kind": "reassignment",
+            "plan": {"version": 1, "partitions": [
+                {"topic": topic, "partition": 0, "replicas": spare[:len(replicas)]}]}}
+
+
+def make_plan(env, author: str, state: str) -> int:
+    """A plan by ``author`` in ``state``, set up through the services (a user's own plan
+    even when their role cannot propose: authorship is by name)."""
+    store, rt = env["store"], env["rt"]
+    snap = rt.snapshot_of("demo")
+    draft = plan_preview.from_request(snap, env["body"])
+    plan = plan_service.propose(store, Actor(author, "admin"), cluster="demo",
+                                kind=draft.kind, content=draft.content,
+                                preview=draft.preview, snapshot=snap)
+    decider = Actor("decider", "admin")
+    if state in ("approved", "executing"):
+        plan_service.approve(store, decider, plan.id, sha256=plan.sha256,
+                             snapshot_of=rt.snapshot_of)
+    if state == "executing":
+        plan_service.request_execute(store, decider, plan.id, snapshot_of=rt.snapshot_of)
+    return plan.id
+
+
+def doc_table() -> dict[str, dict[str, str]]:
+    """docs/api.md's role x action table, as the reader sees it."""
+    text = DOC.read_text()
+    block = text.split("<!-- role-table")[1].split("-->", 1)[1].split("<!-- /role-table")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in block.strip().splitlines()]
+    header = rows[0][1:]
+    return {r[0]: dict(zip(header, r[1:], strict=True)) for r in rows[2:]}
+
+
+def test_doc_table_is_the_workflows():
+    text = DOC.read_text()
+    block = text.split("<!-- role-table")[1].split("-->\n", 1)[1].split("<!-- /role-table")[0]
+    assert block == role_table_markdown()
+    assert set(doc_table()) == set(ROLES)
+    assert all(set(cells) == set(ACTIONS) for cells in doc_table().values())
+
+
+def act(env, user: str, action: str, plan_id: int):
+    client, headers = env["client"], basic(user)
+    if action == "view":
+        return client.get(f"/api/v1/plans/{plan_id}", headers=headers)
+    if action == "propose":
+        return client.post("/api/v1/plans", json=env["body"], headers=headers)
+    body = {"approve": {"sha256": plan_service.get(env["store"], plan_id).sha256,
+                        "comment": "fine"}, "reject": {"comment": "no"}}.get(action, {})
+    return client.post(f"/api/v1/plans/{plan_id}/{action}", json=body, headers=headers)
+
+
+STATE_FOR = {"view": "proposed", "propose": "proposed", "approve": "proposed",
+             "reject": "proposed", "withdraw": "proposed", "execute": "approved",
+             "cancel": "executing"}
+
+
+@pytest.mark.parametrize("whose", ["own", "others"])
+@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("role", ROLES)
+def test_role_action_matrix_matches_the_doc(env, role, action, whose):
+    cell = doc_table()[role][action]
+    allowed = cell == "yes" or (cell == "own plans only" and whose == "own") \
+        or (cell == "others' plans only" and whose == "others")
+    user = f"{role}1"
+    plan_id = make_plan(env, user if whose == "own" else OTHER_AUTHOR, STATE_FOR[action])
+    answer = act(env, user, action, plan_id)
+    expected = ALLOWED[action] if allowed else 403
+    assert answer.status_code == expected, (cell, answer.get_json())
+    if not allowed:
+        assert set(answer.get_json()) == {"error"}
+    before = STATE_FOR[action]
+    after = plan_service.get(env["store"], plan_id)
+    if allowed and action not in ("view", "propose", "cancel"):
+        assert after.state != before and answer.get_json()["state"] == after.state
+    elif not allowed:
+        assert after.state == before  # a refusal changes nothing
+
+
+def test_propose_answers_the_preview(env):
+    answer = env["client"].post("/api/v1/plans", headers=basic("operator1"),
+                                json={**env["body"], "title": "move p0", "throttle": 5_000_000})
+    assert answer.status_code == 201
+    body = answer.get_json()
+    assert set(body) == {"id", "state", "sha256", "expires_at", "preview"}
+    assert body["state"] == "proposed" and len(body["sha256"]) == 64
+    assert answer.headers["Location"] == f"/api/v1/plans/{body['id']}"
+    preview = body["preview"]
+    for key in ("replica_moves", "bytes_to_move", "eta_seconds", "brokers", "violations",
+                "unresolved"):
+        assert key in preview
+    assert preview["replica_moves"] == 3
+    assert {"id", "before", "after", "limit"} <= set(preview["brokers"][0])
+    plan = env["client"].get(f"/api/v1/plans/{body['id']}", headers=basic("viewer1"))
+    got = plan.get_json()
+    assert got["title"] == "move p0" and got["throttle"] == 5_000_000
+    assert got["content"]["partitions"][0]["replicas"] == \
+        env["body"]["plan"]["partitions"][0]["replicas"]
+    assert got["sha256"] == body["sha256"] and got["decisions"] == []
+    listed = env["client"].get("/api/v1/plans?cluster=demo&state=proposed",
+                               headers=basic("viewer1")).get_json()["plans"]
+    assert body["id"] in [p["id"] for p in listed]
+    assert all(p["state"] == "proposed" for p in listed)
+
+
+def count(env) -> tuple[int, int]:
+    store = env["store"]
+    return len(plan_service.list_plans(store, limit=100_000)), \
+        len(plan_service.audit_entries(store, limit=100_000))
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"cluster": "nope", "kind": "reassignment", "plan": {}},
+     "cluster: expected one of demo, got 'nope'"),
+    ({"cluster": "demo", "kind": "reassignment", "plan": {"version": 1, "partitions": [
+        {"topic": "no-such-topic", "partition": 0, "replicas": [1, 2, 3]}]}},
+     "no-such-topic"),
+    ({"cluster": "demo", "kind": "move"}, "kind"),
+    ({"cluster": "demo", "kind": "shrink", "topic": "t", "partitions": "x"}, ""),
+])
+def test_a_bad_plan_is_400_and_nothing_is_stored(env, body, message):
+    before = count(env)
+    answer = env["client"].post("/api/v1/plans", json=body, headers=basic("operator1"))
+    assert answer.status_code == 400
+    error = answer.get_json()["error"]
+    assert message in error and "\n" not in error
+    assert count(env) == before
+
+
+def test_error_shapes(env):
+    client = env["client"]
+    plan_id = make_plan(env, "operator1", "proposed")
+    none = client.get("/api/v1/plans")
+    assert none.status_code == 401 and set(none.get_json()) == {"error"}
+    assert none.headers["WWW-Authenticate"].startswith("Basic")
+    wrong = {"Authorization": "Basic " + base64.b64encode(b"operator1:guess").decode()}
+    assert client.get("/api/v1/plans", headers=wrong).status_code == 401
+    assert client.get("/api/v1/plans", headers={"Authorization": "Basic !!"}) \
+        .status_code == 401
+    # the browser's session does not open the API
+    assert client.get("/api/v1/plans", headers={"Cookie": "railyard_session=x"}) \
+        .status_code == 401
+    form = client.post(f"/api/v1/plans/{plan_id}/reject", data={"comment": "x"},
+                       headers=basic("approver1"))
+    assert form.status_code == 415
+    assert form.get_json() == {"error": "expected Content-Type: application/json, got "
+                                        "application/x-www-form-urlencoded"}
+    bad = client.post(f"/api/v1/plans/{plan_id}/reject", data="{nope",
+                      content_type="application/json", headers=basic("approver1"))
+    assert bad.status_code == 400 and bad.get_json() == {"error": "body: not valid JSON"}
+    listed = client.post(f"/api/v1/plans/{plan_id}/reject", json=[1],
+                         headers=basic("approver1"))
+    assert listed.get_json() == {"error": "body: expected a JSON object, got list"}
+    missing = client.post(f"/api/v1/plans/{plan_id}/approve", json={},
+                          headers=basic("approver1"))
+    assert missing.status_code == 400 and missing.get_json() == {"error": "sha256: required"}
+    assert client.get("/api/v1/plans/999999", headers=basic("viewer1")).get_json() == \
+        {"error": "no plan 999999"}
+    unknown = client.get("/api/v1/nothing", headers=basic("viewer1"))
+    assert unknown.status_code == 404 and "no such endpoint" in unknown.get_json()["error"]
+    state = client.get("/api/v1/plans?state=done", headers=basic("viewer1"))
+    assert state.status_code == 400 and state.get_json()["error"].startswith("state:")
+    assert plan_service.get(env["store"], plan_id).state == "proposed"
+
+
+def test_author_cannot_approve_and_sha_must_match(env):
+    client = env["client"]
+    plan_id = make_plan(env, "admin1", "proposed")
+    sha = plan_service.get(env["store"], plan_id).sha256
+    own = client.post(f"/api/v1/plans/{plan_id}/approve", json={"sha256": sha},
+                      headers=basic("admin1"))
+    assert own.status_code == 403 and "two people must agree" in own.get_json()["error"]
+    other = client.post(f"/api/v1/plans/{plan_id}/approve", json={"sha256": "0" * 64},
+                        headers=basic("approver1"))
+    assert other.status_code == 409 and "sha256" in other.get_json()["error"]
+    ok = client.post(f"/api/v1/plans/{plan_id}/approve",
+                     json={"sha256": sha, "comment": "looks right"}, headers=basic("approver1"))
+    assert ok.status_code == 200 and ok.get_json() == {"id": plan_id, "state": "approved"}
+    again = client.post(f"/api/v1/plans/{plan_id}/reject", json={}, headers=basic("approver2"))
+    assert again.status_code == 409 and "approved" in again.get_json()["error"]
+    decisions = client.get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")) \
+        .get_json()["decisions"]
+    assert [(d["user"], d["decision"], d["comment"], d["sha256"]) for d in decisions] == \
+        [("approver1", "approve", "looks right", sha)]
+
+
+def test_audit_filters(env):
+    client = env["client"]
+    plan_id = make_plan(env, "operator2", "proposed")
+    client.post(f"/api/v1/plans/{plan_id}/withdraw", json={}, headers=basic("operator2"))
+    entries = client.get(f"/api/v1/audit?plan={plan_id}", headers=basic("viewer1")) \
+        .get_json()["entries"]
+    assert [(e["user"], e["action"], e["before"], e["after"]) for e in entries] == \
+        [("operator2", "propose", None, "proposed"),
+         ("operator2", "withdraw", "proposed", "withdrawn")]
+    assert entries[1]["address"] == "127.0.0.1"
+    mine = client.get("/api/v1/audit?user=operator2", headers=basic("viewer1")) \
+        .get_json()["entries"]
+    assert {e["user"] for e in mine} == {"operator2"}
+    later = client.get("/api/v1/audit?since=2999-01-01T00:00", headers=basic("viewer1"))
+    assert later.get_json() == {"entries": []}
+    bad = client.get("/api/v1/audit?since=yesterday", headers=basic("viewer1"))
+    assert bad.status_code == 400 and bad.get_json()["error"].startswith("since:")
+
+
+def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
+    client, twin = env["client"], env["twin"]
+    proposed = client.post("/api/v1/plans", json=env["body"], headers=basic("operator1"))
+    plan = proposed.get_json()
+    entry = env["body"]["plan"]["partitions"][0]
+    snap = twin.assignment()
+    now = snap.replicas_of(snap.partition_row(entry["topic"], 0))
+    moved = [now[1], now[0], *now[2:]]  # same brokers, another leader order: a real change
+    twin.alter_reassignments({"version": 1, "partitions": [
+        {"topic": entry["topic"], "partition": 0, "replicas": moved}]})
+    for _ in range(600):
+        if not twin.list_reassignments():
+            break
+        twin.advance(1.0)
+    assert not twin.list_reassignments()
+    answer = client.post(f"/api/v1/plans/{plan['id']}/approve",
+                         json={"sha256": plan["sha256"]}, headers=basic("approver1"))
+    assert answer.status_code == 409
+    error = answer.get_json()["error"]
+    assert re.search(rf"\b{re.escape(entry['topic'])}-0\b", error) and "re-propose" in error
+    assert plan_service.get(env["store"], plan["id"]).state == "proposed"
+    # put it back: the twin is shared by this module's tests
+    twin.alter_reassignments({"version": 1, "partitions": [
+        {"topic": entry["topic"], "partition": 0, "replicas": now}]})
+    for _ in range(600):
+        if not twin.list_reassignments():
+            break
+        twin.advance(1.0)
