@@ -15,6 +15,12 @@ declare -A DEBS=(
   [redis-server]=redis-server
   [/usr/lib/postgresql/*/bin/initdb]=postgresql
 )
+extras="[test]"
+# the Docker image (Dockerfile) runs Railyard only: Java for the Spark driver, no test kit
+if [ "${RAILYARD_IMAGE:-}" = 1 ]; then
+  DEBS=([java]=openjdk-17-jre-headless)
+  extras=""
+fi
 # `make bench` also compiles Kafka's placement in Java (benchmarks/java) to race it
 if [ "${RAILYARD_BENCH:-}" = 1 ]; then
   DEBS[javac]=openjdk-17-jdk-headless
@@ -49,6 +55,6 @@ fi
 stamp=.venv/.railyard-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[test]"
+  .venv/bin/python -m pip install -q -e ".${extras}"
   touch "$stamp"
 fi

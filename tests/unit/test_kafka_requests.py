@@ -288,3 +288,14 @@ def test_gateway_types():
     with pytest.raises(BadInput, match=r"gateway\.bootstrap_servers: unknown key"):
         parse_gateway({"type": "twin", "url": "http://x:1", "bootstrap_servers": []},
                       _where, str)
+
+
+def test_log_dirs_and_retention_requests_ask_for_everything_they_need():
+    """DescribeLogDirs with no topic filter (every partition on the broker, as
+    kafka-log-dirs --describe), and one DescribeConfigs naming retention.ms per topic."""
+    from kafka.protocol.admin import DescribeLogDirsRequest
+    assert _wire(DescribeLogDirsRequest(topics=None), 4) == {"topics": None}
+    req = k.describe_configs_request([(2, "a"), (2, "b")], ["retention.ms"])
+    assert _wire(req, 4)["resources"] == [
+        {"resource_type": 2, "resource_name": n, "configuration_keys": ["retention.ms"]}
+        for n in ("a", "b")]
