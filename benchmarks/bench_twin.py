@@ -18,8 +18,9 @@ from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster
 from backend.twin.exporter import Exporters
+from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from backend.twin.scenario import move_plan
+from backend.twin.scenario import move_plan, throttled_reassign
 from benchmarks.common import Figure, best_of
 
 BROKERS, PARTITIONS = 100, 200_000
@@ -46,7 +47,7 @@ def run() -> list[Figure]:
     figures = [Figure("twin: CPU per simulated second (steady)", _cpu_per_second(twin), "ms",
                       50, note=f"{BROKERS} brokers, {PARTITIONS:,} partitions, RF 3")]
     for src in range(1, 21):  # 20 throttled moves of 50 partitions each
-        twin.reassign_with_throttle(move_plan(twin.snap, src, 100 - src, 50), 5e6)
+        throttled_reassign(TwinGateway(twin), move_plan(twin.snap, src, 100 - src, 50), 5e6)
     twin.advance(2)
     figures.append(Figure("twin: CPU per simulated second (1,000 throttled moves in flight)",
                           _cpu_per_second(twin), "ms", 50,

@@ -13,17 +13,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from backend.model.snapshot import NEAR_LIMIT_RATIO, is_near
+
 OK, NEAR, OVER, GREY, LINE = "#3b7dd8", "#e8a317", "#d64545", "#9aa5b1", "#1f2933"
-NEAR_FRACTION = 0.9  # a figure at 90% of its limit counts as near it
 MAX_LABELLED_BARS = 24
 
 
-def state_colour(value: float, limit: float | None) -> str:
-    if limit is None or limit <= 0:
-        return OK
-    if value > limit:
+def state_colour(value: float, limit: float | None, near: float = NEAR_LIMIT_RATIO) -> str:
+    """Over the limit, near it (from ``near`` of it: the config's near_limit_ratio), or ok."""
+    if limit is not None and limit > 0 and value > limit:
         return OVER
-    return NEAR if value >= NEAR_FRACTION * limit else OK
+    return NEAR if is_near(value, limit, near) else OK
 
 
 def _light_template() -> go.layout.Template:
@@ -67,10 +67,11 @@ def empty(title: str, message: str) -> go.Figure:
 
 def limit_bars(labels: Sequence[str], values: Sequence[float], limit: float | None,
                title: str, value_name: str = "replicas",
-               limit_name: str = "max.broker.partitions") -> go.Figure:
+               limit_name: str = "max.broker.partitions",
+               near: float = NEAR_LIMIT_RATIO) -> go.Figure:
     """One bar per broker against a limit line; near and over the limit stand out."""
     fig = _base(title)
-    colours = [state_colour(v, limit) for v in values]
+    colours = [state_colour(v, limit, near) for v in values]
     # a label on every bar while they are few; with many, only on those near or over the
     # limit (a hundred labels are unreadable, and laying them out costs the browser seconds)
     labelled = [len(values) <= MAX_LABELLED_BARS or c != OK for c in colours]
@@ -90,13 +91,14 @@ def limit_bars(labels: Sequence[str], values: Sequence[float], limit: float | No
 
 
 def capacity_bars(labels: Sequence[str], before: Sequence[float], after: Sequence[float],
-                  limit: float | None, title: str) -> go.Figure:
+                  limit: float | None, title: str,
+                  near: float = NEAR_LIMIT_RATIO) -> go.Figure:
     """Replicas per broker now and after a change, stacked, against the limit."""
     fig = _base(title)
     added = [a - b for a, b in zip(after, before, strict=True)]
     fig.add_bar(x=list(labels), y=list(before), name="now", marker_color=GREY)
     fig.add_bar(x=list(labels), y=added, name="added",
-                marker_color=[state_colour(a, limit) for a in after],
+                marker_color=[state_colour(a, limit, near) for a in after],
                 text=[f"+{d:,.0f}" if d else "" for d in added], textposition="outside")
     fig.update_layout(barmode="stack")
     if limit is not None:
@@ -110,14 +112,15 @@ def capacity_bars(labels: Sequence[str], before: Sequence[float], after: Sequenc
 
 
 def before_after_bars(labels: Sequence[str], before: Sequence[float], after: Sequence[float],
-                      limit: float | None, title: str, value_name: str = "replicas") -> go.Figure:
+                      limit: float | None, title: str, value_name: str = "replicas",
+                      near: float = NEAR_LIMIT_RATIO) -> go.Figure:
     """Replicas per broker before and after a plan, side by side, against the limit line;
     the after bar takes the state colour (near or over the limit stands out)."""
     fig = _base(title)
     fig.add_bar(x=list(labels), y=list(before), name="before", marker_color=GREY,
                 hovertemplate="broker %{x}: %{y:,.0f} " + value_name + " before<extra></extra>")
     fig.add_bar(x=list(labels), y=list(after), name="after",
-                marker_color=[state_colour(a, limit) for a in after],
+                marker_color=[state_colour(a, limit, near) for a in after],
                 hovertemplate="broker %{x}: %{y:,.0f} " + value_name + " after<extra></extra>")
     fig.update_layout(barmode="group", bargap=0.25)
     if limit is not None:
@@ -245,7 +248,7 @@ def tokens_vs_burst(principals: Sequence[str], tokens: Sequence[float],
                     burst: Sequence[float | None], title: str) -> go.Figure:
     """Tokens left per principal now, as a share of its burst; negative = throttled."""
     fig = _base(title)
-    colours = [OVER if t < 0 else (NEAR if b and t < 0.1 * b else OK)
+    colours = [OVER if t < 0 else (NEAR if b and t < (1 - NEAR_LIMIT_RATIO) * b else OK)
                for t, b in zip(tokens, burst, strict=True)]
     fig.add_bar(x=list(principals), y=list(tokens), marker_color=colours, name="tokens")
     fig.add_scatter(x=list(principals), y=list(burst), mode="markers", name="burst",

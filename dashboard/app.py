@@ -11,19 +11,11 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.factory import open_gateway
-from dashboard import api, auth, ids, jobs, runtime, shell
-from dashboard.config import CacheSettings, DashboardConfig
+from dashboard import api, auth, caches, ids, jobs, runtime, shell
+from dashboard.config import DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 log = logging.getLogger("railyard.dashboard")
-
-
-def cache_config(settings: CacheSettings) -> dict:
-    """flask-caching settings: SimpleCache in-process by default, Redis when configured."""
-    if settings.type == "redis":
-        return {"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
-                "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
-    return {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": settings.default_timeout}
 
 
 def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
@@ -43,7 +35,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     )
     auth.install(app.server, config.auth)
     api.install(app.server)
-    cache = Cache(app.server, config=cache_config(config.cache))
+    cache = Cache(app.server, config=caches.cache_config(config.cache))
     opened = {c.name: open_gateway(c) for c in config.clusters}
     remote = {name: gw for name, gw in opened.items() if gw is not None}
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))

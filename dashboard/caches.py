@@ -1,5 +1,7 @@
-"""The dashboard's caches: configured once from the dashboard config (flask-caching,
-in process or in Redis) and used by page callbacks."""
+"""The dashboard's cache, configured once from the dashboard config (flask-caching: in
+process, or Redis so every dashboard process shares it) and handed to the backend as the
+store of its metric-answer cache (backend.cache). Drafts and drawn figures live in it too.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +12,31 @@ import plotly.io as pio
 
 from components.timerange import Window
 from dashboard import runtime
+from dashboard.config import CacheSettings
+
+KEY_PREFIX = "railyard:"
+MAX_ENTRIES = 2000  # in process: Prometheus answers of a few pages and windows, drafts
+
+
+def cache_config(settings: CacheSettings) -> dict:
+    """flask-caching settings: SimpleCache in-process by default, Redis when configured."""
+    common = {"CACHE_DEFAULT_TIMEOUT": settings.default_timeout,
+              "CACHE_KEY_PREFIX": KEY_PREFIX}
+    if settings.type == "redis":
+        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url}
+    return {**common, "CACHE_TYPE": "SimpleCache", "CACHE_THRESHOLD": MAX_ENTRIES}
+
+
+def make_cache(redis_url: str | None = None, default_timeout: int = 5):
+    """A store without an app (tools, tests): SimpleCache, or RedisCache at ``redis_url``."""
+    from flask_caching.backends import RedisCache, SimpleCache
+
+    if not redis_url:
+        return SimpleCache(threshold=MAX_ENTRIES, default_timeout=default_timeout)
+    import redis  # only needed when configured
+
+    return RedisCache(host=redis.from_url(redis_url), default_timeout=default_timeout,
+                      key_prefix=KEY_PREFIX)
 
 
 def drawn(page: str, state: dict, w: Window, draw):

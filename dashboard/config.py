@@ -20,7 +20,7 @@ from backend.errors import BadInput
 from backend.gateways.config import GatewayConfig as Gateway
 from backend.gateways.config import parse_gateway
 from backend.metrics.dialects import DIALECTS
-from backend.model.snapshot import Limits
+from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
 
 CACHE_TYPES = ("simple", "redis")
 ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
@@ -121,6 +121,7 @@ class DashboardConfig:
     plans: PlanSettings = field(default_factory=PlanSettings)
     source: str = "config"
     auth: AuthSettings = field(default_factory=AuthSettings)
+    near_limit_ratio: float = NEAR_LIMIT_RATIO  # from this share of a limit it is "near"
 
     def cluster(self, name: str | None) -> ClusterConfig:
         """The named cluster, or the first one when the name is missing or unknown."""
@@ -151,7 +152,8 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
-    root.only("clusters", "spark", "cache", "server", "auth", "store", "plans")
+    root.only("clusters", "spark", "cache", "server", "auth", "store", "plans",
+              "near_limit_ratio")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -161,11 +163,15 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     if dup is not None:
         raise BadInput(f"{source}: clusters: the name '{dup}' is used twice")
     spark = root.mapping("spark")
+    near = root.number("near_limit_ratio", default=NEAR_LIMIT_RATIO)
+    if near > 1:
+        raise BadInput(f"{root.where('near_limit_ratio')}: expected a share of the limit "
+                       f"between 0 and 1, e.g. 0.9, got {near:g}")
     server = _server(root.mapping("server"))
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
                            cache=_cache(root.mapping("cache")), server=server, source=source,
                            auth=_auth(root, server), store=_store(root.mapping("store")),
-                           plans=_plans(root.mapping("plans")))
+                           plans=_plans(root.mapping("plans")), near_limit_ratio=near)
 
 
 def _cluster(node: _Node) -> ClusterConfig:

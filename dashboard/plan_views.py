@@ -9,12 +9,12 @@ import json
 
 import dash
 import pandas as pd
-from backend.store.workflow import Actor, may
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.services import plan_basis, plan_preview
 from backend.services import plans as plan_service
+from backend.store.workflow import Actor, may
 from components import banners, plans, tables
 from components.tables import duration
 from dashboard import auth, drafts, ids, runtime

@@ -52,7 +52,8 @@ class Runtime:
             dialect=prom.dialect if prom else "strimzi",
             prometheus_timeout=prom.timeout_seconds if prom else 5.0,
             metrics_ttl=self.config.cache.default_timeout,
-            redis_url=self.config.cache.redis_url if self.config.cache.type == "redis" else None,
+            metrics_cache=self.cache,
+            near_limit_ratio=self.config.near_limit_ratio,
             gateway=self.gateways.get(c.name),
             default_mutation_rate=c.quota.controller_mutation_rate,
             quota_window_num=c.quota.window_num, quota_window_seconds=c.quota.window_seconds)

@@ -59,7 +59,7 @@ def assignment_view(cluster: str, w):
     brokers = g["brokers"]
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],
                             limit, f"Partition replicas per broker {where}, against "
-                                   "max.broker.partitions")
+                                   "max.broker.partitions", near=g["near_limit_ratio"])
     notes = [banners.banner(n, "warning") for n in [assignment_note(source)] if n]
     if g["over"]:
         notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
@@ -134,7 +134,7 @@ def _assignment_cards(g: dict) -> list:
     return [
         card(term("Cluster replicas", "max.partitions"),
              f"{used:,}" + (f" / {cluster_limit:,}" if cluster_limit else ""),
-             charts_state(used, cluster_limit),
+             charts_state(used, cluster_limit, g["near_limit_ratio"]),
              None if cluster_limit is None else f"{g['cluster_capacity']:,} left"),
         card(term("Brokers near the limit", "max.broker.partitions"), str(len(g["near"])),
              "near" if g["near"] else "ok", ", ".join(map(str, g["near"])) or None),
@@ -151,6 +151,6 @@ def _assignment_cards(g: dict) -> list:
     ]
 
 
-def charts_state(value: float, limit: float | None) -> str:
-    colour = charts.state_colour(value, limit)
+def charts_state(value: float, limit: float | None, near: float) -> str:
+    colour = charts.state_colour(value, limit, near)
     return {charts.OVER: "over", charts.NEAR: "near"}.get(colour, "ok")

@@ -10,12 +10,12 @@ import json
 
 import dash
 import pandas as pd
-from backend.store.workflow import may
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import NotFound, Unavailable
 from backend.services import plan_preview
 from backend.services import plans as plan_service
+from backend.store.workflow import may
 from components import banners, tables
 from dashboard import drafts, ids, plan_views, runtime
 

@@ -4,7 +4,11 @@ Exit codes: 0 for any computed answer (accepted or rejected), 2 for bad input wi
 line on stderr saying what was wrong and where, 3 when a cluster (or another source the
 verb needs) does not answer or refuses, with one line naming it and the error; nothing is
 written in either case. Each verb lives in its own module
-``backend.cli.<verb>`` exposing ``register(subparsers)``; verbs call services only.
+``backend.cli.<verb>`` exposing ``register(subparsers)``. The guard-rail verbs parse
+arguments and call services (backend.services), nothing lower; the CLI is also where the
+house is wired together: `twin`, `prometheus`, `serve`, `worker` and `demo` start the
+twin, Prometheus and the dashboard (imported lazily, only by those verbs). Nothing below
+the CLI imports it (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -73,13 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="railyard", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="verb", required=True, parser_class=OneLineParser)
     for name in VERBS:
-        try:
-            module = importlib.import_module(f"backend.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"backend.cli.{name}":
-                continue  # verb not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"backend.cli.{name}").register(sub)
     return parser
 
 

@@ -82,14 +82,15 @@ def by_days(text: str | None, now: datetime | None = None) -> float:
 
 
 def _runtime(config_path: str):
-    """The clusters of a dashboard config as the dashboard reads them (twins over HTTP)."""
-    from backend.gateways.twin_http import TwinHttpGateway
+    """The clusters of a dashboard config as the dashboard reads them (the gateway each
+    config names)."""
+    from backend.gateways.factory import open_gateway
     from dashboard.config import load_config
     from dashboard.runtime import Runtime
     config = load_config(config_path)
-    return Runtime(config, cache=None, gateways={
-        c.name: TwinHttpGateway(c.gateway.url) for c in config.clusters
-        if c.gateway.type == "twin" and c.gateway.url})
+    opened = {c.name: open_gateway(c) for c in config.clusters}
+    return Runtime(config, cache=None,
+                   gateways={name: gw for name, gw in opened.items() if gw is not None})
 
 
 def _source(config_path: str, name: str | None):

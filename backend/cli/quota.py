@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from backend.cli import positive_float, positive_int
-from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.services import quota
 
 
@@ -18,9 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--rate", type=positive_float,
                    help="controller_mutation_rate for user=<default>, client-id=<default> "
                         "(partitions/s); required unless --quotas is given")
-    r.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES,
+    r.add_argument("--samples", type=positive_int, default=quota.DEFAULT_SAMPLES,
                    help="controller.quota.window.num (default 11)")
-    r.add_argument("--window-seconds", type=positive_int, default=DEFAULT_WINDOW_SECONDS,
+    r.add_argument("--window-seconds", type=positive_int, default=quota.DEFAULT_WINDOW_SECONDS,
                    help="controller.quota.window.size.seconds (default 1)")
     r.add_argument("--mode", choices=("strict", "permissive"), default="strict",
                    help="strict: current clients (rejected with THROTTLING_QUOTA_EXCEEDED); "

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 
 from backend.cli import positive_float, positive_int
-from backend.engines.batches import CLUSTER, PER_BROKER
-from backend.engines.planner import BALANCE_THRESHOLD, GOALS, Goal
 from backend.model.io import load_snapshot
 from backend.services import reassign
 
@@ -29,9 +27,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="overrides the snapshot's max.broker.partitions")
     p.add_argument("--max-partitions", type=positive_int,
                    help="overrides the snapshot's max.partitions")
-    p.add_argument("--per-broker-moves", type=positive_int, default=PER_BROKER,
+    p.add_argument("--per-broker-moves", type=positive_int, default=reassign.PER_BROKER,
                    help="concurrent movements per broker in one batch (Cruise Control: 5)")
-    p.add_argument("--cluster-moves", type=positive_int, default=CLUSTER,
+    p.add_argument("--cluster-moves", type=positive_int, default=reassign.CLUSTER,
                    help="concurrent movements in the cluster in one batch (Cruise Control: 1250)")
 
 
@@ -41,12 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     g = actions.add_parser("generate", help="a minimal plan toward one goal")
     _common(g)
-    g.add_argument("--goal", required=True, choices=GOALS)
+    g.add_argument("--goal", required=True, choices=reassign.GOALS)
     g.add_argument("--brokers", type=broker_ids,
                    help="broker ids to drain or to fill (drain and add goals), e.g. 7,8")
     g.add_argument("--target-utilization", type=positive_float, default=1.0,
                    help="fraction of max.broker.partitions a broker may hold, e.g. 0.9")
-    g.add_argument("--threshold", type=positive_float, default=BALANCE_THRESHOLD,
+    g.add_argument("--threshold", type=positive_float, default=reassign.BALANCE_THRESHOLD,
                    help="balance goal: counts within avg x (2 - t) .. avg x t")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--plan-out", help="write the bare Kafka plan (for --execute) here")
@@ -61,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _generate(a: argparse.Namespace) -> dict:
     snap = load_snapshot(a.snapshot)
-    goal = Goal(a.goal, a.brokers or (), a.target_utilization, a.threshold)
+    goal = reassign.goal(a.goal, a.brokers or (), a.target_utilization, a.threshold)
     limits = snap.limits.merged(a.max_broker_partitions, a.max_partitions)
     return reassign.generate(snap, goal, limits, a.seed, a.plan_out, a.per_broker_moves,
                              a.cluster_moves)

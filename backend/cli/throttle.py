@@ -5,14 +5,6 @@ from __future__ import annotations
 import argparse
 
 from backend.cli import positive_float, positive_int
-from backend.engines.throttle import (
-    DEFAULT_FETCH_RESPONSE_MAX_BYTES,
-    DEFAULT_WINDOW_NUM,
-    DEFAULT_WINDOW_SECONDS,
-    ThrottleParams,
-)
-from backend.model.io import load_snapshot
-from backend.model.reassignment import load_reassignment
 from backend.services import throttle
 
 
@@ -28,17 +20,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     plan.add_argument("--network-capacity", type=positive_float, metavar="BYTES_PER_SEC",
                       help="each broker's network throughput N (default 1 GbE)")
     plan.add_argument("--fetch-response-max-bytes", type=positive_int,
-                      default=DEFAULT_FETCH_RESPONSE_MAX_BYTES, metavar="N",
+                      default=throttle.DEFAULT_FETCH_RESPONSE_MAX_BYTES, metavar="N",
                       help="replica.fetch.response.max.bytes (default 10 MiB)")
-    plan.add_argument("--window-num", type=positive_int, default=DEFAULT_WINDOW_NUM,
+    plan.add_argument("--window-num", type=positive_int, default=throttle.DEFAULT_WINDOW_NUM,
                       help="replication.quota.window.num (default 11)")
-    plan.add_argument("--window-seconds", type=positive_int, default=DEFAULT_WINDOW_SECONDS,
+    plan.add_argument("--window-seconds", type=positive_int,
+                      default=throttle.DEFAULT_WINDOW_SECONDS,
                       help="replication.quota.window.size.seconds (default 1)")
     plan.set_defaults(func=_plan)
 
 
 def _plan(a: argparse.Namespace) -> dict:
-    snap = load_snapshot(a.snapshot)
-    params = ThrottleParams(a.throttle, a.network_capacity, a.fetch_response_max_bytes,
-                            a.window_num, a.window_seconds)
-    return throttle.plan(snap, load_reassignment(a.reassignment, snap), params)
+    return throttle.plan_files(a.snapshot, a.reassignment, a.throttle, a.network_capacity,
+                               a.fetch_response_max_bytes, a.window_num, a.window_seconds)

@@ -155,6 +155,23 @@ def throttled_replicas(snap: Snapshot, moves: Moves) -> tuple[dict[str, str], di
     return leader, follower
 
 
+def throttle_configs(snap: Snapshot, plan: Reassignment,
+                     rate: float) -> dict[tuple[str, str], dict[str, str]]:
+    """What kafka-reassign-partitions --execute --throttle sets for ``plan`` on ``snap`` (the
+    assignment before the moves): both replica lists on every topic with a move, both
+    rates on every source and destination broker. {(entity type, name): configs}."""
+    moves = proposed_moves(snap, plan)
+    leader, follower = throttled_replicas(snap, moves)
+    out = {("topic", t): {LEADER_REPLICAS: leader.get(t, ""),
+                          FOLLOWER_REPLICAS: follower.get(t, "")}
+           for t in sorted(set(leader) | set(follower))}
+    brokers = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
+    value = str(int(rate))
+    for b in snap.broker_ids[brokers].tolist():
+        out[("broker", str(b))] = {LEADER_RATE: value, FOLLOWER_RATE: value}
+    return out
+
+
 def _replica_lists(snap: Snapshot, rows: np.ndarray, offsets: np.ndarray, brokers: np.ndarray,
                    topics: np.ndarray) -> dict[str, str]:
     """"p:b,..." per topic in TreeSet<String> order; "" for a listed topic without entries.

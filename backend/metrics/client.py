@@ -1,22 +1,22 @@
 """The dashboard's Prometheus client: catalog concepts in, tidy pandas frames out.
 
-prometheus-api-client does the HTTP; answers are cached (flask-caching SimpleCache by
-default, Redis when a URL is configured) for a short TTL; every failure becomes a typed
+prometheus-api-client does the HTTP; answers are kept for a short TTL in the metric-answer
+cache (backend.cache: in process by default, in the store the dashboard configures, e.g.
+Redis, when one is handed in); every failure becomes a typed
 ``MetricsError`` a page can show: Prometheus unreachable, a query Prometheus refused,
 or a metric with no series. An empty answer is never turned into zeros.
 """
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 
 import pandas as pd
 import requests
-from flask_caching.backends import SimpleCache
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
+from backend.cache import Store, TtlCache
 from backend.metrics import catalog
 
 
@@ -36,25 +36,15 @@ class MetricMissing(MetricsError):
     """The query ran but no series exist: the metric is not exported or not scraped yet."""
 
 
-def make_cache(redis_url: str | None = None, default_timeout: int = 5):
-    """SimpleCache in process, or RedisCache when ``redis_url`` is set."""
-    if not redis_url:
-        return SimpleCache(threshold=2000, default_timeout=default_timeout)
-    import redis  # only needed when configured
-    from flask_caching.backends import RedisCache
-    return RedisCache(host=redis.from_url(redis_url), default_timeout=default_timeout,
-                      key_prefix="railyard:")
-
-
 class MetricsClient:
     """Catalog queries against one Prometheus, in one naming dialect."""
 
     def __init__(self, url: str, dialect: str = "strimzi", timeout: float = 5.0,
-                 cache=None, ttl: int = 5, by: str = "broker") -> None:
+                 cache: Store | None = None, ttl: float = 5, by: str = "broker") -> None:
         self.url = url
         self.dialect = catalog.dialect(dialect)
-        self.timeout, self.ttl, self.by = timeout, ttl, by
-        self.cache = cache if cache is not None else make_cache(default_timeout=ttl)
+        self.timeout, self.by = timeout, by
+        self.answers = TtlCache("metrics", ttl, cache)
         # no retries: a page asks again on its next refresh, and a dead Prometheus must
         # turn into PrometheusUnavailable within ``timeout``, not after minutes of backoff
         self.prom = PrometheusConnect(url=url, disable_ssl=True, timeout=timeout,
@@ -68,35 +58,40 @@ class MetricsClient:
         """One row per series: label columns, ``value``, ``timestamp`` (UTC)."""
         query = self.promql(concept, window)
         params = {} if at is None else {"time": _epoch(at)}
-        raw = self._cached(("instant", query, params.get("time")),
-                           lambda: self.prom.custom_query(query, params=params))
-        return self._frame(concept, query, raw, ranged=False)
+        return self._answer(("instant", query, params.get("time")), concept, query, False,
+                            lambda: self.prom.custom_query(query, params=params))
 
     def range(self, concept: str, start: datetime | float, end: datetime | float,
               step: str = "15s", window: str = "1m") -> pd.DataFrame:
         """Long format: label columns, ``timestamp``, ``value``; one row per sample."""
         query = self.promql(concept, window)
         s, e = _datetime(start), _datetime(end)
-        raw = self._cached(("range", query, s.timestamp(), e.timestamp(), step),
-                           lambda: self.prom.custom_query_range(query, s, e, step))
-        return self._frame(concept, query, raw, ranged=True)
+        return self._answer(("range", query, s.timestamp(), e.timestamp(), step), concept,
+                            query, True, lambda: self.prom.custom_query_range(query, s, e, step))
 
-    def _cached(self, key: tuple, fetch):
-        digest = hashlib.sha1(repr((self.url, *key)).encode()).hexdigest()
-        hit = self.cache.get(digest) if self.ttl > 0 else None  # cachelib: 0 = forever
-        if hit is not None:
-            return hit
+    def _answer(self, key: tuple, concept: str, query: str, ranged: bool, fetch):
+        """The tidy frame for one query, kept in the metric-answer cache (a metric with no
+        series is kept too: asking again within the lifetime would not find it either).
+        Frames may be shared between callers: copy before changing one."""
+        def compute():
+            try:
+                return self._frame(concept, query, self._ask(fetch), ranged)
+            except MetricMissing as e:
+                return e
+        answer = self.answers.fetch((self.url, *key), compute)
+        if isinstance(answer, MetricMissing):
+            raise MetricMissing(str(answer))
+        return answer
+
+    def _ask(self, fetch):
         try:
-            value = fetch()
+            return fetch()
         except (requests.ConnectionError, requests.Timeout) as e:
             raise PrometheusUnavailable(f"Prometheus at {self.url} is not answering "
                                         f"({type(e).__name__})") from None
         except PrometheusApiClientException as e:
             raise QueryFailed(f"Prometheus refused the query: {str(e).splitlines()[0]}") \
                 from None
-        if self.ttl > 0:
-            self.cache.set(digest, value, timeout=self.ttl)
-        return value
 
     def _frame(self, concept: str, query: str, raw: list, ranged: bool) -> pd.DataFrame:
         if not raw:

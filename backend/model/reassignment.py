@@ -200,3 +200,18 @@ def reassignment_between(before: Snapshot, after: Snapshot) -> Reassignment:
         offsets=offsets_from_lengths(rf_a[rows]),
         brokers=after.replica_broker[gather_index(after.replica_offsets, rows)],
     )
+
+
+def before_moves(snap: Snapshot, in_flight: list[dict]) -> Snapshot:
+    """``snap`` with every reassignment in flight shown at its original replicas (KIP-455:
+    the full list minus the adding replicas), as Kafka's tool computes a move's sources.
+    ``in_flight``: what a gateway's list_reassignments answers."""
+    moves = [m for m in in_flight if snap.has_topic(m["topic"])]
+    if not moves:
+        return snap
+    rows = np.array([snap.partition_row(m["topic"], m["partition"]) for m in moves])
+    order = np.argsort(rows, kind="stable")
+    lists = [[b for b in moves[i]["replicas"] if b not in moves[i]["adding"]] for i in order]
+    return snap.with_replicas(rows[order], offsets_from_lengths([len(r) for r in lists]),
+                              snap.broker_positions([b for r in lists for b in r])
+                              .astype(np.int32))

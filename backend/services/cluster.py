@@ -1,5 +1,6 @@
 """Where a cluster's assignment comes from: its gateway when it has one, else (or when the
-gateway does not answer) its snapshot file. The one snapshot cache lives here.
+gateway does not answer) its snapshot file. The one cache of cluster reads lives here:
+assignments and what the gateway describes (configs, quotas), kept CLUSTER_TTL_SECONDS.
 
 Anything that cannot be read is ``Unavailable`` naming what is missing (a page turns it
 into a banner).
@@ -7,19 +8,20 @@ into a banner).
 
 from __future__ import annotations
 
-import threading
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+from backend.cache import Store, TtlCache
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.errors import BadInput, Unavailable
 from backend.gateways.base import ClusterReader
 from backend.model.io import load_snapshot, save_snapshot
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits, Snapshot
 
-SNAPSHOT_TTL_SECONDS = 30.0  # a cluster's assignment changes slowly; what-ifs reuse it
-GATEWAY_TTL_SECONDS = 5.0  # a live cluster's assignment, re-read this often at most
+T = TypeVar("T")
+CLUSTER_TTL_SECONDS = 5.0  # a cluster's assignment and configs, re-read this often at most
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class ClusterSource:
     dialect: str = "strimzi"
     prometheus_timeout: float = 5.0
     metrics_ttl: int = 10
-    redis_url: str | None = None  # Prometheus answers cached in Redis when set
+    metrics_cache: Store | None = field(default=None, compare=False)  # the dashboard's
     gateway: ClusterReader | None = field(default=None, compare=False)  # live cluster
     default_mutation_rate: float | None = None  # KIP-599 quota of the default principal
     quota_window_num: int = DEFAULT_SAMPLES
@@ -41,21 +43,29 @@ class ClusterSource:
     near_limit_ratio: float = NEAR_LIMIT_RATIO  # from which share of a limit it is "near"
 
 
-_snapshots: dict[str, tuple[float, Snapshot]] = {}
-_snapshots_lock = threading.Lock()
+_reads = TtlCache("cluster", CLUSTER_TTL_SECONDS)  # in process: snapshots are large
 _fallbacks: dict[str, str] = {}  # cluster -> why its gateway did not answer
 
 
+def cluster_read(source: ClusterSource, question: str, read: Callable[[], T]) -> T:
+    """``read()``'s answer about this cluster, kept CLUSTER_TTL_SECONDS (failures are not
+    kept: the next ask tries again)."""
+    return _reads.fetch((source.name, question), read)
+
+
 def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
-    """The cluster's current assignment with its configured limits (cached briefly): read
+    """The cluster's current assignment with its configured limits (kept briefly): read
     through the gateway when the cluster has one, else (or when the gateway does not
     answer; assignment_note says so) from its snapshot file. ``fresh``: read it now (what
     approving and executing a plan re-check: a move seconds ago must count)."""
-    ttl = GATEWAY_TTL_SECONDS if source.gateway is not None else SNAPSHOT_TTL_SECONDS
-    with _snapshots_lock:
-        hit = _snapshots.get(source.name)
-        if not fresh and hit is not None and time.monotonic() - hit[0] < ttl:
-            return hit[1]
+    if fresh:
+        snap = _read_assignment(source)
+        _reads.put((source.name, "assignment"), snap)
+        return snap
+    return cluster_read(source, "assignment", lambda: _read_assignment(source))
+
+
+def _read_assignment(source: ClusterSource) -> Snapshot:
     snap = None
     if source.gateway is not None:
         try:
@@ -73,11 +83,8 @@ def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
             snap = load_snapshot(source.snapshot_file)
         except BadInput as e:
             raise Unavailable(f"Cluster '{source.name}'", str(e)) from None
-    snap = snap.with_limits(snap.limits.merged(source.limits.max_broker_partitions,
+    return snap.with_limits(snap.limits.merged(source.limits.max_broker_partitions,
                                                source.limits.max_partitions))
-    with _snapshots_lock:
-        _snapshots[source.name] = (time.monotonic(), snap)
-    return snap
 
 
 def assignment_note(source: ClusterSource) -> str | None:

@@ -79,25 +79,15 @@ def whatif(source: ClusterSource, action: str, topic: str, partitions: int | Non
                        "max.partitions": limits.max_partitions}}
 
 
-_guard_rails: dict[str, tuple[Snapshot, dict]] = {}
-
-
 def guard_rails(source: ClusterSource) -> dict:
     """Partition guard rails from the cluster's assignment (KIP-578): per broker and total,
-    with the brokers near and over max.broker.partitions (worked out once per assignment
-    read)."""
-    snap = cluster_snapshot(source)
-    hit = _guard_rails.get(source.name)
-    if hit is not None and hit[0] is snap:
-        return hit[1]
-    d = snapshots.describe(snap)
+    with the brokers near and over max.broker.partitions."""
+    d = snapshots.describe(cluster_snapshot(source))
     limit = d["limits"]["max.broker.partitions"]
-    answer = {**d, "near_limit_ratio": source.near_limit_ratio,
-              "near": [b["id"] for b in d["brokers"]
-                       if is_near(b["replicas"], limit, source.near_limit_ratio)],
-              "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
-    _guard_rails[source.name] = (snap, answer)
-    return answer
+    return {**d, "near_limit_ratio": source.near_limit_ratio,
+            "near": [b["id"] for b in d["brokers"]
+                     if is_near(b["replicas"], limit, source.near_limit_ratio)],
+            "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
 
 
 def guard_rails_at(source: ClusterSource, span: monitoring.Span) -> dict:

@@ -14,33 +14,28 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Protocol
 
-import numpy as np
 import pandas as pd
 
 from backend.engines.quota import QuotaBook, burst
 from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput, Unavailable
 from backend.metrics import catalog
-from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable, make_cache
-from backend.model.reassignment import reassignment_from_dict
+from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable
+from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import throttle as throttle_service
-from backend.services.cluster import ClusterSource, cluster_snapshot
+from backend.services.cluster import ClusterSource, cluster_read, cluster_snapshot
 
 LEADER_RATE = "leader.replication.throttled.rate"  # KIP-73 broker configs
 FOLLOWER_RATE = "follower.replication.throttled.rate"
-CONFIG_TTL_SECONDS = 5.0
-MEMO_ENTRIES, MEMO_MAX_AGE = 256, 300.0
 TOP_BROKERS = 12  # per-broker lines drawn on overview charts
 
 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="railyard-metrics")
 _clients: dict[tuple, MetricsClient] = {}
-_memo: dict[tuple, tuple[float, object]] = {}
 _lock = threading.Lock()
 
 
@@ -54,20 +49,20 @@ class Span(Protocol):
 
 
 def metrics_client(source: ClusterSource) -> MetricsClient:
-    """One client per Prometheus, reused so its short-lived answer cache is shared (in
-    Redis when the dashboard's cache is Redis: every dashboard process shares it)."""
+    """One client per Prometheus and cache, reused: its answers live in the store the
+    dashboard configured (in Redis when the dashboard's cache is Redis: every dashboard
+    process shares them), or in process when none was handed in."""
     if source.prometheus_url is None:
         raise Unavailable("Prometheus", "no Prometheus configured for this cluster, so "
                           "there are no live metrics or history")
     key = (source.prometheus_url, source.dialect, source.prometheus_timeout,
-           source.metrics_ttl, source.redis_url)
+           source.metrics_ttl, id(source.metrics_cache))
     with _lock:
         client = _clients.get(key)
         if client is None:
             client = _clients[key] = MetricsClient(
                 source.prometheus_url, source.dialect, timeout=source.prometheus_timeout,
-                ttl=source.metrics_ttl,
-                cache=make_cache(source.redis_url, default_timeout=source.metrics_ttl))
+                ttl=source.metrics_ttl, cache=source.metrics_cache)
     return client
 
 
@@ -156,19 +151,8 @@ def _stack(*parts) -> pd.DataFrame | MetricsError:
 
 # ---- overview --------------------------------------------------------------------------
 
-def _per_window(name: str, source: ClusterSource, span: Span, compute):
-    """A view's answer for one window, reused for the metrics TTL: flipping back to a range
-    redraws from it (windows sit on the step grid, so the same range is the same key)."""
-    key = (name, source.name, span.start, span.end, span.step, span.refreshing)
-    return _memoised(key, compute, ttl=source.metrics_ttl)
-
-
 def health(source: ClusterSource, span: Span) -> dict:
     """The guard rails Prometheus knows at the end of the window, and over it."""
-    return _per_window("health", source, span, lambda: _health(source, span))
-
-
-def _health(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "urp": ("now", "under_replicated_per_broker"),
         "umi": ("now", "under_min_isr_per_broker"),
@@ -278,10 +262,6 @@ def principal(user: str, client_id: str) -> str:
 
 def broker_figures(source: ClusterSource, span: Span) -> dict:
     """Per broker at the end of the window: bytes in, replica lag (MaxLag), up."""
-    return _per_window("broker_figures", source, span, lambda: _broker_figures(source, span))
-
-
-def _broker_figures(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {"bytes_in": ("now", "bytes_in_per_broker"),
                                 "lag": ("now", "max_lag_per_broker"),
                                 "up": ("now", "brokers_up")})
@@ -301,8 +281,7 @@ BROKER_SERIES = {  # chart key -> (concept, what the chart shows)
 def broker_series(source: ClusterSource, broker: str, span: Span) -> dict:
     """One broker over the window: bytes in (client, replication, reassignment), MaxLag,
     partitions."""
-    got = _per_window("brokers", source, span, lambda: _query(
-        source, span, {k: ("range", c) for k, (c, _) in BROKER_SERIES.items()}))
+    got = _query(source, span, {k: ("range", c) for k, (c, _) in BROKER_SERIES.items()})
     return {
         "bytes": _stack(*(series(got[k], "broker", BROKER_SERIES[k][1], only=broker)
                           for k in ("traffic", "replication", "reassignment"))),
@@ -316,10 +295,6 @@ def broker_series(source: ClusterSource, broker: str, span: Span) -> dict:
 def throttles(source: ClusterSource, span: Span) -> dict:
     """Throttled rates against the configured rates, replica lag, reassignment bytes, and
     the ETA from observed progress beside the engine's prediction."""
-    return _per_window("throttles", source, span, lambda: _throttles(source, span))
-
-
-def _throttles(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "leader": ("now", "leader_throttled_rate"),
         "follower": ("now", "follower_throttled_rate"),
@@ -387,7 +362,7 @@ def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
                                                 ("follower", FOLLOWER_RATE))}
         return out
     try:
-        return _memoised(("rates", source.name), read)
+        return cluster_read(source, "configured_rates", read)
     except Unavailable:
         return None
 
@@ -419,31 +394,11 @@ def predicted_eta(source: ClusterSource) -> dict:
 def _in_flight(snap: Snapshot, moves: list[dict]):
     """The assignment before the moves and the moves' plan (KIP-455: replicas = target +
     original - target; adding replicas are new, removing ones go at completion)."""
-    rows = np.array([snap.partition_row(m["topic"], m["partition"]) for m in moves])
-    order = np.argsort(rows)
-    before = [[b for b in moves[i]["replicas"] if b not in moves[i]["adding"]] for i in order]
-    offsets = np.concatenate(([0], np.cumsum([len(r) for r in before])))
-    brokers = snap.broker_positions([b for r in before for b in r]).astype(np.int32)
-    original = snap.with_replicas(rows[order], offsets, brokers)
+    original = before_moves(snap, moves)
     plan = {"version": 1, "partitions": [
         {"topic": m["topic"], "partition": m["partition"],
          "replicas": [b for b in m["replicas"] if b not in m["removing"]]} for m in moves]}
     return original, reassignment_from_dict(plan, original, "reassignments in flight")
-
-
-def _memoised(key: tuple, compute, ttl: float = CONFIG_TTL_SECONDS):
-    now = time.monotonic()
-    with _lock:
-        hit = _memo.get(key)
-        if len(_memo) > MEMO_ENTRIES:  # drop what has expired
-            for k in [k for k, (t, _) in _memo.items() if now - t >= MEMO_MAX_AGE]:
-                del _memo[k]
-    if hit is not None and now - hit[0] < ttl:
-        return hit[1]
-    value = compute()
-    with _lock:
-        _memo[key] = (now, value)
-    return value
 
 
 # ---- quotas (KIP-599) ------------------------------------------------------------------
@@ -451,10 +406,6 @@ def _memoised(key: tuple, compute, ttl: float = CONFIG_TTL_SECONDS):
 def quotas(source: ClusterSource, span: Span) -> dict:
     """Tokens per principal against its burst, mutation rate and throttle time over the
     window, and who is throttled at its end."""
-    return _per_window("quotas", source, span, lambda: _quotas(source, span))
-
-
-def _quotas(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {
         "tokens": ("now", "mutation_tokens"),
         "tokens_low": ("over", "mutation_tokens_low"),
@@ -488,8 +439,8 @@ def principal_bursts(source: ClusterSource, frame: pd.DataFrame) -> list[float |
     if source.gateway is not None:
         with contextlib.suppress(Unavailable):
             quotas = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
-                      for q in _memoised(("quotas", source.name),
-                                         source.gateway.describe_client_quotas)}
+                      for q in cluster_read(source, "client_quotas",
+                                             source.gateway.describe_client_quotas)}
     if quotas is None:
         quotas = {} if source.default_mutation_rate is None else {
             ("<default>", None): source.default_mutation_rate}

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from backend.engines import quota as engine
+from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.errors import BadInput
 from backend.model.io import read_json
 from backend.services import uploads
@@ -189,7 +190,8 @@ def save_workload(contents: str, filename: str | None, directory: str) -> str:
     return uploads.save_text(contents, filename, directory, ".jsonl")
 
 
-def whatif(requests_path: str, rate: float | None, samples: int, window_seconds: int) -> dict:
+def whatif(requests_path: str, rate: float | None, samples: int = DEFAULT_SAMPLES,
+           window_seconds: int = DEFAULT_WINDOW_SECONDS) -> dict:
     """Replay a workload through KIP-599 strict token buckets: who is rejected, and when."""
     if rate is None or not rate > 0:
         raise BadInput("rate: give the controller_mutation_rate in partitions/s (> 0)")

@@ -8,10 +8,19 @@ from pathlib import Path
 
 from backend.engines import plan_summary, planner
 from backend.engines.batches import CLUSTER, PER_BROKER
+from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput
 from backend.model.io import read_json
 from backend.model.reassignment import reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
+
+
+def goal(kind: str, brokers: tuple[int, ...] = (), target_utilization: float = 1.0,
+         threshold: float = BALANCE_THRESHOLD) -> planner.Goal:
+    """The planner's goal from what an operator names (one of GOALS)."""
+    if kind not in GOALS:
+        raise BadInput(f"goal must be one of {', '.join(GOALS)}, got '{kind}'")
+    return planner.Goal(kind, brokers, target_utilization, threshold)
 
 
 def generate(snap: Snapshot, goal: planner.Goal, limits: Limits, seed: int = 0,

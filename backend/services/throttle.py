@@ -6,8 +6,14 @@ import numpy as np
 
 from backend.engines import throttle as engine
 from backend.engines.planner import Goal
+from backend.engines.throttle import (
+    DEFAULT_FETCH_RESPONSE_MAX_BYTES,
+    DEFAULT_WINDOW_NUM,
+    DEFAULT_WINDOW_SECONDS,
+)
 from backend.errors import BadInput
-from backend.model.reassignment import Reassignment, reassignment_from_dict
+from backend.model.io import load_snapshot
+from backend.model.reassignment import Reassignment, load_reassignment, reassignment_from_dict
 from backend.model.snapshot import Snapshot
 from backend.services import reassign
 from backend.services.cluster import ClusterSource, cluster_snapshot
@@ -18,6 +24,18 @@ ETA_CURVE_POINTS = 25
 def plan(snap: Snapshot, reassignment: Reassignment, params: engine.ThrottleParams) -> dict:
     """What --execute would set for this reassignment, what it costs, and whether it is safe."""
     return engine.plan_throttle(snap, reassignment, params).to_dict()
+
+
+def plan_files(snapshot: str, reassignment: str, throttle: float,
+               network_capacity: float | None = None,
+               fetch_response_max_bytes: int = DEFAULT_FETCH_RESPONSE_MAX_BYTES,
+               window_num: int = DEFAULT_WINDOW_NUM,
+               window_seconds: int = DEFAULT_WINDOW_SECONDS) -> dict:
+    """`railyard throttle plan`: the throttle plan for a snapshot file and a plan file."""
+    snap = load_snapshot(snapshot)
+    params = engine.ThrottleParams(throttle, network_capacity, fetch_response_max_bytes,
+                                   window_num, window_seconds)
+    return plan(snap, load_reassignment(reassignment, snap), params)
 
 
 def reassignment_for(source: ClusterSource, uploaded: dict | None,

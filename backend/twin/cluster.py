@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from backend.engines.limits import TopicRequest, add_partitions, create_topics
-from backend.engines.throttle import proposed_moves, throttled_replicas
 from backend.errors import BadInput
 from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment, reassignment_from_dict
@@ -512,41 +511,6 @@ class TwinCluster:
 
     def _seed(self) -> int:
         return int(self.rng.integers(1 << 31))
-
-    # ---- the tool's side of a throttled reassignment ------------------------------------------
-    def reassign_with_throttle(self, plan: dict, throttle: float | None) -> dict:
-        """What kafka-reassign-partitions --execute --throttle does: write the throttled
-        replica lists and broker rates Kafka's tool writes, then start the moves."""
-        with self.lock:
-            view = self._original_view()
-            parsed = reassignment_from_dict(plan, view, "reassignment")
-            if throttle is not None:
-                moves = proposed_moves(view, parsed)
-                leader, follower = throttled_replicas(view, moves)
-                for topic in sorted(set(leader) | set(follower)):
-                    self._store_config("topic", topic, {
-                        LEADER_REPLICAS: leader.get(topic, ""),
-                        FOLLOWER_REPLICAS: follower.get(topic, "")}, [])
-                involved = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
-                for b in self.snap.broker_ids[involved].tolist():
-                    self._store_config("broker", str(b), {LEADER_RATE: str(int(throttle)),
-                                                          FOLLOWER_RATE: str(int(throttle))}, [])
-                self._configs_changed()
-            return self._start_moves(parsed)
-
-    def remove_throttles(self) -> dict:
-        """What --verify does once nothing moves: drop the rates and the replica lists."""
-        with self.lock:
-            if self.moves:
-                return {"removed": False, "in_progress": len(self.moves)}
-            for cfg in self.broker_configs.values():
-                cfg.pop(LEADER_RATE, None)
-                cfg.pop(FOLLOWER_RATE, None)
-            for cfg in self.topic_configs.values():
-                cfg.pop(LEADER_REPLICAS, None)
-                cfg.pop(FOLLOWER_REPLICAS, None)
-            self._configs_changed()
-            return {"removed": True, "in_progress": 0}
 
     # ---- a plain view for gateways and exporters ----------------------------------------------
     def assignment(self) -> Snapshot:

@@ -24,9 +24,19 @@ from typing import Any
 import numpy as np
 import yaml
 
+from backend.engines.throttle import (
+    FOLLOWER_RATE,
+    FOLLOWER_REPLICAS,
+    LEADER_RATE,
+    LEADER_REPLICAS,
+    throttle_configs,
+)
 from backend.errors import BadInput
+from backend.gateways.base import ClusterGateway
+from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
-from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.cluster import DEFAULT_BROKER, TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
 
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 
@@ -185,6 +195,37 @@ def move_plan(snap: Snapshot, source: int, dest: int, count: int,
     return {"version": 1, "partitions": parts}
 
 
+def throttled_reassign(gw: ClusterGateway, plan: dict, throttle: float | None) -> dict:
+    """What kafka-reassign-partitions --execute --throttle does, through the gateway like
+    any tool: write the throttled replica lists and broker rates, then start the moves."""
+    if throttle is not None:
+        view = before_moves(gw.assignment(), gw.list_reassignments())
+        parsed = reassignment_from_dict(plan, view, "reassignment")
+        for (entity_type, name), configs in throttle_configs(view, parsed, throttle).items():
+            gw.alter_configs(entity_type, name, configs)
+    return gw.alter_reassignments(plan)
+
+
+THROTTLE_KEYS = {"broker": (LEADER_RATE, FOLLOWER_RATE),
+                 "topic": (LEADER_REPLICAS, FOLLOWER_REPLICAS)}
+
+
+def remove_throttles(gw: ClusterGateway) -> dict:
+    """What --verify does once nothing moves: drop the rates and the replica lists."""
+    moving = gw.list_reassignments()
+    if moving:
+        return {"removed": False, "in_progress": len(moving)}
+    brokers = [str(b["id"]) for b in gw.describe_cluster()["brokers"]] + [DEFAULT_BROKER]
+    topics = [t["name"] for t in gw.describe_topics()]
+    for entity_type, names in (("broker", brokers), ("topic", topics)):
+        for name in names:
+            configs = gw.describe_configs(entity_type, name)["configs"]
+            gone = [k for k in THROTTLE_KEYS[entity_type] if k in configs]
+            if gone:
+                gw.alter_configs(entity_type, name, delete=gone)
+    return {"removed": True, "in_progress": 0}
+
+
 def _topic_specs(spec: Any, where: str) -> list[dict]:
     """A list of {name, partitions, rf} or {prefix, count, partitions, rf}."""
     if isinstance(spec, dict) and "prefix" in spec:
@@ -212,12 +253,12 @@ def apply_event(twin: TwinCluster, ev: Event) -> Any:
                 plan = move_plan(twin.snap, int(m["from"]), int(m["to"]),
                                  int(m.get("partitions", 1)), m.get("topic"))
             throttle = a.get("throttle")
-            return twin.reassign_with_throttle(plan, None if throttle is None
-                                               else float(throttle))
+            return throttled_reassign(TwinGateway(twin), plan,
+                                      None if throttle is None else float(throttle))
         case "cancel_reassignments":
             return twin.cancel_reassignments()
         case "remove_throttles":
-            return twin.remove_throttles()
+            return remove_throttles(TwinGateway(twin))
         case "alter_config":
             return twin.alter_configs(a["entity_type"], str(a["name"]), a.get("set"),
                                       a.get("delete"))

@@ -185,3 +185,26 @@ def test_snapshot_capture_from_tansu(gw, bootstrap, tmp_path, capsys):
     assert answer["partitions"] == snap.n_partitions and answer["brokers"] == 1
     assert snap.topic_partition_count(snap.topic_index("captured")) == 5
     assert any("DescribeLogDirs" in n for n in answer["notes"])
+
+
+def test_executor_sets_and_restores_throttled_replica_lists(gw, raw, tmp_path):
+    """The executor's config book (backend.executor.book) through the Kafka gateway: it
+    records the prior values, sets the KIP-73 lists, changes them as moves finish, and puts
+    the topic back as it was, through the real protocol."""
+    from backend.executor.book import ConfigBook
+    from backend.executor.records import ExecutionRecords
+    from tests.executor_rig import sqlite_engine
+
+    gw.create_topics([{"name": "throttled", "partitions": 3, "rf": 1}])
+    audit: list[tuple[str, dict]] = []
+    book = ConfigBook(ExecutionRecords(sqlite_engine(tmp_path / "exec.db")), 1, gw,
+                      lambda action, detail: audit.append((action, detail)))
+    book.sync({("topic", "throttled"): {LEADER: "0:111,1:111", FOLLOWER: "0:111,1:111"}}, 1.0)
+    assert _stored_topic_configs(raw, "throttled") == {LEADER: "0:111,1:111",
+                                                       FOLLOWER: "0:111,1:111"}
+    book.sync({("topic", "throttled"): {LEADER: "1:111", FOLLOWER: "1:111"}}, 2.0)
+    assert _stored_topic_configs(raw, "throttled") == {LEADER: "1:111", FOLLOWER: "1:111"}
+    book.restore_all()
+    assert _stored_topic_configs(raw, "throttled") == {}
+    assert [a for a, _ in audit] == ["config_set", "config_set", "config_restored"]
+    assert book.records() == []

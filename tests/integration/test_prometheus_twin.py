@@ -10,15 +10,17 @@ import numpy as np
 import pytest
 
 from backend.metrics import catalog
-from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable, make_cache
+from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.server import PrometheusProcess, free_port, scrape_config
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.examples import demo_snapshot
 from backend.twin.exporter import Exporters, _figures
+from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from backend.twin.scenario import move_plan
+from backend.twin.scenario import move_plan, throttled_reassign
+from dashboard.caches import make_cache
 from tests.servers import redis_server
 
 pytestmark = pytest.mark.integration
@@ -46,7 +48,7 @@ def stack(request, tmp_path_factory):
     twin.set_mutation_quota("tenant", None, 1.0)
     twin.create_topics([{"name": f"n{i}", "partitions": 4, "rf": 3} for i in range(4)],
                        user="tenant", client_id="app")
-    twin.reassign_with_throttle(move_plan(twin.snap, 1, 6, 4), 2e4)
+    throttled_reassign(TwinGateway(twin), move_plan(twin.snap, 1, 6, 4), 2e4)
     twin.fail_broker(5)
     exporters = Exporters(twin, dialect).start()
     prom = PrometheusProcess(tmp_path_factory.mktemp(f"prom-{dialect.name}"))

@@ -14,7 +14,7 @@ from backend.services.cluster import ClusterSource
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from backend.twin.scenario import move_plan
+from backend.twin.scenario import move_plan, throttled_reassign
 
 
 def ranged(values: dict[str, list[float]]) -> pd.DataFrame:
@@ -83,7 +83,7 @@ def test_bursts_from_the_gateway_quotas_resolved_as_kafka(twin):
 
 
 def test_predicted_eta_of_the_moves_in_flight(twin):
-    twin.reassign_with_throttle(move_plan(twin.snap, 1, 6, 4), 2e4)
+    throttled_reassign(TwinGateway(twin), move_plan(twin.snap, 1, 6, 4), 2e4)
     twin.advance(3)
     source = ClusterSource("p", None, Limits(), gateway=TwinGateway(twin))
     eta = monitoring.predicted_eta(source)

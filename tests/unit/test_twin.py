@@ -13,7 +13,9 @@ from backend.metrics.dialects import STRIMZI
 from backend.model.snapshot import Limits, Snapshot
 from backend.twin.cluster import THROTTLING_QUOTA_EXCEEDED, TwinCluster, TwinSettings
 from backend.twin.exporter import broker_families
+from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
+from backend.twin.scenario import throttled_reassign
 
 QUIET = TwinSettings(traffic_noise=0.0)
 
@@ -26,7 +28,7 @@ def tiny(size: float = 1e6, rate: float = 1e4, limits: Limits | None = None) -> 
 
 def move_to_13(twin: TwinCluster, throttle: float | None) -> dict:
     plan = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 3]}]}
-    return twin.reassign_with_throttle(plan, throttle)
+    return throttled_reassign(TwinGateway(twin), plan, throttle)
 
 
 def test_healthy_cluster_keeps_every_follower_in_sync_and_counts_bytes():

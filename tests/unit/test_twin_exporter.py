@@ -12,8 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from backend.metrics.dialects import CONFLUENT, STRIMZI
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.exporter import Exporters, TwinCollector
+from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from backend.twin.scenario import move_plan
+from backend.twin.scenario import move_plan, throttled_reassign
 
 
 def busy_twin() -> TwinCluster:
@@ -21,7 +22,7 @@ def busy_twin() -> TwinCluster:
     twin.set_mutation_quota("tenant", None, 2.0)
     twin.create_topics([{"name": f"n{i}", "partitions": 6, "rf": 3} for i in range(6)],
                        user="tenant", client_id="app")
-    twin.reassign_with_throttle(move_plan(twin.snap, 1, 6, 5), 1e5)
+    throttled_reassign(TwinGateway(twin), move_plan(twin.snap, 1, 6, 5), 1e5)
     twin.fail_broker(4)
     twin.advance(5)
     return twin

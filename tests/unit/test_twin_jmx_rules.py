@@ -17,8 +17,9 @@ import yaml
 from backend.metrics.dialects import STRIMZI
 from backend.twin.cluster import TwinCluster
 from backend.twin.exporter import broker_families
+from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from backend.twin.scenario import move_plan
+from backend.twin.scenario import move_plan, throttled_reassign
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "jmx-exporter"
 
@@ -106,7 +107,7 @@ def test_every_family_the_twin_exports_is_covered():
     twin = TwinCluster(generate_snapshot(4, 2, 4, 24, 3, seed=1))
     twin.set_mutation_quota("tenant", "app", 1.0)
     twin.create_topics([{"name": "n", "partitions": 1, "rf": 3}], user="tenant", client_id="app")
-    twin.reassign_with_throttle(move_plan(twin.snap, 1, 4, 2), 1e4)
+    throttled_reassign(TwinGateway(twin), move_plan(twin.snap, 1, 4, 2), 1e4)
     twin.advance(2)
     exported = {f.name for b in range(4) for f in broker_families(twin, b, STRIMZI)}
     assert exported == {name for _, name, _ in KAFKA_BEANS}
