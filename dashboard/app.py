@@ -32,8 +32,9 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         suppress_callback_exceptions=True,
         background_callback_manager=jobs.manager(config.cache),
         on_error=_on_error,
+        csrf_token_name=auth.csrf_cookie_name(config.server.port),
     )
-    auth.install(app.server, config.auth)
+    auth.install(app.server, config.auth, config.server.port)
     api.install(app.server)
     cache = Cache(app.server, config=caches.cache_config(config.cache))
     opened = {c.name: open_gateway(c) for c in config.clusters}

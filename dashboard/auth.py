@@ -7,10 +7,10 @@ the local admin, and every page says so).
 
 CSRF: every state-changing browser request (the sign-in form, logout, and Dash's callback
 POSTs to /_dash-update-component) must carry the session's token. dash-renderer already
-sends the ``_csrf_token`` cookie back as the ``X-CSRFToken`` header on its requests, so the
-server sets that cookie and compares the header with the token in the signed session
-(another site can neither read the cookie nor forge the session). The API (/api/v1) is
-authenticated per request, never by cookie, and takes JSON bodies only.
+sends a cookie (``_csrf_token_<port>`` here) back as the ``X-CSRFToken`` header on its
+requests, so the server sets that cookie and compares the header with the token in the
+signed session (another site can neither read the cookie nor forge the session). The API
+(/api/v1) is authenticated per request, never by cookie, and takes JSON bodies only.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from dashboard.config import ROLES, AuthSettings
 
 log = logging.getLogger("railyard.auth")
 
-CSRF_COOKIE = "_csrf_token"  # the names dash-renderer reads and sends
-CSRF_HEADER = "X-CSRFToken"
+CSRF_HEADER = "X-CSRFToken"  # what dash-renderer sends the CSRF cookie's value in
 CSRF_FIELD = "csrf_token"  # in HTML forms (sign-in, sign-out)
 API_PREFIX = "/api/"
 PUBLIC_PREFIXES = ("/login", "/assets/", "/_favicon.ico")
@@ -68,12 +67,23 @@ def settings() -> AuthSettings:
     return flask.current_app.extensions["railyard.auth"]
 
 
-def install(server: Flask, auth: AuthSettings) -> None:
+def session_cookie_name(port: int) -> str:
+    """Cookies are per host, not per port: two dashboards on one host keep theirs apart."""
+    return f"railyard_session_{port}"
+
+
+def csrf_cookie_name(port: int) -> str:
+    """The cookie dash-renderer reads the CSRF token from (Dash's csrf_token_name)."""
+    return f"_csrf_token_{port}"
+
+
+def install(server: Flask, auth: AuthSettings, port: int) -> None:
     """Put sign-in, sessions and CSRF checks in front of every route of ``server``."""
     server.secret_key = secret_key(auth)
-    server.config.update(SESSION_COOKIE_NAME="railyard_session", SESSION_COOKIE_HTTPONLY=True,
-                         SESSION_COOKIE_SAMESITE="Lax",
-                         PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours))
+    server.config.update(SESSION_COOKIE_NAME=session_cookie_name(port),
+                         SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Lax",
+                         PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours),
+                         RAILYARD_CSRF_COOKIE=csrf_cookie_name(port))
     server.extensions["railyard.auth"] = auth
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
@@ -225,9 +235,9 @@ def _csrf_cookie(response: flask.Response) -> flask.Response:
     """Hand the session's token to dash-renderer, which sends it back as X-CSRFToken."""
     if request.path.startswith(API_PREFIX) or request.endpoint == "logout":
         return response
-    token = csrf_token()
-    if request.cookies.get(CSRF_COOKIE) != token:
-        response.set_cookie(CSRF_COOKIE, token, samesite="Strict", secure=request.is_secure,
+    token, name = csrf_token(), flask.current_app.config["RAILYARD_CSRF_COOKIE"]
+    if request.cookies.get(name) != token:
+        response.set_cookie(name, token, samesite="Strict", secure=request.is_secure,
                             httponly=False)
     return response
 
@@ -274,7 +284,7 @@ def _logout():
     if who is not None:
         log.info("%s signed out", who.name)
     response = flask.redirect(flask.url_for("login") if settings().mode == "users" else "/")
-    response.delete_cookie(CSRF_COOKIE)
+    response.delete_cookie(flask.current_app.config["RAILYARD_CSRF_COOKIE"])
     return response
 
 
@@ -297,6 +307,7 @@ def _login_page(target: str, error: str) -> str:
 
 def _page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}'
-            f'</title><link rel="stylesheet" href="/assets/railyard.css"></head><body>'
+            f'</title><link rel="icon" href="/_favicon.ico">'
+            f'<link rel="stylesheet" href="/assets/railyard.css"></head><body>'
             f'<header class="topbar"><span class="brand">Railyard</span></header>'
             f'<main class="page">{body}</main></body></html>')

@@ -14,8 +14,8 @@ from sqlalchemy import create_engine, event
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor, RetryPolicy
 from backend.executor.records import ExecutionRecords
-from backend.executor.tables import metadata
 from backend.model.snapshot import Snapshot
+from backend.store.schema import metadata
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
 from backend.twin.scenario import move_plan

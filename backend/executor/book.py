@@ -13,8 +13,8 @@ from collections.abc import Callable
 from sqlalchemy import bindparam, delete, insert, select, update
 
 from backend.executor.records import ExecutionRecords
-from backend.executor.tables import exec_configs
 from backend.gateways.base import ClusterGateway
+from backend.store.schema import exec_configs
 
 Entity = tuple[str, str]  # (entity_type, name)
 Configs = dict[Entity, dict[str, str]]  # desired values per entity

@@ -135,6 +135,7 @@ class Executor:
         if ex["state"] in ("cancelling", "failing"):
             return self._wind_down(ex, flight, now)
         _, spec = self._plan_of(ex["plan_id"])
+        snap = None
         if ex["phase"] != "idle":
             batch = self._batch(ex, spec, flight)
             if ex["phase"] == "starting":
@@ -142,7 +143,8 @@ class Executor:
             ex, busy = self._follow(ex, spec, batch, flight, now)
             if busy:
                 return ex
-            ex = self._finish_batch(ex, batch, now)
+            snap = self.gw.assignment()
+            ex = self._finish_batch(ex, batch, snap, now)
             if ex["state"] == "failing":
                 return ex
         if ex["state"] == "pausing":
@@ -152,7 +154,7 @@ class Executor:
             return ex
         if ex["batch"] + 1 < len(spec.batches):
             ex = self.records.save(ex, batch=ex["batch"] + 1, phase="starting", updated_at=now)
-            batch = self._batch(ex, spec, flight)
+            batch = self._batch(ex, spec, flight, snap)
             return self._start(ex, spec, batch, flight, now)
         self._book(ex).restore_all()
         return self._end(ex, "completed", None, now)
@@ -166,15 +168,17 @@ class Executor:
         return self._plans[plan_id]
 
     # ---- batches -----------------------------------------------------------------------
-    def _batch(self, ex: dict, spec: ExecutionSpec, flight: dict) -> _Batch:
-        """The current batch, from memory or rebuilt from the plan and the cluster."""
+    def _batch(self, ex: dict, spec: ExecutionSpec, flight: dict,
+               snap: Snapshot | None = None) -> _Batch:
+        """The current batch, from memory or rebuilt from the plan and the cluster
+        (``snap``: the assignment when the caller has just read it)."""
         cached = self._batches.get(ex["plan_id"])
         if cached is not None and cached.idx == ex["batch"]:
             return cached
         plan, _ = self._plan_of(ex["plan_id"])
         entries = {(e["topic"], e["partition"]): e
                    for e in (plan[i] for i in spec.batches[ex["batch"]])}
-        view = original_view(self.gw.assignment(), flight)
+        view = original_view(snap if snap is not None else self.gw.assignment(), flight)
         parsed = reassignment_from_dict(_plan(entries.values()), view, "plan")
         moves = proposed_moves(view, parsed)
         names, pids = view.topic_names, view.part_id
@@ -236,12 +240,11 @@ class Executor:
                                    f"broker {down[0]} is down while {k[0]}-{k[1]} moves to it "
                                    f"or from it")
 
-    def _finish_batch(self, ex: dict, batch: _Batch, now: float) -> dict:
-        """Every entry of a batch with nothing in flight must be at its target; one that
-        is not was cancelled outside Railyard, and the plan fails."""
-        topics = sorted({k[0] for k in batch.entries})
-        current = {(t["name"], p["partition"]): p["replicas"]
-                   for t in self.gw.describe_topics(topics) for p in t["partitions"]}
+    def _finish_batch(self, ex: dict, batch: _Batch, snap: Snapshot, now: float) -> dict:
+        """Every entry of a batch with nothing in flight must be at its target in ``snap``
+        (the assignment now); one that is not was cancelled outside Railyard, and the
+        plan fails."""
+        current = {k: snap.replicas_of(snap.partition_row(*k)) for k in batch.entries}
         off = [k for k, e in batch.entries.items() if set(current[k]) != set(e["replicas"])]
         done = len(batch.entries) - len(off)
         moved = batch.bytes_total - sum(batch.entry_bytes.get(k, 0) for k in off)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from backend.executor.tables import exec_batches, exec_content, exec_leases, executions
+from backend.store.schema import exec_batches, exec_content, exec_leases, executions
 
 ACTIVE = ("running", "pausing", "paused", "cancelling", "failing")
 ENDED = ("completed", "failed", "cancelled")

@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -94,4 +96,98 @@ audit = Table(
     Column("prev_hash", String(64), nullable=False),
     Column("hash", String(64), nullable=False),
     Index("ix_audit_user_at", "user", "at"),
+)
+
+
+# ---- the executor's tables (backend/executor; migration 0002_executor) ---------------------
+# Times are seconds since the epoch from the clock the executor is given.
+
+# One row per plan that was started: the frozen content it runs and where it is.
+executions = Table(
+    "executions", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("cluster", String(200), nullable=False, index=True),
+    Column("state", String(16), nullable=False),  # see loop.STATES
+    Column("sha256", String(64), nullable=False),
+    Column("throttle", BigInteger),  # bytes/s, as frozen in the spec
+    Column("batch", Integer, nullable=False, default=-1),  # current batch, -1 before the first
+    Column("phase", String(16), nullable=False, default="idle"),  # idle | starting | running
+    Column("attempts", Integer, nullable=False, default=0),  # failed tries of the current step
+    Column("retry_at", Float),
+    Column("error", Text),  # the last error, retried
+    Column("cause", Text),  # why it failed, in words
+    Column("requested_by", String(200)),
+    Column("started_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("ended_at", Float),
+    Column("partitions_total", Integer, nullable=False, default=0),
+    Column("partitions_done", Integer, nullable=False, default=0),
+    Column("bytes_total", BigInteger, nullable=False, default=0),
+    Column("bytes_done", BigInteger, nullable=False, default=0),
+    Column("version", Integer, nullable=False, default=0),  # fences a stale executor
+)
+
+# The frozen content an execution runs ({"reassignment": ..., "execution": spec}), apart
+# from the execution row that changes at every step (a row update rewrites the row).
+exec_content = Table(
+    "exec_content", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("content", JSON, nullable=False),
+)
+
+# Progress per batch: started and finished times, partitions and bytes.
+exec_batches = Table(
+    "exec_batches", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("idx", Integer, primary_key=True),
+    Column("state", String(16), nullable=False),  # pending | running | done | cancelled
+    Column("partitions", Integer, nullable=False),
+    Column("done", Integer, nullable=False, default=0),
+    Column("bytes_total", BigInteger, nullable=False, default=0),
+    Column("bytes_done", BigInteger, nullable=False, default=0),
+    Column("started_at", Float),
+    Column("ended_at", Float),
+)
+
+# The book: every config the executor changed, with the value it had before.
+exec_configs = Table(
+    "exec_configs", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("entity_type", String(8), primary_key=True),  # broker | topic
+    Column("name", String(255), primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("prior", Text),  # None: the key was not set before
+    Column("value", Text, nullable=False),  # what the executor set
+    Column("active", Boolean, nullable=False),  # set now (False once restored)
+    Column("since", Float, nullable=False),
+)
+
+# One executor per cluster: the holder renews the lease; an expired lease is taken over.
+exec_leases = Table(
+    "exec_leases", metadata,
+    Column("cluster", String(200), primary_key=True),
+    Column("holder", String(200), nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Column("heartbeat_at", Float, nullable=False),
+)
+
+# Throttle configs no executing plan owns, with the time Railyard first saw them.
+exec_leftovers = Table(
+    "exec_leftovers", metadata,
+    Column("cluster", String(200), primary_key=True),
+    Column("entity_type", String(8), primary_key=True),
+    Column("name", String(255), primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("first_seen", Float, nullable=False),
+)
+
+# Steps an operator runs by hand (a shrink's migration on Apache Kafka), ticked off.
+exec_checklist = Table(
+    "exec_checklist", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("idx", Integer, primary_key=True, autoincrement=False),
+    Column("step", Text, nullable=False),
+    Column("done_by", String(200)),
+    Column("done_at", Float),
 )

@@ -62,3 +62,5 @@ def test_sign_in_see_your_name_sign_out(browser, dashboard):
     WebDriverWait(browser, 20).until(ec.url_contains("/login"))
     browser.get(dashboard.url + "/")
     WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    assert console_errors(browser) == []
+    browser.get("about:blank")  # nothing of this server's left polling once it stops

@@ -57,6 +57,8 @@ def java_children(pid: int) -> list[str]:
 
 def test_sweep_runs_on_the_celery_worker(browser, celery_dashboard):
     d = celery_dashboard
+    browser.get("about:blank")  # the last module's page stops polling its stopped server
+    console_errors(browser)
     browser.get(d.url + "/what-if?tab=sweeps")
     grid = wait_for(browser, "#wi-sw-grid")
     type_into(grid, "max.broker.partitions=11000,12000,13000;add_brokers=0,1")

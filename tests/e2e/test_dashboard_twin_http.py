@@ -38,6 +38,8 @@ def twin_dashboard(tmp_path_factory):
 
 
 def test_overview_reads_the_twin_over_http(browser, twin_dashboard):
+    browser.get("about:blank")  # the last module's page stops polling its stopped server
+    console_errors(browser)
     browser.get(twin_dashboard.url + "/")
     wait_for(browser, "#ov-broker-bars g.point", timeout=60)
     snap = demo_snapshot()

@@ -203,7 +203,7 @@ def test_error_shapes(env):
     assert client.get("/api/v1/plans", headers={"Authorization": "Basic !!"}) \
         .status_code == 401
     # the browser's session does not open the API
-    assert client.get("/api/v1/plans", headers={"Cookie": "railyard_session=x"}) \
+    assert client.get("/api/v1/plans", headers={"Cookie": "railyard_session_8050=x"}) \
         .status_code == 401
     form = client.post(f"/api/v1/plans/{plan_id}/reject", data={"comment": "x"},
                        headers=basic("approver1"))

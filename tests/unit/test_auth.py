@@ -17,6 +17,8 @@ from backend.errors import BadInput
 from dashboard import auth
 from dashboard.config import parse_config
 
+PORT = 8050  # the config's default: cookie names carry it
+CSRF_COOKIE = auth.csrf_cookie_name(PORT)
 CLUSTER = {"name": "a", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"}}
 PASSWORDS = {"olivia": "o-secret", "adam": "a-secret", "vera": "v-secret"}
 ROLES = {"olivia": "operator", "adam": "approver", "vera": "viewer"}
@@ -33,7 +35,7 @@ def make_app(tmp_path, auth_doc, host="127.0.0.1"):
     from dashboard.app import create_app
 
     doc = {"clusters": [CLUSTER], "cache": {"background_dir": str(tmp_path / "cache")},
-           "server": {"host": host}}
+           "server": {"host": host}, "store": {"url": f"sqlite:///{tmp_path / 'plans.db'}"}}
     if auth_doc is not None:
         doc["auth"] = auth_doc
     return create_app(parse_config(doc, "cfg"))
@@ -85,24 +87,24 @@ def test_sign_in_names_the_user_and_sign_out_ends_the_session(users_app):
     assert wrong.status_code == 401 and "Wrong user name or password" in wrong.get_data(True)
     assert sign_in(client, "nobody", "x").status_code == 401
     assert client.get("/_dash-layout").status_code == 401
-    before = cookie(client, "railyard_session")
+    before = cookie(client, auth.session_cookie_name(PORT))
 
     ok = sign_in(client, "olivia")
     assert ok.status_code == 302 and ok.headers["Location"] == "/"
-    assert cookie(client, "railyard_session") != before
+    assert cookie(client, auth.session_cookie_name(PORT)) != before
     layout = client.get("/_dash-layout")
     assert layout.status_code == 200
     text = layout.get_data(as_text=True)
     assert '"olivia"' in text and '"operator"' in text and "Sign out" in text
 
-    token = cookie(client, auth.CSRF_COOKIE)
+    token = cookie(client, CSRF_COOKIE)
     assert client.post("/logout").status_code == 403  # no token: a forged sign-out
     assert client.get("/_dash-layout").status_code == 200
     out = client.post("/logout", data={"csrf_token": token})
     assert out.status_code == 302 and out.headers["Location"] == "/login"
-    assert cookie(client, auth.CSRF_COOKIE) is None
+    assert cookie(client, CSRF_COOKIE) is None
     assert client.get("/_dash-layout").status_code == 401
-    assert cookie(client, auth.CSRF_COOKIE) != token  # a new session, a new token
+    assert cookie(client, CSRF_COOKIE) != token  # a new session, a new token
 
 
 def test_sign_in_form_needs_its_csrf_token(users_app):
@@ -117,7 +119,7 @@ def test_csrf_token_rotates_on_sign_in(users_app):
     client = users_app.server.test_client()
     planted = login_token(client)
     sign_in(client, "olivia", token=planted)
-    assert cookie(client, auth.CSRF_COOKIE) not in (None, planted)
+    assert cookie(client, CSRF_COOKIE) not in (None, planted)
 
 
 def test_dash_callbacks_need_the_csrf_token(users_app):
@@ -125,7 +127,7 @@ def test_dash_callbacks_need_the_csrf_token(users_app):
     client.get("/login")
     assert dash_post(client).status_code == 403  # before sign-in: refused outright
     sign_in(client, "olivia")
-    token = cookie(client, auth.CSRF_COOKIE)
+    token = cookie(client, CSRF_COOKIE)
     refused = dash_post(client)
     assert refused.status_code == 403
     assert "CSRF token" in refused.get_json()["error"]
@@ -139,7 +141,7 @@ def test_another_session_token_is_refused(users_app):
     one, two = users_app.server.test_client(), users_app.server.test_client()
     sign_in(one, "olivia")
     sign_in(two, "adam")
-    assert dash_post(two, cookie(one, auth.CSRF_COOKIE)).status_code == 403
+    assert dash_post(two, cookie(one, CSRF_COOKIE)).status_code == 403
 
 
 def test_next_never_leaves_the_server(users_app):
@@ -166,11 +168,31 @@ def test_trusted_header_only_from_the_proxy(tmp_path):
     assert client.get("/_dash-layout").status_code == 401  # the proxy named nobody
     client.get("/", headers=sso)  # the session's CSRF token, as the browser gets it
     assert dash_post(client).status_code == 403  # CSRF is checked behind the proxy too
-    unnamed = dash_post(client, cookie(client, auth.CSRF_COOKIE))
+    unnamed = dash_post(client, cookie(client, CSRF_COOKIE))
     assert unnamed.status_code == 401  # the POST itself does not name the user: refused
-    headers = {**sso, auth.CSRF_HEADER: cookie(client, auth.CSRF_COOKIE)}
+    headers = {**sso, auth.CSRF_HEADER: cookie(client, CSRF_COOKIE)}
     assert client.post("/_dash-update-component", json=CALLBACK, headers=headers) \
         .status_code == 200
+
+
+def test_the_api_never_takes_the_browser_session(users_app):
+    client = users_app.server.test_client()
+    sign_in(client, "olivia")
+    token = cookie(client, CSRF_COOKIE)
+    assert client.get("/api/v1/plans").status_code == 401
+    assert client.post("/api/v1/plans", json={}, headers={auth.CSRF_HEADER: token}) \
+        .status_code == 401
+
+
+def test_the_api_trusts_the_proxy_only_from_its_address(tmp_path):
+    app = make_app(tmp_path, {"trusted_header": {"from": ["127.0.0.0/8"]},
+                              "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    sso = {"X-Forwarded-User": "sam", "X-Forwarded-Role": "viewer"}
+    assert client.get("/api/v1/plans", headers=sso).get_json() == {"plans": []}
+    elsewhere = client.get("/api/v1/plans", headers=sso, environ_base={"REMOTE_ADDR": "10.1.2.3"})
+    assert elsewhere.status_code == 401 and "WWW-Authenticate" not in elsewhere.headers
+    assert client.get("/api/v1/plans").status_code == 401
 
 
 def test_auth_none_only_on_loopback(tmp_path):
@@ -183,6 +205,7 @@ def test_auth_none_only_on_loopback(tmp_path):
     app = make_app(tmp_path, None)
     layout = app.server.test_client().get("/_dash-layout").get_data(as_text=True)
     assert "Authentication is off (auth: none)" in layout and '"local"' in layout
+    assert app.server.test_client().get("/api/v1/plans").get_json() == {"plans": []}
     assert not (tmp_path / "key").exists()
 
 

@@ -1,0 +1,240 @@
+"""Executing approved plans: what the API, the pages and the executor thread ask.
+
+The plan workflow (backend/services/plans.py) moves a plan to executing and records a
+cancel request; the ExecutorThread of `railyard serve` (or a worker) picks executing plans
+up, one cluster at a time under the cluster's lease, and runs them with the executor
+(backend/executor). Pause and resume act on the execution itself. Every executor step is
+an audit entry of the plan (user "railyard"); the end moves the plan to completed, failed
+or cancelled.
+
+What runs is what was approved: the throttle is in the plan's sha256, the batches are
+computed from the approved content on the cluster as the approval checked it (its basis),
+with the default concurrency limits, and the spec that runs is stored with the execution.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from backend.errors import Conflict, NotFound, Unavailable
+from backend.executor.freeze import executable_content, spec_from_dict
+from backend.executor.loop import Executor, RetryPolicy
+from backend.executor.records import ACTIVE, ENDED, ExecutionRecords
+from backend.gateways.base import ClusterGateway
+from backend.model.snapshot import Snapshot
+from backend.services import plans
+from backend.store.engine import writer
+from backend.store.store import Plan, Store
+from backend.store.workflow import SYSTEM, Actor, authorize
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
+SHRINK_REFUSAL = ("the executor runs reassignments only: Apache Kafka cannot delete "
+                  "partitions, so run the plan's migration to a new topic (its checklist) "
+                  "instead")
+GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
+
+
+def records_of(store: Store) -> ExecutionRecords:
+    return ExecutionRecords(store.engine, writer(store.engine))
+
+
+def _at(now: float) -> datetime:
+    return datetime.fromtimestamp(now, UTC)
+
+
+class StoreJournal:
+    """The executor's reports as the plan's audit entries and its final transition."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def record(self, plan_id: int, action: str, detail: dict, now: float) -> None:
+        plans.record(self.store, SYSTEM, plan_id, action, detail=detail, now=_at(now))
+
+    def ended(self, plan_id: int, state: str, cause: str | None, now: float) -> None:
+        if plans.get(self.store, plan_id).state == "executing":
+            plans.finish(self.store, SYSTEM, plan_id, state,
+                         detail={"cause": cause} if cause else None, now=_at(now))
+
+
+# ---- user requests -----------------------------------------------------------------------
+def pause(store: Store, actor: Actor, plan_id: int, now: float | None = None) -> dict:
+    """Finish the batch in flight and start nothing new."""
+    return _request(store, actor, plan_id, "pause", ("running",), "pausing", now)
+
+
+def resume(store: Store, actor: Actor, plan_id: int, now: float | None = None) -> dict:
+    return _request(store, actor, plan_id, "resume", ("pausing", "paused"), "running", now)
+
+
+def _request(store: Store, actor: Actor, plan_id: int, action: str, allowed: tuple[str, ...],
+             state: str, now: float | None) -> dict:
+    now = time.time() if now is None else now
+    plan = plans.get(store, plan_id)
+    authorize(actor, "execute", plan.author)
+    records = records_of(store)
+    if records.get(plan_id) is None:
+        raise Conflict(f"plan {plan_id} is {plan.state}: it is not running, so it cannot "
+                       f"{action}")
+    if not records.request(plan_id, allowed, state, now):
+        current = records.get(plan_id)["state"]
+        raise Conflict(f"plan {plan_id}'s execution is {current}: it can {action} only when "
+                       f"{' or '.join(allowed)}")
+    plans.record(store, actor, plan_id, f"execution_{action}", detail=None, now=_at(now))
+    return progress(store, plan_id, now)
+
+
+# ---- progress ------------------------------------------------------------------------------
+def progress(store: Store, plan_id: int, now: float | None = None) -> dict | None:
+    """Where an execution is: per batch and overall, partitions and bytes done, the rate
+    observed against the throttle, and predicted and observed ETAs. None before it starts."""
+    now = time.time() if now is None else now
+    records = records_of(store)
+    ex = records.get(plan_id)
+    if ex is None:
+        return None
+    batches = records.batches(plan_id)
+    throttle = ex["throttle"]
+    end = ex["ended_at"] or now
+    elapsed = max(end - ex["started_at"], 1e-9)
+    done, total = ex["bytes_done"], ex["bytes_total"]
+    current = next((b for b in batches if b["state"] == "running"), None)
+    if current is not None:  # finished partitions of the batch in flight count too
+        done += current["bytes_done"]
+    remaining = max(total - done, 0)
+    rate = done / elapsed if done else None
+    per_batch = [{
+        "batch": b["idx"], "state": b["state"], "partitions": b["partitions"],
+        "done": b["done"], "bytes_total": b["bytes_total"], "bytes_done": b["bytes_done"],
+        "started_at": b["started_at"], "ended_at": b["ended_at"],
+        "observed_rate": (b["bytes_done"] / (b["ended_at"] - b["started_at"])
+                          if b["ended_at"] and b["ended_at"] > b["started_at"] else None),
+    } for b in batches]
+    partitions_done = ex["partitions_done"] + (current["done"] if current else 0)
+    return {
+        "plan_id": plan_id, "state": ex["state"], "cause": ex["cause"], "error": ex["error"],
+        "retry_at": ex["retry_at"], "attempts": ex["attempts"],
+        "started_at": ex["started_at"], "ended_at": ex["ended_at"],
+        "batch": ex["batch"], "batches": len(batches),
+        "partitions_done": partitions_done, "partitions_total": ex["partitions_total"],
+        "bytes_done": done, "bytes_total": total,
+        "fraction": partitions_done / ex["partitions_total"] if ex["partitions_total"] else 1.0,
+        "throttle": throttle, "observed_rate": rate,
+        "predicted_eta_seconds": (remaining / throttle if throttle else None)
+        if ex["state"] in ACTIVE else 0.0,
+        "observed_eta_seconds": (remaining / rate if rate else None)
+        if ex["state"] in ACTIVE else 0.0,
+        "per_batch": per_batch,
+    }
+
+
+def batch_markers(store: Store, cluster: str, since: float) -> list[dict]:
+    """Batch starts and ends on ``cluster`` since ``since``: markers for the time series."""
+    records = records_of(store)
+    out = []
+    for ex in records.on_cluster(cluster, since):
+        for b in records.batches(ex["plan_id"]):
+            for key, what in (("started_at", "started"), ("ended_at", "ended")):
+                if b[key] is not None and b[key] >= since:
+                    out.append({"at": b[key], "plan_id": ex["plan_id"],
+                                "label": f"plan {ex['plan_id']} batch {b['idx'] + 1} {what}"})
+    return sorted(out, key=lambda m: m["at"])
+
+
+# ---- the executor thread --------------------------------------------------------------------
+def start_execution(store: Store, plan: Plan, snap: Snapshot, now: float) -> None:
+    """The execution row of an executing plan: the spec computed from the approved content
+    and throttle on the cluster as approved (request_execute re-checked its basis)."""
+    content = plan.content if "execution" in plan.content else executable_content(
+        snap, plan.content, plan.throttle)
+    spec = spec_from_dict(content["execution"], len(content["reassignment"]["partitions"]))
+    records_of(store).create(plan.id, plan.cluster, content, plan.sha256,
+                             [len(b) for b in spec.batches], plan.author, now,
+                             bytes_total=int(plan.preview.get("bytes_to_move") or 0))
+    plans.record(store, SYSTEM, plan.id, "execution_started",
+                 detail={"batches": len(spec.batches), "throttle": spec.throttle,
+                         "per_broker": spec.per_broker, "cluster": spec.cluster},
+                 now=_at(now))
+
+
+class ExecutorThread(threading.Thread):
+    """Runs the executing plans of the configured clusters, one tick per interval.
+
+    Per cluster: take (or renew) the cluster's lease; start executions for plans that
+    just became executing (one plan at a time per cluster, oldest first), pass cancel
+    requests on, tick the running one, and finish plans whose execution ended.
+    """
+
+    def __init__(self, store: Store, clusters: list[str], gateways: GatewayOf,
+                 snapshot_of: Callable[[str], Snapshot], interval: float = 1.0,
+                 clock: Callable[[], float] = time.time, holder: str | None = None,
+                 retry: RetryPolicy | None = None) -> None:
+        super().__init__(daemon=True, name="railyard-executor")
+        self.store, self.clusters, self.gateways = store, clusters, gateways
+        self.snapshot_of, self.interval, self.clock = snapshot_of, interval, clock
+        self.holder = holder or f"executor-{uuid.uuid4().hex[:12]}"
+        self.records = records_of(store)
+        self.retry = retry
+        self._executors: dict[str, Executor] = {}
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.cycle(self.clock())
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.is_alive():
+            self.join(timeout=30)
+        for cluster in self.clusters:
+            self.records.release(cluster, self.holder)
+
+    def cycle(self, now: float) -> None:
+        """One pass over every cluster; an unreachable store or cluster waits a pass."""
+        for cluster in self.clusters:
+            try:
+                self.cycle_cluster(cluster, now)
+            except (Unavailable, NotFound, Conflict) as e:
+                log.warning("executor: cluster %s: %s", cluster, e)
+            except Exception:  # a bug must not stop the other clusters' plans
+                log.exception("executor: cluster %s", cluster)
+
+    def cycle_cluster(self, cluster: str, now: float) -> None:
+        executing = plans.list_plans(self.store, cluster=cluster, state="executing")
+        if not executing and not self.records.active(cluster):
+            return
+        if not self.records.acquire(cluster, self.holder, now, LEASE_SECONDS):
+            return
+        journal = StoreJournal(self.store)
+        for plan in sorted(executing, key=lambda p: p.id):
+            ex = self.records.get(plan.id)
+            if ex is not None and ex["state"] in ENDED:
+                journal.ended(plan.id, ex["state"], ex["cause"], now)  # finish a lost end
+            elif ex is not None and plan.cancel_requested_at is not None \
+                    and ex["state"] in ("running", "pausing", "paused"):
+                self.records.request(plan.id, ("running", "pausing", "paused"),
+                                     "cancelling", now)
+        active = self.records.active(cluster)
+        if not active:
+            waiting = [p for p in sorted(executing, key=lambda p: p.id)
+                       if self.records.get(p.id) is None]
+            if not waiting:
+                return
+            plan = plans.get(self.store, waiting[0].id)
+            if plan.kind != "reassignment":
+                journal.ended(plan.id, "failed", SHRINK_REFUSAL, now)
+                return
+            start_execution(self.store, plan, self.snapshot_of(cluster), now)
+            active = self.records.active(cluster)
+        executor = self._executors.get(cluster)
+        if executor is None:
+            executor = self._executors[cluster] = Executor(
+                self.records, self.gateways(cluster), journal, self.retry)
+        executor.tick(active[0]["plan_id"], now)

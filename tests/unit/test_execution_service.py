@@ -1,0 +1,153 @@
+"""Approved plans run through the plan store: the executor thread (driven cycle by cycle
+on the twin's clock) starts them, passes cancels on, finishes them in the workflow, and
+writes every step to the audit log; pause and resume are the operator's."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from backend.errors import Conflict, Forbidden
+from backend.services import execution, plans
+from backend.store.store import open_store
+from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
+from tests.plan_helpers import APPROVER, OPERATOR, T0, VIEWER, moves
+from tests.unit.test_executor import MB, small_cluster
+
+
+class World:
+    """A store, a twin and an executor thread that is cycled by hand."""
+
+    def __init__(self, tmp_path) -> None:
+        self.store = open_store(f"sqlite:///{tmp_path}/plans.db")
+        self.twin = TwinCluster(small_cluster({("a", 0): 6 * MB}),
+                                TwinSettings(traffic_noise=0.0))
+        self.gw = TwinGateway(self.twin)
+        self.thread = execution.ExecutorThread(
+            self.store, ["small"], lambda _c: self.gw, lambda _c: self.twin.assignment(),
+            clock=self.now, holder="test")
+
+    def now(self) -> float:
+        return T0.timestamp() + self.twin.now_seconds
+
+    def executing(self, content: dict, throttle: int | None = MB) -> int:
+        snap = self.twin.assignment()
+        plan = plans.propose(self.store, OPERATOR, cluster="small", kind="reassignment",
+                             content=content, preview={"bytes_to_move": 10 * MB},
+                             snapshot=snap, throttle=throttle, now=T0)
+        plans.approve(self.store, APPROVER, plan.id, sha256=plan.sha256,
+                      snapshot_of=lambda _c: snap, now=T0 + timedelta(seconds=1))
+        plans.request_execute(self.store, OPERATOR, plan.id, snapshot_of=lambda _c: snap,
+                              now=T0 + timedelta(seconds=2))
+        return plan.id
+
+    def cycle(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.thread.cycle(self.now())
+            self.twin.advance(1.0)
+
+    def until(self, plan_id: int, state: str, limit: int = 300) -> None:
+        for _ in range(limit):
+            if plans.get(self.store, plan_id).state == state:
+                return
+            self.cycle()
+        raise AssertionError(f"plan {plan_id} is {plans.get(self.store, plan_id).state}")
+
+    def throttles(self) -> dict:
+        return {(e, n): {k: v for k, v in cfg.items() if "throttled" in k}
+                for e, store in (("broker", self.twin.broker_configs),
+                                 ("topic", self.twin.topic_configs))
+                for n, cfg in store.items() if any("throttled" in k for k in cfg)}
+
+
+@pytest.fixture
+def world(tmp_path):
+    w = World(tmp_path)
+    yield w
+    w.store.close()
+
+
+def test_an_approved_plan_runs_to_completed_with_every_step_audited(world):
+    plan_id = world.executing(moves(("a", 0, [3, 2]), ("b", 1, [2, 3])))
+    assert execution.progress(world.store, plan_id) is None
+    world.cycle()
+    p = execution.progress(world.store, plan_id)
+    assert p["state"] == "running" and p["throttle"] == MB and p["partitions_total"] == 2
+    assert world.throttles()  # set for the batch in flight
+    world.until(plan_id, "completed")
+    assert world.throttles() == {}
+    p = execution.progress(world.store, plan_id)
+    assert p["state"] == "completed" and p["fraction"] == 1.0
+    assert p["partitions_done"] == 2 and p["observed_eta_seconds"] == 0.0
+    actions = [e.action for e in plans.audit_entries(world.store, plan=plan_id)]
+    assert actions[:4] == ["propose", "approve", "execute", "execution_started"]
+    assert {"config_set", "batch_started", "batch_finished", "config_restored"} <= set(actions)
+    assert actions[-2:] == ["execution_completed", "complete"]
+    assert world.store.verify_audit()["intact"]
+    markers = execution.batch_markers(world.store, "small", since=0)
+    assert [m["label"] for m in markers][:2] == [f"plan {plan_id} batch 1 started",
+                                                 f"plan {plan_id} batch 1 ended"]
+
+
+def test_cancel_request_stops_the_moves_and_restores_throttles(world):
+    world.twin.alter_configs("broker", "1", {"leader.replication.throttled.rate": "999"})
+    before = world.throttles()
+    plan_id = world.executing(moves(("a", 0, [3, 2])))
+    world.cycle(2)
+    assert world.twin.list_reassignments()
+    plans.request_cancel(world.store, OPERATOR, plan_id, now=T0 + timedelta(seconds=5))
+    world.until(plan_id, "cancelled")
+    assert world.twin.list_reassignments() == [] and world.throttles() == before
+    assert world.twin.snap.replicas_of(world.twin.snap.partition_row("a", 0)) == [1, 2]
+
+
+def test_pause_and_resume_are_an_operators(world):
+    plan_id = world.executing(moves(("a", 0, [3, 2]), ("a", 2, [1, 4])))
+    with pytest.raises(Conflict, match="not running"):
+        execution.pause(world.store, OPERATOR, plan_id, now=world.now())
+    world.cycle()
+    with pytest.raises(Forbidden):
+        execution.pause(world.store, VIEWER, plan_id, now=world.now())
+    assert execution.pause(world.store, OPERATOR, plan_id, now=world.now())["state"] == "pausing"
+    with pytest.raises(Conflict, match="pausing"):
+        execution.pause(world.store, OPERATOR, plan_id, now=world.now())
+    world.cycle(30)
+    assert execution.progress(world.store, plan_id)["state"] == "paused"
+    assert plans.get(world.store, plan_id).state == "executing"
+    execution.resume(world.store, OPERATOR, plan_id, now=world.now())
+    world.until(plan_id, "completed")
+    actions = [e.action for e in plans.audit_entries(world.store, plan=plan_id)]
+    assert "execution_pause" in actions and "execution_paused" in actions
+    assert "execution_resume" in actions
+
+
+def test_one_plan_at_a_time_per_cluster_and_only_under_the_lease(world):
+    first = world.executing(moves(("a", 0, [3, 2])))
+    second = world.executing(moves(("b", 0, [4, 3])))
+    assert world.thread.records.acquire("small", "someone-else", world.now(), 30)
+    world.cycle(3)
+    assert execution.progress(world.store, first) is None  # the lease is someone else's
+    world.twin.advance(60)
+    world.cycle()
+    assert execution.progress(world.store, first)["state"] == "running"
+    assert execution.progress(world.store, second) is None
+    world.until(first, "completed")
+    world.until(second, "completed")
+    assert world.throttles() == {}
+
+
+def test_a_shrink_is_refused_with_the_migration_offered(world):
+    from tests.plan_helpers import shrink_content
+
+    snap = world.twin.assignment()
+    plan = plans.propose(world.store, OPERATOR, cluster="small", kind="shrink",
+                         content=shrink_content("a", 2, 4), preview={}, snapshot=snap, now=T0)
+    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256,
+                  snapshot_of=lambda _c: snap, now=T0)
+    plans.request_execute(world.store, OPERATOR, plan.id, snapshot_of=lambda _c: snap, now=T0)
+    world.cycle()
+    assert plans.get(world.store, plan.id).state == "failed"
+    last = plans.audit_entries(world.store, plan=plan.id)[-1]
+    assert last.action == "fail" and "migration" in last.detail["cause"]
