@@ -186,13 +186,63 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+# Kafka's own names where kafka-python spells a code differently (Errors.java)
+KAFKA_NAMES = {6: "NOT_LEADER_OR_FOLLOWER", 39: "INVALID_REPLICA_ASSIGNMENT"}
+
+
 def error_of(code: int, message: str | None = None) -> tuple[str | None, str | None]:
     """(Kafka error name, message) for a result's error code; (None, None) when it is 0."""
     cls = Errors.for_code(code)
     if cls is Errors.NoError:
         return None, None
-    return (getattr(cls, "message", None) or cls.__name__,
+    return (KAFKA_NAMES.get(code) or getattr(cls, "message", None) or cls.__name__,
             message or getattr(cls, "description", None) or cls.__name__)
+
+
+def quotas_from(resp: Any) -> list[dict]:
+    """DescribeClientQuotas' entities with a controller_mutation_rate; a null entity name
+    is the default entity ('<default>'), a missing entity type is None."""
+    out = []
+    for entry in resp.entries or []:
+        rate = next((v.value for v in entry.values if v.key == MUTATION_RATE), None)
+        if rate is None:
+            continue
+        names = {e.entity_type: DEFAULT_BROKER if e.entity_name is None else e.entity_name
+                 for e in entry.entity}
+        out.append({"user": names.get("user"), "client_id": names.get("client-id"),
+                    MUTATION_RATE: rate})
+    return sorted(out, key=lambda q: (str(q["user"]), str(q["client_id"])))
+
+
+def reassignments_from(resp: Any) -> list[dict]:
+    """In-flight moves of a ListPartitionReassignments answer. A partition with nothing
+    adding or removing is not moving (Kafka never lists one; Tansu lists every partition
+    that way)."""
+    return [{"topic": t.name, "partition": p.partition_index, "replicas": list(p.replicas),
+             "adding": list(p.adding_replicas), "removing": list(p.removing_replicas)}
+            for t in sorted(resp.topics, key=lambda t: t.name)
+            for p in sorted(t.partitions, key=lambda p: p.partition_index)
+            if p.adding_replicas or p.removing_replicas]
+
+
+def reassign_outcome(resp: Any, cancelling: bool) -> tuple[list[str], list[tuple]]:
+    """(partitions accepted, [(partition, error code, message)] refused) of an
+    AlterPartitionReassignments answer. Cancelling a move that finished meanwhile is not a
+    refusal, unless nothing at all was in flight (BadInput, as the twin says)."""
+    ok, failed = [], []
+    for t in resp.responses:
+        for p in t.partitions:
+            key = f"{t.name}-{p.partition_index}"
+            if p.error_code:
+                failed.append((key, p.error_code, p.error_message))
+            else:
+                ok.append(key)
+    if cancelling:
+        gone = [f for f in failed if error_of(f[1])[0] == "NO_REASSIGNMENT_IN_PROGRESS"]
+        if gone and len(gone) == len(failed) and not ok:
+            raise BadInput(f"no reassignment in progress for {gone[0][0]}")
+        failed = [f for f in failed if f not in gone]
+    return ok, failed
 
 
 def own_configs(result: Any, rtype: int, rname: str) -> dict[str, str]:
@@ -341,29 +391,14 @@ class KafkaGateway:
     def describe_client_quotas(self) -> list[dict]:
         resp = self._send("DescribeClientQuotas", describe_client_quotas_request())
         self._refused("DescribeClientQuotas", resp.error_code, resp.error_message)
-        out = []
-        for entry in resp.entries or []:
-            rate = next((v.value for v in entry.values if v.key == MUTATION_RATE), None)
-            if rate is None:
-                continue
-            names = {e.entity_type: DEFAULT_BROKER if e.entity_name is None else e.entity_name
-                     for e in entry.entity}
-            out.append({"user": names.get("user"), "client_id": names.get("client-id"),
-                        "controller_mutation_rate": rate})
-        return sorted(out, key=lambda q: (str(q["user"]), str(q["client_id"])))
+        return quotas_from(resp)
 
     def list_reassignments(self) -> list[dict]:
-        """In-flight moves. A partition with nothing adding or removing is not moving
-        (Kafka never lists one; Tansu lists every partition that way)."""
         resp = self._send("ListPartitionReassignments",
                           ListPartitionReassignmentsRequest(timeout_ms=self.timeout_ms,
                                                             topics=None), controller=True)
         self._refused("ListPartitionReassignments", resp.error_code, resp.error_message)
-        return [{"topic": t.name, "partition": p.partition_index, "replicas": list(p.replicas),
-                 "adding": list(p.adding_replicas), "removing": list(p.removing_replicas)}
-                for t in sorted(resp.topics, key=lambda t: t.name)
-                for p in sorted(t.partitions, key=lambda p: p.partition_index)
-                if p.adding_replicas or p.removing_replicas]
+        return reassignments_from(resp)
 
     def assignment(self) -> Snapshot:
         """Brokers, racks and replicas from the cluster; retention.ms per topic; each
@@ -473,24 +508,12 @@ class KafkaGateway:
         resp = self._send("AlterPartitionReassignments",
                           alter_reassignments_request(moves, self.timeout_ms), controller=True)
         self._rejected("AlterPartitionReassignments", resp.error_code, resp.error_message)
-        ok, failed = [], []
-        for t in resp.responses:
-            for p in t.partitions:
-                key = f"{t.name}-{p.partition_index}"
-                (failed if p.error_code else ok).append((key, p.error_code, p.error_message))
-        if done == "cancelled":  # a move that finished meanwhile has nothing to cancel
-            gone = [f for f in failed if error_of(f[1])[0] == "NO_REASSIGNMENT_IN_PROGRESS"]
-            if gone and len(gone) == len(failed) and not ok:
-                raise BadInput(f"no reassignment in progress for {gone[0][0]}")
-            failed = [f for f in failed if f not in gone]
+        ok, failed = reassign_outcome(resp, cancelling=done == "cancelled")
         if failed:
             key, code, message = failed[0]
-            self._rejected(f"AlterPartitionReassignments {key} (and {len(failed) - 1} more)"
-                           if len(failed) > 1 else f"AlterPartitionReassignments {key}",
-                           code, message)
-        out = {"started": [], "cancelled": []}
-        out[done] = [k for k, _, _ in ok]
-        return out
+            more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            self._rejected(f"AlterPartitionReassignments {key}{more}", code, message)
+        return {"started": [], "cancelled": [], done: ok}
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
         """The connection's own principal is charged (KIP-599): ``user`` and ``client_id``

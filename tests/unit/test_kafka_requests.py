@@ -299,3 +299,80 @@ def test_log_dirs_and_retention_requests_ask_for_everything_they_need():
     assert _wire(req, 4)["resources"] == [
         {"resource_type": 2, "resource_name": n, "configuration_keys": ["retention.ms"]}
         for n in ("a", "b")]
+
+
+# ---- answers (encoded as a broker sends them, decoded by the client) -------------------
+def _answer(response, version: int):
+    return type(response).decode(response.encode(version=version), version=version)
+
+
+def test_quota_entities_as_kafka_describes_them():
+    from kafka.protocol.admin import DescribeClientQuotasResponse as R
+    E = R.EntryData
+    resp = R(throttle_time_ms=0, error_code=0, error_message=None, entries=[
+        E(entity=[E.EntityData(entity_type="user", entity_name=None)],
+          values=[E.ValueData(key="controller_mutation_rate", value=5.0)]),
+        E(entity=[E.EntityData(entity_type="user", entity_name="tenant"),
+                  E.EntityData(entity_type="client-id", entity_name="app")],
+          values=[E.ValueData(key="producer_byte_rate", value=1e6),
+                  E.ValueData(key="controller_mutation_rate", value=0.5)]),
+        E(entity=[E.EntityData(entity_type="client-id", entity_name="etl")],
+          values=[E.ValueData(key="consumer_byte_rate", value=1e6)])])  # not a KIP-599 quota
+    assert k.quotas_from(_answer(resp, 1)) == [
+        {"user": "<default>", "client_id": None, "controller_mutation_rate": 5.0},
+        {"user": "tenant", "client_id": "app", "controller_mutation_rate": 0.5}]
+
+
+def _ongoing(parts):
+    from kafka.protocol.admin import ListPartitionReassignmentsResponse as R
+    T = R.OngoingTopicReassignment
+    P = T.OngoingPartitionReassignment
+    return _answer(R(throttle_time_ms=0, error_code=0, error_message=None, topics=[
+        T(name=topic, partitions=[P(partition_index=i, replicas=r, adding_replicas=a,
+                                    removing_replicas=d) for i, r, a, d in ps])
+        for topic, ps in parts]), 0)
+
+
+def test_in_flight_moves_are_the_partitions_adding_or_removing_a_replica():
+    resp = _ongoing([("orders", [(1, [1, 2, 4], [4], [3]), (0, [1, 2], [], [])]),
+                     ("audit", [(0, [2, 3, 1], [], [1])])])
+    assert k.reassignments_from(resp) == [
+        {"topic": "audit", "partition": 0, "replicas": [2, 3, 1], "adding": [],
+         "removing": [1]},
+        {"topic": "orders", "partition": 1, "replicas": [1, 2, 4], "adding": [4],
+         "removing": [3]}]
+
+
+def _altered(results):
+    from kafka.protocol.admin import AlterPartitionReassignmentsResponse as R
+    T = R.ReassignableTopicResponse
+    return _answer(R(throttle_time_ms=0, error_code=0, error_message=None, responses=[
+        T(name="t", partitions=[T.ReassignablePartitionResponse(
+            partition_index=i, error_code=code, error_message=msg) for i, code, msg in results])]),
+        0)
+
+
+def test_reassignment_answers():
+    ok, failed = k.reassign_outcome(_altered([(0, 0, None), (1, 39, "bad")]), cancelling=False)
+    assert ok == ["t-0"] and failed == [("t-1", 39, "bad")]  # INVALID_REPLICA_ASSIGNMENT
+    # cancelling: a move that finished meanwhile is no refusal ...
+    ok, failed = k.reassign_outcome(_altered([(0, 0, None), (1, 85, None)]), cancelling=True)
+    assert ok == ["t-0"] and failed == []
+    # ... unless nothing was in flight at all
+    with pytest.raises(BadInput, match="no reassignment in progress for t-1"):
+        k.reassign_outcome(_altered([(1, 85, None)]), cancelling=True)
+
+
+def test_a_refused_write_is_a_gateway_error_with_kafkas_name():
+    """What the executor retries (Kafka's retriable errors) and what fails a plan."""
+    from backend.gateways.base import GatewayError
+    from backend.gateways.kafka import KafkaGateway
+    gw = KafkaGateway(parse_kafka({"bootstrap_servers": ["k1:9092"]}, _where))  # not connected
+    with pytest.raises(GatewayError) as e:
+        gw._rejected("AlterPartitionReassignments t-1", 39, "bad")
+    assert e.value.code == "INVALID_REPLICA_ASSIGNMENT" and not e.value.retriable
+    assert "AlterPartitionReassignments t-1 on k1:9092: bad" in str(e.value)
+    with pytest.raises(GatewayError) as e:
+        gw._rejected("CreateTopics", 89)
+    assert e.value.code == "THROTTLING_QUOTA_EXCEEDED" and e.value.retriable
+    gw._rejected("CreateTopics", 0)  # no error: nothing raised
