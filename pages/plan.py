@@ -17,7 +17,7 @@ from backend.services import plan_preview
 from backend.services import plans as plan_service
 from backend.store.workflow import may
 from components import banners, tables
-from dashboard import drafts, ids, plan_views, runtime
+from dashboard import auth, drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path_template="/plans/<plan_id>", title="Railyard · Plan",
                    name="Plan")
@@ -34,7 +34,7 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
         return _missing(str(e))
     except Unavailable as e:
         return _missing(str(e))
-    who = plan_views.actor()
+    who = auth.current_actor()
     draft = plan_preview.Draft(plan.kind, plan.cluster, plan.title, plan.preview,
                                frozen=plan.content)
     if plan.kind == "reassignment":
@@ -167,7 +167,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     if not shown or not clicked.get(action):  # buttons appearing are not clicks
         return (no_update,) * 9
     rt = runtime.current()
-    store, who, comment = rt.plan_store(), plan_views.actor(), comment or ""
+    store, who, comment = rt.plan_store(), auth.current_actor(), comment or ""
     try:
         if action == ids.PV_APPROVE:
             plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],
