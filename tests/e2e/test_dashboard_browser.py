@@ -91,6 +91,17 @@ def test_unknown_cluster_is_an_error_the_page_states(browser, dashboard, route):
     assert picker.text.strip() == "demo"  # the picker shows the cluster the page does
 
 
+def test_an_unreadable_typed_time_is_named(browser, dashboard):
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    wait_for(browser, "#range input[value='abs']").click()
+    start = wait_for(browser, "#range-from")
+    start.clear()
+    start.send_keys("yesterday 3am")
+    browser.find_element(By.ID, "range-apply").click()
+    wait_text(browser, "#range-error", "from: could not read 'yesterday 3am' as a date and time")
+    assert "yesterday" not in browser.current_url  # nothing applied
+
+
 def test_time_range_lives_in_the_url(browser, dashboard):
     browser.get(dashboard.url + "/brokers?cluster=demo")
     wait_for(browser, "#br-grid .ag-row", timeout=60)  # the page's callbacks are live
