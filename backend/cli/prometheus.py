@@ -42,7 +42,7 @@ def _up(a: argparse.Namespace) -> dict:
                        "`railyard prometheus down` first")
     server = PrometheusProcess(a.home, a.port or None)
     server.write_config(scrape_config(doc["targets"], doc.get("cluster", "twin"),
-                                      a.scrape_interval))
+                                      a.scrape_interval), doc.get("dialect", "strimzi"))
     server.start()
     return {"url": server.url, "pid": server.proc.pid, "config": str(server.config_path),
             "data": str(server.data_dir), "targets": len(doc["targets"])}
