@@ -22,12 +22,6 @@ from dashboard import auth, drafts, ids, runtime
 REFUSALS = (BadInput, Conflict, Forbidden, NotFound, Unavailable)
 
 
-def actor() -> Actor:
-    """Who is asking, as the plan services take it (PermissionError when nobody is)."""
-    who = auth.require_identity()
-    return Actor(who.name, who.role, who.address)
-
-
 def events_in(cluster: str, start: float, end: float) -> list[dict]:
     """Plan events to mark on a monitoring chart; none when the plan store does not
     answer (the chart is still worth showing)."""
@@ -155,7 +149,18 @@ def refilter(_contains, token):
 @dash.callback(Output(ids.PLAN_JSON_DOWNLOAD, "data"), Input(ids.PLAN_JSON_BUTTON, "n_clicks"),
                State(ids.PLAN_TOKEN, "data"), prevent_initial_call=True)
 def download(clicks, token):
-    draft = drafts.load(token) if clicks else None
+    """Kafka's JSON of the draft, or of the stored plan exactly as stored."""
+    if not clicks:
+        return no_update
+    stored = drafts.stored_plan(token)
+    if stored is not None:
+        try:
+            plan = plan_service.get(runtime.current().plan_store(), stored)
+        except REFUSALS:
+            return no_update
+        return dcc.send_string(plan_preview.kafka_json_text(plan.content),
+                               f"plan-{plan.id}.json")
+    draft = drafts.load(token)
     if draft is None:
         return no_update
     return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")
@@ -184,7 +189,7 @@ def propose(_clicks, token, title):
                            f"{more}): preview again")
         throttle = draft.preview.get("throttle")
         plan = plan_service.propose(
-            rt.plan_store(), actor(), cluster=draft.cluster, kind=draft.kind,
+            rt.plan_store(), auth.current_actor(), cluster=draft.cluster, kind=draft.kind,
             content=draft.content, preview=draft.preview, snapshot=snap,
             title=title or draft.title,
             throttle=round(throttle) if draft.kind == "reassignment" and throttle else None)

@@ -18,7 +18,7 @@ from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
              ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
-             ("/shrinks", "Shrinks"), ("/audit", "Audit"))
+             ("/shrinks", "Shrinks"), ("/audit", "Audit"), ("/capacity", "Capacity"))
 
 
 def layout(config: DashboardConfig) -> html.Div:
@@ -49,6 +49,11 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
     """A monitoring page: its title and cluster, the time control, banners, then ``body``."""
     rt = runtime.current()
     c = rt.cluster(query.get("cluster"))
+    asked = query.get("cluster")
+    unknown = [] if not asked or asked == c.name else [html.Div(
+        f"No cluster is called '{asked}' in this dashboard's config (clusters: "
+        f"{', '.join(x.name for x in rt.config.clusters)}): showing {c.name}.",
+        className="banner banner-error", role="alert", id=ids.UNKNOWN_CLUSTER)]
     key, start, end = query.get("range"), query.get("from"), query.get("to")
     state = {"cluster": c.name, "range": key if key in timerange.LABELS else timerange.DEFAULT,
              "from": start, "to": end}
@@ -56,10 +61,19 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
         dcc.Store(id=ids.VIEW, data=state),
         html.H1([title, html.Small(f"cluster {c.name}")]),
         time_control(key, start, end, rt.config.server.refresh_seconds),
+        html.A("Incident report of this window", id=ids.INCIDENT_REPORT,
+               href=incident_href(state), className="report-link", target="_blank"),
+        *unknown,
         html.Div(banner_slots, id=banner_id),
         *body,
     ])
 
+
+
+def incident_href(state: dict) -> str:
+    """The incident report (HTML) of a view's cluster and window (dashboard.reports)."""
+    return "/reports/incident.html" + urlstate.build(
+        {k: state.get(k) for k in urlstate.SHARED_KEYS})
 
 
 def time_control(key: str | None, start: str | None, end: str | None,
@@ -92,13 +106,27 @@ def register(app: dash.Dash) -> None:
     @app.callback(Output(ids.CLUSTER_PICKER, "value"), Input(ids.URL, "search"))
     def picker_follows_url(search: str):
         named = urlstate.parse(search).get("cluster")
-        return named if named else no_update
+        known = {c.name for c in runtime.current().config.clusters}
+        return named if named in known else no_update
 
     @app.callback([Output(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
                   Input(ids.URL, "search"))
     def nav_keeps_view(search: str):
         kept = urlstate.shared(search)
         return [path + kept for path, _ in NAV_ITEMS]
+
+    app.clientside_callback(
+        """
+        function(view) {
+            const params = new URLSearchParams();
+            for (const k of ["cluster", "range", "from", "to"]) {
+                if (view && view[k]) { params.set(k, view[k]); }
+            }
+            const q = params.toString();
+            return "/reports/incident.html" + (q ? "?" + q : "");
+        }""",
+        Output(ids.INCIDENT_REPORT, "href"), Input(ids.VIEW, "data"),
+        prevent_initial_call=True)
 
     app.clientside_callback(
         ClientsideFunction("railyard", "pickCluster"),
