@@ -12,6 +12,7 @@ import pytest
 from backend.metrics import catalog
 from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable
 from backend.metrics.dialects import DIALECTS
+from backend.metrics.recording import RECORDED
 from backend.metrics.server import PrometheusProcess, free_port, scrape_config
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster, TwinSettings
@@ -59,7 +60,7 @@ def stack(request, tmp_path_factory):
             twin.advance(0.25)
     ticker = threading.Thread(target=clock, daemon=True)
     try:
-        prom.write_config(scrape_config(exporters.targets, "it", SCRAPE))
+        prom.write_config(scrape_config(exporters.targets, "it", SCRAPE), dialect.name)
         prom.start()
         ticker.start()
         yield twin, prom, MetricsClient(prom.url, dialect.name, ttl=0), stop, ticker
@@ -144,12 +145,42 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
         frame = client.instant(concept)
         assert frame[["user", "client_id"]].values.tolist() == [["tenant", ""]]
         assert frame["value"].tolist() == [pytest.approx(quota[key])], concept
+    # over a window that saw only the frozen twin, the extremes are today's values
+    for concept, key in (("mutation_tokens_low", "tokens"),
+                         ("mutation_throttle_time_high", "throttle_time")):
+        frame = client.instant(concept, window="1s")
+        assert frame["value"].tolist() == [pytest.approx(quota[key])], concept
+    assert client.instant("scrapes_in_window", window="1s")["value"].tolist() == [len(ids)]
+    newest = client.instant("newest_sample", window="1m:1s")["value"].item()
+    assert time.time() - 5 < newest <= time.time()
     assert set(catalog.CATALOG) == set(expect) | set(single) | {
+        "mutation_tokens_low", "mutation_throttle_time_high", "scrapes_in_window",
+        "newest_sample",  # the window-wide concepts above
         "mutation_tokens", "mutation_rate", "mutation_throttle_time", "bytes_in_per_broker",
         "bytes_out_per_broker", "replication_bytes_in_per_broker",
         "replication_bytes_out_per_broker", "reassignment_bytes_in_per_broker",
         "reassignment_bytes_out_per_broker", "bytes_in_per_topic"}
 
+
+
+def test_expensive_concepts_read_railyards_recording_rules(stack):
+    """The Prometheus Railyard starts records the two heavy concepts; a client reads the
+    recorded series and gets what the full expression gives (the twin is frozen here)."""
+    _, prom, client, stop, ticker = stack
+    stop.set()  # freeze the twin, so both answers describe the same scrape
+    ticker.join(timeout=5)
+    for concept, name in RECORDED.items():
+        wait_until(lambda n=name: client.prom.custom_query(f"count({n})"))
+        time.sleep(3 * SCRAPE)  # the rule has evaluated the frozen twin's last scrape
+        fresh = MetricsClient(prom.url, client.dialect.name, ttl=0)
+        assert fresh.promql(concept) == name
+        recorded = fresh.instant(concept)
+        full = client.prom.custom_query(catalog.promql(concept, client.dialect))
+        want = sorted(float(s["value"][1]) for s in full)
+        assert sorted(recorded["value"]) == pytest.approx(want, rel=1e-9)
+    missing = MetricsClient(prom.url, client.dialect.name, ttl=0, by="instance")
+    assert missing.promql("replica_bytes_behind") == catalog.promql(
+        "replica_bytes_behind", client.dialect, by="instance")  # no rule: the full expression
 
 def test_overview_service_and_range_queries(stack):
     twin, _, client, _, _ = stack
@@ -166,7 +197,7 @@ def test_missing_metric_is_a_typed_error_not_zeros(stack):
     _, prom, _, _, _ = stack
     other = "confluent" if stack[2].dialect.name == "strimzi" else "strimzi"
     client = MetricsClient(prom.url, other, ttl=0)
-    with pytest.raises(MetricMissing, match="no series"):
+    with pytest.raises(MetricMissing, match="no data yet for produce bytes/s per topic"):
         client.instant("bytes_in_per_topic")
     answer = monitoring.overview_now(client, concepts=("bytes_in_per_topic",))
     assert answer["bytes_in_per_topic"] == {
