@@ -17,7 +17,7 @@ import flask
 from flask import Blueprint, jsonify, request
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import plan_preview
+from backend.services import execution, plan_preview
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
@@ -144,7 +144,9 @@ def propose():
 
 @api.get("/plans/<int:plan_id>")
 def get_plan(plan_id: int):
-    return jsonify(plan_service.get(_store(), plan_id).to_dict())
+    store = _store()
+    return jsonify({**plan_service.get(store, plan_id).to_dict(),
+                    "execution": execution.progress(store, plan_id)})
 
 
 @api.post("/plans/<int:plan_id>/approve")
@@ -189,6 +191,18 @@ def cancel(plan_id: int):
     plan = plan_service.request_cancel(_store(), auth.current_actor(), plan_id)
     return jsonify(id=plan.id, state=plan.state,
                    cancel_requested_at=plan.cancel_requested_at.isoformat()), 202
+
+
+@api.post("/plans/<int:plan_id>/pause")
+def pause(plan_id: int):
+    _body()
+    return jsonify(execution.pause(_store(), auth.current_actor(), plan_id)), 202
+
+
+@api.post("/plans/<int:plan_id>/resume")
+def resume(plan_id: int):
+    _body()
+    return jsonify(execution.resume(_store(), auth.current_actor(), plan_id)), 202
 
 
 @api.get("/audit")

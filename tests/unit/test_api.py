@@ -296,3 +296,39 @@ def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
         if not twin.list_reassignments():
             break
         twin.advance(1.0)
+
+
+def test_execution_progress_pause_and_resume(env):
+    from backend.services.execution import ExecutorThread
+
+    from backend.store.workflow import SYSTEM
+
+    for other in plan_service.list_plans(env["store"], state="executing"):
+        plan_service.finish(env["store"], SYSTEM, other.id, "cancelled")  # one at a time
+    plan_id = make_plan(env, "operator1", "executing")
+    got = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
+    assert got["execution"] is None  # the executor has not picked it up yet
+    twin, rt = env["twin"], env["rt"]
+    thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                            clock=lambda: 1e9 + twin.now_seconds, holder="api-test")
+    thread.cycle(1e9 + twin.now_seconds)
+    got = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
+    progress = got["execution"]
+    assert progress["state"] == "running" and progress["partitions_total"] == 1
+    assert {"bytes_done", "bytes_total", "observed_rate", "throttle", "predicted_eta_seconds",
+            "observed_eta_seconds", "per_batch"} <= set(progress)
+    url = f"/api/v1/plans/{plan_id}"
+    assert env["client"].post(f"{url}/pause", json={}, headers=basic("viewer1")).status_code \
+        == 403
+    answer = env["client"].post(f"{url}/pause", json={}, headers=basic("operator2"))
+    assert answer.status_code == 202 and answer.get_json()["state"] == "pausing"
+    assert env["client"].post(f"{url}/pause", json={}, headers=basic("operator2")).status_code \
+        == 409
+    answer = env["client"].post(f"{url}/resume", json={}, headers=basic("operator1"))
+    assert answer.status_code == 202 and answer.get_json()["state"] == "running"
+    env["client"].post(f"{url}/cancel", json={}, headers=basic("operator1"))
+    thread.cycle(1e9 + twin.now_seconds)
+    thread.cycle(1e9 + twin.now_seconds)
+    assert plan_service.get(env["store"], plan_id).state == "cancelled"
+    assert twin.list_reassignments() == []
+    thread.stop()
