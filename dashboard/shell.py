@@ -10,7 +10,7 @@ store, so a range change redraws charts in place instead of re-rendering the pag
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, dcc, html, no_update
+from dash import ClientsideFunction, Input, Output, State, dcc, html, no_update
 
 from components import timerange, urlstate
 from dashboard import account, ids, runtime
@@ -101,75 +101,17 @@ def register(app: dash.Dash) -> None:
         return [path + kept for path, _ in NAV_ITEMS]
 
     app.clientside_callback(
-        """
-        function(picked) {
-            const params = new URLSearchParams(window.location.search);
-            if (!picked || params.get("cluster") === picked) {
-                return window.dash_clientside.no_update;
-            }
-            params.set("cluster", picked);
-            return "?" + params.toString();
-        }""",
+        ClientsideFunction("railyard", "pickCluster"),
         Output(ids.URL, "search", allow_duplicate=True), Input(ids.CLUSTER_PICKER, "value"),
         prevent_initial_call=True)
 
-    app.clientside_callback(
-        """
-        function(key, clicks, from, to, view) {""" + _JS_HELPERS + """
-            const nu = window.dash_clientside.no_update;
-            const trig = (window.dash_clientside.callback_context.triggered || [])
-                .map(t => t.prop_id);
-            const state = Object.assign({}, view);
-            const changed = trig.includes("range.value") ? key !== view.range
-                : trig.includes("range-apply.n_clicks") && Boolean(clicks);
-            if (!changed) {  // the control mounting with the view it was drawn from
-                return Array(6 + NAVS.length).fill(nu);
-            }
-            if (key === "abs") {
-                if (trig.includes("range.value")) {  // switching: start from the last hour
-                    const now = Date.now();
-                    from = isoMinute(now - 3600e3);
-                    to = isoMinute(now);
-                }
-                const t0 = parseTime(from), t1 = parseTime(to);
-                let error = "";
-                if (isNaN(t0)) { error = "from: give a date and time, e.g. 2024-05-01T12:00"; }
-                else if (isNaN(t1)) { error = "to: give a date and time, e.g. 2024-05-01T13:00"; }
-                else if (t1 <= t0) { error = "to must be after from"; }
-                if (error) { return [nu, error, from, to, false, true].concat(NAVS.map(() => nu)); }
-                Object.assign(state, {range: "abs", from: from, to: to});
-            } else {
-                Object.assign(state, {range: key, from: null, to: null});
-            }
-            const params = new URLSearchParams(window.location.search);
-            for (const k of ["range", "from", "to"]) {
-                if (state[k]) { params.set(k, state[k]); } else { params.delete(k); }
-            }
-            const search = params.toString() ? "?" + params.toString() : "";
-            window.history.pushState({}, "", window.location.pathname + search);
-            const shared = new URLSearchParams();
-            for (const k of ["cluster", "range", "from", "to"]) {
-                if (params.get(k)) { shared.set(k, params.get(k)); }
-            }
-            const kept = shared.toString() ? "?" + shared.toString() : "";
-            return [state, "", from, to, key !== "abs", key === "abs"]
-                .concat(NAVS.map(p => p + kept));
-        }""".replace("NAVS", str([path for path, _ in NAV_ITEMS])),
+    app.clientside_callback(  # assets/railyard.js
+        ClientsideFunction("railyard", "applyRange"),
         Output(ids.VIEW, "data"), Output(ids.RANGE_ERROR, "children"),
         Output(ids.RANGE_FROM, "value"), Output(ids.RANGE_TO, "value"),
         Output(ids.RANGE_ABS, "hidden"), Output(ids.REFRESH, "disabled"), *navs,
         Input(ids.RANGE, "value"), Input(ids.RANGE_APPLY, "n_clicks"),
         State(ids.RANGE_FROM, "value"), State(ids.RANGE_TO, "value"), State(ids.VIEW, "data"),
+        *[State(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
         prevent_initial_call=True)
 
-
-_JS_HELPERS = """
-    function isoMinute(ms) { return new Date(ms).toISOString().slice(0, 16); }
-    function parseTime(text) {  // what components.timerange.parse_time accepts (UTC)
-        text = (text || "").trim();
-        if (!text) { return NaN; }
-        if (/^[0-9]+([.][0-9]+)?$/.test(text)) { return Number(text) * 1000; }
-        const zoned = /(Z|[+-][0-9][0-9]:?[0-9][0-9])$/.test(text);
-        return Date.parse(zoned ? text : text.replace(" ", "T") + "Z");
-    }
-"""

@@ -1,0 +1,72 @@
+/* Railyard's clientside callbacks (dashboard/shell.py registers them through Dash's
+   ClientsideFunction): the cluster picker and the time control write the URL in the
+   browser, with no server round trip. */
+
+function isoMinute(ms) { return new Date(ms).toISOString().slice(0, 16); }
+
+function parseTime(text) {  // what components.timerange.parse_time accepts (UTC)
+    text = (text || "").trim();
+    if (!text) { return NaN; }
+    if (/^[0-9]+([.][0-9]+)?$/.test(text)) { return Number(text) * 1000; }
+    const zoned = /(Z|[+-][0-9][0-9]:?[0-9][0-9])$/.test(text);
+    return Date.parse(zoned ? text : text.replace(" ", "T") + "Z");
+}
+
+window.dash_clientside = Object.assign({}, window.dash_clientside, {
+    railyard: {
+        /* The picked cluster goes into the URL (the page then follows the URL). */
+        pickCluster: function (picked) {
+            const params = new URLSearchParams(window.location.search);
+            if (!picked || params.get("cluster") === picked) {
+                return window.dash_clientside.no_update;
+            }
+            params.set("cluster", picked);
+            return "?" + params.toString();
+        },
+
+        /* A range picked (or an absolute range applied): the view store, the control's
+           fields, the URL, and every nav link keeping the view. ``hrefs``: the nav links'
+           current targets, whose paths they keep. */
+        applyRange: function (key, clicks, from, to, view, ...hrefs) {
+            const navs = hrefs.map(h => (h || "").split("?")[0]);
+            const nu = window.dash_clientside.no_update;
+            const trig = (window.dash_clientside.callback_context.triggered || [])
+                .map(t => t.prop_id);
+            const state = Object.assign({}, view);
+            const changed = trig.includes("range.value") ? key !== view.range
+                : trig.includes("range-apply.n_clicks") && Boolean(clicks);
+            if (!changed) {  // the control mounting with the view it was drawn from
+                return Array(6 + navs.length).fill(nu);
+            }
+            if (key === "abs") {
+                if (trig.includes("range.value")) {  // switching: start from the last hour
+                    const now = Date.now();
+                    from = isoMinute(now - 3600e3);
+                    to = isoMinute(now);
+                }
+                const t0 = parseTime(from), t1 = parseTime(to);
+                let error = "";
+                if (isNaN(t0)) { error = "from: give a date and time, e.g. 2024-05-01T12:00"; }
+                else if (isNaN(t1)) { error = "to: give a date and time, e.g. 2024-05-01T13:00"; }
+                else if (t1 <= t0) { error = "to must be after from"; }
+                if (error) { return [nu, error, from, to, false, true].concat(navs.map(() => nu)); }
+                Object.assign(state, {range: "abs", from: from, to: to});
+            } else {
+                Object.assign(state, {range: key, from: null, to: null});
+            }
+            const params = new URLSearchParams(window.location.search);
+            for (const k of ["range", "from", "to"]) {
+                if (state[k]) { params.set(k, state[k]); } else { params.delete(k); }
+            }
+            const search = params.toString() ? "?" + params.toString() : "";
+            window.history.pushState({}, "", window.location.pathname + search);
+            const shared = new URLSearchParams();
+            for (const k of ["cluster", "range", "from", "to"]) {
+                if (params.get(k)) { shared.set(k, params.get(k)); }
+            }
+            const kept = shared.toString() ? "?" + shared.toString() : "";
+            return [state, "", from, to, key !== "abs", key === "abs"]
+                .concat(navs.map(p => p + kept));
+        },
+    },
+});
