@@ -160,6 +160,31 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     return {"data": traces, "layout": layout}
 
 
+MARKER_COLOURS = {"proposed": GREY, "approved": OK, "executing": NEAR, "completed": OK,
+                  "failed": OVER, "cancelled": OVER}
+
+
+def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
+    """A time-series figure with a dotted vertical line per plan event ("#12 approved"),
+    so a chart shows which plan was proposed, approved or running when. Figures without
+    a time axis (a chart that says why it is empty) are returned as they are."""
+    if not events or not isinstance(figure, dict):
+        return figure
+    layout = figure["layout"]
+    shapes, notes = list(layout.get("shapes", [])), list(layout.get("annotations", []))
+    for i, e in enumerate(events):
+        x = pd.Timestamp(e["at"], unit="s").strftime("%Y-%m-%d %H:%M:%S")
+        colour = MARKER_COLOURS.get(e["state"], GREY)
+        shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper",
+                       "y0": 0, "y1": 1, "line": {"color": colour, "dash": "dot", "width": 1}})
+        notes.append({"text": f"#{e['plan_id']} {e['state']}", "showarrow": False, "xref": "x",
+                      "x": x, "yref": "paper", "y": 1 - 0.07 * (i % 3), "yanchor": "top",
+                      "xanchor": "left", "font": {"size": 10, "color": colour},
+                      "hovertext": f"plan {e['plan_id']}: {e['title']} ({e['state']} by "
+                                   f"{e['user']})"})
+    return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
+
+
 def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                        follower: Sequence[float], leader_rate: Sequence[float | None],
                        follower_rate: Sequence[float | None], title: str) -> go.Figure:

@@ -23,15 +23,18 @@ def window(state: dict) -> tuple[timerange.Window, list]:
 
 
 def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
-           limit: float | None = None, limit_name: str = "limit"):
-    """A time-series figure over the window, or a figure saying why there is none."""
+           limit: float | None = None, limit_name: str = "limit", events: list | None = None):
+    """A time-series figure over the window, or a figure saying why there is none;
+    ``events`` (plan events in the window) become vertical markers."""
     if not isinstance(frame_or_error, pd.DataFrame):
         return charts.empty(f"{title} · {w.label}", short(str(frame_or_error)))
     if frame_or_error.empty:
         return charts.empty(f"{title} · {w.label}", f"No samples in {w.label}")
     rows = frame_or_error.assign(time=frame_or_error["time"].dt.tz_convert(None))
-    return charts.time_series(rows, f"{title} · {w.label}", unit, limit=limit,
-                              limit_name=limit_name, x_range=(_utc(w.start), _utc(w.end)))
+    return charts.with_plan_markers(
+        charts.time_series(rows, f"{title} · {w.label}", unit, limit=limit,
+                           limit_name=limit_name, x_range=(_utc(w.start), _utc(w.end))),
+        events or [])
 
 
 def _utc(t: float) -> str:

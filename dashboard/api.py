@@ -145,8 +145,8 @@ def propose():
 @api.get("/plans/<int:plan_id>")
 def get_plan(plan_id: int):
     store = _store()
-    return jsonify({**plan_service.get(store, plan_id).to_dict(),
-                    "execution": execution.progress(store, plan_id)})
+    plan = plan_service.get(store, plan_id)
+    return jsonify({**plan.to_dict(), "execution": execution.progress(store, plan_id)})
 
 
 @api.post("/plans/<int:plan_id>/approve")

@@ -11,7 +11,7 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.factory import open_gateway
-from dashboard import api, auth, caches, ids, jobs, runtime, shell
+from dashboard import api, auth, caches, guard, ids, jobs, runtime, shell
 from dashboard.config import DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,11 +42,17 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
     app.layout = partial(shell.layout, config)  # per request: it names the user
     shell.register(app)
+    guard.install(app)
+    # two uploads at most travel in one callback (a sweep's plan and workload), base64
+    app.server.config["MAX_CONTENT_LENGTH"] = 2 * (config.server.max_upload_bytes * 4 // 3) \
+        + (1 << 20)
     return app
 
 
 def _on_error(err: Exception) -> None:
-    """A callback failed in a way no page handled: log it, show the browser one line."""
+    """A callback failed in a way no page handled: a value of the wrong type is a forged
+    request (400, one log line); anything else is logged and shown as one line."""
+    guard.refuse_bad_values(err)
     log.exception("callback failed", exc_info=err)
     dash.set_props(ids.APP_ERROR, {"children": f"Something failed on the server: "
                                              f"{type(err).__name__}. Details are in the "

@@ -21,6 +21,7 @@ from backend.gateways.config import GatewayConfig as Gateway
 from backend.gateways.config import parse_gateway
 from backend.metrics.dialects import DIALECTS
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
+from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
 
 CACHE_TYPES = ("simple", "redis")
 ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
@@ -66,6 +67,7 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 8050
     refresh_seconds: int = 15  # how often live and relative views re-query
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # a bigger upload is refused with a line
 
 
 @dataclass(frozen=True)
@@ -236,10 +238,12 @@ def _cache(node: _Node | None) -> CacheSettings:
 def _server(node: _Node | None) -> ServerSettings:
     if node is None:
         return ServerSettings()
-    node.only("host", "port", "refresh_seconds")
+    node.only("host", "port", "refresh_seconds", "max_upload_bytes")
     return ServerSettings(node.str("host") or "127.0.0.1",
                           node.int("port", default=8050, minimum=1),
-                          node.int("refresh_seconds", default=15, minimum=1))
+                          node.int("refresh_seconds", default=15, minimum=1),
+                          node.int("max_upload_bytes", default=DEFAULT_MAX_UPLOAD_BYTES,
+                                   minimum=1))
 
 
 def _store(node: _Node | None) -> StoreSettings:

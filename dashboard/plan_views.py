@@ -12,7 +12,7 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import plan_basis, plan_preview
+from backend.services import plan_basis, plan_events, plan_preview
 from backend.services import plans as plan_service
 from backend.store.workflow import Actor, may
 from components import banners, plans, tables
@@ -26,6 +26,15 @@ def actor() -> Actor:
     """Who is asking, as the plan services take it (PermissionError when nobody is)."""
     who = auth.require_identity()
     return Actor(who.name, who.role, who.address)
+
+
+def events_in(cluster: str, start: float, end: float) -> list[dict]:
+    """Plan events to mark on a monitoring chart; none when the plan store does not
+    answer (the chart is still worth showing)."""
+    try:
+        return plan_events.events(runtime.current().plan_store(), cluster, start, end)
+    except Unavailable:
+        return []
 
 
 def propose_row(who: Actor, title: str) -> html.Div:

@@ -15,7 +15,7 @@ from backend.services.cluster import assignment_note
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card
-from dashboard import caches, ids, runtime, shell
+from dashboard import caches, ids, plan_views, runtime, shell
 
 dash.register_page(__name__, path="/", name="Overview", title="Railyard · Overview", order=0)
 
@@ -90,12 +90,14 @@ def _health(state, w, notes):
             charts.empty("Partitions per broker over time", why), \
             [banners.banner(why, "warning"), *notes]
     limit = source.limits.max_broker_partitions
+    plans = plan_views.events_in(state["cluster"], w.start, w.end)
     return (_health_cards(h["figures"], w),
-            monitor.figure(h["health_series"], "Partition health", "partitions", w),
+            monitor.figure(h["health_series"], "Partition health", "partitions", w,
+                           events=plans),
             monitor.figure(h["partitions_series"], "Partition replicas per broker" + (
                 f" ({h['partitions_shown']})" if h["partitions_shown"] else ""), "replicas",
                            w, limit=limit, limit_name=f"max.broker.partitions = {limit:,}"
-                           if limit else "limit"),
+                           if limit else "limit", events=plans),
             notes)
 
 

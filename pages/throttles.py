@@ -12,7 +12,7 @@ from backend.services import monitoring
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card, duration
-from dashboard import caches, ids, runtime, shell
+from dashboard import caches, ids, plan_views, runtime, shell
 
 dash.register_page(__name__, path="/throttles", name="Throttles", title="Railyard · Throttles",
                    order=2)
@@ -62,12 +62,14 @@ def _draw(state, w, notes):
         notes.append(banners.banner(
             "Configured throttle rates come from the cluster's gateway and have no history: "
             "they are shown for live views of clusters Railyard reads live.", "info"))
+    plans = plan_views.events_in(state["cluster"], w.start, w.end)
     return (_eta_cards(t["observed_eta"], t["predicted_eta"], w), rates,
-            monitor.figure(t["rates_series"], "Throttled replication bytes/s", "bytes/s", w),
+            monitor.figure(t["rates_series"], "Throttled replication bytes/s", "bytes/s", w,
+                           events=plans),
             monitor.figure(t["lag_series"], "Replica lag per broker (sum of fetcher lag)",
-                           "messages", w),
+                           "messages", w, events=plans),
             monitor.figure(t["reassign_series"], "Reassignment bytes in per broker",
-                           "bytes/s", w),
+                           "bytes/s", w, events=plans),
             notes)
 
 

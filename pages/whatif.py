@@ -162,10 +162,11 @@ def _throttle_tab() -> html.Div:
 def plan_throttle(log_rate, contents, capacity, filename, state):
     rate = float(round(10 ** log_rate))
     label = f"{rate / 1e6:,.1f} MB/s"
-    source = runtime.current().source(state["cluster"])
+    rt = runtime.current()
+    source = rt.source(state["cluster"])
     try:
-        plan, name = throttle.reassignment_for(source, uploads.json_object(contents, filename),
-                                            filename)
+        uploaded = uploads.json_object(contents, filename, rt.config.server.max_upload_bytes)
+        plan, name = throttle.reassignment_for(source, uploaded, filename)
         r = throttle.whatif(source, plan, rate, capacity)
     except BadInput as e:
         return no_update, no_update, no_update, label, no_update, str(e), no_update
@@ -213,10 +214,13 @@ def _quota_tab(c) -> html.Div:
     ], className="tab-body")
 
 
-def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str]:
+def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str | None, str]:
+    """(file to read, the upload to delete when the job ends or None, name for messages)."""
     if not contents:
-        return EXAMPLE_WORKLOAD, f"example workload {EXAMPLE_WORKLOAD}"
-    return quota.save_workload(contents, filename, runtime.current().work_dir), filename
+        return EXAMPLE_WORKLOAD, None, f"example workload {EXAMPLE_WORKLOAD}"
+    rt = runtime.current()
+    path = quota.save_workload(contents, filename, rt.work_dir, rt.config.server.max_upload_bytes)
+    return path, path, filename
 
 
 @dash.callback(Output(ids.WI_QU_BUCKET, "figure"), Output(ids.WI_QU_SUMMARY, "children"),
@@ -227,10 +231,11 @@ def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str
                prevent_initial_call=True)
 def replay_quota(_clicks, contents, filename, rate, samples, window):
     try:
-        path, name = _workload_path(contents, filename)
         if not samples or not window or samples < 1 or window < 1:
             raise BadInput("samples and window: give whole numbers of at least 1")
-        r = quota.whatif(path, rate, int(samples), int(window))
+        path, upload, name = _workload_path(contents, filename)
+        with uploads.kept_for_job(upload, filename):
+            r = quota.whatif(path, rate, int(samples), int(window))
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
     bursts = {p["user"] if not p["client_id"] else f"{p['user']}/{p['client_id']}": p["burst"]
@@ -327,19 +332,20 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
                       if total else "starting Spark job..."])
 
     source = rt.source(state["cluster"])
+    limit = rt.config.server.max_upload_bytes
     try:
         set_progress(["0", "1", "preparing inputs..."])
         snap = cluster_snapshot(source)
         plan = None
         if kind == "throttle":
-            plan, _ = throttle.reassignment_for(source, uploads.json_object(plan_contents,
-                                                                             plan_name),
-                                             plan_name)
-        requests = _workload_path(requests_contents, requests_name)[0] \
-            if kind == "quota" else None
-        spec = whatif.sweep_spec(kind, grid, workload, snapshot_file(source, rt.work_dir),
-                                plan, snap, requests, rt.work_dir)
-        rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
+            plan, _ = throttle.reassignment_for(
+                source, uploads.json_object(plan_contents, plan_name, limit), plan_name)
+        requests, upload, _ = _workload_path(requests_contents, requests_name) \
+            if kind == "quota" else (None, None, None)
+        with uploads.kept_for_job(upload, requests_name):
+            spec = whatif.sweep_spec(kind, grid, workload, snapshot_file(source, rt.work_dir),
+                                     plan, snap, requests, rt.work_dir)
+            rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
     except (BadInput, Unavailable) as e:
         return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
     except SweepCancelled:

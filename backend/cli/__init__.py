@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from backend.errors import BadInput, Unavailable
+from backend.model.bounds import MAX_LONG
 
 VERBS = ("snapshot", "limits", "throttle", "quota", "shrink", "reassign", "whatif",
          "twin", "prometheus", "serve", "demo", "auth", "capacity", "alerts", "audit")
@@ -52,10 +53,16 @@ def emit(result: dict) -> None:
     sys.stdout.write(json.dumps(result, default=_json_default, allow_nan=False) + "\n")
 
 
+def _at_most(value: int | float, text: str) -> None:
+    if value > MAX_LONG:
+        raise argparse.ArgumentTypeError(f"{text} is past Kafka's largest value (2^63-1)")
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    _at_most(value, text)
     return value
 
 
@@ -63,6 +70,23 @@ def non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    _at_most(value, text)
+    return value
+
+
+def port_or_zero(text: str) -> int:
+    """A TCP port, or 0 for any free port."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535, got {text}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port a browser is pointed at (0 would leave the address unknown)."""
+    value = port_or_zero(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be a port from 1 to 65535, got 0")
     return value
 
 
@@ -70,6 +94,7 @@ def positive_float(text: str) -> float:
     value = float(text)
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    _at_most(value, text)
     return value
 
 

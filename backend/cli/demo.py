@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from backend.cli import non_negative_int, positive_float, positive_int
+from backend.cli import port_number, port_or_zero, positive_float
 from backend.engines.limits import PlacementResult
 from backend.model.snapshot import NEAR_LIMIT_RATIO
 from backend.services import snapshots
@@ -22,8 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "127.0.0.1 (--report: a text report instead)")
     p.add_argument("--report", action="store_true",
                    help="print a guard-rail report on the demo cluster and exit")
-    p.add_argument("--port", type=positive_int, default=8050, help="dashboard port")
-    p.add_argument("--prometheus-port", type=non_negative_int, default=9090,
+    p.add_argument("--port", type=port_number, default=8050, help="dashboard port")
+    p.add_argument("--prometheus-port", type=port_or_zero, default=9090,
                    help="live Prometheus port (0: any free port)")
     p.add_argument("--speed", type=positive_float, default=1.0,
                    help="simulated seconds per wall second")

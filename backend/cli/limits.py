@@ -41,7 +41,7 @@ def _common(p: argparse.ArgumentParser, placement: bool) -> None:
     if placement:
         p.add_argument("--start-index", type=non_negative_int,
                        help="Kafka's start index (also its initial replica shift)")
-        p.add_argument("--seed", type=int, default=0,
+        p.add_argument("--seed", type=non_negative_int, default=0,
                        help="seed for the random start when --start-index is not given")
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from backend.cli import non_negative_int, positive_float
+from backend.cli import port_or_zero, positive_float
 from backend.errors import BadInput
 from backend.metrics.server import PrometheusProcess, scrape_config, stop_from_pidfile
 from backend.twin.runtime import TARGETS_FILE
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     up = actions.add_parser("up", help="write the scrape config and start prometheus")
     up.add_argument("--targets-file", default=str(TARGETS_FILE),
                     help="written by `railyard twin serve`")
-    up.add_argument("--port", type=non_negative_int, default=9090, help="0: any free port")
+    up.add_argument("--port", type=port_or_zero, default=9090, help="0: any free port")
     up.add_argument("--scrape-interval", type=positive_float, default=5.0, help="seconds")
     up.add_argument("--home", default=str(HOME), help="config, pid file and data/ live here")
     up.set_defaults(func=_up)

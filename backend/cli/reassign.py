@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive_float, positive_int
+from backend.cli import non_negative_int, positive_float, positive_int
+from backend.errors import BadInput
+from backend.model.bounds import parse_broker_id
 from backend.model.io import load_snapshot
 from backend.services import reassign
 
@@ -12,10 +14,9 @@ from backend.services import reassign
 def broker_ids(text: str) -> tuple[int, ...]:
     """'4,5,6' -> (4, 5, 6)."""
     try:
-        ids = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated broker ids, got {text!r}") from None
+        ids = tuple(parse_broker_id(part.strip()) for part in text.split(",") if part.strip())
+    except BadInput as e:
+        raise argparse.ArgumentTypeError(f"expected comma-separated broker ids: {e}") from None
     if not ids:
         raise argparse.ArgumentTypeError("expected at least one broker id")
     return ids
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fraction of max.broker.partitions a broker may hold, e.g. 0.9")
     g.add_argument("--threshold", type=positive_float, default=reassign.BALANCE_THRESHOLD,
                    help="balance goal: counts within avg x (2 - t) .. avg x t")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=non_negative_int, default=0)
     g.add_argument("--plan-out", help="write the bare Kafka plan (for --execute) here")
     g.set_defaults(func=_generate)
 

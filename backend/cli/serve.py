@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive_int
+from backend.cli import port_number, positive_int
 from backend.errors import BadInput
 
 
@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the dashboard (config/railyard.example.yaml "
                                      "documents the config file)")
     p.add_argument("--config", required=True, metavar="FILE", help="the YAML config")
-    p.add_argument("--port", type=positive_int, help="overrides server.port")
+    p.add_argument("--port", type=port_number, help="overrides server.port")
     p.add_argument("--no-warm-spark", action="store_true",
                    help="do not start the Spark session at start-up")
     p.set_defaults(func=_serve)

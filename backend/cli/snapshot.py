@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--partitions", type=positive_int, required=True,
                    help="partitions in all topics together")
     g.add_argument("--rf", type=positive_int, default=3)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=non_negative_int, default=0)
     g.add_argument("--skew", type=float, default=0.3,
                    help="0..1: share of topics created before the newest brokers joined")
     g.add_argument("--cluster", default="synthetic")
@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _generate(a: argparse.Namespace) -> dict:
+    snapshots.check_out(a.out)
     snap = generate_snapshot(a.brokers, a.racks, a.topics, a.partitions, a.rf, seed=a.seed,
                              skew=a.skew, cluster=a.cluster,
                              limits=Limits(a.max_broker_partitions, a.max_partitions))
@@ -61,6 +62,7 @@ def _generate(a: argparse.Namespace) -> dict:
 
 
 def _import(a: argparse.Namespace) -> dict:
+    snapshots.check_out(a.out)
     if a.snapshot:
         base = load_snapshot(a.snapshot)
         snap = snapshots.import_assignment(base, read_json(a.assignment, "assignment file"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from backend.cli import emit, non_negative_int, positive_float
+from backend.cli import emit, port_or_zero, positive_float
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
 from backend.model.io import load_snapshot
@@ -23,9 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--scenario", help="scenario file (.yaml/.json)")
     s.add_argument("--speed", type=positive_float, default=1.0,
                    help="simulated seconds per wall second")
-    s.add_argument("--port-base", type=non_negative_int, default=9404,
+    s.add_argument("--port-base", type=port_or_zero, default=9404,
                    help="broker i listens on port-base + i (0: any free port)")
-    s.add_argument("--api-port", type=non_negative_int, default=9400,
+    s.add_argument("--api-port", type=port_or_zero, default=9400,
                    help="the read-only HTTP API `railyard serve` reads the cluster from "
                         "(gateway: {type: twin, url: http://127.0.0.1:PORT}; 0: any free port)")
     s.add_argument("--dialect", choices=sorted(DIALECTS), default="strimzi")
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _serve(a: argparse.Namespace) -> None:
     snap = demo_snapshot() if a.snapshot == "demo" else load_snapshot(a.snapshot)
     scenario = load_scenario(a.scenario) if a.scenario else None
+    if a.port_base and a.port_base + snap.n_brokers - 1 > 65535:
+        raise BadInput(f"--port-base {a.port_base}: the {snap.n_brokers} brokers need ports up "
+                       f"to {a.port_base + snap.n_brokers - 1}, past 65535")
     try:
         service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect],
                               api_port=a.api_port)

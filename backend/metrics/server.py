@@ -78,7 +78,7 @@ class PrometheusProcess:
         self.proc = subprocess.Popen(
             [self.binary, f"--config.file={self.config_path}",
              f"--storage.tsdb.path={self.data_dir}", f"--storage.tsdb.retention.time={retention}",
-             f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-lifecycle"],
+             f"--web.listen-address=127.0.0.1:{self.port}"],
             stdout=log, stderr=log, start_new_session=True)
         log.close()
         (self.home / "prometheus.pid").write_text(f"{self.proc.pid} {self.port}\n")

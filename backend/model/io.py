@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from backend.errors import BadInput
+from backend.model.bounds import check_long, check_total_bytes
+from backend.model.names import check_topic_name
 from backend.model.snapshot import DEFAULT_RETENTION_MS, Limits, Snapshot, is_internal_name
 
 PARQUET_META_KEY = b"railyard.snapshot"
@@ -47,19 +52,83 @@ def load_snapshot(path: str | os.PathLike) -> Snapshot:
     return snapshot_from_dict(read_json(path, "snapshot file"), source=str(path))
 
 
-def save_snapshot(snap: Snapshot, path: str | os.PathLike) -> None:
-    """Write a snapshot as .json or .parquet (chosen by the file name)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    tmp = f"{path}.tmp"  # written whole, then renamed: a reader never sees half a file
-    try:
+def save_snapshot(snap: Snapshot, path: str | os.PathLike, flag: str = "--out") -> None:
+    """Write a snapshot as .json or .parquet (chosen by the file name), all or nothing."""
+    with atomic_output(path, flag) as tmp:
         if str(path).endswith(".parquet"):
-            _save_parquet(snap, tmp)
+            _save_parquet(snap, str(tmp))
         else:
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(snapshot_to_dict(snap), f, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+
+
+# ---- output files -------------------------------------------------------------------------
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def check_output_path(path: str | os.PathLike, flag: str,
+                      suffixes: tuple[str, ...] = ()) -> None:
+    """Refuse an output path that cannot be written, before the work that fills it starts.
+
+    Creates nothing: the nearest existing folder is probed with a temporary file that is
+    removed at once (root passes every permission check, so only a real write tells).
+    """
+    where = f"{flag} {path}"
+    if suffixes and not str(path).endswith(suffixes):
+        raise BadInput(f"{where}: expected a {' or '.join(suffixes)} file name")
+    p = Path(path).absolute()
+    try:
+        if p.is_dir():
+            raise BadInput(f"{where}: is a directory, expected a file name")
+        if p.exists() and not p.is_file():
+            raise BadInput(f"{where}: exists and is not a regular file")
+        folder = p.parent
+        while not folder.exists():
+            folder = folder.parent
+    except OSError as e:
+        raise BadInput(f"{where}: cannot be checked ({e.strerror or e})") from None
+    if not folder.is_dir():
+        raise BadInput(f"{where}: {folder} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".railyard-probe-")
+    except OSError as e:
+        raise BadInput(f"{where}: cannot write in {folder} ({e.strerror or e})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike, flag: str) -> Iterator[Path]:
+    """A temporary file beside ``path`` that becomes ``path`` when the block succeeds.
+
+    On any failure the temporary file and any folders made for it are removed, so a
+    refusal leaves nothing behind; an OSError becomes BadInput naming the flag and path.
+    """
+    p = Path(path)
+    missing = []
+    folder = p.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    made: list[Path] = []
+    tmp: str | None = None
+    try:
+        for d in reversed(missing):
+            d.mkdir()
+            made.append(d)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+        os.close(fd)
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, p)
+    except BaseException as e:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        for d in reversed(made):
+            d.rmdir()
+        if isinstance(e, OSError):
+            raise BadInput(f"{flag} {path}: cannot write ({e.strerror or e})") from None
         raise
 
 
@@ -75,7 +144,7 @@ def _int(value: Any, where: str, minimum: int | None = None) -> int:
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise BadInput(f"{where}: expected a number >= 0, got {json.dumps(value)}")
-    return float(value)
+    return check_long(value, where)
 
 
 def _limits_from(obj: Any, where: str) -> Limits:
@@ -91,6 +160,15 @@ def _limits_from(obj: Any, where: str) -> Limits:
         v = obj.get(key)
         values.append(None if v is None else _int(v, f"{where}: limits.{key}", 0))
     return Limits(*values)
+
+
+def check_racks(racks: list, ids: list, source: str) -> None:
+    """All brokers have a rack or none has: Kafka refuses rack-aware placement otherwise."""
+    missing = [i for i, r in zip(ids, racks, strict=True) if r is None]
+    if missing and len(missing) < len(ids):
+        raise BadInput(f"{source}: broker {missing[0]} has no rack while others have one: "
+                       "give every broker a rack or none (Kafka refuses rack-aware placement "
+                       "otherwise)")
 
 
 def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
@@ -117,6 +195,7 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
     dup = np.flatnonzero(np.diff(sorted_ids) == 0)
     if len(dup):
         raise BadInput(f"{source}: broker {sorted_ids[dup[0]]} is listed twice")
+    check_racks(racks, ids, source)
     broker_ids = sorted_ids.astype(np.int32)
     broker_racks = [racks[i] for i in order]
     pos_of = {int(b): p for p, b in enumerate(broker_ids)}
@@ -130,7 +209,7 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
     for ti, t in enumerate(topics):
         if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not t["name"]:
             raise BadInput(f"{source}: topics[{ti}] needs a non-empty string 'name'")
-        name = t["name"]
+        name = check_topic_name(t["name"], f"{source}: topics[{ti}]")
         if name in seen:
             raise BadInput(f"{source}: topic '{name}' is listed twice")
         seen.add(name)
@@ -171,6 +250,9 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
             part_topic.append(ti)
             sizes.append(_number(p.get("size_bytes", 0), f"{where} size_bytes"))
             rates.append(_number(p.get("bytes_in_per_sec", 0.0), f"{where} bytes_in_per_sec"))
+    float_sizes = np.asarray(sizes, dtype=np.float64)
+    check_total_bytes(float_sizes, np.asarray(rf, dtype=np.int64), source)
+    part_size = float_sizes.astype(np.int64)  # every size is below 2^63 once the total is
     return Snapshot.build(
         cluster,
         broker_ids,
@@ -182,7 +264,7 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
         topic_internal=internal,
         topic_keyed=keyed,
         topic_retention_ms=retention,
-        part_size=np.asarray(sizes, dtype=np.float64).astype(np.int64),
+        part_size=part_size,
         part_rate=np.asarray(rates, dtype=np.float64),
         limits=_limits_from(obj.get("limits"), source),
     )
@@ -276,6 +358,13 @@ def _load_parquet(where, path: str | None = None) -> Snapshot:
         raise BadInput(f"{path}: snapshot format {meta.get('format')} is not supported")
     replicas = table.column("replicas").combine_chunks()
     broker_ids = np.asarray(meta["brokers"]["id"], dtype=np.int32)
+    check_racks(meta["brokers"]["rack"], meta["brokers"]["id"], path)
+    for i, name in enumerate(meta["topics"]["name"]):
+        check_topic_name(name, f"{path}: topics[{i}]")
+    part_size = table.column("size_bytes").to_numpy()
+    if len(part_size) and part_size.min() < 0:
+        raise BadInput(f"{path}: a partition has a negative size_bytes")
+    check_total_bytes(part_size, np.diff(replicas.offsets.to_numpy()), path)
     snap = Snapshot.build(
         meta["cluster"],
         broker_ids,
@@ -287,7 +376,7 @@ def _load_parquet(where, path: str | None = None) -> Snapshot:
         topic_internal=meta["topics"]["internal"],
         topic_keyed=meta["topics"]["keyed"],
         topic_retention_ms=meta["topics"].get("retention_ms"),
-        part_size=table.column("size_bytes").to_numpy(),
+        part_size=part_size,
         part_rate=table.column("bytes_in_per_sec").to_numpy(),
         limits=_limits_from({k: v for k, v in meta["limits"].items() if v is not None}, str(path)),
     )

@@ -221,6 +221,12 @@ class ExecutorThread(threading.Thread):
                     and ex["state"] in ("running", "pausing", "paused"):
                 self.records.request(plan.id, ("running", "pausing", "paused"),
                                      "cancelling", now)
+        ids = {p.id for p in executing}
+        for ex in self.records.active(cluster):
+            if ex["plan_id"] not in ids and ex["state"] in ("running", "pausing", "paused"):
+                # the plan was ended outside the executor: stop its moves, restore throttles
+                self.records.request(ex["plan_id"], ("running", "pausing", "paused"),
+                                     "cancelling", now)
         active = self.records.active(cluster)
         if not active:
             waiting = [p for p in sorted(executing, key=lambda p: p.id)

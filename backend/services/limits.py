@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from backend.engines import limits as engine
 from backend.errors import BadInput
+from backend.model.bounds import MAX_PARTITIONS, check_count, check_replicas
+from backend.model.names import check_no_collision, check_topic_name, collision_warning
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_near
 from backend.services import monitoring, snapshots
@@ -24,6 +26,8 @@ def parse_topic_spec(spec: str) -> engine.TopicRequest:
         raise BadInput(f"--topic '{spec}': partitions must be larger than 0")
     if rf <= 0:
         raise BadInput(f"--topic '{spec}': replication factor must be larger than 0")
+    check_topic_name(name, "--topic")
+    check_replicas(partitions, rf, f"--topic '{spec}'")
     return engine.TopicRequest(name, partitions, rf)
 
 
@@ -35,15 +39,29 @@ def effective_limits(snap: Snapshot, max_broker_partitions: int | None,
 
 def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Limits,
                   start_index: int | None = None, seed: int = 0) -> dict:
+    """Place new topics in order; Kafka's metric-name warning on names with '.' or '_'."""
+    earlier: list[str] = []
     for t in topics:
         if t.rf > snap.n_brokers:
             raise BadInput(f"topic '{t.name}': replication factor {t.rf} is larger than the "
                            f"{snap.n_brokers} brokers of cluster '{snap.cluster}'")
-    return engine.create_topics(snap, topics, limits, start_index, seed).to_dict()
+        if not snap.has_topic(t.name):
+            check_no_collision(t.name, [*snap.topic_names, *earlier], "--topic")
+        earlier.append(t.name)
+    check_count(snap.n_partitions + sum(t.partitions for t in topics), MAX_PARTITIONS,
+                "partitions after creating the topics")
+    result = engine.create_topics(snap, topics, limits, start_index, seed).to_dict()
+    for outcome in result["topics"]:
+        warning = collision_warning(outcome["name"])
+        if warning and outcome["ok"]:
+            outcome["warnings"].append(warning)
+    return result
 
 
 def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
                    start_index: int | None = None, seed: int = 0) -> dict:
+    """Grow ``topic`` to ``total`` partitions as kafka-topics --alter does."""
+    check_count(total, MAX_PARTITIONS, "--total")
     return engine.add_partitions(snap, topic, total, limits, start_index, seed).to_dict()
 
 

@@ -20,6 +20,7 @@ import pyarrow.json as pj
 from backend.engines import quota as engine
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.errors import BadInput
+from backend.model.bounds import MAX_LONG
 from backend.model.io import read_json
 from backend.services import uploads
 
@@ -30,6 +31,8 @@ _SCHEMA = pa.schema([("t", pa.float64()), ("user", pa.string()), ("client_id", p
                      ("op", pa.string()), ("partitions", pa.int64()),
                      ("validate_only", pa.bool_())])
 _REQUIRED = ("t", "user", "op", "partitions")
+MAX_T = MAX_LONG / 1000
+MAX_INT32 = 2**31 - 1
 
 
 def load_requests(path: str | os.PathLike) -> pd.DataFrame:
@@ -43,10 +46,11 @@ def load_requests(path: str | os.PathLike) -> pd.DataFrame:
             explicit_schema=_SCHEMA, unexpected_field_behavior="ignore"))
     except FileNotFoundError:
         raise BadInput(f"{path}: no such requests file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{path}: is a directory, expected a requests file") from None
     except (pa.ArrowInvalid, UnicodeDecodeError):
         raise BadInput(_first_bad_line(path)) from None
+    except OSError as e:  # pyarrow says "Expected file path" for a folder
+        what = "is a directory" if os.path.isdir(path) else f"cannot read ({e.strerror or e})"
+        raise BadInput(f"{path}: {what}, expected a requests file") from None
     df = table.to_pandas()
     for column in _REQUIRED:
         missing = df[column].isna().to_numpy()
@@ -55,13 +59,16 @@ def load_requests(path: str | os.PathLike) -> pd.DataFrame:
     df["client_id"] = df["client_id"].fillna("")
     df["validate_only"] = df["validate_only"].fillna(False).astype(bool)
     t = df["t"].to_numpy()
-    _check(path, ~np.isfinite(t), "'t' must be a finite number of seconds")
+    _check(path, ~(np.abs(t) <= MAX_T), "'t' must be a number of seconds within "
+           f"+-{MAX_T:.3g} (Kafka's clock is a long of milliseconds)")
     earlier = np.zeros(len(t), dtype=bool)
     earlier[1:] = t[1:] < t[:-1]
     _check(path, earlier, "'t' is earlier than the previous request's (requests must be "
            "in time order)")
     _check(path, ~df["op"].isin(OPS).to_numpy(), f"unknown 'op' (expected one of {OPS})")
     _check(path, df["partitions"].to_numpy() < 0, "'partitions' must be >= 0")
+    _check(path, df["partitions"].to_numpy() > MAX_INT32,
+           f"'partitions' is past Kafka's largest partition count ({MAX_INT32:,})")
     _check(path, (df["user"] == "").to_numpy(), "'user' must not be empty")
     return df
 
@@ -108,6 +115,8 @@ def _first_bad_line(path: str | os.PathLike) -> str:
                     if value is not None and (not isinstance(value, kind) or (
                             isinstance(value, bool) and kind is not bool)):
                         return f"{path}: line {number}: '{key}' has the wrong type: {value!r}"
+                    if isinstance(value, int) and not -MAX_LONG - 1 <= value <= MAX_LONG:
+                        return f"{path}: line {number}: '{key}' is past 2^63-1: {value}"
     except UnicodeDecodeError:
         return f"{path}: not a UTF-8 text file"
     return f"{path}: not a JSON Lines file of requests"
@@ -185,9 +194,10 @@ def _principal_rows(requests: pd.DataFrame, per_request: pd.DataFrame,
     return rows
 
 
-def save_workload(contents: str, filename: str | None, directory: str) -> str:
+def save_workload(contents: str, filename: str | None, directory: str,
+                  max_bytes: int = uploads.DEFAULT_MAX_BYTES) -> str:
     """An uploaded workload written to a file the quota loaders read (line numbers kept)."""
-    return uploads.save_text(contents, filename, directory, ".jsonl")
+    return uploads.save_text(contents, filename, directory, ".jsonl", max_bytes)
 
 
 def whatif(requests_path: str, rate: float | None, samples: int = DEFAULT_SAMPLES,

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 from backend.engines import plan_summary, planner
 from backend.engines.batches import CLUSTER, PER_BROKER
 from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput
-from backend.model.io import read_json
+from backend.model.io import atomic_output, check_output_path, read_json
 from backend.model.reassignment import reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 
@@ -27,6 +25,8 @@ def generate(snap: Snapshot, goal: planner.Goal, limits: Limits, seed: int = 0,
              plan_out: str | None = None, per_broker: int = PER_BROKER,
              cluster: int = CLUSTER) -> dict:
     """The plan for ``goal`` as Kafka's JSON, its summary, and the plan file if asked."""
+    if plan_out is not None:
+        check_output_path(plan_out, "--plan-out")
     result = planner.plan(snap, goal, limits, seed=seed)
     summary = plan_summary.summarize(snap, result.reassignment, limits, result.unresolved,
                                 per_broker, cluster)
@@ -53,12 +53,7 @@ def write_plan(kafka: dict, path: str) -> dict:
     if not kafka["partitions"]:
         return {"path": path, "written": False,
                 "reason": "the plan is empty: nothing to reassign"}
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(kafka, f, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError as e:
-        raise BadInput(f"--plan-out {path}: {e.strerror or e}") from None
+    check_output_path(path, "--plan-out")
+    with atomic_output(path, "--plan-out") as tmp, open(tmp, "w", encoding="utf-8") as f:
+        json.dump(kafka, f, separators=(",", ":"))
     return {"path": path, "written": True, "partitions": len(kafka["partitions"])}

@@ -7,6 +7,7 @@ import numpy as np
 from backend.engines.limits import TopicRequest, broker_figures, create_topics
 from backend.engines.shrink import plan_shrink
 from backend.errors import BadInput
+from backend.model.names import check_no_collision, check_topic_name
 from backend.model.snapshot import Limits, Snapshot
 
 
@@ -39,9 +40,10 @@ def _migration(snap: Snapshot, topic: str, partitions: int, limits: Limits,
                new_topic: str | None, seed: int) -> dict:
     """Copy-to-a-new-topic: the shrink any cluster can do today, with its placement."""
     t = snap.topic_index(topic)
-    name = new_topic or f"{topic}.p{partitions}"
+    name = check_topic_name(new_topic or f"{topic}.p{partitions}", "--new-topic")
     if snap.has_topic(name):
         raise BadInput(f"migration topic '{name}' already exists: name another with --new-topic")
+    check_no_collision(name, snap.topic_names, "--new-topic")
     rf = int(snap.replication_factors[snap.topic_starts[t]])
     placed = create_topics(snap, [TopicRequest(name, partitions, rf)], limits, seed=seed)
     outcome = placed.to_dict()["topics"][0]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from backend.engines.limits import broker_capacity
 from backend.errors import BadInput
-from backend.model.io import read_json, save_snapshot, snapshot_from_dict
+from backend.model.io import check_output_path, read_json, save_snapshot, snapshot_from_dict
 from backend.model.reassignment import reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 
@@ -76,18 +76,23 @@ def assignment_only_snapshot(plan_path: str, cluster: str) -> Snapshot:
             ids.update(r for r in reps if isinstance(r, int) and not isinstance(r, bool))
     doc = {"cluster": cluster, "brokers": [{"id": i} for i in sorted(ids)],
            "topics": [{"name": t, "partitions": p} for t, p in topics.items()]}
-    return snapshot_from_dict(doc, source=plan_path)
+    snap = snapshot_from_dict(doc, source=plan_path)
+    reassignment_from_dict(obj, snap, plan_path)  # log_dirs and the rest, as `reassign diff`
+    return snap
+
+
+SUFFIXES = (".json", ".parquet")
+
+
+def check_out(path: str) -> None:
+    """Refuse an --out a snapshot cannot be written to, before the snapshot is built."""
+    check_output_path(path, "--out", SUFFIXES)
 
 
 def write(snap: Snapshot, path: str) -> dict:
-    """Save ``snap`` (.json or .parquet, parent folders made); BadInput on a path that
-    cannot be written."""
-    if not path.endswith((".json", ".parquet")):
-        raise BadInput(f"{path}: a snapshot file ends in .json or .parquet")
-    try:
-        save_snapshot(snap, path)
-    except OSError as e:
-        raise BadInput(f"{path}: cannot write ({e.strerror or e})") from None
+    """Save ``snap`` (.json or .parquet, parent folders made), all or nothing."""
+    check_out(path)
+    save_snapshot(snap, path)
     return {"written": path, "cluster": snap.cluster, "brokers": snap.n_brokers,
             "partitions": snap.n_partitions, "replicas": snap.n_replicas}
 

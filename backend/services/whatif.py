@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from backend.errors import BadInput
-from backend.model.io import load_snapshot
+from backend.model.io import atomic_output, check_output_path, load_snapshot
 from backend.model.reassignment import Reassignment, load_reassignment
 from backend.model.snapshot import Snapshot
 from backend.services import limits, quota
@@ -95,27 +95,28 @@ def rows_as_json(table: pa.Table) -> list[dict]:
     return rows
 
 
+OUT_SUFFIXES = (".parquet", ".json")
+
+
 def write_rows(table: pa.Table, out: str) -> None:
-    """.parquet (columns as the sweep returns them) or .json (an array of row objects)."""
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    if out.endswith(".parquet"):
-        pq.write_table(table, out)
-    elif out.endswith(".json"):
-        tmp = f"{out}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(rows_as_json(table), f, separators=(",", ":"), allow_nan=False)
-        os.replace(tmp, out)
-    else:
-        raise BadInput(f"--out {out}: expected a .parquet or .json file name")
+    """.parquet (columns as the sweep returns them) or .json (an array of row objects),
+    all or nothing."""
+    check_output_path(out, "--out", OUT_SUFFIXES)
+    with atomic_output(out, "--out") as tmp:
+        if out.endswith(".parquet"):
+            pq.write_table(table, str(tmp))
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(rows_as_json(table), f, separators=(",", ":"), allow_nan=False)
 
 
 def sweep(spec_path: str, settings: spark_session.SparkSettings, out: str | None = None,
           progress: ProgressFn | None = None,
           cancel: threading.Event | None = None) -> dict:
     """The `railyard whatif sweep` answer: the rows, or where they were written."""
+    if out is not None:
+        check_output_path(out, "--out", OUT_SUFFIXES)
     spec = load_spec(spec_path)
-    if out is not None and not out.endswith((".parquet", ".json")):
-        raise BadInput(f"--out {out}: expected a .parquet or .json file name")
     table = run(spec, settings, progress, cancel)
     answer = {"kind": spec.kind, "scenarios": count_scenarios(spec),
               "spark": settings.where, "columns": table.column_names}

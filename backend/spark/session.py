@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Mapping
@@ -29,8 +30,11 @@ DEFAULT_MASTER = "local[*]"
 ENV_MASTER = "RAILYARD_SPARK_MASTER"
 ENV_REMOTE = "RAILYARD_SPARK_REMOTE"
 ENV_UI = "RAILYARD_SPARK_UI"
-CONFIG_KEYS = {"master", "remote", "ui", "conf", "app_name"}
+CONFIG_KEYS = {"master", "remote", "ui", "conf", "app_name", "jvm_log"}
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
+# The embedded JVM's own output (its start-up banner, JVM warnings, log4j): kept off the
+# CLI's stderr, which holds one line on an error and nothing else.
+DEFAULT_JVM_LOG = str(Path(tempfile.gettempdir()) / f"railyard-spark-jvm-{os.getuid()}.log")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class SparkSettings:
     ui: bool = False
     app_name: str = "railyard"
     conf: tuple[tuple[str, str], ...] = field(default=())
+    jvm_log: str = DEFAULT_JVM_LOG
 
     @property
     def is_remote(self) -> bool:
@@ -78,7 +83,8 @@ def settings_from(master: str | None = None, remote: str | None = None,
     ui = _truthy(env[ENV_UI]) if ENV_UI in env else bool(config.get("ui", False))
     settings = SparkSettings(master=master or DEFAULT_MASTER, remote=remote, ui=ui,
                              app_name=str(config.get("app_name", "railyard")),
-                             conf=tuple(sorted((str(k), str(v)) for k, v in conf.items())))
+                             conf=tuple(sorted((str(k), str(v)) for k, v in conf.items())),
+                             jvm_log=str(config.get("jvm_log") or DEFAULT_JVM_LOG))
     _validate_url(settings)
     return settings
 
@@ -175,13 +181,37 @@ def build_session(s: SparkSettings):
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     if s.master.startswith("spark://"):
         check_reachable(s.master)
-    builder = SparkSession.builder.master(s.master)
-    for k, v in _classic_conf(s).items():
+    conf = {"spark.master": s.master, **_classic_conf(s)}
+    builder = SparkSession.builder
+    for k, v in conf.items():
         builder = builder.config(k, v)
     try:
+        _launch_jvm(conf, s.jvm_log)
         return builder.getOrCreate()
     except Exception as e:  # JVM failed to start: JAVA_GATEWAY_EXITED and friends
-        raise BadInput(f"Spark ({s.master}) did not start: {str(e).splitlines()[0]}") from e
+        raise BadInput(f"Spark ({s.master}) did not start: {str(e).splitlines()[0]} "
+                       f"(JVM log: {s.jvm_log})") from e
+
+
+def _launch_jvm(conf: dict[str, str], log_path: str) -> None:
+    """Start the JVM PySpark would start, with its stdout and stderr in ``log_path``.
+
+    PySpark starts it on first use with the process's own stdout and stderr (so its
+    banner lands on the CLI's stderr); launch_gateway takes Popen arguments, and
+    SparkContext uses a gateway that is already there. Once per process.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        spark_conf = SparkConf(loadDefaults=False).setAll(list(conf.items()))
+        with open(log_path, "ab") as log:
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
+        SparkContext._gateway = gateway
+        SparkContext._jvm = gateway.jvm
 
 
 class _Shared:

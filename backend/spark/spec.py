@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import BadInput
+from backend.model.bounds import MAX_GENERATED_BROKERS, check_count, check_long, check_replicas
 from backend.model.io import read_json
+from backend.model.names import check_topic_name
 
 KINDS = ("limits", "throttle", "quota", "fleet")
 MAX_SCENARIOS = 1_000_000
@@ -131,22 +133,22 @@ def _limits(r: _Reader) -> LimitsSpec:
         where = f"{r.source}: workload[{i}]"
         if not isinstance(t, dict) or set(t) - {"topic", "partitions", "rf"}:
             raise BadInput(f"{where}: expected {{\"topic\", \"partitions\", \"rf\"}}")
-        name = t.get("topic")
-        if not isinstance(name, str) or not name:
-            raise BadInput(f"{where}: 'topic' must be a non-empty string")
+        name = check_topic_name(t.get("topic"), f"{where}.topic")
         if name in seen:
             raise BadInput(f"{where}: topic '{name}' is listed twice")
         seen.add(name)
-        topics.append(Topic(name, _int(t.get("partitions"), f"{where}.partitions", 1),
-                            _int(t.get("rf"), f"{where}.rf", 1)))
+        topic = Topic(name, _int(t.get("partitions"), f"{where}.partitions", 1),
+                      _int(t.get("rf"), f"{where}.rf", 1))
+        check_replicas(topic.partitions, topic.rf, where)
+        topics.append(topic)
     grid = r.grid({
         "max.broker.partitions": (_limit_value, [SNAPSHOT_LIMIT]),
         "max.partitions": (_limit_value, [SNAPSHOT_LIMIT]),
-        "add_brokers": (lambda v, w: _int(v, w, 0), [0]),
+        "add_brokers": (lambda v, w: check_count(_int(v, w, 0), MAX_GENERATED_BROKERS, w), [0]),
     })
     start = r.get("start_index", int)
     return LimitsSpec(r.path("snapshot"), tuple(topics), grid,
-                      seed=_int(r.get("seed", int, default=0), f"{r.source}: seed"),
+                      seed=_int(r.get("seed", int, default=0), f"{r.source}: seed", 0),
                       start_index=None if start is None
                       else _int(start, f"{r.source}: start_index", 0),
                       detail=r.detail())
@@ -236,14 +238,14 @@ def _int(value: Any, where: str, minimum: int | None = None) -> int:
         raise BadInput(f"{where}: expected an integer, got {value!r}")
     if minimum is not None and value < minimum:
         raise BadInput(f"{where}: must be at least {minimum}, got {value}")
-    return value
+    return check_long(value, where)
 
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) \
             or not math.isfinite(value) or value < 0:
         raise BadInput(f"{where}: expected a number >= 0, got {value!r}")
-    return value
+    return check_long(value, where)
 
 
 def _positive(value: Any, where: str) -> float:

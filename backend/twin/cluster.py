@@ -26,6 +26,7 @@ import numpy as np
 
 from backend.engines.limits import TopicRequest, add_partitions, create_topics
 from backend.errors import BadInput
+from backend.model.bounds import parse_broker_id
 from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
@@ -387,7 +388,7 @@ class TwinCluster:
                       delete: list[str]) -> dict:
         if entity_type == "broker":
             if name != DEFAULT_BROKER:
-                self.snap.broker_positions([_broker_id(name)])
+                self.snap.broker_positions([parse_broker_id(name, DEFAULT_BROKER)])
             allowed, store = BROKER_KEYS, self.broker_configs
         elif entity_type == "topic":
             self.snap.topic_index(name)
@@ -526,14 +527,6 @@ def _result(name: str, error: str | None, message: str | None, throttle_ms: int 
 
 def _opt_int(value: str | None) -> int | None:
     return None if value is None else int(value)
-
-
-def _broker_id(name: str) -> int:
-    try:
-        return int(name)
-    except ValueError:
-        raise BadInput(f"broker entity must be an id or '{DEFAULT_BROKER}', got '{name}'") \
-            from None
 
 
 def _validate_config(key: str, value) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from backend.errors import BadInput
+from backend.model.bounds import parse_broker_id
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster
 
@@ -58,7 +59,7 @@ class TwinGateway:
         with self.twin.lock:
             if entity_type == "broker":
                 if name != DEFAULT_BROKER:
-                    self.twin.snap.broker_positions([int(name)])
+                    self.twin.snap.broker_positions([parse_broker_id(name, DEFAULT_BROKER)])
                 store = self.twin.broker_configs
             elif entity_type == "topic":
                 self.twin.snap.topic_index(name)

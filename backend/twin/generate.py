@@ -12,6 +12,7 @@ import numpy as np
 
 from backend.engines.placement import kafka_assign
 from backend.errors import BadInput
+from backend.model.bounds import MAX_GENERATED_BROKERS, check_count, check_replicas
 from backend.model.snapshot import Limits, Snapshot
 
 
@@ -31,6 +32,8 @@ def generate_snapshot(
     """
     if brokers < 1 or topics < 1 or partitions < topics:
         raise BadInput("need brokers >= 1, topics >= 1 and partitions >= topics")
+    check_count(brokers, MAX_GENERATED_BROKERS, "--brokers")
+    check_replicas(partitions, rf, "snapshot generate")
     if not 1 <= rf <= brokers:
         raise BadInput(f"replication factor {rf} must be between 1 and the broker count {brokers}")
     if racks < 0 or racks > brokers:

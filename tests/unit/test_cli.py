@@ -100,8 +100,8 @@ def test_snapshot_generate_describe_import(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("out", "message"), [
-    ("s.txt", "s.txt: a snapshot file ends in .json or .parquet"),
-    ("file/s.json", "file/s.json: cannot write"),  # its parent is a file
+    ("s.txt", "s.txt: expected a .json or .parquet file name"),
+    ("file/s.json", "/file is not a directory"),  # its parent is a file
 ])
 def test_snapshot_out_that_cannot_be_written_is_one_line(tmp_path, capsys, out, message):
     (tmp_path / "file").write_text("not a folder")

@@ -160,3 +160,56 @@ def test_vendored_plotly_bundle_is_the_version_plotly_py_ships():
         return re.search(r"plotly\.js.*? v(\d+\.\d+\.\d+)", path.read_text()[:400]).group(1)
 
     assert version(basic) == version(full)
+
+
+def _update(client, body) -> tuple[int, dict]:
+    """POST a callback request with the session's CSRF token, as the page would."""
+    import json
+
+    from dashboard import auth
+
+    from dashboard.runtime import current
+
+    token = client.get_cookie(auth.csrf_cookie_name(current().config.server.port)).value
+    r = client.post("/_dash-update-component", data=json.dumps(body),
+                    content_type="application/json", headers={auth.CSRF_HEADER: token})
+    return r.status_code, r.get_json(silent=True) or {}
+
+
+def _plain_callback(app):
+    """A callback with one plain output and some state (the shape most pages use)."""
+    return next((k, v) for k, v in app.callback_map.items()
+                if v.get("state") and "." in k and not k.startswith("..") and "@" not in k
+                and not v.get("background"))
+
+
+def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
+    client = app.server.test_client()
+    assert client.get("/_dash-layout").status_code == 200  # Dash fills callback_map here
+    output, spec = _plain_callback(app)
+    oid, prop = output.rsplit(".", 1)
+    good = {"output": output, "outputs": {"id": oid, "property": prop},
+            "inputs": [{**i, "value": None} for i in spec["inputs"]],
+            "state": [{**s, "value": None} for s in spec["state"]],
+            "changedPropIds": []}
+    forged = [
+        [1, 2],
+        "x",
+        {},
+        {**good, "output": "nope.children"},
+        {**good, "inputs": [*good["inputs"][:-1], {"id": "other", "property": "value"}]},
+        {**good, "state": []},
+        {**good, "state": "everything"},
+        {**good, "changedPropIds": [5]},
+        {**good, "outputs": 5},
+        {**good, "state": [{**s, "value": "wrong type"} for s in good["state"]]},
+    ]
+    for body in forged:
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="railyard.dashboard"):
+            status, answer = _update(client, body)
+        assert status == 400, body
+        assert answer["error"] and "\n" not in answer["error"]
+        lines = [r for r in caplog.records if r.name == "railyard.dashboard"]
+        assert len(lines) == 1 and lines[0].exc_info is None
+        assert "\n" not in lines[0].getMessage()

@@ -108,3 +108,26 @@ def test_something_else_on_the_port_is_unavailable_not_a_crash(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("path", [
+    "/v1/configs/broker/..%2F..%2Fetc%2Fpasswd",
+    "/v1/configs/broker/99999999999999999999",
+    "/v1/configs/broker/-1",
+    "/v1/configs/broker/%00",
+    "/v1/configs/broker/%D9%A3",  # an Arabic-Indic digit: not an id Kafka knows
+    "/v1/configs/topic/..%2F..%2Fetc%2Fpasswd",
+    "/v1/configs/user/x",
+])
+def test_bad_entity_names_get_400_with_one_line(pair, path):
+    import json
+    import urllib.error
+    import urllib.request
+
+    local, remote = pair
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(remote.url + path, timeout=5)
+    assert e.value.code == 400
+    error = json.loads(e.value.read())["error"]
+    assert "\n" not in error and "Traceback" not in error
+    assert remote.describe_cluster() == local.describe_cluster()  # still serving

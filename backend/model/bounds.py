@@ -1,0 +1,69 @@
+"""The sizes Railyard accepts: what Kafka allows and what one machine can plan for.
+
+Every count and size a user types or a file carries is checked against these before an
+array is allocated, so a typo of a few zeros is one BadInput line naming the limit, never
+a 7 TiB allocation, an int64 overflow or a negative size.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from backend.errors import BadInput
+
+# Kafka stores byte counts, rates and throttles as a Java long.
+MAX_LONG = 2**63 - 1
+# Kafka's replication factor is an int16 in CreateTopics.
+MAX_RF = 2**15 - 1
+# Partitions and replicas one snapshot or request may hold: five times the largest cluster
+# the docs and benchmarks plan for (1M partitions at RF 3), well inside this machine's memory.
+MAX_PARTITIONS = 5_000_000
+MAX_REPLICAS = 15_000_000
+# `snapshot generate` makes clusters of up to 1,000 brokers (docs/snapshot-format.md).
+MAX_GENERATED_BROKERS = 1_000
+
+
+def check_count(value: int, limit: int, what: str) -> int:
+    """``value`` unless it is past ``limit``: BadInput saying the limit."""
+    if value > limit:
+        raise BadInput(f"{what} {value} is more than the {limit:,} Railyard accepts")
+    return value
+
+
+def check_long(value: int | float, what: str) -> int | float:
+    """A byte count or rate: finite, >= 0 and within Kafka's long."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadInput(f"{what} must be a finite number, got {value}")
+    if value < 0:
+        raise BadInput(f"{what} must be >= 0, got {value}")
+    if value > MAX_LONG:
+        raise BadInput(f"{what} {value:g} is past Kafka's largest value (2^63-1)")
+    return value
+
+
+def check_replicas(partitions: int, rf: int, what: str) -> None:
+    """``partitions`` x ``rf`` replicas fit the partition and replica bounds."""
+    check_count(partitions, MAX_PARTITIONS, f"{what}: partition count")
+    check_count(rf, MAX_RF, f"{what}: replication factor")
+    check_count(partitions * rf, MAX_REPLICAS, f"{what}: replica count (partitions x RF)")
+
+
+def check_total_bytes(part_size: np.ndarray, rf: np.ndarray, where: str) -> None:
+    """The bytes all replicas store together fit a long (per-broker sums never overflow)."""
+    if len(part_size) and float(np.dot(part_size.astype(np.float64), rf)) >= 2.0**63:
+        raise BadInput(f"{where}: the partitions' size_bytes add up past Kafka's largest "
+                       "value (2^63-1 bytes): a size is wrong")
+
+
+MAX_BROKER_ID = 2**31 - 1  # broker.id is a Java int
+
+
+def parse_broker_id(text: str, default: str | None = None) -> int:
+    """A broker id typed or sent in a URL: 0..2^31-1, else BadInput (never a crash)."""
+    hint = f" or '{default}'" if default else ""
+    if not text.isascii() or not text.isdigit() or int(text) > MAX_BROKER_ID:
+        shown = text if len(text) <= 40 else f"{text[:37]}..."
+        raise BadInput(f"broker must be an id from 0 to {MAX_BROKER_ID}{hint}, got {shown!r}")
+    return int(text)

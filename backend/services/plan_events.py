@@ -1,0 +1,28 @@
+"""Plan events in a time window, for markers on the monitoring pages' time series: an
+incident review sees which plan was proposed, approved and running at 02:14."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from backend.services import plans
+from backend.store.store import Store
+
+# audit actions that change what runs on a cluster, and the word a marker shows
+MARKED = {"propose": "proposed", "approve": "approved", "execute": "executing",
+          "complete": "completed", "fail": "failed", "cancel": "cancelled"}
+MOST = 200  # markers on one chart at most (the latest)
+
+
+def events(store: Store, cluster: str, start: float, end: float) -> list[dict]:
+    """{"at" (epoch s), "plan_id", "state", "user", "title"} of the cluster's plan events
+    between ``start`` and ``end`` (epoch seconds), oldest first."""
+    since = datetime.fromtimestamp(start, UTC)
+    titles = {p.id: p.title for p in plans.list_plans(store, cluster=cluster)}
+    out = []
+    for e in plans.audit_entries(store, since=since):
+        at = e.at.timestamp()
+        if e.action in MARKED and e.plan_id in titles and at <= end:
+            out.append({"at": at, "plan_id": e.plan_id, "state": MARKED[e.action],
+                        "user": e.user, "title": titles[e.plan_id]})
+    return out[-MOST:]

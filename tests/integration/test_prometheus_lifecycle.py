@@ -1,0 +1,36 @@
+"""The Prometheus Railyard starts serves queries and nothing that changes it: without
+--web.enable-lifecycle, anything on the machine that can reach the port cannot stop or
+reload it."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import pytest
+
+from backend.metrics.server import PrometheusProcess
+
+pytestmark = pytest.mark.integration
+
+
+def post(url: str) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_quit_and_reload_are_refused(tmp_path):
+    prom = PrometheusProcess(tmp_path / "prom")
+    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
+    prom.start()
+    try:
+        assert post(f"{prom.url}/-/quit") == 403
+        assert post(f"{prom.url}/-/reload") == 403
+        with urllib.request.urlopen(f"{prom.url}/-/ready", timeout=5) as r:
+            assert r.status == 200  # still serving
+        assert prom.proc.poll() is None
+    finally:
+        prom.stop()

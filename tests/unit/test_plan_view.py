@@ -1,0 +1,143 @@
+"""Propose, the plan's own page and the audit page, through their callbacks as three
+signed-in users: whoever may not is refused by the service with its rule, the approver's
+approval of the sha256 shown goes through, and the audit log says who did what."""
+
+from __future__ import annotations
+
+import sys
+
+import dash
+import flask
+import pytest
+from werkzeug.security import generate_password_hash
+
+from backend.model.io import save_snapshot
+from backend.services import plans
+from backend.twin.examples import demo_snapshot
+from dashboard import drafts, runtime
+from dashboard.config import parse_config
+
+USERS = {"olga": "operator", "arne": "approver", "vera": "viewer"}
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from dashboard.app import create_app
+
+    tmp = tmp_path_factory.mktemp("plan-view")
+    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    return create_app(parse_config({
+        "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
+                      "snapshot": str(tmp / "demo.parquet")}],
+        "cache": {"background_dir": str(tmp / "cache")},
+        "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+        "auth": {"secret_key_file": str(tmp / "key"), "users": [
+            {"name": n, "role": r, "password_hash": generate_password_hash("x")}
+            for n, r in USERS.items()]}}))
+
+
+def as_user(app, name: str):
+    """A request signed in as ``name`` (what the sign-in page leaves in the session)."""
+    ctx = app.server.test_request_context("/")
+    ctx.push()
+    flask.session["user"] = name
+    return ctx
+
+
+def page(path: str):
+    return sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if path in (p["path"], p.get("path_template")))]
+
+
+def text_of(component) -> str:
+    if component is None or isinstance(component, str | int | float):
+        return "" if component is None else str(component)
+    if isinstance(component, list | tuple):
+        return " ".join(text_of(c) for c in component)
+    return text_of(getattr(component, "children", None))
+
+
+def click(button: str) -> None:
+    """What Dash tells a callback about the click that triggered it."""
+    from dash._callback_context import context_value
+    from dash._utils import AttributeDict
+
+    context_value.set(AttributeDict(triggered_inputs=[{"prop_id": f"{button}.n_clicks",
+                                                       "value": 1}]))
+
+
+def preview_as(app, user: str) -> str:
+    ctx = as_user(app, user)
+    try:
+        _, token, error, _ = page("/reassignments").preview(
+            1, "generate", "drain", "9", 1.0, 1.1, None, 20, "")
+    finally:
+        ctx.pop()
+    assert error == ""
+    return token
+
+
+def test_propose_approve_and_the_audit_log(app):
+    from dashboard import plan_views
+
+    token = preview_as(app, "olga")
+    draft = drafts.load(token)
+    ctx = as_user(app, "vera")  # a viewer: the service refuses, whatever the page shows
+    try:
+        href, error = plan_views.propose(1, token, "mine")
+    finally:
+        ctx.pop()
+    assert href is dash.no_update and "viewer" in error
+    ctx = as_user(app, "olga")
+    try:
+        assert plan_views.propose(None, token, "t") == (dash.no_update, dash.no_update)
+        href, error = plan_views.propose(1, token, "drain broker 9")
+    finally:
+        ctx.pop()
+    assert error == "" and href.startswith("/plans/")
+    plan_id = int(href.rsplit("/", 1)[1])
+    store = runtime.current().plan_store()
+    plan = plans.get(store, plan_id)
+    assert (plan.state, plan.author, plan.title) == ("proposed", "olga", "drain broker 9")
+    assert plan.content == draft.content and plan.preview == draft.preview
+    assert plan.throttle == 20_000_000
+
+    view = page("/plans/<plan_id>")
+    decide = view.decide
+    shown = {"id": plan_id, "sha256": plan.sha256}
+    ctx = as_user(app, "olga")  # the author
+    try:
+        body = text_of(view.layout(plan_id=str(plan_id)))
+        assert "You wrote this plan" in body and plan.sha256 in body
+        click("pv-approve")
+        refused = decide(1, None, None, shown, "")
+    finally:
+        ctx.pop()
+    assert refused[0] == ("Refused: the operator role may not approve: it needs the approver "
+                          "or admin role")
+    ctx = as_user(app, "arne")
+    try:
+        wrong = decide(1, None, None, {"id": plan_id, "sha256": "0" * 64}, "")
+        done = decide(1, None, None, shown, "ok")
+    finally:
+        ctx.pop()
+    assert wrong[0].startswith("Refused: ") and "sha256" in wrong[0]
+    assert done[0] == f"Done: plan {plan_id} is approved." and done[2] == "approved"
+    plan = plans.get(store, plan_id)
+    assert plan.state == "approved"
+    assert [(d.user, d.decision, d.sha256) for d in plan.decisions] == [
+        ("arne", "approve", shown["sha256"])]
+
+    audit = page("/audit")
+    ctx = as_user(app, "vera")
+    try:
+        grid, error, listed = audit.show(1, plan_id, "arne", None)
+        assert error == "" and f"#{plan_id}" in text_of(listed)
+        rows = grid.rowData
+        assert [(r["user"], r["action"], r["before"], r["after"]) for r in rows] == [
+            ("arne", "approve", "proposed", "approved")]
+        assert audit.show(1, None, None, "yesterday")[1] == (
+            "since: give a date and time like 2024-05-01T02:00, got 'yesterday'")
+        assert "no plan 999" in text_of(view.layout(plan_id="999"))
+    finally:
+        ctx.pop()
