@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,7 @@ DEFAULT_BROKER = "<default>"  # the cluster-wide broker entity, "" on the wire
 TOPIC, BROKER = 2, 4  # ConfigResourceType
 SET, DELETE = 0, 1  # IncrementalAlterConfigs operations
 MUTATION_RATE = "controller_mutation_rate"  # KIP-599 quota key
+CONNECT_GRACE_SECONDS = 2.0  # beyond the bootstrap timeout before giving up on a connect
 # DescribeConfigs sources that mean "set on this very entity": Railyard records and
 # restores only those (a default or a static server.properties value is not its to undo)
 OWN_SOURCE = {TOPIC: 1, BROKER: 2}  # DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG
@@ -275,6 +277,7 @@ class KafkaGateway:
         self.timeout_ms = int(conn.timeout_seconds * 1000)
         self.notes: list[str] = []  # what the last assignment() could not learn
         self._admin: KafkaAdminClient | None = None
+        self._failed: tuple[float, Unavailable] | None = None  # (until, why) after a failure
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -288,21 +291,53 @@ class KafkaGateway:
 
     # -- sending --
     def _client(self) -> KafkaAdminClient:
+        """The connected client. After a failed connection, calls within the next
+        ``timeout_seconds`` fail at once with the same error instead of each waiting out
+        the timeout again (a page asks several questions per refresh)."""
         with self._lock:
             if self._admin is None:
-                kwargs = self.conn.admin_kwargs()  # BadInput when a secret is missing
-                seen = _LastError()
-                logging.getLogger("kafka").addHandler(seen)
+                if self._failed is not None and time.monotonic() < self._failed[0]:
+                    raise self._failed[1]
                 try:
-                    self._admin = KafkaAdminClient(**kwargs)
-                except Errors.KafkaError as e:
-                    cause = f" (last error: {seen.last})" if seen.last else ""
-                    raise Unavailable(self.what, f"{_describe(e)}{cause}") from None
-                except (OSError, ValueError) as e:  # bad TLS files, unresolvable names
-                    raise Unavailable(self.what, f"{type(e).__name__}: {e}") from None
-                finally:
-                    logging.getLogger("kafka").removeHandler(seen)
+                    self._admin = self._connect()
+                except Unavailable as e:
+                    self._failed = (time.monotonic() + self.conn.timeout_seconds, e)
+                    raise
+                self._failed = None
             return self._admin
+
+    def _connect(self) -> KafkaAdminClient:
+        """A new client, with a hard deadline: kafka-python 3.0 waits forever for a TLS
+        handshake the server never completes, so it connects on a thread of its own (left
+        behind, as a daemon, when it does not return)."""
+        kwargs = self.conn.admin_kwargs()  # BadInput when a secret is missing
+        seen, box = _LastError(), {}
+
+        def build() -> None:
+            try:
+                box["admin"] = KafkaAdminClient(**kwargs)
+            except Exception as e:  # handed to the caller below
+                box["error"] = e
+
+        logging.getLogger("kafka").addHandler(seen)
+        try:
+            worker = threading.Thread(target=build, name="railyard-kafka-connect", daemon=True)
+            worker.start()
+            worker.join(self.conn.timeout_seconds + CONNECT_GRACE_SECONDS)
+        finally:
+            logging.getLogger("kafka").removeHandler(seen)
+        cause = f" (last error: {seen.last})" if seen.last else ""
+        if worker.is_alive():
+            raise Unavailable(self.what, f"no answer within {self.conn.timeout_seconds:g} s "
+                              f"while connecting ({self.conn.security_protocol}){cause}")
+        e = box.get("error")
+        if isinstance(e, Errors.KafkaError):
+            raise Unavailable(self.what, f"{_describe(e)}{cause}")
+        if isinstance(e, OSError | ValueError):  # bad TLS files, unresolvable names
+            raise Unavailable(self.what, f"{type(e).__name__}: {e}")
+        if e is not None:
+            raise e
+        return box["admin"]
 
     def _call(self, api: str, fn: Callable[[KafkaAdminClient], Any]) -> Any:
         """Run ``fn`` with the client; Kafka's failures become one-line Unavailable."""

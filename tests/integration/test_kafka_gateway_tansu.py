@@ -208,3 +208,32 @@ def test_executor_sets_and_restores_throttled_replica_lists(gw, raw, tmp_path):
     assert _stored_topic_configs(raw, "throttled") == {}
     assert [a for a, _ in audit] == ["config_set", "config_set", "config_restored"]
     assert book.records() == []
+
+
+def test_a_server_that_never_answers_tls_gives_up_in_time(tmp_path):
+    """kafka-python 3.0 waits forever for a TLS handshake nobody completes: the gateway's
+    own deadline turns it into Unavailable, and the next calls fail at once instead of
+    each waiting again."""
+    import socket
+    import subprocess
+
+    cert = tmp_path / "ca.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(tmp_path / "key.pem"), "-out", str(cert), "-days", "1", "-subj",
+                    "/CN=127.0.0.1"], check=True, capture_output=True, timeout=60)
+    with socket.socket() as silent:  # accepts connections (backlog), never says a word
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        g = KafkaGateway(parse_kafka({"bootstrap_servers": [f"127.0.0.1:{port}"],
+                                      "timeout_seconds": 1, "tls": {"ca_file": str(cert)}},
+                                     str), "silent")
+        t0 = time.monotonic()
+        with pytest.raises(Unavailable, match=rf"^Kafka at 127\.0\.0\.1:{port}: no answer "
+                                              r"within 1 s while connecting \(SSL\)"):
+            g.describe_cluster()
+        assert time.monotonic() - t0 < 8
+        t1 = time.monotonic()
+        with pytest.raises(Unavailable, match="no answer within 1 s"):
+            g.list_reassignments()
+        assert time.monotonic() - t1 < 0.5

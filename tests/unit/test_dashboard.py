@@ -167,7 +167,6 @@ def _update(client, body) -> tuple[int, dict]:
     import json
 
     from dashboard import auth
-
     from dashboard.runtime import current
 
     token = client.get_cookie(auth.csrf_cookie_name(current().config.server.port)).value
