@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pandas as pd
+from dash import dcc, html
 
 from backend.errors import BadInput
 from components import banners, charts, timerange
@@ -49,3 +50,17 @@ def short(message: str) -> str:
 def metric_note(figure: dict) -> str | None:
     """A card's note when its figure could not be read."""
     return None if figure["error"] is None else short(figure["error"])
+
+
+def data_elsewhere(newest: float | None, cluster: str, path: str, link_id: str) -> list:
+    """A banner with a link to the hour that ends at the cluster's newest sample, when all
+    its data is older than the window shown (None: nothing to say)."""
+    if newest is None:
+        return []
+    end = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(newest))
+    start = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(newest - 3600))
+    href = f"{path}?cluster={cluster}&range=abs&from={start}&to={end}"
+    return [html.Div([f"No data in this window: cluster {cluster}'s metrics end at "
+                      f"{end.replace('T', ' ')} UTC. ",
+                      dcc.Link("Show the hour before it", href=href, id=link_id)],
+                     className="banner banner-info", role="status")]

@@ -11,7 +11,7 @@ from dash import Dash
 from flask_caching import Cache
 
 from backend.gateways.factory import open_gateway
-from dashboard import api, auth, caches, guard, ids, jobs, runtime, shell
+from dashboard import api, auth, caches, guard, ids, jobs, reports, runtime, shell
 from dashboard.config import DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +36,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     )
     auth.install(app.server, config.auth, config.server.port)
     api.install(app.server)
+    reports.install(app.server)
     cache = Cache(app.server, config=caches.cache_config(config.cache))
     opened = {c.name: open_gateway(c) for c in config.clusters}
     remote = {name: gw for name, gw in opened.items() if gw is not None}

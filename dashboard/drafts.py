@@ -23,11 +23,20 @@ def save(draft: Draft) -> str:
     return token
 
 
-def save_grid(table: DiffTable, token: str | None = None) -> str:
-    """Keep a diff table alone (a stored plan's view pages through one too)."""
-    token = token or uuid.uuid4().hex
-    runtime.current().cache.set(f"draft-grid:{token}", table, timeout=DRAFT_SECONDS)
+def save_stored(plan_id: int, table: DiffTable | None) -> str:
+    """A stored plan's view: its grid (if any) and which plan it is (the JSON file comes
+    from the store, not from a copy here)."""
+    token = f"plan-{plan_id}-{uuid.uuid4().hex}"
+    if table is not None:
+        runtime.current().cache.set(f"draft-grid:{token}", table, timeout=DRAFT_SECONDS)
     return token
+
+
+def stored_plan(token: str | None) -> int | None:
+    """The stored plan a token from save_stored names, else None."""
+    if not token or not token.startswith("plan-"):
+        return None
+    return int(token.split("-")[1])
 
 
 def save_upload(obj: object, filename: str | None) -> str:

@@ -7,6 +7,7 @@ Ids are plain strings prefixed by their page; tests find elements with ``#<id>``
 URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
+JUMP_TO_DATA = "jump-to-data"  # link to where a cluster's metrics are (monitor pages)
 APP_ERROR = "app-error"  # one line when a callback failed in a way no page handled
 ACCOUNT = "account"  # who is signed in (dashboard/account.py)
 ACCOUNT_USER = "account-user"
@@ -151,6 +152,7 @@ SH_RUN = "sh-run"
 SH_ERROR = "sh-error"
 SH_BANNERS = "sh-banners"
 SH_PREVIEW = "sh-preview"
+
 PLAN_TITLE = "plan-title-input"
 PLAN_PROPOSE = "plan-propose"
 PLAN_PROPOSE_ERROR = "plan-propose-error"
@@ -187,3 +189,24 @@ AU_APPLY = "au-apply"
 AU_ERROR = "au-error"
 AU_GRID = "au-grid"
 AU_PLANS = "au-plans"
+
+# incident report link (every monitoring page)
+INCIDENT_REPORT = "incident-report"
+
+# capacity
+CAP_STATE = "cap-state"  # cluster and 'today' of the view (the URL's cluster and end)
+CAP_BANNERS = "cap-banners"
+CAP_WINDOW = "cap-window"
+CAP_GROWTH = "cap-growth"
+CAP_ADD = "cap-add"
+CAP_MBP = "cap-max-broker-partitions"
+CAP_MP = "cap-max-partitions"
+CAP_TOPIC = "cap-topic"
+CAP_BY = "cap-by"
+CAP_ANSWER = "cap-answer"
+CAP_TABLE = "cap-table"
+CAP_CLUSTER_CHART = "cap-cluster-chart"
+CAP_BROKER_CHART = "cap-broker-chart"
+CAP_EXPORT_HTML = "cap-export-html"
+CAP_EXPORT_PDF = "cap-export-pdf"
+CAP_EXPORT_CSV = "cap-export-csv"

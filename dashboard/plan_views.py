@@ -155,7 +155,18 @@ def refilter(_contains, token):
 @dash.callback(Output(ids.PLAN_JSON_DOWNLOAD, "data"), Input(ids.PLAN_JSON_BUTTON, "n_clicks"),
                State(ids.PLAN_TOKEN, "data"), prevent_initial_call=True)
 def download(clicks, token):
-    draft = drafts.load(token) if clicks else None
+    """Kafka's JSON of the draft, or of the stored plan exactly as stored."""
+    if not clicks:
+        return no_update
+    stored = drafts.stored_plan(token)
+    if stored is not None:
+        try:
+            plan = plan_service.get(runtime.current().plan_store(), stored)
+        except REFUSALS:
+            return no_update
+        return dcc.send_string(plan_preview.kafka_json_text(plan.content),
+                               f"plan-{plan.id}.json")
+    draft = drafts.load(token)
     if draft is None:
         return no_update
     return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")

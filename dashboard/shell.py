@@ -18,7 +18,7 @@ from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
              ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
-             ("/shrinks", "Shrinks"), ("/audit", "Audit"))
+             ("/shrinks", "Shrinks"), ("/audit", "Audit"), ("/capacity", "Capacity"))
 
 
 def layout(config: DashboardConfig) -> html.Div:
@@ -56,10 +56,18 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
         dcc.Store(id=ids.VIEW, data=state),
         html.H1([title, html.Small(f"cluster {c.name}")]),
         time_control(key, start, end, rt.config.server.refresh_seconds),
+        html.A("Incident report of this window", id=ids.INCIDENT_REPORT,
+               href=incident_href(state), className="report-link", target="_blank"),
         html.Div(banner_slots, id=banner_id),
         *body,
     ])
 
+
+
+def incident_href(state: dict) -> str:
+    """The incident report (HTML) of a view's cluster and window (dashboard.reports)."""
+    return "/reports/incident.html" + urlstate.build(
+        {k: state.get(k) for k in urlstate.SHARED_KEYS})
 
 
 def time_control(key: str | None, start: str | None, end: str | None,
@@ -99,6 +107,19 @@ def register(app: dash.Dash) -> None:
     def nav_keeps_view(search: str):
         kept = urlstate.shared(search)
         return [path + kept for path, _ in NAV_ITEMS]
+
+    app.clientside_callback(
+        """
+        function(view) {
+            const params = new URLSearchParams();
+            for (const k of ["cluster", "range", "from", "to"]) {
+                if (view && view[k]) { params.set(k, view[k]); }
+            }
+            const q = params.toString();
+            return "/reports/incident.html" + (q ? "?" + q : "");
+        }""",
+        Output(ids.INCIDENT_REPORT, "href"), Input(ids.VIEW, "data"),
+        prevent_initial_call=True)
 
     app.clientside_callback(
         ClientsideFunction("railyard", "pickCluster"),

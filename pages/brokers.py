@@ -51,6 +51,8 @@ def layout(**query) -> html.Div:
 def show_grid(state, _tick):
     w, notes = monitor.window(state)
     source = runtime.current().source(state["cluster"])
+    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
+                                             state["cluster"], "/brokers", ids.JUMP_TO_DATA)]
     try:
         g = limits.guard_rails(source)
     except Unavailable as e:

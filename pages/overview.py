@@ -82,6 +82,8 @@ def show_health(state, _tick):
 
 def _health(state, w, notes):
     source = runtime.current().source(state["cluster"])
+    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
+                                             state["cluster"], "/", ids.JUMP_TO_DATA)]
     try:
         h = monitoring.health(source, w)
     except Unavailable as e:

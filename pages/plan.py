@@ -23,7 +23,7 @@ from dashboard import drafts, ids, plan_views, runtime
 dash.register_page(__name__, path_template="/plans/<plan_id>", title="Railyard · Plan",
                    name="Plan")
 
-JSON_SHOWN = 200_000  # characters of the plan JSON shown inline; the file has it all
+JSON_ENTRIES = 1000  # partitions of a reassignment shown inline; the file has them all
 
 
 def layout(plan_id: str | None = None, **_query) -> html.Div:
@@ -45,7 +45,7 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
     block = (plan_views.reassignment_block(draft, head) if plan.kind == "reassignment"
              else plan_views.shrink_block(draft, head))
     return html.Div([
-        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save(draft)),
+        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id, draft.table)),
         dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
         html.H1([f"Plan {plan.id}: {plan.title} ",
                  html.Span(plan.state, id=ids.PV_STATE, className=f"state state-{plan.state}")]),
@@ -214,13 +214,21 @@ def _audit(plan_id: int) -> html.Div | str:
 
 
 def _exact_json(plan) -> html.Details:
-    text = plan_preview.kafka_json_text(plan.content) if plan.kind == "reassignment" \
-        else json.dumps(plan.content, indent=1)
-    shown = text if len(text) <= JSON_SHOWN else (
-        text[:JSON_SHOWN] + f"\n... {len(text) - JSON_SHOWN:,} more characters: download "
-                            "the file for all of it")
-    return html.Details([html.Summary(f"The exact plan JSON ({len(text):,} characters)"),
-                         html.Pre(shown, className="plan-json")], className="panel")
+    """The stored content as it is hashed: a reassignment's Kafka JSON (its first
+    JSON_ENTRIES partitions inline when longer: the download has every one)."""
+    if plan.kind != "reassignment":
+        return _details("The exact plan JSON", json.dumps(plan.content, indent=1))
+    entries = plan.content["partitions"]
+    if len(entries) <= JSON_ENTRIES:
+        return _details("The exact plan JSON", plan_preview.kafka_json_text(plan.content))
+    head = plan_preview.kafka_json_text({**plan.content, "partitions": entries[:JSON_ENTRIES]})
+    return _details(f"The exact plan JSON (the first {JSON_ENTRIES:,} of {len(entries):,} "
+                    "partitions: Download plan JSON has all of them)", head)
+
+
+def _details(summary: str, text: str) -> html.Details:
+    return html.Details([html.Summary(summary), html.Pre(text, className="plan-json")],
+                        className="panel")
 
 
 def _time(t) -> str:

@@ -42,6 +42,8 @@ def show(state, _tick):
 
 def _draw(state, w, notes):
     source = runtime.current().source(state["cluster"])
+    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
+                                             state["cluster"], "/quotas", ids.JUMP_TO_DATA)]
     try:
         q = monitoring.quotas(source, w)
     except Unavailable as e:

@@ -13,6 +13,7 @@ declare -A DEBS=(
   [chromium]=chromium
   [chromedriver]=chromium-driver
   [redis-server]=redis-server
+  [pdftotext]=poppler-utils  # tests read the capacity and incident PDFs
   [/usr/lib/postgresql/*/bin/initdb]=postgresql
 )
 extras="[test]"

@@ -65,6 +65,12 @@ CATALOG: dict[str, Concept] = {
     "reassigning_per_broker": Concept(
         "sum by ({by}) ({d.reassigning})", ("{by}",), "partitions",
         "Partitions being reassigned, counted by their leader"),
+    # where a cluster's data is, when a window shows none: {window} is a subquery's
+    # "range:resolution" (timestamp() of a *_over_time result would be the query time)
+    "scrapes_in_window": Concept("count(count_over_time(up[{window}]))", (), "series",
+                                 "Brokers scraped at least once in the window"),
+    "newest_sample": Concept("max(max_over_time(timestamp(up)[{window}]))", (), "s",
+                             "When Prometheus last scraped any broker (epoch seconds)"),
     "active_controllers": Concept("sum({d.active_controller})", (), "brokers",
                                   "Active controllers (1 when healthy)"),
     "offline_partitions": Concept("sum({d.offline_partitions})", (), "partitions",

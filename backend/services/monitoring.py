@@ -24,7 +24,12 @@ from backend.engines.quota import QuotaBook, burst
 from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput, Unavailable
 from backend.metrics import catalog
-from backend.metrics.client import MetricsClient, MetricsError, PrometheusUnavailable
+from backend.metrics.client import (
+    MetricMissing,
+    MetricsClient,
+    MetricsError,
+    PrometheusUnavailable,
+)
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import throttle as throttle_service
@@ -194,6 +199,37 @@ def health(source: ClusterSource, span: Span) -> dict:
         or per_broker["series"].nunique() <= TOP_BROKERS
         else f"the {TOP_BROKERS} fullest of {per_broker['series'].nunique()} brokers",
     }
+
+
+HISTORY_LOOKBACK = "3650d"  # how far back "where is this cluster's data" looks
+
+
+def data_ends_before(source: ClusterSource, span: Span) -> float | None:
+    """When none of the cluster's metrics fall in the window (say, a recorded incident
+    viewed as "last 6 h"): the time of its newest sample, so the page can offer to go
+    there. None when the window has data, or Prometheus cannot tell. A cheap count first;
+    the search (an hourly pass over the history, then by the minute) only when empty."""
+    if source.prometheus_url is None:
+        return None
+    client = metrics_client(source)
+    try:
+        client.instant("scrapes_in_window", at=span.end,
+                       window=f"{max(int(span.end - span.start), 1)}s")
+        return None  # the window has data
+    except MetricMissing:
+        pass
+    except MetricsError:
+        return None
+
+    try:
+        # at the minute, so asks within the metrics cache's lifetime share one answer
+        hourly = client.instant("newest_sample", at=span.end // 60 * 60,
+                                window=f"{HISTORY_LOOKBACK}:1h")
+        near = float(hourly["value"].max()) + 3600  # the last sample is within the hour
+        last = float(client.instant("newest_sample", at=near, window="2h:1m")["value"].max())
+    except MetricsError:
+        return None
+    return last if last is not None and last < span.start else None
 
 
 def partitions_at(source: ClusterSource, span: Span) -> dict:

@@ -119,6 +119,16 @@ def test_time_range_change_changes_what_the_charts_show(browser, demo):
     # backfilled hour: the recorded incident, broker 3 crossing its limit
     browser.get(demo.url + "/?cluster=incident")
     wait_chart(browser, "#ov-partitions-series", lambda c: c["traces"] == 0)
+    # ... and the page says where the data is, with a link that goes there
+    jump = WebDriverWait(browser, 60, poll_frequency=0.5).until(
+        lambda b: b.find_elements(By.ID, "jump-to-data"))[0]
+    assert "metrics end at 2024-01-01" in jump.find_element(By.XPATH, "..").text
+    jump.click()
+    wait_chart(browser, "#ov-partitions-series",
+               lambda c: c["traces"] == 6 and c["first_x"].startswith("2024-01-01"))
+    assert "range=abs" in browser.current_url
+    browser.get(demo.url + "/?cluster=incident")  # and by hand, typing the range
+    wait_chart(browser, "#ov-partitions-series", lambda c: c["traces"] == 0)
     browser.find_element(By.CSS_SELECTOR, "#range input[value='abs']").click()
     start = browser.find_element(By.ID, "range-from")
     end = browser.find_element(By.ID, "range-to")

@@ -85,7 +85,7 @@ def test_forecast_finds_growth_and_the_step(prometheus):
 def test_cli_answers_from_a_dashboard_config(prometheus, tmp_path, capsys):
     config = tmp_path / "railyard.yaml"
     config.write_text(yaml.safe_dump({"clusters": [{
-        "name": "history", "gateway": {"type": "kafka", "bootstrap_servers": ["k:9092"]},
+        "name": "history", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
         "prometheus": {"url": prometheus},
         "limits": {"max.broker.partitions": 1200, "max.partitions": 5000}}]}))
     assert main(["capacity", "forecast", "--config", str(config), "--window", "7",

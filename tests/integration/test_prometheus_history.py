@@ -104,3 +104,13 @@ def test_a_throttle_in_the_window_counts_though_it_is_over_at_its_end(history):
     # and a window after the throttle ended sees nobody
     later = SimpleNamespace(start=at(30), end=at(60), step=STEP, refreshing=False)
     assert monitoring.quotas(source, later)["throttled"]["value"] == 0
+
+
+def test_where_the_data_is_when_a_window_has_none(history):
+    source = ClusterSource("incident", None, Limits(), prometheus_url=history.url,
+                           metrics_ttl=0)
+    today = SimpleNamespace(start=at(60 * 24 * 400), end=at(60 * 24 * 400 + 360), step=60,
+                            refreshing=True)
+    assert monitoring.data_ends_before(source, today) == at(60)  # the last scrape, 01:00
+    hour = SimpleNamespace(start=at(0), end=at(60), step=STEP, refreshing=False)
+    assert monitoring.data_ends_before(source, hour) is None  # this window has data

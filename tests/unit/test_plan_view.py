@@ -4,6 +4,7 @@ approval of the sha256 shown goes through, and the audit log says who did what."
 
 from __future__ import annotations
 
+import json
 import sys
 
 import dash
@@ -107,8 +108,15 @@ def test_propose_approve_and_the_audit_log(app):
     shown = {"id": plan_id, "sha256": plan.sha256}
     ctx = as_user(app, "olga")  # the author
     try:
-        body = text_of(view.layout(plan_id=str(plan_id)))
+        shown_page = view.layout(plan_id=str(plan_id))
+        body = text_of(shown_page)
         assert "You wrote this plan" in body and plan.sha256 in body
+        token = next(c.data for c in shown_page.children if getattr(c, "id", "") == "plan-token")
+        sent = plan_views.download(1, token)  # the file is the stored content, exactly
+        assert sent["filename"] == f"plan-{plan_id}.json"
+        assert json.loads(sent["content"]) == plan.content
+        rows = plan_views.grid_rows({"startRow": 0, "endRow": 5}, token, None)
+        assert rows["rowCount"] == len(plan.content["partitions"])
         click("pv-approve")
         refused = decide(1, None, None, shown, "")
     finally:

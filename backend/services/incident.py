@@ -1,0 +1,147 @@
+"""What a postmortem asks of a window: what was throttled (KIP-73 rates, KIP-599 mutation
+quota), how far replicas lagged, where partition counts stood against the KIP-578 limits,
+what was moving, and which plan events the store recorded in the window.
+
+Each figure answers on its own (a missing metric is a note in the report, not a failed
+report); Prometheus not answering at all is ``Unavailable``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pandas as pd
+from sqlalchemy.exc import SQLAlchemyError
+
+from backend.errors import BadInput, Unavailable
+from backend.metrics.client import MetricsError, PrometheusUnavailable
+from backend.services import monitoring
+from backend.services.cluster import ClusterSource, cluster_snapshot
+
+POINTS = 240  # samples per series over the window
+SERIES = {  # what the report charts, in order: concept, title, unit
+    "partitions": ("partitions_per_broker", "Partition replicas per broker", "replicas"),
+    "reassigning": ("reassigning_per_broker", "Partitions being reassigned", "partitions"),
+    "leader": ("leader_throttled_rate", "Throttled replication sent (KIP-73)", "bytes/s"),
+    "follower": ("follower_throttled_rate", "Throttled replication fetched (KIP-73)",
+                 "bytes/s"),
+    "lag": ("max_lag_per_broker", "Replica lag (MaxLag)", "messages"),
+    "mutation_throttle": ("mutation_throttle_time", "Controller mutation throttle time "
+                          "(KIP-599)", "ms"),
+    "mutation_tokens": ("mutation_tokens", "Controller mutation tokens (< 0: throttled)",
+                        "tokens"),
+}
+
+
+def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
+    """The incident report's figures for [start, end] (epoch seconds)."""
+    if end <= start:
+        raise BadInput("incident window: to must be after from")
+    client = monitoring.metrics_client(source)
+    step = max(15, round((end - start) / POINTS))
+    got: dict[str, pd.DataFrame | str] = {}
+    down = 0
+    for key, (concept, _, _) in SERIES.items():
+        try:
+            got[key] = client.range(concept, start, end, step=f"{step}s",
+                                    window=f"{max(60, 2 * step)}s")
+        except PrometheusUnavailable as e:
+            down += 1
+            got[key] = str(e)
+        except MetricsError as e:
+            got[key] = str(e)
+    if down == len(SERIES):
+        raise Unavailable(f"Prometheus at {client.url}", "unreachable (no answer): no "
+                          "incident report without the metrics")
+    limits = _limits(source)
+    return {
+        "cluster": source.name, "start": start, "end": end, "step": step,
+        "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data": f"Prometheus at {client.url} ({client.dialect.name} names), one sample "
+                f"every {step} s",
+        "limits": limits, "series": got, "by": client.by,
+        "brokers": broker_table(got, client.by, limits["max.broker.partitions"]),
+        "principals": principal_table(got),
+        "plan_events": plan_events(store, source.name, start, end),
+    }
+
+
+def _limits(source: ClusterSource) -> dict:
+    try:
+        lim = cluster_snapshot(source).limits
+    except Unavailable:
+        lim = source.limits
+    return {"max.broker.partitions": lim.max_broker_partitions,
+            "max.partitions": lim.max_partitions}
+
+
+def _peak(frames: dict, key: str, by: str, how: str = "max") -> pd.Series | None:
+    f = frames.get(key)
+    if not isinstance(f, pd.DataFrame) or f.empty:
+        return None
+    return f.groupby(by)["value"].agg(how)
+
+
+def broker_table(frames: dict, by: str, limit: int | None) -> pd.DataFrame:
+    """Per broker over the window: peak replicas against the limit, peak throttled rates,
+    peak lag."""
+    cols = {"peak replicas": _peak(frames, "partitions", by),
+            "peak reassigning": _peak(frames, "reassigning", by),
+            "peak throttled sent (B/s)": _peak(frames, "leader", by),
+            "peak throttled fetched (B/s)": _peak(frames, "follower", by),
+            "peak lag (messages)": _peak(frames, "lag", by)}
+    present = {k: v for k, v in cols.items() if v is not None}
+    if not present:
+        return pd.DataFrame(columns=["broker"])
+    table = pd.DataFrame(present)
+    table.index.name = "broker"
+    table = table.reset_index()
+    table = table.iloc[sorted(range(len(table)), key=lambda i: _order(table["broker"][i]))]
+    if limit and "peak replicas" in table:
+        table.insert(2, "max.broker.partitions", limit)
+        table.insert(3, "peak % of limit", (100 * table["peak replicas"] / limit).round(1))
+    return table.round(1).reset_index(drop=True)
+
+
+def _order(label: str) -> tuple:
+    return (0, int(label), "") if str(label).isdigit() else (1, 0, str(label))
+
+
+def principal_table(frames: dict) -> pd.DataFrame:
+    """Per principal: longest throttle time and fewest tokens in the window (throttled
+    ones first)."""
+    throttle = frames.get("mutation_throttle")
+    tokens = frames.get("mutation_tokens")
+    parts = []
+    if isinstance(throttle, pd.DataFrame) and not throttle.empty:
+        parts.append(throttle.groupby(["user", "client_id"])["value"].max()
+                     .rename("max throttle time (ms)"))
+    if isinstance(tokens, pd.DataFrame) and not tokens.empty:
+        parts.append(tokens.groupby(["user", "client_id"])["value"].min().rename("fewest tokens"))
+    if not parts:
+        return pd.DataFrame(columns=["user", "client_id"])
+    table = pd.concat(parts, axis=1).reset_index()
+    if "max throttle time (ms)" in table:
+        table["throttled"] = table["max throttle time (ms)"] > 0
+        table = table.sort_values(["throttled", "max throttle time (ms)"],
+                                  ascending=False)
+    return table.round(1).reset_index(drop=True)
+
+
+def plan_events(store, cluster: str, start: float, end: float) -> pd.DataFrame | str:
+    """Audit-log entries of the cluster's plans in the window, oldest first; a note when
+    there is no plan store to ask."""
+    if store is None:
+        return "No plan store configured: plan events are not part of this report."
+    from backend.services import plans  # the store's service, only when there is a store
+    try:
+        ids = {p.id for p in plans.list_plans(store, cluster=cluster, limit=10_000)}
+        since = datetime.fromtimestamp(start, UTC)
+        until = datetime.fromtimestamp(end, UTC)
+        rows = [e for e in plans.audit_entries(store, since=since, limit=10_000)
+                if e.plan_id in ids and e.at <= until]
+    except SQLAlchemyError as e:  # a store that fails is a note, not a failed report
+        return f"The plan store did not answer ({type(e).__name__}): plan events are missing."
+    return pd.DataFrame([{"at": e.at.strftime("%Y-%m-%d %H:%M:%S"), "plan": e.plan_id,
+                          "action": e.action, "user": e.user, "from": e.before,
+                          "to": e.after} for e in rows],
+                        columns=["at", "plan", "action", "user", "from", "to"])

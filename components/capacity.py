@@ -1,0 +1,207 @@
+"""Capacity charts and tables: history of daily peaks, the forecast band, the limits.
+
+Figures take the forecast answer's plain arrays (backend.services.capacity); the page and
+the exported reports draw the same figures."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from backend.engines.forecast import Scenario
+from backend.errors import BadInput
+from backend.services.capacity import WINDOWS
+from components import charts
+
+PALETTE = qualitative.Plotly
+BROKER_LINES = 6  # brokers drawn on the per-broker chart: the most urgent ones
+TABLE_COLUMNS = {"scope": "scope", "limit_name": "limit", "limit": "value", "now": "now",
+                 "growth_per_day": "growth / day", "days": "days left", "date": "date",
+                 "earliest": "earliest", "latest": "latest"}
+
+
+def _dates(times: np.ndarray) -> list[str]:
+    return pd.to_datetime(np.asarray(times, np.float64), unit="s").strftime("%Y-%m-%d").tolist()
+
+
+def _ahead(end: float, days: np.ndarray) -> list[str]:
+    return _dates(end + np.asarray(days) * 86_400)
+
+
+def _figure(title: str) -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(template="railyard", height=360, title={"text": title, "x": 0,
+                                                             "font": {"size": 15}},
+                      margin={"l": 60, "r": 20, "t": 44, "b": 44},
+                      legend={"orientation": "h", "y": -0.18}, yaxis_title="replicas")
+    return fig
+
+
+def _limit(fig: go.Figure, value: float | None, label: str) -> None:
+    if value is None:
+        return
+    fig.add_hline(y=value, line={"color": charts.OVER, "dash": "dot", "width": 2},
+                  annotation_text=f"{label} = {value:,.0f}", annotation_position="top left",
+                  annotation_font={"color": charts.OVER})
+
+
+def _band(fig: go.Figure, x: list[str], low, high, name: str, colour: str) -> None:
+    fig.add_scatter(x=x, y=list(high), mode="lines", line={"width": 0}, showlegend=False,
+                    hoverinfo="skip", name=f"{name} high")
+    fig.add_scatter(x=x, y=list(low), mode="lines", line={"width": 0}, fill="tonexty",
+                    fillcolor=colour, name=f"{name}: 95% band", hoverinfo="skip")
+
+
+def broker_chart(answer: dict) -> go.Figure:
+    """The most urgent brokers' daily peaks, their projected lines, the first one's band."""
+    h, p = answer["history"], answer["projection"]
+    limit = answer["limits"]["max.broker.partitions"]
+    fig = _figure(f"Partition replicas per broker (the {BROKER_LINES} most urgent), "
+                  f"last {answer['window_days']} days and forecast")
+    order = _urgent_brokers(answer)[:BROKER_LINES]
+    x_hist, x_ahead = _dates(h["times"]), _ahead(h["end"], p["days"])
+    for rank, i in enumerate(order):
+        colour = PALETTE[rank % len(PALETTE)]
+        name = f"broker {h['brokers'][i]}"
+        fig.add_scatter(x=x_hist, y=h["broker_values"][i].tolist(), mode="lines+markers",
+                        marker={"size": 4}, name=name, legendgroup=name,
+                        line={"color": colour})
+        if rank == 0:
+            _band(fig, x_ahead, p["brokers"]["low"][i], p["brokers"]["high"][i], name,
+                  "rgba(214,69,69,0.15)")
+        fig.add_scatter(x=x_ahead, y=p["brokers"]["mid"][i].tolist(), mode="lines",
+                        line={"dash": "dash", "color": colour},
+                        name=f"{name} forecast", legendgroup=name, showlegend=False)
+    _limit(fig, limit, "max.broker.partitions")
+    return fig
+
+
+def _urgent_brokers(answer: dict) -> list[int]:
+    """Broker positions ordered by days to max.broker.partitions (the table's order)."""
+    index = {f"broker {b}": i for i, b in enumerate(answer["history"]["brokers"])}
+    ordered = [index[r["scope"]] for r in answer["table"] if r["scope"] in index]
+    rest = [i for i in range(len(index)) if i not in ordered]
+    return ordered + rest
+
+
+def cluster_chart(answer: dict) -> go.Figure:
+    """The cluster's daily peaks, its forecast band, max.partitions and the brokers' room."""
+    h, p = answer["history"], answer["projection"]
+    fig = _figure(f"Partition replicas in the cluster, last {answer['window_days']} days "
+                  "and forecast")
+    x_hist, x_ahead = _dates(h["times"]), _ahead(h["end"], p["days"])
+    fig.add_scatter(x=x_hist, y=list(h["cluster_values"]), mode="lines+markers",
+                    marker={"size": 4}, name="cluster (daily peak)",
+                    line={"color": charts.OK})
+    _band(fig, x_ahead, p["cluster"]["low"][0], p["cluster"]["high"][0], "cluster",
+          "rgba(59,125,216,0.18)")
+    fig.add_scatter(x=x_ahead, y=p["cluster"]["mid"][0].tolist(), mode="lines",
+                    line={"dash": "dash", "color": charts.OK}, name="cluster forecast")
+    _limit(fig, answer["limits"]["max.partitions"], "max.partitions")
+    mbp, n = answer["limits"]["max.broker.partitions"], answer["brokers_to_add"]["brokers_now"]
+    if mbp is not None:
+        fig.add_hline(y=mbp * n, line={"color": charts.NEAR, "dash": "dot", "width": 2},
+                      annotation_text=f"max.broker.partitions x {n} brokers = {mbp * n:,.0f}",
+                      annotation_position="bottom left", annotation_font={"color": charts.NEAR})
+    return fig
+
+
+def brokers_to_add_text(answer: dict, by_label: str) -> str:
+    """One sentence: brokers to add by the date, likely and cautious."""
+    b = answer["brokers_to_add"]
+    if b["broker_ceiling"] is None:
+        return "No max.broker.partitions: brokers are not limited by partition count."
+    likely, cautious = b["likely"], b["cautious"]
+    return (f"By {by_label}: {likely['replicas']:,} replicas likely "
+            f"({cautious['replicas']:,} cautious) on {b['brokers_now']} brokers of "
+            f"{b['broker_ceiling']:,}: add {likely['brokers_to_add']} broker(s) "
+            f"({cautious['brokers_to_add']} to be safe).")
+
+
+def table_records(frame: pd.DataFrame) -> list[dict]:
+    return frame[list(TABLE_COLUMNS)].to_dict(orient="records")
+
+
+# ---- the page's state, as the URL holds it -------------------------------------------------
+KNOBS = ("window", "growth", "add", "mbp", "mp", "topic", "by", "end")
+DEFAULT_WINDOW = 30
+
+
+def parse_state(query: dict) -> dict:
+    """The capacity view a URL asks for, checked; BadInput names the bad knob."""
+    def number(key: str, cast, minimum: float | None = 0):
+        text = str(query.get(key) or "").strip()
+        if not text:
+            return None
+        try:
+            value = cast(text)
+        except ValueError:
+            raise BadInput(f"{key}: '{text}' is not a number") from None
+        if minimum is not None and value < minimum:
+            raise BadInput(f"{key}: must be >= {minimum:g}, got {text}")
+        return value
+    window = number("window", int) or DEFAULT_WINDOW
+    if window not in WINDOWS:
+        raise BadInput(f"window: expected one of {', '.join(map(str, WINDOWS))} days")
+    topic = str(query.get("topic") or "").strip()
+    if topic:
+        try:
+            p, rf = (int(x) for x in topic.split(":"))
+        except ValueError:
+            raise BadInput(f"topic: expected PARTITIONS:RF like 100:3, got '{topic}'") from None
+        if p <= 0 or rf <= 0:
+            raise BadInput(f"topic: partitions and RF must be positive, got '{topic}'")
+    state = {"cluster": query.get("cluster"), "window": window,
+             "growth": number("growth", float, minimum=-100) or 0.0,
+             "add": number("add", int) or 0, "mbp": number("mbp", int),
+             "mp": number("mp", int), "topic": topic,
+             "by": str(query.get("by") or "").strip(), "end": str(query.get("end") or "").strip()}
+    end_time(state)
+    return state
+
+
+def end_time(state: dict) -> float | None:
+    """The forecast's 'today' (None: now)."""
+    if not state["end"]:
+        return None
+    try:
+        t = datetime.fromisoformat(state["end"])
+    except ValueError:
+        raise BadInput(f"end: expected a UTC time like 2024-05-01T12:00, got '{state['end']}'") \
+            from None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
+def scenario(state: dict) -> Scenario:
+    p, rf = (int(x) for x in state["topic"].split(":")) if state["topic"] else (0, 1)
+    s = Scenario(state["growth"], state["add"], state["mbp"], state["mp"], p, rf)
+    s.validate()
+    return s
+
+
+def by_days(state: dict, today: float) -> tuple[float, str]:
+    """Days from ``today`` to the plan date, and the date (90 days ahead by default)."""
+    if not state["by"]:
+        day = datetime.fromtimestamp(today, UTC) + timedelta(days=90)
+        return 90.0, day.strftime("%Y-%m-%d")
+    try:
+        day = datetime.strptime(state["by"], "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise BadInput(f"by: expected a date like 2025-06-30, got '{state['by']}'") from None
+    days = (day.timestamp() - today) / 86_400
+    if days < 0:
+        raise BadInput(f"by: {state['by']} is before the forecast's day")
+    return days, state["by"]
+
+
+def query_string(state: dict) -> str:
+    """The URL query of a state, knobs at their defaults left out."""
+    defaults = {"window": DEFAULT_WINDOW, "growth": 0.0, "add": 0}
+    kept = {k: v for k, v in state.items()
+            if v not in (None, "") and defaults.get(k, object()) != v}
+    return urlencode(kept)

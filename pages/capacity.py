@@ -1,0 +1,133 @@
+"""/capacity: when each KIP-578 limit is reached and how many brokers to add by when, for
+a capacity review. Charts of daily peaks with the forecast band and the limits, the
+time-to-limit table (most urgent first), the scenario knobs; the URL holds the knobs, so
+a link shows a colleague the same scenario, and the exports take the same query."""
+
+from __future__ import annotations
+
+import dash
+import dash_ag_grid as dag
+from dash import Input, Output, State, dcc, html
+
+from backend.errors import BadInput, Unavailable
+from backend.services import capacity
+from components import banners, charts
+from components import capacity as cap
+from dashboard import ids, reports, runtime
+
+dash.register_page(__name__, path="/capacity", name="Capacity", title="Railyard · Capacity",
+                   order=7)
+
+GRAPH = {"displayModeBar": False}
+KNOB_IDS = {"window": ids.CAP_WINDOW, "growth": ids.CAP_GROWTH, "add": ids.CAP_ADD,
+            "mbp": ids.CAP_MBP, "mp": ids.CAP_MP, "topic": ids.CAP_TOPIC, "by": ids.CAP_BY}
+ROW_STYLE = {"styleConditions": [
+    {"condition": "params.data.days !== null && params.data.days < 30",
+     "style": {"backgroundColor": "#fdecec"}},
+    {"condition": "params.data.days !== null && params.data.days < 90",
+     "style": {"backgroundColor": "#fff6e0"}},
+]}
+
+
+def layout(**query) -> html.Div:
+    rt = runtime.current()
+    c = rt.cluster(query.get("cluster"))
+    notes = []
+    try:
+        state = cap.parse_state({**query, "cluster": c.name})
+    except BadInput as e:
+        notes.append(banners.banner(f"{e}; showing the defaults instead", "warning"))
+        state = cap.parse_state({"cluster": c.name, "end": ""})
+    return html.Div([
+        dcc.Store(id=ids.CAP_STATE, data={"cluster": c.name, "end": state["end"]}),
+        html.H1(["Capacity", html.Small(f"cluster {c.name}")]),
+        _knobs(state),
+        html.Div([html.A("HTML report", id=ids.CAP_EXPORT_HTML, className="button-link",
+                         download=""),
+                  html.A("PDF", id=ids.CAP_EXPORT_PDF, className="button-link", download=""),
+                  html.A("CSV", id=ids.CAP_EXPORT_CSV, className="button-link", download="")],
+                 className="exports"),
+        html.Div(notes, id=ids.CAP_BANNERS),
+        html.P(id=ids.CAP_ANSWER, className="answer"),
+        html.Div(dag.AgGrid(
+            id=ids.CAP_TABLE, rowData=[],
+            columnDefs=[{"field": k, "headerName": v} for k, v in cap.TABLE_COLUMNS.items()],
+            defaultColDef={"sortable": True, "resizable": True, "minWidth": 80},
+            columnSize="responsiveSizeToFit", style={"height": "300px"},
+            className="ag-theme-alpine", getRowStyle=ROW_STYLE), className="panel"),
+        html.Div(dcc.Graph(id=ids.CAP_CLUSTER_CHART, config=GRAPH), className="panel"),
+        html.Div(dcc.Graph(id=ids.CAP_BROKER_CHART, config=GRAPH), className="panel"),
+    ])
+
+
+def _knobs(state: dict) -> html.Div:
+    def field(label: str, control) -> html.Label:
+        return html.Label([html.Span(label, className="control-label"), control],
+                          className="knob")
+    def number(knob: str, placeholder: str, step: float = 1) -> dcc.Input:
+        return dcc.Input(id=KNOB_IDS[knob], type="number", value=state[knob], step=step,
+                         placeholder=placeholder, debounce=True, className="knob-input")
+    return html.Div([
+        field("History", dcc.RadioItems(
+            id=ids.CAP_WINDOW, value=state["window"], inline=True,
+            options=[{"label": f"{d} d", "value": d} for d in capacity.WINDOWS])),
+        field("Growth +% / month", number("growth", "0", step=0.5)),
+        field("Add brokers", number("add", "0")),
+        field("max.broker.partitions", number("mbp", "as configured")),
+        field("max.partitions", number("mp", "as configured")),
+        field("Planned topic", dcc.Input(id=ids.CAP_TOPIC, type="text", value=state["topic"],
+                                         placeholder="P:RF, e.g. 100:3", debounce=True,
+                                         className="knob-input")),
+        field("Brokers by", dcc.Input(id=ids.CAP_BY, type="text", value=state["by"],
+                                      placeholder="YYYY-MM-DD (90 days)", debounce=True,
+                                      className="knob-input")),
+    ], className="knobs")
+
+
+_KNOB_INPUTS = [Input(i, "value") for i in KNOB_IDS.values()]
+
+
+@dash.callback(Output(ids.CAP_BANNERS, "children"), Output(ids.CAP_ANSWER, "children"),
+               Output(ids.CAP_TABLE, "rowData"), Output(ids.CAP_CLUSTER_CHART, "figure"),
+               Output(ids.CAP_BROKER_CHART, "figure"),
+               *_KNOB_INPUTS, State(ids.CAP_STATE, "data"))
+def draw(window, growth, add, mbp, mp, topic, by, view):
+    values = dict(zip(KNOB_IDS, (window, growth, add, mbp, mp, topic, by), strict=True))
+    empty = charts.empty("Capacity", "No forecast")
+    try:
+        state = cap.parse_state({**values, **view})
+        answer, label = reports.capacity_answer(state)
+    except BadInput as e:
+        return [banners.banner(str(e), "warning")], "", [], empty, empty
+    except Unavailable as e:
+        return [banners.banner(str(e), "error")], "", [], charts.empty("Capacity", str(e)), empty
+    notes = []
+    verdict = answer["planned_topic"]
+    if verdict and not verdict["accepted_today"]:
+        notes.append(banners.banner(f"The planned topic would be refused today: "
+                                    f"{verdict['error']}", "warning"))
+    rows = cap.table_records(capacity.table_frame(answer))
+    return (notes, cap.brokers_to_add_text(answer, label), rows, cap.cluster_chart(answer),
+            cap.broker_chart(answer))
+
+
+# the knobs write the URL and the export links in the browser (no server round trip)
+dash.clientside_callback(
+    """
+    function(window_, growth, add, mbp, mp, topic, by, view) {
+        const params = new URLSearchParams();
+        const knobs = {cluster: view.cluster, window: window_ === 30 ? null : window_,
+                       growth: growth ? growth : null, add: add ? add : null, mbp: mbp,
+                       mp: mp, topic: topic, by: by, end: view.end};
+        for (const [k, v] of Object.entries(knobs)) {
+            if (v !== null && v !== undefined && v !== "") { params.set(k, v); }
+        }
+        const q = params.toString() ? "?" + params.toString() : "";
+        if (window.location.search !== q) {
+            window.history.replaceState({}, "", window.location.pathname + q);
+        }
+        return ["/reports/capacity.html" + q, "/reports/capacity.pdf" + q,
+                "/reports/capacity.csv" + q];
+    }""",
+    Output(ids.CAP_EXPORT_HTML, "href"), Output(ids.CAP_EXPORT_PDF, "href"),
+    Output(ids.CAP_EXPORT_CSV, "href"), *_KNOB_INPUTS, State(ids.CAP_STATE, "data"))

@@ -1,0 +1,101 @@
+"""Capacity page state and exports: the URL's knobs checked one line at a time, the HTML
+report self-contained and saying what it is, the CSV the same table, and the report
+routes behind the dashboard's sign-in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backend.engines import forecast as fc
+from backend.errors import BadInput
+from backend.model.snapshot import Limits
+from backend.services.capacity import table_frame, to_json
+from components import capacity as cap
+from dashboard.reports import capacity_documents
+from tests.unit.test_auth import make_app, sign_in
+
+END = 1_706_655_600.0  # 2024-01-30T23:00Z
+
+
+def answer() -> dict:
+    """What services.capacity.forecast answers, from a known history (no Prometheus)."""
+    times = END - np.arange(30)[::-1] * 86_400.0
+    days = np.arange(30, dtype=float)
+    brokers = np.vstack([500 + 10 * days, 500 + 4 * days + np.where(days >= 15, 300, 0)])
+    out = fc.forecast(times, ["1", "2"], brokers, brokers.sum(axis=0), Limits(1_200, 3_000),
+                      fc.Scenario(add_brokers=1), by_days=60)
+    out.update({"cluster": "prod", "window_days": 30, "by_days": 60,
+                "scenario": fc.Scenario(add_brokers=1).__dict__, "planned_topic": None,
+                "made_at": "2024-01-31T08:00:00+00:00", "data": "daily peaks from test",
+                "history": {"times": times, "brokers": ["1", "2"], "broker_values": brokers,
+                            "cluster_values": brokers.sum(axis=0), "start": times[0],
+                            "end": END}})
+    return out
+
+
+def test_state_from_the_url_and_back():
+    state = cap.parse_state({"cluster": "prod", "window": "90", "add": "2", "topic": "100:3",
+                             "by": "2024-06-30", "end": "2024-01-30T23:00"})
+    assert (state["window"], state["add"], state["topic"]) == (90, 2, "100:3")
+    assert cap.scenario(state) == fc.Scenario(0.0, 2, None, None, 100, 3)
+    assert cap.query_string(state) == ("cluster=prod&window=90&add=2&topic=100%3A3&"
+                                       "by=2024-06-30&end=2024-01-30T23%3A00")
+    days, label = cap.by_days(state, END)
+    assert label == "2024-06-30" and days == pytest.approx(151.04, abs=0.01)
+
+
+@pytest.mark.parametrize("query, message", [
+    ({"window": "5"}, "window: expected one of 7, 30, 90"),
+    ({"add": "-1"}, "add: must be >= 0"),
+    ({"mbp": "lots"}, "mbp: 'lots' is not a number"),
+    ({"topic": "100x3"}, "topic: expected PARTITIONS:RF"),
+    ({"end": "yesterday"}, "end: expected a UTC time"),
+])
+def test_bad_knobs_are_one_line(query, message):
+    with pytest.raises(BadInput, match=message):
+        cap.parse_state(query)
+
+
+def test_html_report_is_self_contained_and_says_what_it_is():
+    a = answer()
+    html, csv = capacity_documents(a, "2024-03-31")
+    page = html()
+    assert "<script src" not in page and "<link" not in page  # opens with no network
+    assert page.count("Plotly.newPlot") == 2 and "plotly.js (basic - minified) v" in page
+    for text in ("Capacity review: prod", "last 30 days to 2024-01-30 23:00 UTC",
+                 "1 brokers added", "2024-01-31T08:00:00+00:00", "daily peaks from test",
+                 "max.broker.partitions = 1,200", "By 2024-03-31"):
+        assert text in page, text
+    lines = csv().splitlines()
+    assert lines[:2] == ["# Cluster: prod", "# Window: last 30 days to 2024-01-30 23:00 UTC"]
+    header = lines.index("# time to limit") + 1
+    assert lines[header].startswith("scope,limit,value,now")
+    assert len(lines) - header - 1 == len(a["table"])
+
+
+def test_table_dates_and_json():
+    a = answer()
+    frame = table_frame(a)
+    assert list(frame["days"]) == sorted(frame["days"], key=lambda d: np.inf if d is None else d)
+    first = frame.iloc[0]
+    assert first["date"] == (np.datetime64("2024-01-30T23:00") + np.timedelta64(
+        round(first["days"] * 24), "h")).astype("datetime64[D]").astype(str)
+    plain = to_json({"x": np.array([1.0, np.nan]), "y": np.float64(np.inf)})
+    assert plain == {"x": [1.0, None], "y": None}
+
+
+def test_report_routes_need_sign_in_and_answer_in_one_line(tmp_path):
+    from tests.unit.test_auth import USERS
+    app = make_app(tmp_path, {"users": USERS, "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    assert client.get("/reports/capacity.csv?cluster=a").status_code == 302
+    assert client.get("/reports/incident.html?cluster=a").status_code == 302
+    sign_in(client, "vera")  # a viewer may read reports
+    bad = client.get("/reports/capacity.csv?cluster=a&window=5")
+    assert bad.status_code == 400 and bad.get_data(as_text=True).count("\n") == 1
+    down = client.get("/reports/capacity.csv?cluster=a")  # the cluster has no Prometheus
+    assert down.status_code == 503 and "no Prometheus configured" in down.get_data(as_text=True)
+    bad_window = client.get("/reports/incident.csv?cluster=a&range=abs&from=x&to=y")
+    assert bad_window.status_code == 400
+    assert client.get("/reports/capacity.docx?cluster=a").status_code == 404
