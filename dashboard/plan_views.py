@@ -22,12 +22,6 @@ from dashboard import auth, drafts, ids, runtime
 REFUSALS = (BadInput, Conflict, Forbidden, NotFound, Unavailable)
 
 
-def actor() -> Actor:
-    """Who is asking, as the plan services take it (PermissionError when nobody is)."""
-    who = auth.require_identity()
-    return Actor(who.name, who.role, who.address)
-
-
 def events_in(cluster: str, start: float, end: float) -> list[dict]:
     """Plan events to mark on a monitoring chart; none when the plan store does not
     answer (the chart is still worth showing)."""
@@ -195,7 +189,7 @@ def propose(_clicks, token, title):
                            f"{more}): preview again")
         throttle = draft.preview.get("throttle")
         plan = plan_service.propose(
-            rt.plan_store(), actor(), cluster=draft.cluster, kind=draft.kind,
+            rt.plan_store(), auth.current_actor(), cluster=draft.cluster, kind=draft.kind,
             content=draft.content, preview=draft.preview, snapshot=snap,
             title=title or draft.title,
             throttle=round(throttle) if draft.kind == "reassignment" and throttle else None)

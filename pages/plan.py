@@ -18,7 +18,7 @@ from backend.services import plans as plan_service
 from backend.store.workflow import may
 from components import banners, tables
 from components.progress import progress_view
-from dashboard import drafts, ids, plan_views, runtime
+from dashboard import auth, drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path_template="/plans/<plan_id>", title="Railyard · Plan",
                    name="Plan")
@@ -35,7 +35,7 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
         return _missing(str(e))
     except Unavailable as e:
         return _missing(str(e))
-    who = plan_views.actor()
+    who = auth.current_actor()
     draft = plan_preview.Draft(plan.kind, plan.cluster, plan.title, plan.preview,
                                frozen=plan.content)
     if plan.kind == "reassignment":
@@ -115,7 +115,7 @@ def _execution(plan) -> html.Div:
     """Execute (an approved plan), Pause, Resume and Cancel (an executing one) for who may
     execute, and the progress bar, refreshed every two seconds while it executes."""
     state, p = _execution_state(plan)
-    hidden = _hidden_buttons(plan.state, p, may(plan_views.actor(), "execute",
+    hidden = _hidden_buttons(plan.state, p, may(auth.current_actor(), "execute",
                                                 plan.author) is None)
     buttons = [html.Button(label, id=i, className="button" + (" primary" if i == ids.PV_EXECUTE
                                                                else ""), hidden=h)
@@ -174,7 +174,7 @@ def run_plan(_execute, _pause, _resume, _cancel, _tick, shown):
 def execution_answer(action: str | None, plan_id: int) -> tuple:
     """Take ``action`` (a button id; None: only refresh) and answer run_plan's outputs."""
     rt = runtime.current()
-    store, who = rt.plan_store(), plan_views.actor()
+    store, who = rt.plan_store(), auth.current_actor()
     message, css = "", "inline-done"
     try:
         if action == ids.PV_EXECUTE:
@@ -251,7 +251,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     if not shown or not clicked.get(action):  # buttons appearing are not clicks
         return (no_update,) * 9
     rt = runtime.current()
-    store, who, comment = rt.plan_store(), plan_views.actor(), comment or ""
+    store, who, comment = rt.plan_store(), auth.current_actor(), comment or ""
     try:
         if action == ids.PV_APPROVE:
             plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],

@@ -15,7 +15,7 @@ from backend.services import plan_preview, uploads
 from backend.services.cluster import cluster_snapshot
 from components import banners, urlstate
 from components.help import term
-from dashboard import drafts, ids, plan_views, runtime
+from dashboard import auth, drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path="/reassignments", name="Reassignments",
                    title="Railyard · Reassignments", order=5)
@@ -131,7 +131,7 @@ def reassignment_preview(draft: plan_preview.Draft) -> list:
                                "the goal.", "info")]
     return plan_views.reassignment_block(draft, [
         html.H2(draft.title, className="plan-title"),
-        plan_views.propose_row(plan_views.actor(), draft.title)])
+        plan_views.propose_row(auth.current_actor(), draft.title)])
 
 
 def parse_brokers(text: str | None) -> list[int]:

@@ -12,7 +12,7 @@ from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview
 from backend.services.cluster import cluster_snapshot
 from components import banners, urlstate
-from dashboard import drafts, ids, plan_views, runtime
+from dashboard import auth, drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path="/shrinks", name="Shrinks", title="Railyard · Shrinks",
                    order=6)
@@ -67,5 +67,5 @@ def preview(_clicks, topic, partitions, delay_hours, search):
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
     head = [html.H2(draft.title, className="plan-title"),
-            plan_views.propose_row(plan_views.actor(), draft.title)]
+            plan_views.propose_row(auth.current_actor(), draft.title)]
     return plan_views.shrink_block(draft, head), drafts.save(draft), "", []
