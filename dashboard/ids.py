@@ -7,6 +7,7 @@ Ids are plain strings prefixed by their page; tests find elements with ``#<id>``
 URL = "url"
 CLUSTER_PICKER = "cluster-picker"
 NAV = "nav"
+UNKNOWN_CLUSTER = "unknown-cluster"  # the URL names a cluster the config lacks
 JUMP_TO_DATA = "jump-to-data"  # link to where a cluster's metrics are (monitor pages)
 APP_ERROR = "app-error"  # one line when a callback failed in a way no page handled
 ACCOUNT = "account"  # who is signed in (dashboard/account.py)

@@ -49,6 +49,11 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
     """A monitoring page: its title and cluster, the time control, banners, then ``body``."""
     rt = runtime.current()
     c = rt.cluster(query.get("cluster"))
+    asked = query.get("cluster")
+    unknown = [] if not asked or asked == c.name else [html.Div(
+        f"No cluster is called '{asked}' in this dashboard's config (clusters: "
+        f"{', '.join(x.name for x in rt.config.clusters)}): showing {c.name}.",
+        className="banner banner-error", role="alert", id=ids.UNKNOWN_CLUSTER)]
     key, start, end = query.get("range"), query.get("from"), query.get("to")
     state = {"cluster": c.name, "range": key if key in timerange.LABELS else timerange.DEFAULT,
              "from": start, "to": end}
@@ -58,6 +63,7 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
         time_control(key, start, end, rt.config.server.refresh_seconds),
         html.A("Incident report of this window", id=ids.INCIDENT_REPORT,
                href=incident_href(state), className="report-link", target="_blank"),
+        *unknown,
         html.Div(banner_slots, id=banner_id),
         *body,
     ])
@@ -100,7 +106,8 @@ def register(app: dash.Dash) -> None:
     @app.callback(Output(ids.CLUSTER_PICKER, "value"), Input(ids.URL, "search"))
     def picker_follows_url(search: str):
         named = urlstate.parse(search).get("cluster")
-        return named if named else no_update
+        known = {c.name for c in runtime.current().config.clusters}
+        return named if named in known else no_update
 
     @app.callback([Output(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
                   Input(ids.URL, "search"))

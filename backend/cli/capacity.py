@@ -24,6 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--cluster", help="a cluster of the config (default: the first)")
     add_knobs(f)
     f.set_defaults(func=_forecast)
+    fl = actions.add_parser("fleet", help="every cluster of the config in one Spark job")
+    fl.add_argument("--config", required=True, metavar="FILE", help="the dashboard's YAML config")
+    add_knobs(fl)
+    fl.add_argument("--spark-master", help="default: the config's spark section")
+    fl.add_argument("--spark-remote", help="Spark Connect sc://host:port instead")
+    fl.set_defaults(func=_fleet)
 
 
 def add_knobs(p: argparse.ArgumentParser) -> None:
@@ -120,3 +126,18 @@ def _forecast(a: argparse.Namespace) -> dict:
     answer.pop("projection")
     return capacity.to_json(answer)
 
+
+
+def _fleet(a: argparse.Namespace) -> dict:
+    from backend.services import capacity
+    from backend.spark.session import settings_from
+    end = end_of(a.end)
+    scenario, days = scenario_of(a), by_days(a.by, end)
+    rt = _runtime(a.config)
+    settings = settings_from(a.spark_master, a.spark_remote, rt.config.spark)
+    try:
+        return capacity.fleet([rt.source(c.name) for c in rt.config.clusters], a.window,
+                              scenario, days, settings,
+                              end=None if end is None else end.timestamp())
+    except Unavailable as e:
+        _unavailable("fleet", e)

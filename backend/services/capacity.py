@@ -144,3 +144,30 @@ def _plain(v):
     if isinstance(v, np.integer):
         return int(v)
     return v
+
+
+def fleet(sources: list[ClusterSource], days: int, scenario: fc.Scenario, by_days: float,
+          spark_settings=None, end: float | None = None) -> dict:
+    """Every cluster's forecast in one Spark job: histories read from each cluster's
+    Prometheus (a cluster whose Prometheus does not answer is listed, not fatal)."""
+    from backend.spark import capacity as spark_capacity
+    from backend.spark import session
+    scenario.validate()
+    histories, missing = [], []
+    for source in sources:
+        try:
+            h = history(source, days, end)
+        except Unavailable as e:
+            missing.append({"cluster": source.name, "error": str(e)})
+            continue
+        snap, _ = _assignment(source)
+        histories.append({**h, "cluster": source.name,
+                          "limits": snap.limits if snap is not None else source.limits})
+    if not histories:
+        raise Unavailable("Partition history", "no cluster's Prometheus answered: "
+                          + "; ".join(m["error"] for m in missing))
+    spark = session.start(spark_settings)
+    rows = spark_capacity.fleet_forecast(spark, histories, scenario, by_days)
+    return {"clusters": len(histories), "missing": missing, "window_days": days,
+            "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "rows": to_json(rows.to_dict(orient="records"))}

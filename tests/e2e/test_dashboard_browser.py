@@ -82,6 +82,15 @@ def test_cluster_without_sources_says_so(browser, dashboard):
     assert "no Prometheus configured" in browser.find_element(By.ID, "ov-banners").text
 
 
+@pytest.mark.parametrize("route", ["/", "/throttles", "/quotas", "/brokers"])
+def test_unknown_cluster_is_an_error_the_page_states(browser, dashboard, route):
+    browser.get(dashboard.url + route + "?cluster=nope")
+    wait_text(browser, "#unknown-cluster", "No cluster is called 'nope'")
+    assert "clusters: demo, staging" in browser.find_element(By.ID, "unknown-cluster").text
+    picker = browser.find_element(By.ID, "cluster-picker")
+    assert picker.text.strip() == "demo"  # the picker shows the cluster the page does
+
+
 def test_time_range_lives_in_the_url(browser, dashboard):
     browser.get(dashboard.url + "/brokers?cluster=demo")
     wait_for(browser, "#br-grid .ag-row", timeout=60)  # the page's callbacks are live
