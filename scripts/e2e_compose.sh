@@ -6,7 +6,8 @@
 # finish, check that no throttle config is left on any broker or topic, down.
 #
 # The users are the ones scripts/compose_secrets.sh wrote (deploy/secrets/users): the
-# operator proposes, the approver approves and executes. KEEP=1 leaves the stack up.
+# operator proposes and executes, the approver approves (docs/api.md's role table).
+# KEEP=1 leaves the stack up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 API=http://127.0.0.1:8050/api/v1
@@ -48,16 +49,16 @@ api "$RAILYARD_E2E_APPROVER" POST "/plans/$id/approve" \
   "{\"sha256\": \"$sha\", \"comment\": \"e2e\"}" >/dev/null
 
 echo "== execute with a throttle of $THROTTLE B/s"
-api "$RAILYARD_E2E_APPROVER" POST "/plans/$id/execute" '{}' >/dev/null
+api "$RAILYARD_E2E_PROPOSER" POST "/plans/$id/execute" '{}' >/dev/null
 for _ in $(seq 1 180); do
   state=$(api "$RAILYARD_E2E_PROPOSER" GET "/plans/$id" | json 'd["state"]')
   case "$state" in
-    done|completed) break ;;
-    failed|cancelled) echo "plan $id ended $state" >&2; exit 1 ;;
+    completed) break ;;
+    failed|cancelled|expired) echo "plan $id ended $state" >&2; exit 1 ;;
   esac
   sleep 5
 done
-[ "$state" = done ] || [ "$state" = completed ] || { echo "plan $id still $state" >&2; exit 1; }
+[ "$state" = completed ] || { echo "plan $id still $state" >&2; exit 1; }
 
 echo "== no throttle left"
 # without --all, kafka-configs lists only configs set on the entity: any throttle is left over

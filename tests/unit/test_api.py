@@ -168,6 +168,23 @@ def test_propose_answers_the_preview(env):
     assert all(p["state"] == "proposed" for p in listed)
 
 
+def test_propose_a_generated_plan_and_a_shrink(env):
+    client, snap = env["client"], env["twin"].assignment()
+    drain = client.post("/api/v1/plans", headers=basic("admin1"), json={
+        "cluster": "demo", "kind": "reassignment", "generate": {"goal": "drain", "brokers": [1]}})
+    assert drain.status_code == 201
+    on_1 = int((snap.replica_broker == snap.broker_positions([1])[0]).sum())
+    assert drain.get_json()["preview"]["replica_moves"] == on_1
+    partitions = snap.topic_partition_count(snap.topic_index("topic-1"))
+    shrink = client.post("/api/v1/plans", headers=basic("operator2"), json={
+        "cluster": "demo", "kind": "shrink", "topic": "topic-1", "partitions": partitions // 2})
+    assert shrink.status_code == 201
+    content = client.get(f"/api/v1/plans/{shrink.get_json()['id']}",
+                         headers=basic("viewer2")).get_json()["content"]
+    assert (content["topic"], content["from"], content["to"]) == \
+        ("topic-1", partitions, partitions // 2)
+
+
 def count(env) -> tuple[int, int]:
     store = env["store"]
     return len(plan_service.list_plans(store, limit=100_000)), \
