@@ -48,6 +48,10 @@ class _Refused(Exception):
 @api.before_request
 def _authenticate() -> flask.Response | tuple | None:
     if auth.current_identity() is None:
+        wait = auth.retry_after()
+        if wait:
+            return jsonify(error=f"too many failed sign-ins from your address: try again in "
+                                 f"{wait} s"), 429, {"Retry-After": str(wait)}
         answer = jsonify(error="credentials required: HTTP Basic with a configured user"
                          if auth.settings().mode == "users" else
                          "not signed in: send requests through the single-sign-on proxy")

@@ -23,6 +23,8 @@ import logging
 import os
 import secrets
 import threading
+import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import timedelta
 from html import escape
@@ -51,6 +53,48 @@ VERIFIED_MAX = 1024  # verified (user, password) pairs remembered, oldest droppe
 _VERIFIED_KEY = secrets.token_bytes(32)
 _verified: dict[bytes, str] = {}  # HMAC of the pair -> the password_hash it matched
 _verified_lock = threading.Lock()
+
+
+FAILURES_ALLOWED = 10  # failed password checks from one address within ...
+FAILURE_WINDOW = 600.0  # ... this many seconds; then it waits until the oldest ages out
+
+
+class FailedSignIns:
+    """Failed password checks per client address, on the sign-in page and the API alike:
+    guessing passwords costs time, and a flood of wrong guesses cannot keep scrypt busy."""
+
+    def __init__(self, clock=time.monotonic) -> None:
+        self._seen: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+        self._clock = clock
+
+    def wait(self, address: str) -> float:
+        """Seconds until ``address`` may try a password again (0: now)."""
+        with self._lock:
+            seen = self._forget(address)
+            if len(seen) < FAILURES_ALLOWED:
+                return 0.0
+            return seen[0] + FAILURE_WINDOW - self._clock()
+
+    def failed(self, address: str) -> None:
+        with self._lock:
+            self._forget(address).append(self._clock())
+
+    def _forget(self, address: str) -> deque[float]:
+        seen = self._seen.setdefault(address, deque())
+        while seen and seen[0] <= self._clock() - FAILURE_WINDOW:
+            seen.popleft()
+        return seen
+
+
+def retry_after() -> int:
+    """Whole seconds the requesting address must wait before trying a password again."""
+    wait = flask.current_app.extensions["railyard.failures"].wait(request.remote_addr or "")
+    return int(wait) + 1 if wait > 0 else 0
+
+
+def _failed_password() -> None:
+    flask.current_app.extensions["railyard.failures"].failed(request.remote_addr or "")
 
 
 @dataclass(frozen=True)
@@ -85,6 +129,7 @@ def install(server: Flask, auth: AuthSettings, port: int) -> None:
                          PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours),
                          RAILYARD_CSRF_COOKIE=csrf_cookie_name(port))
     server.extensions["railyard.auth"] = auth
+    server.extensions["railyard.failures"] = FailedSignIns()
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
     server.add_url_rule("/login", "login", _login, methods=["GET", "POST"])
@@ -170,8 +215,13 @@ def identify_api() -> Identity | None:
         name, sep, password = base64.b64decode(encoded, validate=True).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError):
         return None
-    role = check_password(auth, name, password) if sep else None
-    return Identity(name, role, request.remote_addr or "", "users") if role else None
+    if not sep or retry_after():
+        return None
+    role = check_password(auth, name, password)
+    if role is None:
+        _failed_password()
+        return None
+    return Identity(name, role, request.remote_addr or "", "users")
 
 
 def _identify_browser() -> Identity | None:
@@ -265,9 +315,14 @@ def _login():
     target = _safe_next(request.values.get("next"))
     if request.method == "GET":
         return _login_page(target, "")
+    wait = retry_after()
+    if wait:
+        return _login_page(target, f"Too many failed sign-ins from your address: try again "
+                                   f"in {wait} s."), 429, {"Retry-After": str(wait)}
     name, password = request.form.get("username", ""), request.form.get("password", "")
     role = check_password(auth, name, password)
     if role is None:
+        _failed_password()
         log.info("failed sign-in from %s", request.remote_addr)
         return _login_page(target, "Wrong user name or password."), 401
     session.clear()  # a fresh session: no fixation of a token planted before sign-in

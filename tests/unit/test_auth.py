@@ -3,6 +3,7 @@ header only from the proxy's address, auth: none only on loopback, `auth hash-pa
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import logging
@@ -173,6 +174,33 @@ def test_trusted_header_only_from_the_proxy(tmp_path):
     headers = {**sso, auth.CSRF_HEADER: cookie(client, CSRF_COOKIE)}
     assert client.post("/_dash-update-component", json=CALLBACK, headers=headers) \
         .status_code == 200
+
+
+def test_password_guessing_waits(users_app):
+    client = users_app.server.test_client()
+    for _ in range(auth.FAILURES_ALLOWED):
+        assert sign_in(client, "olivia", "guess").status_code == 401
+    refused = sign_in(client, "olivia")  # the right password waits too, now
+    assert refused.status_code == 429
+    assert "Too many failed sign-ins from your address" in refused.get_data(as_text=True)
+    assert 0 < int(refused.headers["Retry-After"]) <= auth.FAILURE_WINDOW + 1
+    token = base64.b64encode(b"olivia:o-secret").decode()
+    api = client.get("/api/v1/plans", headers={"Authorization": f"Basic {token}"})
+    assert api.status_code == 429 and api.get_json()["error"].startswith(
+        "too many failed sign-ins from your address")
+
+
+def test_failed_sign_ins_age_out_per_address():
+    now = [1000.0]
+    failures = auth.FailedSignIns(clock=lambda: now[0])
+    for _ in range(auth.FAILURES_ALLOWED):
+        assert failures.wait("10.0.0.1") == 0
+        failures.failed("10.0.0.1")
+        now[0] += 1
+    assert failures.wait("10.0.0.1") == auth.FAILURE_WINDOW - auth.FAILURES_ALLOWED
+    assert failures.wait("10.0.0.2") == 0  # another address is not held up
+    now[0] = 1000.0 + auth.FAILURE_WINDOW  # the oldest failure ages out
+    assert failures.wait("10.0.0.1") == 0
 
 
 def test_the_api_never_takes_the_browser_session(users_app):

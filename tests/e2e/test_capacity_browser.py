@@ -1,0 +1,93 @@
+"""/capacity in a browser against a Prometheus holding 30 days of partition history: the
+page draws the forecast, a knob changes the URL and the answer, and the three exports
+arrive as files (the HTML opens with no server, the PDF's first page is not blank)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.e2e.conftest import (
+    SCREENSHOTS,
+    console_errors,
+    screenshot,
+    start_dashboard,
+    stop,
+    wait_download,
+)
+from tests.integration.test_capacity_history import prometheus  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.e2e
+VIEW = "/capacity?cluster=history&end=2024-01-30T23%3A00"
+
+
+@pytest.fixture(scope="module")
+def dashboard(prometheus, tmp_path_factory):  # noqa: F811 (the imported fixture)
+    d = start_dashboard(tmp_path_factory.mktemp("capacity-e2e"), {"clusters": [{
+        "name": "history", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
+        "prometheus": {"url": prometheus},
+        "limits": {"max.broker.partitions": 1200, "max.partitions": 5000}}]})
+    try:
+        yield d
+    finally:
+        stop(d.proc)
+
+
+def answer_text(driver) -> str:
+    return driver.find_element(By.ID, "cap-answer").text
+
+
+def test_capacity_page_knobs_and_exports(browser, dashboard, downloads):
+    browser.get(dashboard.url + VIEW)
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: answer_text(d).startswith("By "))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#cap-table .ag-row")
+    assert len(rows) >= 6  # 4 brokers, the cluster, the balanced cluster
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")) == 2
+    before = answer_text(browser)
+    knob = browser.find_element(By.ID, "cap-add")
+    knob.send_keys(Keys.CONTROL, "a")
+    knob.send_keys("2", Keys.ENTER)
+    wait.until(lambda d: "add=2" in d.current_url and answer_text(d) != before)
+    assert "on 6 brokers" in answer_text(browser)
+    screenshot(browser, "capacity")
+    assert not console_errors(browser)
+
+    browser.find_element(By.ID, "cap-export-csv").click()
+    csv = wait_download(downloads, ".csv", timeout=60).read_text()
+    assert csv.startswith("# Cluster: history") and "# Scenario: 2 brokers added" in csv
+
+    browser.find_element(By.ID, "cap-export-html").click()
+    html = wait_download(downloads, ".html", timeout=60)
+    browser.get(html.as_uri())  # the file alone, no dashboard behind it
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 2)
+    assert "Capacity review: history" in browser.title
+
+    if not shutil.which("pdftoppm"):
+        pytest.skip("pdftoppm (poppler-utils) is not installed")
+    browser.get(dashboard.url + VIEW)
+    wait.until(lambda d: answer_text(d).startswith("By "))
+    browser.find_element(By.ID, "cap-export-pdf").click()
+    pdf = wait_download(downloads, ".pdf", timeout=120)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "1", "-singlefile",
+                    str(pdf), str(SCREENSHOTS / "capacity-pdf-page1")], check=True)
+    gray = subprocess.run(["pdftoppm", "-gray", "-r", "30", "-f", "1", "-l", "1",
+                           "-singlefile", str(pdf)], capture_output=True, check=True).stdout
+    pixels = np.frombuffer(gray.split(b"\n", 3)[3], np.uint8)  # P5 header: 3 lines
+    assert (pixels < 200).mean() > 0.01  # text and charts, not a blank page
+
+
+def test_monitoring_pages_link_the_incident_report_of_their_window(browser, dashboard):
+    browser.get(dashboard.url + "/brokers?cluster=history&range=abs&from=2024-01-30T00%3A00"
+                "&to=2024-01-30T06%3A00")
+    link = WebDriverWait(browser, 30).until(
+        lambda d: d.find_element(By.ID, "incident-report"))
+    href = link.get_attribute("href")
+    assert "/reports/incident.html?" in href and "range=abs" in href and "cluster=history" in href
