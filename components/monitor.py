@@ -28,7 +28,7 @@ def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
     """A time-series figure over the window, or a figure saying why there is none;
     ``events`` (plan events in the window) become vertical markers."""
     if not isinstance(frame_or_error, pd.DataFrame):
-        return charts.empty(f"{title} · {w.label}", short(str(frame_or_error)))
+        return charts.empty(f"{title} · {w.label}", str(frame_or_error))
     if frame_or_error.empty:
         return charts.empty(f"{title} · {w.label}", f"No samples in {w.label}")
     rows = frame_or_error.assign(time=frame_or_error["time"].dt.tz_convert(None))
@@ -42,14 +42,9 @@ def _utc(t: float) -> str:
     return pd.Timestamp(t, unit="s").strftime("%Y-%m-%d %H:%M:%S")
 
 
-def short(message: str) -> str:
-    """An error message short enough for a chart's note (the PromQL is in the log)."""
-    return message.split(" (", 1)[0] if "no series" in message else message
-
-
 def metric_note(figure: dict) -> str | None:
     """A card's note when its figure could not be read."""
-    return None if figure["error"] is None else short(figure["error"])
+    return figure["error"]
 
 
 def data_elsewhere(newest: float | None, cluster: str, path: str, link_id: str) -> list:

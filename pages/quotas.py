@@ -61,8 +61,8 @@ def _draw(state, w, notes):
                 "The burst of some principals is unknown: their quota comes from the "
                 "cluster's gateway (or quota.controller_mutation_rate in the config).", "info"))
     else:
-        tokens = charts.empty("Tokens per principal", monitor.short(q["now_error"] or
-                                                                     "No principal has a quota"))
+        tokens = charts.empty("Tokens per principal",
+                              q["now_error"] or "No principal has a quota")
     throttled = q["throttled"]
     names = throttled["detail"]
     cards = [

@@ -77,7 +77,7 @@ def _draw(state, w, notes):
 
 def _eta_cards(observed: dict, predicted: dict | None, w) -> list:
     if observed["error"]:
-        seen = card(term("Observed ETA", "eta"), "-", "ok", monitor.short(observed["error"]))
+        seen = card(term("Observed ETA", "eta"), "-", "ok", observed["error"])
     elif not observed["moving"]:
         seen = card(term("Observed ETA", "eta"), "nothing moving", "ok",
                     "no partition is being reassigned" + ("" if w.refreshing

@@ -9,6 +9,7 @@ or a metric with no series. An empty answer is never turned into zeros.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -19,6 +20,7 @@ from urllib3.util.retry import Retry
 from backend.cache import Store, TtlCache
 from backend.metrics import catalog
 
+log = logging.getLogger(__name__)
 
 class MetricsError(Exception):
     """Base of the errors a page shows instead of a chart."""
@@ -33,7 +35,12 @@ class QueryFailed(MetricsError):
 
 
 class MetricMissing(MetricsError):
-    """The query ran but no series exist: the metric is not exported or not scraped yet."""
+    """The query ran but no series exist: the metric is not exported or not scraped yet.
+    The message is in an operator's words; the PromQL goes to the log (and ``query``)."""
+
+    def __init__(self, message: str, query: str = "") -> None:
+        super().__init__(message)
+        self.query = query
 
 
 class MetricsClient:
@@ -95,8 +102,11 @@ class MetricsClient:
 
     def _frame(self, concept: str, query: str, raw: list, ranged: bool) -> pd.DataFrame:
         if not raw:
-            raise MetricMissing(f"no series for '{concept}' ({query}): not exported by the "
-                                "cluster, or not scraped yet")
+            what = catalog.concept(concept).help
+            log.info("no series for %s: %s", concept, query)
+            raise MetricMissing(f"no data yet for {what[0].lower()}{what[1:]}: the brokers "
+                                "do not export it, or Prometheus has not scraped them yet",
+                                query)
         labels = catalog.label_columns(concept, self.by)
         rows = []
         for series in raw:

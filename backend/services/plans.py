@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ from backend.model.snapshot import Snapshot
 from backend.services.plan_basis import basis_changes, basis_for
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
-from backend.store.store import AuditEntry, Plan, Store
+from backend.store.store import AuditEntry, Decision, Plan, Store
 from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
 SnapshotOf = Callable[[str], Snapshot]  # cluster name -> its current snapshot
@@ -159,7 +160,7 @@ def request_cancel(store: Store, actor: Actor, plan_id: int, *,
             _lost(conn, plan)
         append(conn, at=now, user=actor.name, action="cancel-requested", plan_id=plan.id,
                before=plan.state, after=plan.state, address=actor.address)
-    return get(store, plan.id)
+    return replace(plan, version=plan.version + 1, updated_at=now, cancel_requested_at=now)
 
 
 def finish(store: Store, actor: Actor, plan_id: int, outcome: str, *, detail: Any = None,
@@ -240,6 +241,7 @@ def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
             decision: tuple[str, str, str | None] | None = None, detail: Any = None) -> Plan:
     """One transition: conditional update, decision row, audit row, in one transaction."""
     target = TRANSITIONS[action][1]
+    made = ()
     with store.write() as conn:
         if not repo.update_plan(conn, plan.id, plan.state, plan.version, state=target,
                                 updated_at=now):
@@ -247,9 +249,12 @@ def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
         if decision is not None:
             kind, comment, sha = decision
             repo.insert_decision(conn, plan.id, actor.name, kind, comment or "", sha, now)
+            made = (Decision(actor.name, kind, comment or "", sha, now),)
         append(conn, at=now, user=actor.name, action=action, plan_id=plan.id,
                before=plan.state, after=target, address=actor.address, detail=detail)
-    return get(store, plan.id)
+    # the row is exactly this now: the update matched this version and nothing else changed
+    return replace(plan, state=target, version=plan.version + 1, updated_at=now,
+                   decisions=plan.decisions + made)
 
 
 def _lost(conn, plan: Plan) -> None:

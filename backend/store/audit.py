@@ -1,10 +1,13 @@
 """The append-only audit log: every row carries the hash of the row before it.
 
-A row's hash covers its own fields and the previous row's hash, so editing or deleting
-any row breaks the chain at the row after it, and ``verify_audit`` says where. Appends are
-serialised so the chain never forks: on SQLite every write transaction already holds the
-database lock (BEGIN IMMEDIATE); on PostgreSQL an advisory transaction lock is taken
-before the last hash is read, and released at commit.
+A row's ``digest`` is the sha256 of its own fields (canonical JSON); its ``hash`` is the
+sha256 of the previous row's hash followed by its digest. Editing a row breaks it at
+itself, deleting or inserting one breaks the chain at the row after it, and
+``verify_audit`` says where. Appends are serialised so the chain never forks: on SQLite
+every write transaction already holds the database lock (BEGIN IMMEDIATE) and the hash is
+chained here; on PostgreSQL a trigger (migration 0001) takes an advisory transaction lock,
+reads the last hash, assigns the id and chains the row inside the INSERT itself, so the
+lock is held for one statement and the commit, not for client round trips.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select, text
+from sqlalchemy import Connection, Engine, select
 
 from backend.store.schema import audit
 
 GENESIS = "0" * 64
-_AUDIT_LOCK = 7_351_812  # pg_advisory_xact_lock key for audit appends
+AUDIT_LOCK = 7_351_812  # pg_advisory_xact_lock key the PostgreSQL trigger takes
+_LAST_HASH = select(audit.c.hash).order_by(audit.c.id.desc()).limit(1)
+_INSERT = audit.insert()
 
 
 def canonical_json(value: Any) -> str:
@@ -28,28 +33,35 @@ def canonical_json(value: Any) -> str:
                       allow_nan=False)
 
 
-def row_hash(prev_hash: str, at: datetime, user: str, action: str, plan_id: int | None,
-             before: str | None, after: str | None, address: str | None,
-             detail: Any) -> str:
-    """The hash a row must carry, given the hash of the row before it."""
-    body = canonical_json({"prev": prev_hash, "at": at.astimezone(UTC).isoformat(), "user": user,
+def row_digest(at: datetime, user: str, action: str, plan_id: int | None,
+               before: str | None, after: str | None, address: str | None,
+               detail: Any) -> str:
+    """The sha256 of a row's own fields."""
+    body = canonical_json({"at": at.astimezone(UTC).isoformat(), "user": user,
                            "action": action, "plan": plan_id, "before": before,
                            "after": after, "address": address, "detail": detail})
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+def chain_hash(prev_hash: str, digest: str) -> str:
+    """A row's hash: the previous row's hash followed by this row's digest (the
+    PostgreSQL trigger computes the same: sha256(prev_hash || digest) in hex)."""
+    return hashlib.sha256((prev_hash + digest).encode()).hexdigest()
 
 
 def append(conn: Connection, *, at: datetime, user: str, action: str,
            plan_id: int | None = None, before: str | None = None, after: str | None = None,
            address: str | None = None, detail: Any = None) -> int:
     """Append one row inside the caller's write transaction; returns its id."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _AUDIT_LOCK})
-    prev = conn.execute(select(audit.c.hash).order_by(audit.c.id.desc()).limit(1)).scalar()
-    prev = prev or GENESIS
-    digest = row_hash(prev, at, user, action, plan_id, before, after, address, detail)
-    return conn.execute(audit.insert().values(
-        at=at, user=user, action=action, plan_id=plan_id, before=before, after=after,
-        address=address, detail=detail, prev_hash=prev, hash=digest)).inserted_primary_key[0]
+    digest = row_digest(at, user, action, plan_id, before, after, address, detail)
+    row = {"at": at, "user": user, "action": action, "plan_id": plan_id, "before": before,
+           "after": after, "address": address, "detail": detail, "digest": digest}
+    if conn.dialect.name == "postgresql":  # the trigger chains it
+        row["prev_hash"] = row["hash"] = ""
+    else:
+        prev = conn.execute(_LAST_HASH).scalar() or GENESIS
+        row["prev_hash"], row["hash"] = prev, chain_hash(prev, digest)
+    return conn.execute(_INSERT, row).inserted_primary_key[0]
 
 
 def verify_audit(engine: Engine, batch: int = 5000) -> dict:
@@ -66,9 +78,9 @@ def verify_audit(engine: Engine, batch: int = 5000) -> dict:
                 if r["prev_hash"] != prev:
                     return _broken(rows, r["id"], "its prev_hash is not the hash of the row "
                                    "before it (a row was deleted, inserted or reordered)")
-                expected = row_hash(prev, r["at"], r["user"], r["action"], r["plan_id"],
+                digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"],
                                     r["before"], r["after"], r["address"], r["detail"])
-                if r["hash"] != expected:
+                if r["digest"] != digest or r["hash"] != chain_hash(prev, digest):
                     return _broken(rows, r["id"], "its content does not match its hash "
                                    "(the row was edited)")
                 prev, last_id = r["hash"], r["id"]

@@ -43,7 +43,7 @@ def make_engine(url: str) -> Engine:
         if parsed.get_driver_name() != "psycopg":
             parsed = parsed.set(drivername="postgresql+psycopg")
         try:
-            return create_engine(parsed, pool_size=25, max_overflow=10, pool_pre_ping=True)
+            return create_engine(parsed, pool_size=25, max_overflow=10)
         except NoSuchModuleError:
             raise BadInput(f"store.url: no driver for {parsed.drivername}") from None
     raise BadInput(f"store.url: {backend} is not supported (use sqlite:///path or "

@@ -92,6 +92,7 @@ audit = Table(
     Column("after", String(16), nullable=True),
     Column("address", String(100), nullable=True),
     Column("detail", JSON, nullable=True),
+    Column("digest", String(64), nullable=False),
     Column("prev_hash", String(64), nullable=False),
     Column("hash", String(64), nullable=False),
     Index("ix_audit_user_at", "user", "at"),

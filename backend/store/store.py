@@ -7,13 +7,14 @@ concurrent decisions on one plan exactly one changes a row; the caller refuses t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, bindparam, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
@@ -82,6 +83,7 @@ class AuditEntry:
     after: str | None
     address: str | None
     detail: Any
+    digest: str
     prev_hash: str
     hash: str
 
@@ -96,6 +98,11 @@ class Store:
         self.engine = engine
         self.expiry_hours = expiry_hours
         self._writer = writer(engine)
+        # SQLite has one writer at a time: this process's writers queue here and wake in
+        # turn, instead of sleeping in SQLite's busy handler (its back-off is the tail
+        # latency); other processes still wait on the database lock.
+        self._local_writers = threading.Lock() if engine.dialect.name == "sqlite" \
+            else nullcontext()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -106,7 +113,7 @@ class Store:
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction: committed on exit, rolled back on an exception."""
-        with self._writer.begin() as conn:
+        with self._local_writers, self._writer.begin() as conn:
             yield conn
 
     def verify_audit(self) -> dict:
@@ -141,13 +148,19 @@ def insert_plan(conn: Connection, **values: Any) -> int:
     return conn.execute(plans.insert().values(**values)).inserted_primary_key[0]
 
 
+# built once: statement construction costs more than running them on the approve path
+_PLAN_BY_ID = select(plans).where(plans.c.id == bindparam("plan_id"))
+_DECISIONS_OF = select(decisions).where(decisions.c.plan_id == bindparam("plan_id")) \
+    .order_by(decisions.c.id)
+_INSERT_DECISION = decisions.insert()
+
+
 def load_plan(conn: Connection, plan_id: int) -> Plan | None:
     """The plan with its content, basis and decisions, or None."""
-    row = conn.execute(select(plans).where(plans.c.id == plan_id)).mappings().first()
+    row = conn.execute(_PLAN_BY_ID, {"plan_id": plan_id}).mappings().first()
     if row is None:
         return None
-    ds = conn.execute(select(decisions).where(decisions.c.plan_id == plan_id)
-                      .order_by(decisions.c.id)).mappings().all()
+    ds = conn.execute(_DECISIONS_OF, {"plan_id": plan_id}).mappings().all()
     return Plan(**row, decisions=tuple(
         Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]) for d in ds))
 
@@ -183,8 +196,8 @@ def update_plan(conn: Connection, plan_id: int, expect_state: str, expect_versio
 
 def insert_decision(conn: Connection, plan_id: int, user: str, decision: str, comment: str,
                     sha256: str | None, at: datetime) -> None:
-    conn.execute(decisions.insert().values(plan_id=plan_id, user=user, decision=decision,
-                                           comment=comment, sha256=sha256, at=at))
+    conn.execute(_INSERT_DECISION, {"plan_id": plan_id, "user": user, "decision": decision,
+                                    "comment": comment, "sha256": sha256, "at": at})
 
 
 def query_audit(conn: Connection, plan: int | None = None, user: str | None = None,

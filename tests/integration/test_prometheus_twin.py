@@ -144,7 +144,17 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
         frame = client.instant(concept)
         assert frame[["user", "client_id"]].values.tolist() == [["tenant", ""]]
         assert frame["value"].tolist() == [pytest.approx(quota[key])], concept
+    # over a window that saw only the frozen twin, the extremes are today's values
+    for concept, key in (("mutation_tokens_low", "tokens"),
+                         ("mutation_throttle_time_high", "throttle_time")):
+        frame = client.instant(concept, window="1s")
+        assert frame["value"].tolist() == [pytest.approx(quota[key])], concept
+    assert client.instant("scrapes_in_window", window="1s")["value"].tolist() == [len(ids)]
+    newest = client.instant("newest_sample", window="1m:1s")["value"].item()
+    assert time.time() - 5 < newest <= time.time()
     assert set(catalog.CATALOG) == set(expect) | set(single) | {
+        "mutation_tokens_low", "mutation_throttle_time_high", "scrapes_in_window",
+        "newest_sample",  # the window-wide concepts above
         "mutation_tokens", "mutation_rate", "mutation_throttle_time", "bytes_in_per_broker",
         "bytes_out_per_broker", "replication_bytes_in_per_broker",
         "replication_bytes_out_per_broker", "reassignment_bytes_in_per_broker",
@@ -166,7 +176,7 @@ def test_missing_metric_is_a_typed_error_not_zeros(stack):
     _, prom, _, _, _ = stack
     other = "confluent" if stack[2].dialect.name == "strimzi" else "strimzi"
     client = MetricsClient(prom.url, other, ttl=0)
-    with pytest.raises(MetricMissing, match="no series"):
+    with pytest.raises(MetricMissing, match="no data yet for produce bytes/s per topic"):
         client.instant("bytes_in_per_topic")
     answer = monitoring.overview_now(client, concepts=("bytes_in_per_topic",))
     assert answer["bytes_in_per_topic"] == {

@@ -27,7 +27,7 @@ def app(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("plan-view")
     save_snapshot(demo_snapshot(), tmp / "demo.parquet")
-    return create_app(parse_config({
+    app = create_app(parse_config({
         "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
                       "snapshot": str(tmp / "demo.parquet")}],
         "cache": {"background_dir": str(tmp / "cache")},
@@ -35,6 +35,8 @@ def app(tmp_path_factory):
         "auth": {"secret_key_file": str(tmp / "key"), "users": [
             {"name": n, "role": r, "password_hash": generate_password_hash("x")}
             for n, r in USERS.items()]}}))
+    app.snapshot_file = tmp / "demo.parquet"
+    return app
 
 
 def as_user(app, name: str):
@@ -149,3 +151,42 @@ def test_propose_approve_and_the_audit_log(app):
         assert "no plan 999" in text_of(view.layout(plan_id="999"))
     finally:
         ctx.pop()
+
+
+def test_a_stale_plan_is_refused_naming_the_partition(app):
+    """The cluster moves a partition the plan touches after the proposal: the approver
+    is told which one and to re-propose, and the plan stays proposed."""
+    from backend.model.reassignment import reassignment_from_dict
+    from dashboard import plan_views
+
+    token = preview_as(app, "olga")
+    ctx = as_user(app, "olga")
+    try:
+        href, error = plan_views.propose(1, token, "to go stale")
+    finally:
+        ctx.pop()
+    assert error == ""
+    plan_id = int(href.rsplit("/", 1)[1])
+    plan = plans.get(runtime.current().plan_store(), plan_id)
+    first = plan.content["partitions"][0]
+    snap = demo_snapshot()
+    now = snap.replicas_of(snap.partition_row(first["topic"], first["partition"]))
+    moved = [now[1], now[0], *now[2:]]  # a leader change is enough
+    changed = reassignment_from_dict({"version": 1, "partitions": [
+        {"topic": first["topic"], "partition": first["partition"], "replicas": moved}]},
+        snap).target(snap)
+    save_snapshot(changed, app.snapshot_file)
+    try:
+        ctx = as_user(app, "arne")
+        try:
+            click("pv-approve")
+            refused = page("/plans/<plan_id>").decide(
+                1, None, None, {"id": plan_id, "sha256": plan.sha256}, "")
+        finally:
+            ctx.pop()
+    finally:
+        save_snapshot(snap, app.snapshot_file)
+    name = f"{first['topic']}-{first['partition']}"
+    assert refused[0].startswith("Refused: ") and name in refused[0]
+    assert "re-propose" in refused[0]
+    assert plans.get(runtime.current().plan_store(), plan_id).state == "proposed"

@@ -7,12 +7,30 @@ Revises:
 import sqlalchemy as sa
 from alembic import op
 
+from backend.store.audit import AUDIT_LOCK, GENESIS
 from backend.store.schema import UTCDateTime
 
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
+
+# PostgreSQL chains each audit row inside its INSERT (see backend/store/audit.py): take the
+# lock, then (a volatile function's statements each see what is committed by then) read
+# the last row, number this one after it (no gaps), and hash it. Same formula as chain_hash.
+CHAIN_FUNCTION = f"""
+CREATE FUNCTION railyard_audit_chain() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE prev text; last_id integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock({AUDIT_LOCK});
+    SELECT id, hash INTO last_id, prev FROM audit ORDER BY id DESC LIMIT 1;
+    NEW.id := coalesce(last_id, 0) + 1;
+    NEW.prev_hash := coalesce(prev, '{GENESIS}');
+    NEW.hash := encode(sha256(convert_to(NEW.prev_hash || NEW.digest, 'UTF8')), 'hex');
+    RETURN NEW;
+END
+$$
+"""
 
 
 def upgrade() -> None:
@@ -59,14 +77,22 @@ def upgrade() -> None:
         sa.Column("after", sa.String(16), nullable=True),
         sa.Column("address", sa.String(100), nullable=True),
         sa.Column("detail", sa.JSON, nullable=True),
+        sa.Column("digest", sa.String(64), nullable=False),
         sa.Column("prev_hash", sa.String(64), nullable=False),
         sa.Column("hash", sa.String(64), nullable=False),
     )
     op.create_index("ix_audit_plan_id", "audit", ["plan_id"])
     op.create_index("ix_audit_user_at", "audit", ["user", "at"])
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(CHAIN_FUNCTION)
+        op.execute("CREATE TRIGGER audit_chain BEFORE INSERT ON audit FOR EACH ROW "
+                   "EXECUTE FUNCTION railyard_audit_chain()")
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("DROP TRIGGER IF EXISTS audit_chain ON audit")
+        op.execute("DROP FUNCTION IF EXISTS railyard_audit_chain()")
     op.drop_table("audit")
     op.drop_table("decisions")
     op.drop_table("plans")
