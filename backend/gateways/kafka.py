@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kafka.errors as Errors
 import numpy as np
@@ -42,6 +42,9 @@ from backend.errors import BadInput, Unavailable
 from backend.gateways.base import GatewayError
 from backend.gateways.config import KafkaConnection
 from backend.model.snapshot import DEFAULT_RETENTION_MS, Snapshot
+
+if TYPE_CHECKING:
+    from backend.metrics.client import MetricsClient
 
 DEFAULT_BROKER = "<default>"  # the cluster-wide broker entity, "" on the wire
 TOPIC, BROKER = 2, 4  # ConfigResourceType
@@ -271,7 +274,8 @@ class KafkaGateway:
     """ClusterGateway over a Kafka cluster. Connects on first use and again after a
     failure, so a dashboard started before its cluster comes up recovers by itself."""
 
-    def __init__(self, conn: KafkaConnection, cluster: str = "kafka", metrics=None) -> None:
+    def __init__(self, conn: KafkaConnection, cluster: str = "kafka",
+                 metrics: MetricsClient | None = None) -> None:
         self.conn, self.cluster, self.metrics = conn, cluster, metrics
         self.what = f"Kafka at {conn.servers}"
         self.timeout_ms = int(conn.timeout_seconds * 1000)
