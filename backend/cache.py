@@ -53,12 +53,33 @@ class LocalStore:
         return True
 
 
+class _Flight:
+    """One computation in progress that later callers of the same key wait for."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def done(self, value: Any, error: BaseException | None) -> None:
+        self._value, self._error = value, error
+        self._event.set()
+
+    def wait(self) -> Any:
+        self._event.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class TtlCache:
     """One kind of answer. ``ttl`` <= 0 keeps nothing (every ask computes)."""
 
     def __init__(self, kind: str, ttl: float, store: Store | None = None) -> None:
         self.kind, self.ttl = kind, ttl
         self.store: Store = store if store is not None else LocalStore()
+        self._flights: dict[str, _Flight] = {}
+        self._flights_lock = threading.Lock()
 
     def key(self, *parts: Any) -> str:
         """``kind:`` and a digest of the parts (their repr): the one key scheme."""
@@ -66,16 +87,33 @@ class TtlCache:
 
     def fetch(self, parts: tuple, compute: Callable[[], T]) -> T:
         """The answer kept for ``parts``, or ``compute()`` kept for the lifetime. A failure
-        is not kept: the next ask tries again."""
-        if self.ttl <= 0:
-            return compute()
+        is not kept: the next ask tries again. Callers asking the same question at once
+        share one computation (single flight): 20 browsers refreshing together cost one
+        Prometheus query, not 20 that queue behind each other and time out."""
         key = self.key(*parts)
-        hit = self.store.get(key)
-        if hit is not None:
-            return hit
-        value = compute()
-        self.store.set(key, value, timeout=self.ttl)
-        return value
+        if self.ttl > 0:
+            hit = self.store.get(key)
+            if hit is not None:
+                return hit
+        with self._flights_lock:
+            flight = self._flights.get(key)
+            leader = flight is None
+            if leader:
+                flight = self._flights[key] = _Flight()
+        if not leader:
+            return flight.wait()
+        try:
+            value = compute()
+            if self.ttl > 0:
+                self.store.set(key, value, timeout=self.ttl)
+            flight.done(value, None)
+            return value
+        except BaseException as e:
+            flight.done(None, e)
+            raise
+        finally:
+            with self._flights_lock:
+                del self._flights[key]
 
     def put(self, parts: tuple, value: Any) -> None:
         """Keep ``value`` for ``parts`` (an answer read afresh replaces the kept one)."""

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from backend.cli import port_or_zero, positive_float
 from backend.errors import BadInput
+from backend.metrics.dialects import DIALECTS
+from backend.metrics.recording import recording_rules
 from backend.metrics.server import PrometheusProcess, scrape_config, stop_from_pidfile
 from backend.twin.runtime import TARGETS_FILE
 
@@ -27,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     down = actions.add_parser("down", help="stop the prometheus `up` started")
     down.add_argument("--home", default=str(HOME))
     down.set_defaults(func=lambda a: stop_from_pidfile(a.home))
+    rules = actions.add_parser("rules", help="Railyard's recording rules for your own "
+                                             "Prometheus (JSON is YAML: save as a rule file)")
+    rules.add_argument("--dialect", choices=sorted(DIALECTS), default="strimzi")
+    rules.set_defaults(func=lambda a: recording_rules(a.dialect))
 
 
 def _up(a: argparse.Namespace) -> dict:
@@ -42,7 +48,7 @@ def _up(a: argparse.Namespace) -> dict:
                        "`railyard prometheus down` first")
     server = PrometheusProcess(a.home, a.port or None)
     server.write_config(scrape_config(doc["targets"], doc.get("cluster", "twin"),
-                                      a.scrape_interval))
+                                      a.scrape_interval), doc.get("dialect", "strimzi"))
     server.start()
     return {"url": server.url, "pid": server.proc.pid, "config": str(server.config_path),
             "data": str(server.data_dir), "targets": len(doc["targets"])}

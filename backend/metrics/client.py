@@ -15,10 +15,14 @@ from datetime import UTC, datetime
 import pandas as pd
 import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from backend.cache import Store, TtlCache
 from backend.metrics import catalog
+from backend.metrics.recording import recorded_name
+
+RULES_CHECK_SECONDS = 60
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +32,10 @@ class MetricsError(Exception):
 
 class PrometheusUnavailable(MetricsError):
     """Prometheus did not answer (down, unreachable, or timed out)."""
+
+
+class PrometheusSlow(PrometheusUnavailable):
+    """Prometheus is up but did not answer within the client's timeout (a heavy query)."""
 
 
 class QueryFailed(MetricsError):
@@ -52,13 +60,28 @@ class MetricsClient:
         self.dialect = catalog.dialect(dialect)
         self.timeout, self.by = timeout, by
         self.answers = TtlCache("metrics", ttl, cache)
+        self.rules = TtlCache("recorded", RULES_CHECK_SECONDS, cache)
         # no retries: a page asks again on its next refresh, and a dead Prometheus must
         # turn into PrometheusUnavailable within ``timeout``, not after minutes of backoff
         self.prom = PrometheusConnect(url=url, disable_ssl=True, timeout=timeout,
                                       retry=Retry(total=0, raise_on_status=False))
 
     def promql(self, concept: str, window: str = "1m") -> str:
+        """The concept's PromQL; the series a Railyard recording rule records for it when
+        this Prometheus has one (checked once a minute), else the full expression."""
+        recorded = recorded_name(concept, self.by)
+        if recorded is not None and self._recorded(recorded):
+            return recorded
         return catalog.promql(concept, self.dialect, window=window, by=self.by)
+
+    def _recorded(self, name: str) -> bool:
+        """True when ``name`` has series now (its rule is loaded and has run)."""
+        def ask() -> bool:
+            try:
+                return bool(self.prom.custom_query(f"count({name})"))
+            except (requests.RequestException, PrometheusApiClientException):
+                return False  # the query that follows reports what is wrong
+        return self.rules.fetch((self.url, name), ask)
 
     def instant(self, concept: str, at: datetime | float | None = None,
                 window: str = "1m") -> pd.DataFrame:
@@ -94,6 +117,9 @@ class MetricsClient:
         try:
             return fetch()
         except (requests.ConnectionError, requests.Timeout) as e:
+            if _read_timeout(e):
+                raise PrometheusSlow(f"Prometheus at {self.url} is slow (timed out after "
+                                     f"{self.timeout:g} s)") from None
             raise PrometheusUnavailable(f"Prometheus at {self.url} is not answering "
                                         f"({type(e).__name__})") from None
         except PrometheusApiClientException as e:
@@ -116,6 +142,17 @@ class MetricsClient:
         frame = pd.DataFrame(rows, columns=[*labels, "timestamp", "value"])
         frame["timestamp"] = pd.to_datetime(frame["timestamp"], unit="s", utc=True)
         return frame.sort_values([*labels, "timestamp"], ignore_index=True)
+
+
+def _read_timeout(e: requests.RequestException) -> bool:
+    """Connected, then no answer in time. With retries off, requests reports urllib3's
+    read timeout as a ConnectionError wrapping it; a refused or unroutable connection
+    (ConnectTimeout included) is not this."""
+    if isinstance(e, requests.ReadTimeout):
+        return True
+    reason = getattr(e.args[0], "reason", None) if e.args else None
+    return isinstance(e.args[0] if e.args else None, ReadTimeoutError) \
+        or isinstance(reason, ReadTimeoutError)
 
 
 def _epoch(t: datetime | float) -> float:

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from backend.errors import BadInput
+from backend.metrics.recording import RULES_FILE, recording_rules
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
@@ -29,11 +30,13 @@ def free_port() -> int:
 
 
 def scrape_config(targets: dict[int | str, str], cluster: str, interval: float = 5.0) -> dict:
-    """One job, one static target per broker labelled broker="<id>" and cluster."""
+    """One job, one static target per broker labelled broker="<id>" and cluster; Railyard's
+    recording rules (write_config writes the file beside the config)."""
     every = f"{round(interval * 1000)}ms"  # Prometheus durations take whole units
     return {
         "global": {"scrape_interval": every, "scrape_timeout": every,
                    "evaluation_interval": every},
+        "rule_files": [RULES_FILE],
         "scrape_configs": [{
             "job_name": "kafka",
             "static_configs": [{"targets": [t], "labels": {"broker": str(b), "cluster": cluster}}
@@ -67,8 +70,12 @@ class PrometheusProcess:
     def data_dir(self) -> Path:
         return self.home / "data"
 
-    def write_config(self, config: dict) -> Path:
+    def write_config(self, config: dict, dialect: str = "strimzi") -> Path:
+        """The config, and Railyard's recording rules for ``dialect`` when it loads them."""
         self.home.mkdir(parents=True, exist_ok=True)
+        if RULES_FILE in config.get("rule_files", []):
+            (self.home / RULES_FILE).write_text(
+                yaml.safe_dump(recording_rules(dialect), sort_keys=False))
         self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
         return self.config_path
 

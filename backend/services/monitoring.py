@@ -28,6 +28,7 @@ from backend.metrics.client import (
     MetricMissing,
     MetricsClient,
     MetricsError,
+    PrometheusSlow,
     PrometheusUnavailable,
 )
 from backend.model.reassignment import before_moves, reassignment_from_dict
@@ -99,6 +100,9 @@ def _query(source: ClusterSource, span: Span, jobs: dict[str, tuple[str, str]]) 
     got = {name: f.result() for name, f in futures.items()}
     down = [v for v in got.values() if isinstance(v, PrometheusUnavailable)]
     if down and len(down) == len(got):
+        if all(isinstance(v, PrometheusSlow) for v in down):
+            raise Unavailable(f"Prometheus at {client.url}", f"slow (timed out after "
+                              f"{client.timeout:g} s); live metrics are not shown")
         raise Unavailable(f"Prometheus at {client.url}", "unreachable (no answer); live "
                           "metrics and history are not shown")
     return got

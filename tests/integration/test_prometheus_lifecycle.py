@@ -34,3 +34,23 @@ def test_quit_and_reload_are_refused(tmp_path):
         assert prom.proc.poll() is None
     finally:
         prom.stop()
+
+
+@pytest.mark.parametrize("dialect", ["strimzi", "confluent"])
+def test_recording_rules_pass_promtool(tmp_path, dialect):
+    """What `railyard prometheus rules` prints is a rule file Prometheus accepts."""
+    import json
+    import shutil
+    import subprocess
+
+    from backend.metrics.recording import recording_rules
+    from backend.metrics.server import PROMTOOL
+
+    if shutil.which(PROMTOOL) is None:
+        pytest.skip("promtool is not installed (make install installs it)")
+    path = tmp_path / "rules.yml"
+    path.write_text(json.dumps(recording_rules(dialect)))
+    done = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS: 2 rules found" in done.stdout

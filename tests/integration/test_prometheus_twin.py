@@ -12,6 +12,7 @@ import pytest
 from backend.metrics import catalog
 from backend.metrics.client import MetricMissing, MetricsClient, PrometheusUnavailable
 from backend.metrics.dialects import DIALECTS
+from backend.metrics.recording import RECORDED
 from backend.metrics.server import PrometheusProcess, free_port, scrape_config
 from backend.services import monitoring
 from backend.twin.cluster import TwinCluster, TwinSettings
@@ -59,7 +60,7 @@ def stack(request, tmp_path_factory):
             twin.advance(0.25)
     ticker = threading.Thread(target=clock, daemon=True)
     try:
-        prom.write_config(scrape_config(exporters.targets, "it", SCRAPE))
+        prom.write_config(scrape_config(exporters.targets, "it", SCRAPE), dialect.name)
         prom.start()
         ticker.start()
         yield twin, prom, MetricsClient(prom.url, dialect.name, ttl=0), stop, ticker
@@ -160,6 +161,26 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
         "replication_bytes_out_per_broker", "reassignment_bytes_in_per_broker",
         "reassignment_bytes_out_per_broker", "bytes_in_per_topic"}
 
+
+
+def test_expensive_concepts_read_railyards_recording_rules(stack):
+    """The Prometheus Railyard starts records the two heavy concepts; a client reads the
+    recorded series and gets what the full expression gives (the twin is frozen here)."""
+    _, prom, client, stop, ticker = stack
+    stop.set()  # freeze the twin, so both answers describe the same scrape
+    ticker.join(timeout=5)
+    for concept, name in RECORDED.items():
+        wait_until(lambda n=name: client.prom.custom_query(f"count({n})"))
+        time.sleep(3 * SCRAPE)  # the rule has evaluated the frozen twin's last scrape
+        fresh = MetricsClient(prom.url, client.dialect.name, ttl=0)
+        assert fresh.promql(concept) == name
+        recorded = fresh.instant(concept)
+        full = client.prom.custom_query(catalog.promql(concept, client.dialect))
+        want = sorted(float(s["value"][1]) for s in full)
+        assert sorted(recorded["value"]) == pytest.approx(want, rel=1e-9)
+    missing = MetricsClient(prom.url, client.dialect.name, ttl=0, by="instance")
+    assert missing.promql("replica_bytes_behind") == catalog.promql(
+        "replica_bytes_behind", client.dialect, by="instance")  # no rule: the full expression
 
 def test_overview_service_and_range_queries(stack):
     twin, _, client, _, _ = stack

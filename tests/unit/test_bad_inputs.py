@@ -432,6 +432,7 @@ ARG_CASES = [
                                     "70000"], "65535"),
     ("prometheus-interval-0", [*PROM, "--targets-file", "{dir}/targets.json",
                                "--scrape-interval", "0"], None),
+    ("prometheus-rules-dialect-unknown", ["prometheus", "rules", "--dialect", "jmx"], None),
     ("serve-config-missing", ["serve", "--config", "{dir}/nope.yaml"], None),
     ("serve-config-bad-yaml", ["serve", "--config", "{dir}/config-bad.yaml"], None),
     ("serve-config-unknown-key", ["serve", "--config", "{dir}/config-unknown.yaml"], None),

@@ -46,3 +46,20 @@ def test_configs_and_topics(gw):
     with pytest.raises(BadInput):
         gw.describe_configs("cluster", "x")
     assert gw.delete_topics([gw.describe_topics()[0]["name"]])[0]["error"] is None
+
+
+def test_client_quotas_set_and_removed_as_kafka_configs_would(gw):
+    """alter_client_quota (AlterClientQuotas on Kafka) and describe_client_quotas agree:
+    the entity as named, '<default>' for the default one, None = not part of it."""
+    assert gw.alter_client_quota("tenant", "app", 2.5) == {
+        "user": "tenant", "client_id": "app", "controller_mutation_rate": 2.5}
+    gw.alter_client_quota("<default>", None, 10.0)
+    assert gw.describe_client_quotas() == [
+        {"user": "<default>", "client_id": None, "controller_mutation_rate": 10.0},
+        {"user": "tenant", "client_id": "app", "controller_mutation_rate": 2.5}]
+    gw.alter_client_quota("tenant", "app", None)
+    assert [q["user"] for q in gw.describe_client_quotas()] == ["<default>"]
+    with pytest.raises(BadInput, match="names a user, a client id"):
+        gw.alter_client_quota(None, None, 1.0)
+    with pytest.raises(BadInput, match="must be > 0"):
+        gw.alter_client_quota("tenant", None, 0)

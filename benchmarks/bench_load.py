@@ -1,0 +1,164 @@
+"""The live pages under 20 users: 20 concurrent clients for 60 s asking what the data
+callbacks of /throttles and / ask (monitoring.throttles, monitoring.health), on the demo
+cluster and on a 100-broker, 200k-partition twin, each scraped by a real Prometheus
+started the way Railyard starts it (with its recording rules).
+
+Target (issue 15): 0 errors, data callbacks p95 <= 500 ms. The clients are threads of one
+process sharing one metric-answer cache, as the dashboard's request threads do; each asks
+for the live "last 1 h" view with the window end on the dashboard's 15 s grid, so browsers
+refreshing together ask the same questions. A query slower than the client's 5 s timeout
+or an unreachable Prometheus counts as an error, as does any exception.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from backend.metrics.server import PrometheusProcess, scrape_config
+from backend.services import monitoring
+from backend.services.cluster import ClusterSource
+from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.examples import demo_snapshot
+from backend.twin.exporter import Exporters
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
+from benchmarks.common import Figure
+
+CLIENTS = 20
+SECONDS = float(os.environ.get("RAILYARD_BENCH_LOAD_SECONDS", "60"))
+GRID = 15  # s: the dashboard's window grid
+TARGET_MS = 500.0
+
+
+@dataclass(frozen=True)
+class LiveHour:
+    """The live 'last 1 h' view the pages ask for."""
+
+    start: float
+    end: float
+    step: float = 15.0
+    refreshing: bool = True
+
+
+def _window() -> LiveHour:
+    end = float(int(time.time()) // GRID * GRID)
+    return LiveHour(end - 3600, end)
+
+
+def _wait_rules(prom: PrometheusProcess, timeout: float = 300) -> None:
+    """Until the recording rules have recorded (the pages then read one series per rule)."""
+    import json
+    import urllib.parse
+    import urllib.request
+
+    q = urllib.parse.quote("count(railyard:replica_bytes_behind:sum)")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{prom.url}/api/v1/query?query={q}", timeout=10) as r:
+            if json.load(r)["data"]["result"]:
+                return
+        time.sleep(1)
+    raise TimeoutError("the recording rules did not record in time")
+
+
+def _load(source: ClusterSource) -> tuple[dict[str, list[float]], list[str]]:
+    """CLIENTS threads for SECONDS: latencies per callback, and the errors."""
+    times: dict[str, list[float]] = {"throttles": [], "overview": []}
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + SECONDS
+
+    def client(i: int) -> None:
+        calls = [("throttles", monitoring.throttles), ("overview", monitoring.health)]
+        n = i
+        while time.monotonic() < stop:
+            name, call = calls[n % 2]
+            n += 1
+            t0 = time.perf_counter()
+            try:
+                answer = call(source, _window())
+                failed = _first_error(answer)
+            except Exception as e:  # an unreachable Prometheus, a bug: all are errors
+                failed = f"{type(e).__name__}: {e}"
+            with lock:
+                times[name].append(time.perf_counter() - t0)
+                if failed:
+                    errors.append(failed)
+            time.sleep(0.2)  # a browser's think time between callbacks
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times, errors
+
+
+def _first_error(answer) -> str | None:
+    """A timed-out or unreachable query inside an answer (pages show these as banners)."""
+    if isinstance(answer, dict):
+        for v in answer.values():
+            found = _first_error(v)
+            if found:
+                return found
+    if isinstance(answer, monitoring.PrometheusUnavailable):
+        return str(answer)
+    return None
+
+
+def _stack(snap, home: Path, scrape: float):
+    twin = TwinCluster(snap, TwinSettings(seed=1))
+    exporters = Exporters(twin, monitoring.catalog.dialect("strimzi")).start()
+    prom = PrometheusProcess(home)
+    stop = threading.Event()
+
+    def clock() -> None:
+        while not stop.wait(1.0):
+            twin.advance(1.0)
+    ticker = threading.Thread(target=clock, daemon=True)
+    prom.write_config(scrape_config(exporters.targets, snap.cluster, scrape))
+    prom.start()
+    ticker.start()
+
+    def close() -> None:
+        stop.set()
+        ticker.join(timeout=10)
+        prom.stop()
+        exporters.stop()
+    source = ClusterSource(snap.cluster, None, snap.limits, prometheus_url=prom.url,
+                           gateway=TwinGateway(twin))
+    return source, prom, close
+
+
+def run() -> list[Figure]:
+    figures = []
+    load = os.getloadavg()[0]
+    big = generate_snapshot(100, 10, 2000, 200_000, 3, seed=7, cluster="big")
+    with tempfile.TemporaryDirectory(prefix="railyard-bench-load-") as tmp:
+        for label, snap, scrape in (("demo", demo_snapshot(), 5.0),
+                                    ("100 brokers/200k", big, 15.0)):
+            source, prom, close = _stack(snap, Path(tmp) / label.split()[0], scrape)
+            try:
+                _wait_rules(prom)
+                times, errors = _load(source)
+            finally:
+                close()
+            note = (f"{CLIENTS} clients x {SECONDS:g} s, live last 1 h, recording rules on; "
+                    f"load average {load:.1f} at start")
+            if errors:
+                note += f"; first error: {errors[0][:120]}"
+            figures.append(Figure(f"live pages under {CLIENTS} clients: errors ({label})",
+                                  len(errors), "errors", 0, note=note))
+            for name, ts in times.items():
+                figures.append(Figure(
+                    f"{name} data callback p95 under {CLIENTS} clients ({label}, "
+                    f"{len(ts)} calls)", float(np.percentile(ts, 95)) * 1000 if ts else
+                    float("inf"), "ms", TARGET_MS, note=note))
+    return figures
