@@ -149,7 +149,7 @@ def _big_stack(tmp: Path):
 def run() -> list[Figure]:
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         return []
-    from tests.e2e.conftest import start_demo, stop_demo
+    from tests.e2e.conftest import sign_in, start_demo, stop_demo
 
     figures = []
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
@@ -165,6 +165,8 @@ def run() -> list[Figure]:
                 url = dash.url
             driver = _browser()
             try:
+                if label == "demo":  # the demo has users; the big stack runs without auth
+                    sign_in(driver, url, *demo.user("operator"))
                 first, changes = _measure(driver, url)
             finally:
                 driver.quit()

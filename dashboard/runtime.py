@@ -14,6 +14,7 @@ from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
+from backend.services import plans
 from backend.services.cluster import ClusterSource, cluster_snapshot
 from backend.store.store import Store, open_store
 from dashboard.config import ClusterConfig, DashboardConfig
@@ -33,6 +34,7 @@ class Runtime:
         with self._store_lock:
             if self._store is None:
                 self._store = open_store(self.config.store.url, self.config.plans.expiry_hours)
+                plans.ExpirySweeper(self._store).start()
             return self._store
 
     def snapshot_of(self, name: str) -> Snapshot:

@@ -9,10 +9,14 @@ one line naming the rule; every state change writes an audit row in the same tra
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from backend.errors import BadInput, Conflict, NotFound
 from backend.model.snapshot import Snapshot
@@ -25,6 +29,7 @@ from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize,
 SnapshotOf = Callable[[str], Snapshot]  # cluster name -> its current snapshot
 OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
 MAX_CHANGES_NAMED = 5
+log = logging.getLogger(__name__)
 
 
 def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None) -> str:
@@ -199,6 +204,27 @@ def expire_due(store: Store, now: datetime | None = None) -> list[int]:
                        before=state, after="expired")
                 expired.append(plan_id)
     return expired
+
+
+class ExpirySweeper(threading.Thread):
+    """Moves overdue plans to expired every ``interval`` seconds (approve and execute
+    refuse them anyway; this makes lists and the audit log say so). A store that does
+    not answer is retried at the next sweep."""
+
+    def __init__(self, store: Store, interval: float = 60.0) -> None:
+        super().__init__(name="plan-expiry", daemon=True)
+        self.store, self.interval = store, interval
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(self.interval):
+            try:
+                expire_due(self.store)
+            except SQLAlchemyError as e:
+                log.warning("plan expiry sweep failed: %s", str(e).splitlines()[0])
+
+    def stop(self) -> None:
+        self._halt.set()
 
 
 def audit_entries(store: Store, *, plan: int | None = None, user: str | None = None,

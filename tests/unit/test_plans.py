@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -315,3 +316,21 @@ def test_deleting_an_audit_row_breaks_the_chain_after_it(store):
 def test_naive_times_are_refused(store):
     with pytest.raises(ValueError, match="timezone-aware"):
         propose(store, now=T0.replace(tzinfo=None))
+
+
+def test_the_expiry_sweeper_expires_overdue_plans(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/sweep.db", expiry_hours=1e-6)  # 3.6 ms
+    plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                         content=moves(("orders", 0, [3, 4])), preview={}, snapshot=SNAP)
+    sweeper = plans.ExpirySweeper(store, interval=0.02)
+    sweeper.start()
+    try:
+        deadline = time.monotonic() + 20
+        while plans.get(store, plan.id).state != "expired" and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        sweeper.stop()
+        sweeper.join(5)
+        store.close()
+    assert plans.get(store, plan.id).state == "expired"
+    assert plans.audit_entries(store)[-1].action == "expire"
