@@ -46,8 +46,11 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
                 }
                 const t0 = parseTime(from), t1 = parseTime(to);
                 let error = "";
-                if (isNaN(t0)) { error = "from: give a date and time, e.g. 2024-05-01T12:00"; }
-                else if (isNaN(t1)) { error = "to: give a date and time, e.g. 2024-05-01T13:00"; }
+                const unread = (what, text, eg) => (text || "").trim()
+                    ? `${what}: could not read '${text.trim()}' as a date and time (e.g. ${eg}, UTC)`
+                    : `${what}: give a date and time, e.g. ${eg}`;
+                if (isNaN(t0)) { error = unread("from", from, "2024-05-01T12:00"); }
+                else if (isNaN(t1)) { error = unread("to", to, "2024-05-01T13:00"); }
                 else if (t1 <= t0) { error = "to must be after from"; }
                 if (error) { return [nu, error, from, to, false, true].concat(navs.map(() => nu)); }
                 Object.assign(state, {range: "abs", from: from, to: to});

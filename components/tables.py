@@ -53,9 +53,17 @@ def throttle_cards(r: dict) -> list[html.Div]:
     outside = [b["id"] for b in r["brokers"] if not b["in_safe_band"]]
     return [
         card(term("Predicted ETA", "eta"), duration(r["eta_seconds"]),
-             "over" if r["eta_seconds"] is None else "ok", r["diagnosis"]),
+             "over" if r["eta_seconds"] is None else "ok",
+             r["diagnosis"] or "per broker: its bytes to copy over (throttle - the writes "
+                               "into its own moving partitions)"),
         card("KIP-73 move time", duration(r["kip73_move_time_seconds"]),
-             "over" if r["kip73_move_time_seconds"] is None else "ok"),
+             "over" if r["kip73_move_time_seconds"] is None else "ok",
+             "KIP-73's cluster-wide estimate: the move ratio x all replica bytes over "
+             "(throttle - the busiest broker's bytes in)"
+             + (f"; {r['kip73_diagnosis']}, while the Predicted ETA counts only the writes "
+                "into the moving partitions, so it can finish"
+                if r["kip73_move_time_seconds"] is None and r["eta_seconds"] is not None
+                else "")),
         card("Moving", f"{r['moved_partitions']:,} partitions",
              note=f"{r['bytes_to_move'] / 1e9:,.2f} GB to copy"),
         card(term("Safe band", "safe band"),

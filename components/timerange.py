@@ -59,8 +59,8 @@ def parse_time(text: str, what: str) -> float:
     try:
         t = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise BadInput(f"{what}: '{text}' is not a date and time like 2024-05-01T12:00") \
-            from None
+        raise BadInput(f"{what}: could not read '{text}' as a date and time (e.g. "
+                       "2024-05-01T12:00, UTC)") from None
     return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 

@@ -42,6 +42,7 @@ from dashboard.config import (
     Gateway,
     PrometheusSettings,
     ServerSettings,
+    StoreSettings,
     User,
 )
 
@@ -128,7 +129,7 @@ class DemoStack:
             spark={"master": "local[2]", "ui": False},
             cache=CacheSettings(background_dir=str(home / "dashboard-cache")),
             server=ServerSettings(port=self.settings.port), source="railyard demo",
-            auth=auth)
+            auth=auth, store=StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}"))
 
     def gateways(self) -> dict:
         return {"demo": TwinGateway(self.twin.twin)}

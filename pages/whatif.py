@@ -140,7 +140,10 @@ def _throttle_tab() -> html.Div:
                                 value=DEFAULT_THROTTLE_LOG10, marks=marks,
                                 updatemode="mouseup", allow_direct_input=False),
                      className="slider"),
-            html.Strong(id=ids.WI_TH_RATE_LABEL),
+            dcc.Input(id=ids.WI_TH_RATE_EXACT, type="number", min=0, step="any",
+                      debounce=True, value=round(10 ** DEFAULT_THROTTLE_LOG10 / 1e6, 3),
+                      className="rate-input"),
+            html.Span("MB/s", className="hint"),
         ], className="slider-row"),
         html.Div(id=ids.WI_TH_ERROR, className="inline-error", role="alert"),
         dcc.Loading(html.Div([
@@ -152,16 +155,29 @@ def _throttle_tab() -> html.Div:
     ], className="tab-body")
 
 
+@dash.callback(Output(ids.WI_TH_RATE, "value"), Output(ids.WI_TH_RATE_EXACT, "value"),
+               Input(ids.WI_TH_RATE, "value"), Input(ids.WI_TH_RATE_EXACT, "value"),
+               prevent_initial_call=True)
+def sync_throttle(log_rate, exact_mb):
+    """The slider (log scale, for a feel of the range) and the box (exact) move together."""
+    if dash.ctx.triggered_id == ids.WI_TH_RATE_EXACT:
+        return (no_update if not exact_mb or exact_mb <= 0 else math.log10(exact_mb * 1e6),
+                no_update)
+    return no_update, round(10 ** log_rate / 1e6, 3)
+
+
 @dash.callback(Output(ids.WI_TH_SUMMARY, "children"), Output(ids.WI_TH_BAND, "figure"),
-               Output(ids.WI_TH_ETA, "figure"), Output(ids.WI_TH_RATE_LABEL, "children"),
+               Output(ids.WI_TH_ETA, "figure"),
                Output(ids.WI_TH_PLAN_NAME, "children"), Output(ids.WI_TH_ERROR, "children"),
                Output(ids.WI_BANNERS, "children", allow_duplicate=True),
-               Input(ids.WI_TH_RATE, "value"), Input(ids.WI_TH_PLAN, "contents"),
+               Input(ids.WI_TH_RATE_EXACT, "value"), Input(ids.WI_TH_PLAN, "contents"),
                Input(ids.WI_TH_CAPACITY, "value"), State(ids.WI_TH_PLAN, "filename"),
                State(ids.WI_STATE, "data"), prevent_initial_call="initial_duplicate")
-def plan_throttle(log_rate, contents, capacity, filename, state):
-    rate = float(round(10 ** log_rate))
-    label = f"{rate / 1e6:,.1f} MB/s"
+def plan_throttle(exact_mb, contents, capacity, filename, state):
+    if not exact_mb or exact_mb <= 0:
+        return (no_update, no_update, no_update, no_update,
+                "throttle: give a rate above 0 MB/s", no_update)
+    rate = float(exact_mb) * 1e6
     rt = runtime.current()
     source = rt.source(state["cluster"])
     try:
@@ -169,9 +185,9 @@ def plan_throttle(log_rate, contents, capacity, filename, state):
         plan, name = throttle.reassignment_for(source, uploaded, filename)
         r = throttle.whatif(source, plan, rate, capacity)
     except BadInput as e:
-        return no_update, no_update, no_update, label, no_update, str(e), no_update
+        return no_update, no_update, no_update, no_update, str(e), no_update
     except Unavailable as e:
-        return (no_update, no_update, no_update, label, no_update, "",
+        return (no_update, no_update, no_update, no_update, "",
                 banners.banner(str(e), "error"))
     brokers = r["brokers"]
     band = charts.safe_band([str(b["id"]) for b in brokers],
@@ -181,7 +197,7 @@ def plan_throttle(log_rate, contents, capacity, filename, state):
                             "KIP-73 safe band per throttled broker")
     eta = charts.eta_curve(r["eta_curve"]["throttle"], r["eta_curve"]["eta_seconds"], rate,
                            "Predicted ETA against the throttle")
-    return tables.throttle_cards(r), band, eta, label, f"plan: {name}", "", []
+    return tables.throttle_cards(r), band, eta, f"plan: {name}", "", []
 
 
 def _quota_tab(c) -> html.Div:

@@ -48,7 +48,8 @@ class Dashboard:
 def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashboard:
     port = free_port()
     config = {**config, "server": {"host": "127.0.0.1", "port": port, "refresh_seconds": 5},
-              "cache": {"background_dir": str(tmp / "cache"), **config.get("cache", {})}}
+              "cache": {"background_dir": str(tmp / "cache"), **config.get("cache", {})},
+              "store": config.get("store", {"url": f"sqlite:///{tmp / 'railyard.db'}"})}
     path = tmp / "railyard.yaml"
     path.write_text(yaml.safe_dump(config))
     log = tmp / "serve.log"
