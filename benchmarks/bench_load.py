@@ -12,7 +12,10 @@ or an unreachable Prometheus counts as an error, as does any exception.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+from backend.gateways.twin_http import TwinHttpGateway
 from backend.metrics.server import PrometheusProcess, scrape_config
+from backend.model.io import save_snapshot
 from backend.services import monitoring
 from backend.services.cluster import ClusterSource
-from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.examples import demo_snapshot
-from backend.twin.exporter import Exporters
-from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
 from benchmarks.common import Figure
 
@@ -54,7 +56,6 @@ def _window() -> LiveHour:
 
 def _wait_rules(prom: PrometheusProcess, timeout: float = 300) -> None:
     """Until the recording rules have recorded (the pages then read one series per rule)."""
-    import json
     import urllib.parse
     import urllib.request
 
@@ -114,26 +115,34 @@ def _first_error(answer) -> str | None:
 
 
 def _stack(snap, home: Path, scrape: float):
-    twin = TwinCluster(snap, TwinSettings(seed=1))
-    exporters = Exporters(twin, monitoring.catalog.dialect("strimzi")).start()
-    prom = PrometheusProcess(home)
-    stop = threading.Event()
+    """`railyard twin serve` in its own process (its exporters must not share the clients'
+    interpreter), Prometheus scraping it, and the source the pages would build."""
+    from tests.servers import stop as stop_process
 
-    def clock() -> None:
-        while not stop.wait(1.0):
-            twin.advance(1.0)
-    ticker = threading.Thread(target=clock, daemon=True)
-    prom.write_config(scrape_config(exporters.targets, snap.cluster, scrape))
-    prom.start()
-    ticker.start()
+    home.mkdir(parents=True)
+    save_snapshot(snap, home / "snap.parquet")
+    targets = home / "targets.json"
+    twin = subprocess.Popen([str(Path(sys.executable).parent / "railyard"), "twin", "serve",
+                             "--snapshot", str(home / "snap.parquet"), "--port-base", "0",
+                             "--api-port", "0", "--targets-file", str(targets)],
+                            stdout=subprocess.DEVNULL, stderr=(home / "twin.log").open("w"))
+    prom = PrometheusProcess(home / "prom")
 
     def close() -> None:
-        stop.set()
-        ticker.join(timeout=10)
         prom.stop()
-        exporters.stop()
+        stop_process(twin)
+    try:
+        deadline = time.monotonic() + 300
+        while not targets.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        doc = json.loads(targets.read_text())
+        prom.write_config(scrape_config(doc["targets"], snap.cluster, scrape))
+        prom.start()
+    except BaseException:
+        close()
+        raise
     source = ClusterSource(snap.cluster, None, snap.limits, prometheus_url=prom.url,
-                           gateway=TwinGateway(twin))
+                           gateway=TwinHttpGateway(doc["api"]))
     return source, prom, close
 
 

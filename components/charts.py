@@ -133,6 +133,18 @@ def before_after_bars(labels: Sequence[str], before: Sequence[float], after: Seq
     return fig
 
 
+BYTE_RATE_AXIS = {"tickformat": "~s", "ticksuffix": "B/s"}  # 500kB/s, 1MB/s, 2GB/s
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def rate_text(bytes_per_second: float) -> str:
+    """A byte rate as people read it: 950 B/s, 12.3 kB/s, 1 MB/s, 2.5 GB/s."""
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(bytes_per_second) >= scale:
+            return f"{bytes_per_second / scale:,.3g} {prefix}B/s"
+    return f"{bytes_per_second:,.0f} B/s"
+
+
 def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "series",
                 limit: float | None = None, limit_name: str = "limit",
                 x_range: tuple | None = None) -> dict:
@@ -147,9 +159,12 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
             "x": np.datetime_as_string(part["time"].to_numpy(), unit="s").tolist(),
             "y": [None if np.isnan(v) else v for v in values.tolist()],
             "mode": "lines" if len(part) > 2 else "lines+markers",  # a lone sample shows
+            # follower rates dotted, so a follower line under a leader line still shows
+            "line": {"dash": "dot" if str(name).startswith("follower") else "solid"},
             "hovertemplate": f"%{{x}}<br>%{{y:,.4~s}} {unit}<extra>{name}</extra>"})
+    axis = BYTE_RATE_AXIS if unit == "bytes/s" else {}
     layout = {**_base_layout(title), "template": _TEMPLATE_JSON,
-              "yaxis": {"title": {"text": unit}, "rangemode": "tozero"},
+              "yaxis": {"title": {"text": unit}, "rangemode": "tozero", **axis},
               "xaxis": {} if x_range is None else {"range": list(x_range)}}
     if limit is not None:  # what add_hline(annotation_position="top left") draws
         layout["shapes"] = [{"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y",
@@ -200,11 +215,11 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                         name=f"configured {side} rate",
                         marker={"symbol": "line-ew-open", "size": 18, "color": OVER,
                                 "line": {"width": 3}},
-                        hovertemplate="%{x}: %{y:,.4~s} B/s<extra>configured " + side +
+                        hovertemplate="%{x}: %{y:,.4~s}B/s<extra>configured " + side +
                                       " rate</extra>")
     fig.update_layout(barmode="group", scattermode="group")
     fig.update_xaxes(type="category", title="broker")
-    fig.update_yaxes(title="bytes/s", rangemode="tozero")
+    fig.update_yaxes(title="bytes/s", rangemode="tozero", **BYTE_RATE_AXIS)
     return fig
 
 
@@ -215,12 +230,12 @@ def safe_band(labels: Sequence[str], low: Sequence[float], high: Sequence[float]
     fig.add_bar(x=list(labels), y=[h - lo for lo, h in zip(low, high, strict=True)],
                 base=list(low), name="safe band",
                 marker_color=[OK if ok else OVER for ok in in_band], opacity=0.45,
-                hovertemplate="%{x}: %{base:,.4~s} .. %{y:,.4~s} B/s<extra>safe band</extra>")
+                hovertemplate="%{x}: %{base:,.4~s}B/s .. %{y:,.4~s}B/s<extra>safe band</extra>")
     fig.add_hline(y=throttle, line={"color": LINE, "width": 2},
-                  annotation_text=f"throttle {throttle:,.0f} B/s",
+                  annotation_text=f"throttle {rate_text(throttle)}",
                   annotation_position="top left")
     fig.update_xaxes(type="category", title="broker")
-    fig.update_yaxes(title="bytes/s", rangemode="tozero")
+    fig.update_yaxes(title="bytes/s", rangemode="tozero", **BYTE_RATE_AXIS)
     return fig
 
 
@@ -231,14 +246,14 @@ def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: 
     hours = [None if e is None else e / 3600 for e in etas]
     fig.add_scatter(x=list(throttles), y=hours, mode="lines+markers", name="ETA",
                     line={"color": OK}, connectgaps=False,
-                    hovertemplate="%{x:,.4~s} B/s: %{y:,.2f} h<extra></extra>")
+                    hovertemplate="%{x:,.4~s}B/s: %{y:,.2f} h<extra></extra>")
     never = [t for t, e in zip(throttles, etas, strict=True) if e is None]
     if never:
         fig.add_vrect(x0=min(throttles), x1=max(never), fillcolor=OVER, opacity=0.12,
                       line_width=0, annotation_text="never finishes",
                       annotation_position="top left")
     fig.add_vline(x=chosen, line={"color": LINE, "dash": "dot"})
-    fig.update_xaxes(title="throttle (bytes/s)", type="log")
+    fig.update_xaxes(title="throttle (bytes/s)", type="log", **BYTE_RATE_AXIS)
     fig.update_yaxes(title="hours", rangemode="tozero")
     return fig
 
@@ -290,9 +305,11 @@ def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: 
     """A sweep's answer per scenario: ``y`` against ``x``, one line per ``colour`` value."""
     fig = _base(title)
     groups = frame.groupby(colour, sort=True, dropna=False) if colour else [(None, frame)]
-    for name, part in groups:
+    for i, (name, part) in enumerate(groups):
         part = part.sort_values(x)
+        # a dash per line: equal answers (add_brokers=0 and 1 both at the limit) overlap
         fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
+                        line={"dash": DASHES[i % len(DASHES)]},
                         name=y if name is None else f"{colour}={name}")
     fig.update_xaxes(title=x)
     fig.update_yaxes(title=y_title)

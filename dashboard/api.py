@@ -197,6 +197,18 @@ def cancel(plan_id: int):
                    cancel_requested_at=plan.cancel_requested_at.isoformat()), 202
 
 
+@api.post("/plans/<int:plan_id>/pause")
+def pause(plan_id: int):
+    _body()
+    return jsonify(execution.pause(_store(), auth.current_actor(), plan_id)), 202
+
+
+@api.post("/plans/<int:plan_id>/resume")
+def resume(plan_id: int):
+    _body()
+    return jsonify(execution.resume(_store(), auth.current_actor(), plan_id)), 202
+
+
 @api.get("/audit")
 def audit():
     plan = request.args.get("plan") or None

@@ -87,7 +87,27 @@ class DemoStack:
         users = demo_users(home)
         for name, (role, password) in users.items():
             say(f"user: {name} ({role}) password {password}  (demo only)")
-        return self._config(live.url, incident.url, home, users)
+        config = self._config(live.url, incident.url, home, users)
+        self._propose_demo_plan(config, users, say)
+        return config
+
+    def _propose_demo_plan(self, config: DashboardConfig, users: dict, say) -> None:
+        """One plan proposed by the demo operator, waiting for the demo approver."""
+        from backend.services import execution
+        from backend.store.store import open_store
+        from backend.store.workflow import Actor
+
+        operator = next(n for n, (role, _) in users.items() if role == "operator")
+        approver = next(n for n, (role, _) in users.items() if role == "approver")
+        store = open_store(config.store.url)
+        try:
+            plan = execution.propose_demo_plan(store, self.twin.twin.assignment(),
+                                               Actor(operator, "operator", "127.0.0.1"))
+        finally:
+            store.close()
+        if plan is not None:
+            say(f"plan {plan.id} proposed by {operator}: {plan.title}; sign in as "
+                f"{approver} to approve it, then as {operator} to execute it")
 
     def _incident_history(self, home: Path, say) -> PrometheusProcess:
         home.mkdir(parents=True, exist_ok=True)

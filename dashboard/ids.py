@@ -173,6 +173,14 @@ PV_DECISIONS = "pv-decisions"
 PV_AUDIT = "pv-audit"
 PV_JSON = "pv-json"
 PV_EXECUTION = "pv-execution"  # the executor (issue 12) shows progress, execute, cancel here
+PV_EXECUTE = "pv-execute"
+PV_PAUSE = "pv-pause"
+PV_RESUME = "pv-resume"
+PV_CANCEL = "pv-cancel"
+PV_EXEC_RESULT = "pv-exec-result"
+PV_PROGRESS = "pv-progress"
+PV_PROGRESS_BAR = "pv-progress-bar"
+PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
 
 # audit log
 AU_PLAN = "au-plan"

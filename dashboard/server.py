@@ -6,6 +6,7 @@ import logging
 import sys
 from dataclasses import replace
 
+from dashboard import runtime
 from dashboard.app import create_app
 from dashboard.config import DashboardConfig
 
@@ -24,10 +25,31 @@ def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: 
     if port:  # the app names its cookies after its port
         config = replace(config, server=replace(config.server, port=port))
     app = create_app(config, gateways)
+    executor = start_executor(runtime.current())
     if warm_spark_session:
         warm_spark(config)
     host, port = config.server.host, config.server.port
     url = f"http://{host}:{port}"
     (announce or (lambda u: print(f"Railyard dashboard on {u}", file=sys.stderr,
                                   flush=True)))(url)
-    app.run(host=host, port=port, debug=False, **kwargs)
+    try:
+        app.run(host=host, port=port, debug=False, **kwargs)
+    finally:
+        if executor is not None:
+            executor.stop()
+
+
+def start_executor(rt: runtime.Runtime):
+    """Run approved plans on the clusters whose gateway can change them (a twin read over
+    HTTP cannot); None when there is none."""
+    from backend.gateways.base import ClusterGateway
+    from backend.services.execution import ExecutorThread
+
+    writable = sorted(name for name, gw in rt.gateways.items()
+                      if isinstance(gw, ClusterGateway))
+    if not writable:
+        return None
+    thread = ExecutorThread(rt.plan_store(), writable, rt.gateways.__getitem__,
+                            rt.snapshot_of)
+    thread.start()
+    return thread

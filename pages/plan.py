@@ -13,10 +13,11 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import NotFound, Unavailable
-from backend.services import plan_preview
+from backend.services import execution, plan_preview
 from backend.services import plans as plan_service
 from backend.store.workflow import may
 from components import banners, tables
+from components.progress import progress_view
 from dashboard import auth, drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path_template="/plans/<plan_id>", title="Railyard · Plan",
@@ -111,8 +112,91 @@ def _actions(plan, who) -> html.Div:
 
 
 def _execution(plan) -> html.Div:
-    """Where the executor (issue 12) shows progress, Execute and Cancel."""
-    return html.Div(id=ids.PV_EXECUTION)
+    """Execute (an approved plan), Pause, Resume and Cancel (an executing one) for who may
+    execute, and the progress bar, refreshed every two seconds while it executes."""
+    state, p = _execution_state(plan)
+    hidden = _hidden_buttons(plan.state, p, may(auth.current_actor(), "execute",
+                                                plan.author) is None)
+    buttons = [html.Button(label, id=i, className="button" + (" primary" if i == ids.PV_EXECUTE
+                                                               else ""), hidden=h)
+               for (label, i), h in zip(_BUTTONS, hidden, strict=True)]
+    return html.Div([
+        html.H3("Execution"),
+        html.Div(buttons, className="form-row"),
+        html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
+        html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if state else None,
+                 id=ids.PV_PROGRESS),
+        dcc.Interval(id=ids.PV_TICK, interval=2000, disabled=plan.state != "executing"),
+    ], id=ids.PV_EXECUTION, className="panel",
+        hidden=plan.kind != "reassignment" and plan.state not in ("executing", "failed"))
+
+
+_BUTTONS = (("Execute", ids.PV_EXECUTE), ("Pause", ids.PV_PAUSE), ("Resume", ids.PV_RESUME),
+            ("Cancel", ids.PV_CANCEL))
+
+
+def _execution_state(plan) -> tuple[str | None, dict | None]:
+    p = execution.progress(runtime.current().plan_store(), plan.id)
+    return (p["state"] if p else None), p
+
+
+def _hidden_buttons(plan_state: str, p: dict | None, can: bool) -> list[bool]:
+    """Which of Execute, Pause, Resume, Cancel to hide."""
+    running = p["state"] if p else None
+    return [not (can and plan_state == "approved"),
+            not (can and plan_state == "executing" and running == "running"),
+            not (can and plan_state == "executing" and running in ("pausing", "paused")),
+            not (can and plan_state == "executing")]
+
+
+@dash.callback(Output(ids.PV_EXEC_RESULT, "children"), Output(ids.PV_EXEC_RESULT, "className"),
+               Output(ids.PV_PROGRESS, "children"), Output(ids.PV_STATE, "children",
+                                                           allow_duplicate=True),
+               Output(ids.PV_STATE, "className", allow_duplicate=True),
+               Output(ids.PV_EXECUTE, "hidden"), Output(ids.PV_PAUSE, "hidden"),
+               Output(ids.PV_RESUME, "hidden"), Output(ids.PV_CANCEL, "hidden"),
+               Output(ids.PV_TICK, "disabled"),
+               Input(ids.PV_EXECUTE, "n_clicks"), Input(ids.PV_PAUSE, "n_clicks"),
+               Input(ids.PV_RESUME, "n_clicks"), Input(ids.PV_CANCEL, "n_clicks"),
+               Input(ids.PV_TICK, "n_intervals"), State(ids.PV_PLAN, "data"),
+               prevent_initial_call=True)
+def run_plan(_execute, _pause, _resume, _cancel, _tick, shown):
+    """Execute, pause, resume or cancel through the services (which decide whether this
+    user may), or just refresh the progress on the timer."""
+    if not shown:
+        return (no_update,) * 10
+    clicks = {ids.PV_EXECUTE: _execute, ids.PV_PAUSE: _pause, ids.PV_RESUME: _resume,
+              ids.PV_CANCEL: _cancel}
+    action = dash.ctx.triggered_id
+    return execution_answer(action if clicks.get(action) else None, shown["id"])
+
+
+def execution_answer(action: str | None, plan_id: int) -> tuple:
+    """Take ``action`` (a button id; None: only refresh) and answer run_plan's outputs."""
+    rt = runtime.current()
+    store, who = rt.plan_store(), auth.current_actor()
+    message, css = "", "inline-done"
+    try:
+        if action == ids.PV_EXECUTE:
+            plan_service.request_execute(store, who, plan_id, snapshot_of=rt.snapshot_of)
+        elif action == ids.PV_PAUSE:
+            execution.pause(store, who, plan_id)
+        elif action == ids.PV_RESUME:
+            execution.resume(store, who, plan_id)
+        elif action == ids.PV_CANCEL:
+            plan_service.request_cancel(store, who, plan_id)
+        if action is not None:
+            message = f"Done: {_BUTTONS_BY_ID[action].lower()} sent."
+    except plan_views.REFUSALS as e:
+        message, css = f"Refused: {e}", "inline-error"
+    plan = plan_service.get(store, plan_id)
+    _, p = _execution_state(plan)
+    hidden = _hidden_buttons(plan.state, p, may(who, "execute", plan.author) is None)
+    return (message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None, plan.state,
+            f"state state-{plan.state}", *hidden, plan.state != "executing")
+
+
+_BUTTONS_BY_ID = {i: label for label, i in _BUTTONS}
 
 
 def _decisions(plan) -> html.Div | str:

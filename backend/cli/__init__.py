@@ -3,12 +3,13 @@
 Exit codes: 0 for any computed answer (accepted or rejected), 2 for bad input with one
 line on stderr saying what was wrong and where, 3 when a cluster (or another source the
 verb needs) does not answer or refuses, with one line naming it and the error; nothing is
-written in either case. Each verb lives in its own module
-``backend.cli.<verb>`` exposing ``register(subparsers)``. The guard-rail verbs parse
-arguments and call services (backend.services), nothing lower; the CLI is also where the
-house is wired together: `twin`, `prometheus`, `serve`, `worker` and `demo` start the
-twin, Prometheus and the dashboard (imported lazily, only by those verbs). Nothing below
-the CLI imports it (docs/architecture.md).
+written in either case. Each verb lives in its own module ``backend.cli.<module>`` (the
+VERBS table) exposing ``register(subparsers)``; only the module of the verb that runs is
+imported, so `railyard --help` and light verbs start without pandas, Spark or Dash. The
+guard-rail verbs parse arguments and call services (backend.services), nothing lower; the
+CLI is also where the house is wired together: `twin`, `prometheus`, `serve`, `worker` and
+`demo` start the twin, Prometheus and the dashboard (imported lazily, only by those verbs).
+Nothing below the CLI imports it (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -20,13 +21,31 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-import numpy as np
-
 from backend.errors import BadInput, Unavailable
 from backend.model.bounds import MAX_LONG
 
-VERBS = ("snapshot", "limits", "throttle", "quota", "shrink", "reassign", "whatif",
-         "twin", "prometheus", "serve", "demo", "auth", "capacity", "alerts", "audit")
+# verb -> (module under backend.cli that registers it, the one line `railyard --help` shows)
+VERBS: dict[str, tuple[str, str]] = {
+    "snapshot": ("snapshot", "generate, describe and import cluster snapshots"),
+    "limits": ("limits", "KIP-578 partition limits: what-ifs and checks"),
+    "throttle": ("throttle", "KIP-73 replication throttles for a reassignment"),
+    "quota": ("quota", "controller mutation quotas (KIP-599)"),
+    "shrink": ("shrink", "plan reducing a topic's partition count"),
+    "reassign": ("reassign", "plan and check partition reassignments"),
+    "whatif": ("whatif", "what-if sweeps on Spark (docs/whatif.md)"),
+    "twin": ("twin", "the simulated cluster and its exporters"),
+    "prometheus": ("prometheus", "start or stop Prometheus for the twin"),
+    "serve": ("serve", "run the dashboard (config/railyard.example.yaml documents the "
+                       "config file)"),
+    "worker": ("serve", "run background jobs (sweeps) from Redis for the dashboards of a "
+                        "config with cache.type: redis"),
+    "demo": ("demo", "run the twin, Prometheus, Spark and the dashboard on 127.0.0.1 "
+                     "(--report: a text report instead)"),
+    "auth": ("auth", "users for the dashboard and the API"),
+    "capacity": ("capacity", "time-to-limit forecasts from Prometheus history"),
+    "alerts": ("alerts", "Prometheus alerting rules and a Grafana dashboard"),
+    "audit": ("audit", "the plan store's audit log"),
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -36,7 +55,14 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def verb_parser(sub: argparse._SubParsersAction, verb: str) -> argparse.ArgumentParser:
+    """The parser of one verb, with its line from the VERBS table."""
+    return sub.add_parser(verb, help=VERBS[verb][1])
+
+
 def _json_default(o: Any) -> Any:
+    import numpy as np
+
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):
@@ -98,16 +124,31 @@ def positive_float(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _verb_of(argv: Sequence[str]) -> str | None:
+    """The verb a command line names: its first word (the top level takes only -h)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; only the verb ``argv`` names (every verb when ``argv`` is
+    None) gets its full parser, the others a one-line placeholder for --help."""
     parser = OneLineParser(prog="railyard", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="verb", required=True, parser_class=OneLineParser)
-    for name in VERBS:
-        importlib.import_module(f"backend.cli.{name}").register(sub)
+    verb = None if argv is None else _verb_of(argv)
+    wanted = {m for v, (m, _) in VERBS.items() if argv is None or v == verb}
+    for name, (module, _) in VERBS.items():
+        if name in sub.choices:
+            continue
+        if module in wanted:  # a module may register several verbs (serve and worker)
+            importlib.import_module(f"backend.cli.{module}").register(sub)
+        else:
+            verb_parser(sub, name)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     func: Callable[[argparse.Namespace], dict | None] = args.func
     try:
         result = func(args)

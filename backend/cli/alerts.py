@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.cli import verb_parser
 from backend.errors import Unavailable
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.rules import AlertTarget
@@ -15,7 +16,7 @@ UNAVAILABLE_EXIT = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("alerts", help="Prometheus alerting rules and a Grafana dashboard")
+    p = verb_parser(sub, "alerts")
     actions = p.add_subparsers(dest="action", required=True)
     g = actions.add_parser("generate", help="OUT/<dialect>/<cluster>.rules.yml, checked "
                                             "with promtool")

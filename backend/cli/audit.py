@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import emit
+from backend.cli import emit, verb_parser
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("audit", help="the plan store's audit log")
+    p = verb_parser(sub, "audit")
     verbs = p.add_subparsers(dest="audit_verb", required=True, parser_class=type(p))
     v = verbs.add_parser("verify", help="check the audit log's hash chain (exit 1 if broken)")
     v.add_argument("--config", required=True, metavar="FILE",

@@ -10,11 +10,12 @@ import argparse
 import getpass
 import sys
 
+from backend.cli import verb_parser
 from backend.errors import BadInput
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("auth", help="users for the dashboard and the API")
+    p = verb_parser(sub, "auth")
     verbs = p.add_subparsers(dest="auth_verb", required=True)
     h = verbs.add_parser("hash-password", help="read a password on stdin, print "
                                                '{"password_hash": ...} for auth.users')

@@ -9,7 +9,7 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from backend.cli import non_negative_int
+from backend.cli import non_negative_int, verb_parser
 from backend.engines.forecast import Scenario
 from backend.errors import BadInput, Unavailable
 
@@ -17,7 +17,7 @@ UNAVAILABLE_EXIT = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("capacity", help="time-to-limit forecasts from Prometheus history")
+    p = verb_parser(sub, "capacity")
     actions = p.add_subparsers(dest="action", required=True)
     f = actions.add_parser("forecast", help="one cluster: time to each limit, brokers to add")
     f.add_argument("--config", required=True, metavar="FILE", help="the dashboard's YAML config")

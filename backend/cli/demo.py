@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from backend.cli import port_number, port_or_zero, positive_float
+from backend.cli import port_number, port_or_zero, positive_float, verb_parser
 from backend.engines.limits import PlacementResult
 from backend.model.snapshot import NEAR_LIMIT_RATIO
 from backend.services import snapshots
@@ -18,8 +18,7 @@ BAR = 40
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the twin, Prometheus, Spark and the dashboard on "
-                                    "127.0.0.1 (--report: a text report instead)")
+    p = verb_parser(sub, "demo")
     p.add_argument("--report", action="store_true",
                    help="print a guard-rail report on the demo cluster and exit")
     p.add_argument("--port", type=port_number, default=8050, help="dashboard port")

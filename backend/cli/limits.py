@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int
+from backend.cli import non_negative_int, verb_parser
 from backend.model.io import load_snapshot
 from backend.model.reassignment import load_reassignment
 from backend.services import limits
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("limits", help="KIP-578 partition limits: what-ifs and checks")
+    p = verb_parser(sub, "limits")
     actions = p.add_subparsers(dest="action", required=True)
 
     c = actions.add_parser("create-topics", help="place new topics under the limits")

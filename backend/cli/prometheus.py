@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from backend.cli import port_or_zero, positive_float
+from backend.cli import port_or_zero, positive_float, verb_parser
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.recording import recording_rules
@@ -17,7 +17,7 @@ HOME = Path("var/prometheus")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("prometheus", help="start or stop Prometheus for the twin")
+    p = verb_parser(sub, "prometheus")
     actions = p.add_subparsers(dest="action", required=True)
     up = actions.add_parser("up", help="write the scrape config and start prometheus")
     up.add_argument("--targets-file", default=str(TARGETS_FILE),

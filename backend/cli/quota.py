@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive_float, positive_int
+from backend.cli import positive_float, positive_int, verb_parser
 from backend.services import quota
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("quota", help="controller mutation quotas (KIP-599)")
+    p = verb_parser(sub, "quota")
     actions = p.add_subparsers(dest="action", required=True)
     r = actions.add_parser("replay", help="replay a JSON Lines workload through Kafka's "
                            "token buckets")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, positive_float, positive_int
+from backend.cli import non_negative_int, positive_float, positive_int, verb_parser
 from backend.errors import BadInput
 from backend.model.bounds import parse_broker_id
 from backend.model.io import load_snapshot
@@ -35,7 +35,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("reassign", help="plan and check partition reassignments")
+    p = verb_parser(sub, "reassign")
     actions = p.add_subparsers(dest="action", required=True)
 
     g = actions.add_parser("generate", help="a minimal plan toward one goal")

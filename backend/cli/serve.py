@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import port_number, positive_int
+from backend.cli import port_number, positive_int, verb_parser
 from backend.errors import BadInput
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the dashboard (config/railyard.example.yaml "
-                                     "documents the config file)")
+    p = verb_parser(sub, "serve")
     p.add_argument("--config", required=True, metavar="FILE", help="the YAML config")
     p.add_argument("--port", type=port_number, help="overrides server.port")
     p.add_argument("--no-warm-spark", action="store_true",
                    help="do not start the Spark session at start-up")
     p.set_defaults(func=_serve)
 
-    w = sub.add_parser("worker", help="run background jobs (sweeps) from Redis for the "
-                                      "dashboards of a config with cache.type: redis")
+    w = verb_parser(sub, "worker")
     w.add_argument("--config", required=True, metavar="FILE", help="the YAML config")
     w.add_argument("--concurrency", type=positive_int, default=4,
                    help="jobs at once (threads sharing one Spark session; default 4)")

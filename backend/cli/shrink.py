@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, positive_int
+from backend.cli import non_negative_int, positive_int, verb_parser
 from backend.model.io import load_snapshot
 from backend.services.limits import effective_limits
 from backend.services.shrink import shrink_plan
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("shrink", help="plan reducing a topic's partition count")
+    p = verb_parser(sub, "shrink")
     actions = p.add_subparsers(dest="action", required=True)
     s = actions.add_parser("plan", help="stages, reclaimed room, risks and a migration")
     s.add_argument("--snapshot", required=True, metavar="FILE")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, positive_int
+from backend.cli import non_negative_int, positive_int, verb_parser
 from backend.errors import BadInput
 from backend.model.io import load_snapshot, read_json
 from backend.model.snapshot import Limits
@@ -13,7 +13,7 @@ from backend.twin.generate import generate_snapshot
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("snapshot", help="generate, describe and import cluster snapshots")
+    p = verb_parser(sub, "snapshot")
     actions = p.add_subparsers(dest="action", required=True)
 
     g = actions.add_parser("generate", help="a reproducible synthetic cluster")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive_float, positive_int
+from backend.cli import positive_float, positive_int, verb_parser
 from backend.services import throttle
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("throttle", help="KIP-73 replication throttles for a reassignment")
+    p = verb_parser(sub, "throttle")
     actions = p.add_subparsers(dest="action", required=True)
     plan = actions.add_parser("plan", help="throttle configs, per-broker ETAs and safety checks")
     plan.add_argument("--snapshot", required=True, metavar="FILE")

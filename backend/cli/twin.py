@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from backend.cli import emit, port_or_zero, positive_float
+from backend.cli import emit, port_or_zero, positive_float, verb_parser
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
 from backend.model.io import load_snapshot
@@ -15,7 +15,7 @@ from backend.twin.scenario import load_scenario
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("twin", help="the simulated cluster and its exporters")
+    p = verb_parser(sub, "twin")
     actions = p.add_subparsers(dest="action", required=True)
     s = actions.add_parser("serve", help="run the twin until interrupted")
     s.add_argument("--snapshot", required=True,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.cli import verb_parser
 from backend.services import whatif
 from backend.spark.session import settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("whatif", help="what-if sweeps on Spark (docs/whatif.md)")
+    p = verb_parser(sub, "whatif")
     actions = p.add_subparsers(dest="action", required=True)
     s = actions.add_parser("sweep", help="run every scenario of a sweep spec")
     s.add_argument("--spec", required=True, metavar="SPEC.json", help="see docs/whatif.md")

@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from backend.errors import BadInput
+
+if TYPE_CHECKING:  # pandas only where frames are built: the constants import light
+    import pandas as pd
 
 DEFAULT = "<default>"
 """The default entity name, as ZooKeeper paths and kafka-configs --entity-default use it."""
@@ -405,6 +408,8 @@ def replay_frame(requests: pd.DataFrame, rate: float | None, samples: int = DEFA
     entities. Returns (per request: admitted, tokens_after, throttle_ms, bucket) and
     (per bucket: user, client_id, rate, burst, quota_entity).
     """
+    import pandas as pd
+
     book = _book(rate, quotas)
     user_codes, users = pd.factorize(requests["user"])
     client_codes, clients = pd.factorize(requests["client_id"])

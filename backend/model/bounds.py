@@ -8,10 +8,12 @@ a 7 TiB allocation, an int64 overflow or a negative size.
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from backend.errors import BadInput
+
+if TYPE_CHECKING:  # numpy is imported where arrays are checked: the CLI starts without it
+    import numpy as np
 
 # Kafka stores byte counts, rates and throttles as a Java long.
 MAX_LONG = 2**63 - 1
@@ -52,6 +54,8 @@ def check_replicas(partitions: int, rf: int, what: str) -> None:
 
 def check_total_bytes(part_size: np.ndarray, rf: np.ndarray, where: str) -> None:
     """The bytes all replicas store together fit a long (per-broker sums never overflow)."""
+    import numpy as np
+
     if len(part_size) and float(np.dot(part_size.astype(np.float64), rf)) >= 2.0**63:
         raise BadInput(f"{where}: the partitions' size_bytes add up past Kafka's largest "
                        "value (2^63-1 bytes): a size is wrong")

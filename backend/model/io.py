@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 import orjson
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from backend.errors import BadInput
 from backend.model.bounds import check_long, check_total_bytes
@@ -307,6 +305,8 @@ def snapshot_to_dict(snap: Snapshot) -> dict:
 # ---- Parquet ------------------------------------------------------------------------------
 def snapshot_to_parquet_bytes(snap: Snapshot) -> bytes:
     """The Parquet form in memory (what the twin's HTTP API sends)."""
+    import pyarrow as pa  # pyarrow only for Parquet: JSON snapshots start faster without it
+
     sink = pa.BufferOutputStream()
     _save_parquet(snap, sink)
     return sink.getvalue().to_pybytes()
@@ -314,10 +314,15 @@ def snapshot_to_parquet_bytes(snap: Snapshot) -> bytes:
 
 def snapshot_from_parquet_bytes(data: bytes, source: str) -> Snapshot:
     """Inverse of snapshot_to_parquet_bytes; ``source`` names the data in errors."""
+    import pyarrow as pa
+
     return _load_parquet(pa.BufferReader(data), source)
 
 
 def _save_parquet(snap: Snapshot, path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     replicas = pa.ListArray.from_arrays(
         pa.array(snap.replica_offsets.astype(np.int32)),
         pa.array(snap.broker_ids[snap.replica_broker]),
@@ -343,6 +348,9 @@ def _save_parquet(snap: Snapshot, path) -> None:
 
 
 def _load_parquet(where, path: str | None = None) -> Snapshot:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = path or str(where)
     try:
         table = pq.read_table(where)

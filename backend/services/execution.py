@@ -21,13 +21,15 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import numpy as np
+
 from backend.errors import Conflict, NotFound, Unavailable
 from backend.executor.freeze import executable_content, spec_from_dict
 from backend.executor.loop import Executor, RetryPolicy
 from backend.executor.records import ACTIVE, ENDED, ExecutionRecords
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
-from backend.services import plans
+from backend.services import plan_preview, plans
 from backend.store.engine import writer
 from backend.store.store import Plan, Store
 from backend.store.workflow import SYSTEM, Actor, authorize
@@ -221,6 +223,12 @@ class ExecutorThread(threading.Thread):
                     and ex["state"] in ("running", "pausing", "paused"):
                 self.records.request(plan.id, ("running", "pausing", "paused"),
                                      "cancelling", now)
+        ids = {p.id for p in executing}
+        for ex in self.records.active(cluster):
+            if ex["plan_id"] not in ids and ex["state"] in ("running", "pausing", "paused"):
+                # the plan was ended outside the executor: stop its moves, restore throttles
+                self.records.request(ex["plan_id"], ("running", "pausing", "paused"),
+                                     "cancelling", now)
         active = self.records.active(cluster)
         if not active:
             waiting = [p for p in sorted(executing, key=lambda p: p.id)
@@ -238,3 +246,29 @@ class ExecutorThread(threading.Thread):
             executor = self._executors[cluster] = Executor(
                 self.records, self.gateways(cluster), journal, self.retry)
         executor.tick(active[0]["plan_id"], now)
+
+
+# ---- the demo ---------------------------------------------------------------------------------
+DEMO_THROTTLE = 20_000_000  # bytes/s
+
+
+def propose_demo_plan(store: Store, snap: Snapshot, author: Actor) -> Plan | None:
+    """`railyard demo` starts with one plan waiting for the demo approver: 300 replicas
+    from broker 1 to broker 4 (same rack), throttled, on partitions the demo scenario
+    leaves alone (it moves partitions off broker 3 to broker 9), so the approval's basis
+    check passes. None when a plan is already proposed."""
+    if plans.list_plans(store, cluster=snap.cluster, state="proposed", limit=1):
+        return None
+    on = {}
+    for b in (1, 4, 3, 9):
+        on[b] = np.zeros(snap.n_partitions, bool)
+        on[b][snap.replica_partition[snap.replica_broker == snap.broker_positions([b])[0]]] = True
+    rows = np.flatnonzero(on[1] & ~on[4] & ~on[3] & ~on[9] & ~snap.part_internal)[:300]
+    content = {"version": 1, "partitions": [
+        {"topic": str(snap.topic_names[snap.part_topic[r]]), "partition": int(snap.part_id[r]),
+         "replicas": [4 if b == 1 else b for b in snap.replicas_of(r)]} for r in rows.tolist()]}
+    draft = plan_preview.from_kafka_json(snap, content, throttle=DEMO_THROTTLE)
+    return plans.propose(store, author, cluster=snap.cluster, kind="reassignment",
+                         content=draft.content, preview=draft.preview, snapshot=snap,
+                         title="Move 300 replicas from broker 1 to broker 4 (demo)",
+                         throttle=DEMO_THROTTLE)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from backend.engines import limits as engine
 from backend.errors import BadInput
 from backend.model.bounds import MAX_PARTITIONS, check_count, check_replicas
 from backend.model.names import check_no_collision, check_topic_name, collision_warning
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_near
-from backend.services import monitoring, snapshots
+from backend.services import snapshots
 from backend.services.cluster import ClusterSource, cluster_snapshot
+
+if TYPE_CHECKING:
+    from backend.services.monitoring import Span
 
 
 def parse_topic_spec(spec: str) -> engine.TopicRequest:
@@ -108,10 +113,12 @@ def guard_rails(source: ClusterSource) -> dict:
             "over": [b["id"] for b in d["brokers"] if b["over_limit"]]}
 
 
-def guard_rails_at(source: ClusterSource, span: monitoring.Span) -> dict:
+def guard_rails_at(source: ClusterSource, span: Span) -> dict:
     """guard_rails as of a past window's end, from that window's metrics: a review of
     02:00-03:00 must not mix Prometheus' 03:00 with today's assignment. Same shape as
     guard_rails, with what the metrics cannot know (topics, racks) as None."""
+    from backend.services import monitoring  # pandas: the CLI's what-ifs start without it
+
     seen = monitoring.partitions_at(source, span)
     lim = source.limits
     brokers = []

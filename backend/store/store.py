@@ -184,13 +184,18 @@ def due_plans(conn: Connection, states: frozenset[str],
     return [tuple(r) for r in conn.execute(q)]
 
 
+_UPDATE_IF_UNCHANGED = plans.update().where(
+    plans.c.id == bindparam("p_id"), plans.c.state == bindparam("p_state"),
+    plans.c.version == bindparam("p_version"))
+
+
 def update_plan(conn: Connection, plan_id: int, expect_state: str, expect_version: int,
                 **values: Any) -> bool:
     """Change the plan only if it is still in ``expect_state`` at ``expect_version`` (and
     bump the version); False when someone else changed it first."""
-    result = conn.execute(plans.update().where(
-        plans.c.id == plan_id, plans.c.state == expect_state,
-        plans.c.version == expect_version).values(version=expect_version + 1, **values))
+    result = conn.execute(_UPDATE_IF_UNCHANGED, {
+        "p_id": plan_id, "p_state": expect_state, "p_version": expect_version,
+        "version": expect_version + 1, **values})
     return result.rowcount == 1
 
 

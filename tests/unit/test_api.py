@@ -335,3 +335,79 @@ def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
         if not twin.list_reassignments():
             break
         twin.advance(1.0)
+
+
+def test_execution_progress_pause_and_resume(env):
+    from backend.services.execution import ExecutorThread
+    from backend.store.workflow import SYSTEM
+
+    for other in plan_service.list_plans(env["store"], state="executing"):
+        plan_service.finish(env["store"], SYSTEM, other.id, "cancelled")  # one at a time
+    plan_id = make_plan(env, "operator1", "executing")
+    got = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
+    assert got["execution"] is None  # the executor has not picked it up yet
+    twin, rt = env["twin"], env["rt"]
+    thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                            clock=lambda: 1e9 + twin.now_seconds, holder="api-test")
+    for _ in range(3):  # plans other tests left executing wind down first
+        thread.cycle(1e9 + twin.now_seconds)
+    got = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
+    progress = got["execution"]
+    assert progress["state"] == "running" and progress["partitions_total"] == 1
+    assert {"bytes_done", "bytes_total", "observed_rate", "throttle", "predicted_eta_seconds",
+            "observed_eta_seconds", "per_batch"} <= set(progress)
+    url = f"/api/v1/plans/{plan_id}"
+    assert env["client"].post(f"{url}/pause", json={}, headers=basic("viewer1")).status_code \
+        == 403
+    answer = env["client"].post(f"{url}/pause", json={}, headers=basic("operator2"))
+    assert answer.status_code == 202 and answer.get_json()["state"] == "pausing"
+    assert env["client"].post(f"{url}/pause", json={}, headers=basic("operator2")).status_code \
+        == 409
+    answer = env["client"].post(f"{url}/resume", json={}, headers=basic("operator1"))
+    assert answer.status_code == 202 and answer.get_json()["state"] == "running"
+    env["client"].post(f"{url}/cancel", json={}, headers=basic("operator1"))
+    thread.cycle(1e9 + twin.now_seconds)
+    thread.cycle(1e9 + twin.now_seconds)
+    assert plan_service.get(env["store"], plan_id).state == "cancelled"
+    assert twin.list_reassignments() == []
+    thread.stop()
+
+
+def test_plan_page_executes_and_shows_the_progress_bar(env):
+    """The plan page's Execute button and progress bar (pages/plan.py) for an operator."""
+    import sys
+
+    import dash
+
+    from backend.services.execution import ExecutorThread
+    from backend.store.workflow import SYSTEM
+    from dashboard import ids
+
+    for other in plan_service.list_plans(env["store"], state="executing"):
+        plan_service.finish(env["store"], SYSTEM, other.id, "cancelled")
+    page = sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path_template"] == "/plans/<plan_id>")]
+    plan_id = make_plan(env, "writer", "approved")
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("viewer1")):
+        answer = page.execution_answer(ids.PV_EXECUTE, plan_id)
+        assert answer[0].startswith("Refused: the viewer role may not execute")
+        assert answer[5:9] == (True, True, True, True)  # a viewer sees no button
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        assert page.execution_answer(None, plan_id)[5:9] == (False, True, True, True)
+        answer = page.execution_answer(ids.PV_EXECUTE, plan_id)
+        assert answer[0] == "Done: execute sent." and answer[3] == "executing"
+        assert answer[9] is False  # the timer refreshes while it executes
+        twin, rt = env["twin"], env["rt"]
+        thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__,
+                                rt.snapshot_of, holder="page-test")
+        for _ in range(3):
+            thread.cycle(2e9 + twin.now_seconds)
+        answer = page.execution_answer(None, plan_id)
+        assert answer[5:9] == (True, False, True, False)  # Pause and Cancel
+        bar = answer[2].children[0]
+        assert bar.id == ids.PV_PROGRESS_BAR and bar.max == "100"
+        answer = page.execution_answer(ids.PV_PAUSE, plan_id)
+        assert answer[5:9] == (True, True, False, False)  # Resume and Cancel
+        page.execution_answer(ids.PV_CANCEL, plan_id)

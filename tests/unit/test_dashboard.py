@@ -176,10 +176,12 @@ def _update(client, body) -> tuple[int, dict]:
 
 
 def _plain_callback(app):
-    """A callback with one plain output and some state (the shape most pages use)."""
-    return next((k, v) for k, v in app.callback_map.items()
-                if v.get("state") and "." in k and not k.startswith("..") and "@" not in k
-                and not v.get("background"))
+    """A callback with one plain output and state it reads whatever its inputs (the
+    sweep's CSV download): which callback comes first in the map depends on the pages."""
+    from dashboard import ids
+
+    key = f"{ids.WI_SW_DOWNLOAD}.data"
+    return key, app.callback_map[key]
 
 
 def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):

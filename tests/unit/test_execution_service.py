@@ -151,3 +151,20 @@ def test_a_shrink_is_refused_with_the_migration_offered(world):
     assert plans.get(world.store, plan.id).state == "failed"
     last = plans.audit_entries(world.store, plan=plan.id)[-1]
     assert last.action == "fail" and "migration" in last.detail["cause"]
+
+
+def test_the_demo_starts_with_a_plan_the_scenario_leaves_alone(tmp_path):
+    from backend.twin.examples import DEMO_SCENARIO, demo_snapshot
+    from backend.twin.scenario import ScenarioRunner, load_scenario
+
+    store = open_store(f"sqlite:///{tmp_path}/demo.db")
+    twin = TwinCluster(demo_snapshot(), TwinSettings(traffic_noise=0.0))
+    plan = execution.propose_demo_plan(store, twin.assignment(), OPERATOR)
+    assert plan.state == "proposed" and len(plan.content["partitions"]) == 300
+    assert plan.throttle == execution.DEMO_THROTTLE
+    assert execution.propose_demo_plan(store, twin.assignment(), OPERATOR) is None
+    ScenarioRunner(twin, load_scenario(DEMO_SCENARIO)).advance_to(120)
+    approved = plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
+                             snapshot_of=lambda _c: twin.assignment())
+    assert approved.state == "approved"  # the scenario's own moves did not touch it
+    store.close()

@@ -1,0 +1,60 @@
+"""An execution's progress (services.execution.progress): a bar, the figures in words,
+and the batches. Takes its data and ids as arguments."""
+
+from __future__ import annotations
+
+import pandas as pd
+from dash import html
+
+from components import tables
+
+
+def _bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} TB"
+
+
+def _duration(s: float | None) -> str:
+    if s is None:
+        return "unknown"
+    s = round(s)
+    return f"{s // 3600}h {s % 3600 // 60}m" if s >= 3600 else f"{s // 60}m {s % 60}s"
+
+
+def progress_view(p: dict | None, bar_id: str) -> html.Div:
+    """The bar and figures of one execution; a line saying so before it starts."""
+    if p is None:
+        return html.Div(html.P("Not started: the executor picks an executing plan up within "
+                               "a few seconds.", className="hint"))
+    pct = 100.0 * p["fraction"]
+    rate = p["observed_rate"]
+    lines = [
+        f"{p['state']}: batch {p['batch'] + 1} of {p['batches']}, "
+        f"{p['partitions_done']:,} of {p['partitions_total']:,} partitions, "
+        f"{_bytes(p['bytes_done'])} of about {_bytes(p['bytes_total'])} copied",
+        f"observed {_bytes(rate)}/s" + (f" against the throttle {_bytes(p['throttle'])}/s"
+                                        if p["throttle"] else " (no throttle)"),
+        f"ETA predicted {_duration(p['predicted_eta_seconds'])}, observed "
+        f"{_duration(p['observed_eta_seconds'])}",
+    ]
+    if p["cause"]:
+        lines.append(f"cause: {p['cause']}")
+    elif p["error"]:
+        lines.append(f"retrying after: {p['error']}")
+    batches = pd.DataFrame([{
+        "batch": b["batch"] + 1, "state": b["state"], "partitions": b["partitions"],
+        "done": b["done"], "copied": _bytes(b["bytes_done"]),
+        "rate": _bytes(b["observed_rate"]) + "/s" if b["observed_rate"] else "-"}
+        for b in p["per_batch"] if b["state"] != "pending"][-50:])
+    return html.Div([
+        html.Progress(value=f"{pct:.1f}", max="100", id=bar_id, title=f"{pct:.1f}%",
+                      className="execution-bar"),
+        html.Span(f" {pct:.0f}%"),
+        html.Ul([html.Li(line) for line in lines]),
+        tables.grid(batches, height=180) if len(batches) else None,
+    ])

@@ -1,0 +1,38 @@
+"""Figures people read: byte rates in kB/s, MB/s, GB/s on axes and labels; lines that
+would hide one another drawn with different dashes."""
+
+import pandas as pd
+
+from components import charts
+
+
+def test_rate_text_reads_as_people_say_it():
+    assert [charts.rate_text(v) for v in (950, 12_300, 1e6, 5e6, 2.5e9)] == [
+        "950 B/s", "12.3 kB/s", "1 MB/s", "5 MB/s", "2.5 GB/s"]
+
+
+def test_byte_rate_axes_carry_si_prefixes_and_the_unit():
+    frame = pd.DataFrame({"time": pd.to_datetime([0, 60, 120], unit="s"),
+                          "value": [1e6, 2e6, 3e6], "series": ["leader 1"] * 3})
+    fig = charts.time_series(frame, "rates", "bytes/s")
+    assert fig["layout"]["yaxis"]["tickformat"] == "~s"
+    assert fig["layout"]["yaxis"]["ticksuffix"] == "B/s"
+    band = charts.safe_band(["1"], [1e6], [9e7], 5e6, [True], "band")
+    assert band.layout.yaxis.ticksuffix == "B/s"
+    assert band.layout.annotations[0].text == "throttle 5 MB/s"
+
+
+def test_leader_and_follower_lines_are_told_apart():
+    frame = pd.DataFrame({"time": pd.to_datetime([0, 60, 120] * 2, unit="s"),
+                          "value": [1e6] * 6, "series": ["leader 3"] * 3 + ["follower 9"] * 3})
+    dashes = {t["name"]: t["line"]["dash"] for t in charts.time_series(
+        frame, "rates", "bytes/s")["data"]}
+    assert dashes == {"follower 9": "dot", "leader 3": "solid"}
+
+
+def test_equal_sweep_lines_stay_visible():
+    rows = pd.DataFrame({"max_broker_partitions": [1, 2, 1, 2], "min_capacity": [0, 0, 0, 0],
+                         "add_brokers": [0, 0, 1, 1]})
+    fig = charts.sweep_lines(rows, "max_broker_partitions", "min_capacity", "add_brokers",
+                             "t", "y")
+    assert fig.data[0].line.dash != fig.data[1].line.dash
