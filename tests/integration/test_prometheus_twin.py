@@ -157,6 +157,10 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
     assert set(catalog.CATALOG) == set(expect) | set(single) | {
         "mutation_tokens_low", "mutation_throttle_time_high", "scrapes_in_window",
         "newest_sample",  # the window-wide concepts above
+        # history and trend concepts: checked on backfilled history and by promtool
+        # (test_capacity_history.py, test_alert_rules.py)
+        "partitions_per_broker_peak", "cluster_replicas_peak", "partitions_per_broker_in_14d",
+        "cluster_replicas_in_14d", "max_lag_growth_per_broker",
         "mutation_tokens", "mutation_rate", "mutation_throttle_time", "bytes_in_per_broker",
         "bytes_out_per_broker", "replication_bytes_in_per_broker",
         "replication_bytes_out_per_broker", "reassignment_bytes_in_per_broker",
