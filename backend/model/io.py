@@ -347,6 +347,19 @@ def _save_parquet(snap: Snapshot, path) -> None:
     pq.write_table(table, path, compression="zstd")
 
 
+def _numpy(column) -> np.ndarray:
+    """A numeric Arrow column as a numpy array, from its data buffer when it has no nulls
+    (pyarrow's to_numpy imports pandas, a second of start-up on a busy machine)."""
+    import pyarrow.types as pt
+
+    a = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if a.null_count or not (pt.is_integer(a.type) or pt.is_floating(a.type)):
+        return a.to_numpy(zero_copy_only=False)
+    dtype = np.dtype(a.type.to_pandas_dtype())
+    return np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset
+                         * dtype.itemsize).copy()
+
+
 def _load_parquet(where, path: str | None = None) -> Snapshot:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -369,24 +382,24 @@ def _load_parquet(where, path: str | None = None) -> Snapshot:
     check_racks(meta["brokers"]["rack"], meta["brokers"]["id"], path)
     for i, name in enumerate(meta["topics"]["name"]):
         check_topic_name(name, f"{path}: topics[{i}]")
-    part_size = table.column("size_bytes").to_numpy()
+    part_size = _numpy(table.column("size_bytes"))
     if len(part_size) and part_size.min() < 0:
         raise BadInput(f"{path}: a partition has a negative size_bytes")
-    check_total_bytes(part_size, np.diff(replicas.offsets.to_numpy()), path)
+    check_total_bytes(part_size, np.diff(_numpy(replicas.offsets)), path)
     snap = Snapshot.build(
         meta["cluster"],
         broker_ids,
         meta["brokers"]["rack"],
         meta["topics"]["name"],
-        table.column("topic").to_numpy(),
-        replicas.offsets.to_numpy().astype(np.int64),
+        _numpy(table.column("topic")),
+        _numpy(replicas.offsets).astype(np.int64),
         np.zeros(0, np.int32),
         topic_internal=meta["topics"]["internal"],
         topic_keyed=meta["topics"]["keyed"],
         topic_retention_ms=meta["topics"].get("retention_ms"),
         part_size=part_size,
-        part_rate=table.column("bytes_in_per_sec").to_numpy(),
+        part_rate=_numpy(table.column("bytes_in_per_sec")),
         limits=_limits_from({k: v for k, v in meta["limits"].items() if v is not None}, str(path)),
     )
-    positions = snap.broker_positions(replicas.values.to_numpy(), str(path))
+    positions = snap.broker_positions(_numpy(replicas.values), str(path))
     return replace(snap, replica_broker=positions)
