@@ -7,6 +7,12 @@ refresh by every browser they took seconds each and ran past the client's timeou
 20 users. Prometheus evaluates these rules once per evaluation interval instead, and the
 client reads the one recorded series per broker.
 
+The group is evaluated every RULES_INTERVAL_SECONDS, not at the scrape interval: on a
+200k-partition cluster one evaluation reads ~1M series and takes longer than a 5 s scrape
+interval, so at that pace Prometheus evaluated back to back, timed out (no series were
+ever recorded) and kept a core busy, making every other query of the dashboard seconds
+slower. The recorded answers are for ETAs and lag, which a minute's age does not change.
+
 Railyard's own Prometheus (`railyard prometheus up`, `railyard demo`) loads them; for your
 own Prometheus, `recording_rules(dialect)` is the file to add to ``rule_files`` (see
 docs/recording-rules.md). Without them the client falls back to the full expression.
@@ -17,6 +23,7 @@ from __future__ import annotations
 from backend.metrics import catalog
 
 RULES_FILE = "railyard-recording.rules.yml"
+RULES_INTERVAL_SECONDS = 60.0
 BY = "broker"  # the rules are written for the label the scrape config puts on brokers
 RECORDED = {  # catalog concept -> the series its rule records
     "replica_bytes_behind": "railyard:replica_bytes_behind:sum",
@@ -24,9 +31,12 @@ RECORDED = {  # catalog concept -> the series its rule records
 }
 
 
-def recording_rules(dialect: str = "strimzi") -> dict:
-    """The rule file (Prometheus's YAML as a dict) for a naming dialect."""
-    return {"groups": [{"name": "railyard-recording", "rules": [
+def recording_rules(dialect: str = "strimzi",
+                    interval: float = RULES_INTERVAL_SECONDS) -> dict:
+    """The rule file (Prometheus's YAML as a dict) for a naming dialect, evaluated every
+    ``interval`` seconds."""
+    return {"groups": [{"name": "railyard-recording", "interval": f"{round(interval * 1000)}ms",
+                        "rules": [
         {"record": record, "expr": catalog.promql(concept, dialect, by=BY)}
         for concept, record in RECORDED.items()]}]}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from backend.errors import BadInput
-from backend.metrics.recording import RULES_FILE, recording_rules
+from backend.metrics.recording import RULES_FILE, RULES_INTERVAL_SECONDS, recording_rules
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
@@ -70,12 +70,14 @@ class PrometheusProcess:
     def data_dir(self) -> Path:
         return self.home / "data"
 
-    def write_config(self, config: dict, dialect: str = "strimzi") -> Path:
-        """The config, and Railyard's recording rules for ``dialect`` when it loads them."""
+    def write_config(self, config: dict, dialect: str = "strimzi",
+                     rules_interval: float = RULES_INTERVAL_SECONDS) -> Path:
+        """The config, and Railyard's recording rules for ``dialect`` (evaluated every
+        ``rules_interval`` seconds) when it loads them."""
         self.home.mkdir(parents=True, exist_ok=True)
         if RULES_FILE in config.get("rule_files", []):
             (self.home / RULES_FILE).write_text(
-                yaml.safe_dump(recording_rules(dialect), sort_keys=False))
+                yaml.safe_dump(recording_rules(dialect, rules_interval), sort_keys=False))
         self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
         return self.config_path
 

@@ -2,12 +2,18 @@
 gateway does not answer) its snapshot file. The one cache of cluster reads lives here:
 assignments and what the gateway describes (configs, quotas), kept CLUSTER_TTL_SECONDS.
 
+A snapshot file is read again only when it changes (its size or modification time): a
+cluster whose gateway does not answer would otherwise re-parse a 200k-partition file
+on every page refresh past the TTL.
+
 Anything that cannot be read is ``Unavailable`` naming what is missing (a page turns it
 into a banner).
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +51,8 @@ class ClusterSource:
 
 _reads = TtlCache("cluster", CLUSTER_TTL_SECONDS)  # in process: snapshots are large
 _fallbacks: dict[str, str] = {}  # cluster -> why its gateway did not answer
+_files: dict[str, tuple[tuple, Snapshot]] = {}  # path -> (its stat and limits, what it held)
+_files_lock = threading.Lock()
 
 
 def cluster_read(source: ClusterSource, question: str, read: Callable[[], T]) -> T:
@@ -79,12 +87,35 @@ def _read_assignment(source: ClusterSource) -> Snapshot:
         raise Unavailable(f"Cluster '{source.name}'", "no snapshot file configured and no "
                           "gateway to read the assignment from")
     if snap is None:
-        try:
-            snap = load_snapshot(source.snapshot_file)
-        except BadInput as e:
-            raise Unavailable(f"Cluster '{source.name}'", str(e)) from None
+        return _snapshot_file(source)
+    return _with_source_limits(snap, source)
+
+
+def _with_source_limits(snap: Snapshot, source: ClusterSource) -> Snapshot:
     return snap.with_limits(snap.limits.merged(source.limits.max_broker_partitions,
                                                source.limits.max_partitions))
+
+
+def _snapshot_file(source: ClusterSource) -> Snapshot:
+    """The snapshot file's assignment, parsed again only when the file changed: the same
+    object while it did not (so what is derived from it can be kept by identity)."""
+    path = str(source.snapshot_file)
+    try:
+        st = os.stat(path)
+        mark = (st.st_mtime_ns, st.st_size, st.st_ino, source.limits)
+    except OSError:
+        mark = None  # load_snapshot says what is wrong with it
+    with _files_lock:
+        hit = _files.get(path)
+    if mark is not None and hit is not None and hit[0] == mark:
+        return hit[1]
+    try:
+        snap = _with_source_limits(load_snapshot(path), source)
+    except BadInput as e:
+        raise Unavailable(f"Cluster '{source.name}'", str(e)) from None
+    with _files_lock:
+        _files[path] = (mark, snap)
+    return snap
 
 
 def assignment_note(source: ClusterSource) -> str | None:

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
 SHRINK_REFUSAL = ("the executor runs reassignments only: Apache Kafka cannot delete "
-                  "partitions, so run the plan's migration to a new topic (its checklist) "
+                  "partitions, so run the migration to a new topic that its page shows "
                   "instead")
 GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
 

@@ -170,24 +170,3 @@ exec_leases = Table(
     Column("expires_at", Float, nullable=False),
     Column("heartbeat_at", Float, nullable=False),
 )
-
-# Throttle configs no executing plan owns, with the time Railyard first saw them.
-exec_leftovers = Table(
-    "exec_leftovers", metadata,
-    Column("cluster", String(200), primary_key=True),
-    Column("entity_type", String(8), primary_key=True),
-    Column("name", String(255), primary_key=True),
-    Column("key", String(128), primary_key=True),
-    Column("value", Text, nullable=False),
-    Column("first_seen", Float, nullable=False),
-)
-
-# Steps an operator runs by hand (a shrink's migration on Apache Kafka), ticked off.
-exec_checklist = Table(
-    "exec_checklist", metadata,
-    Column("plan_id", Integer, primary_key=True, autoincrement=False),
-    Column("idx", Integer, primary_key=True, autoincrement=False),
-    Column("step", Text, nullable=False),
-    Column("done_by", String(200)),
-    Column("done_at", Float),
-)

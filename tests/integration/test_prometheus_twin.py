@@ -60,7 +60,8 @@ def stack(request, tmp_path_factory):
             twin.advance(0.25)
     ticker = threading.Thread(target=clock, daemon=True)
     try:
-        prom.write_config(scrape_config(exporters.targets, "it", SCRAPE), dialect.name)
+        prom.write_config(scrape_config(exporters.targets, "it", SCRAPE), dialect.name,
+                          rules_interval=SCRAPE)  # the rules see each scrape here
         prom.start()
         ticker.start()
         yield twin, prom, MetricsClient(prom.url, dialect.name, ttl=0), stop, ticker

@@ -1,5 +1,5 @@
-"""The executor's tables: executions, their batches, the config book, per-cluster leases,
-leftover throttles seen, and the checklists of hand-run steps (backend/store/schema.py).
+"""The executor's tables: executions, their frozen content, their batches, the config
+book and per-cluster leases (backend/store/schema.py).
 
 Revision ID: 0002
 Revises: 0001
@@ -74,26 +74,9 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.Float, nullable=False),
         sa.Column("heartbeat_at", sa.Float, nullable=False),
     )
-    op.create_table(
-        "exec_leftovers",
-        sa.Column("cluster", sa.String(200), primary_key=True),
-        sa.Column("entity_type", sa.String(8), primary_key=True),
-        sa.Column("name", sa.String(255), primary_key=True),
-        sa.Column("key", sa.String(128), primary_key=True),
-        sa.Column("value", sa.Text, nullable=False),
-        sa.Column("first_seen", sa.Float, nullable=False),
-    )
-    op.create_table(
-        "exec_checklist",
-        sa.Column("plan_id", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("step", sa.Text, nullable=False),
-        sa.Column("done_by", sa.String(200)),
-        sa.Column("done_at", sa.Float),
-    )
 
 
 def downgrade() -> None:
-    for table in ("exec_checklist", "exec_leftovers", "exec_leases", "exec_configs",
-                  "exec_batches", "exec_content", "executions"):
+    for table in ("exec_leases", "exec_configs", "exec_batches", "exec_content",
+                  "executions"):
         op.drop_table(table)
