@@ -15,10 +15,13 @@ Nothing below the CLI imports it (docs/architecture.md).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any, NoReturn
 
 from backend.errors import BadInput, Unavailable
@@ -74,9 +77,53 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+_PLAIN = frozenset((int, str, bool, type(None)))
+_SEQUENCES = frozenset((list, tuple))
+
+
+def _check_finite(o: Any) -> None:
+    """Refuse a NaN or an infinity anywhere in an answer (orjson would write null). Values
+    are checked a level at a time by type in C, so a million-row assignment costs little."""
+    t = type(o)
+    if t is float:
+        if not math.isfinite(o):
+            raise ValueError(f"not JSON compliant: {o} in a CLI answer")
+    elif t is dict:
+        _check_all(list(o.values()))
+    elif t in _SEQUENCES:
+        _check_all(o)
+    elif "numpy" in sys.modules:  # numpy arrays and scalars, when the verb uses numpy
+        import numpy as np
+
+        if isinstance(o, np.ndarray | np.floating) and np.asarray(o).dtype.kind in "fc" \
+                and not np.isfinite(o).all():
+            raise ValueError("not JSON compliant: NaN or infinity in a CLI answer")
+
+
+def _check_all(items: Sequence[Any]) -> None:
+    kinds = set(map(type, items))
+    if kinds <= _PLAIN:
+        return
+    if kinds <= _SEQUENCES | _PLAIN:
+        _check_all(list(chain.from_iterable(x for x in items if type(x) in _SEQUENCES)))
+        return
+    for item in items:
+        _check_finite(item)
+
+
 def emit(result: dict) -> None:
-    """Print a result as one JSON object (NaN is a bug here, never silently emitted)."""
-    sys.stdout.write(json.dumps(result, default=_json_default, allow_nan=False) + "\n")
+    """Print a result as one JSON object (NaN is a bug here, never silently emitted).
+    orjson writes numpy arrays directly; json is the fallback for what orjson refuses
+    (integers past 64 bits)."""
+    import orjson
+
+    _check_finite(result)
+    try:
+        text = orjson.dumps(result, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY
+                            | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE).decode()
+    except orjson.JSONEncodeError:
+        text = json.dumps(result, default=_json_default, allow_nan=False) + "\n"
+    sys.stdout.write(text)
 
 
 def _at_most(value: int | float, text: str) -> None:
@@ -148,6 +195,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    # Answers allocate millions of small acyclic rows (a 1M-partition assignment): collect
+    # cycles every 100k allocations, not every 700, which halves the time to build them.
+    gc.set_threshold(100_000, 10, 10)
     args = build_parser(argv).parse_args(argv)
     func: Callable[[argparse.Namespace], dict | None] = args.func
     try:

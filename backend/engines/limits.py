@@ -74,8 +74,9 @@ class PlacementResult:
         for t in self.topics:
             assignment = None
             if t.assignment is not None:
-                rows = ids[t.assignment].tolist()
-                assignment = {str(t.first_partition + i): r for i, r in enumerate(rows)}
+                first = t.first_partition
+                assignment = dict(zip(map(str, range(first, first + len(t.assignment))),
+                                      ids[t.assignment].tolist(), strict=True))
             topics.append({"name": t.name, "ok": t.ok, "assignment": assignment,
                            "error": t.error, "kafka_compatible": t.kafka_compatible,
                            "rack_aware": t.rack_aware, "warnings": t.warnings})
