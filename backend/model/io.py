@@ -353,7 +353,7 @@ def _load_parquet(where, path: str | None = None) -> Snapshot:
 
     path = path or str(where)
     try:
-        table = pq.read_table(where)
+        table = pq.ParquetFile(where).read()  # read_table would import pyarrow.dataset, pandas
     except FileNotFoundError:
         raise BadInput(f"{path}: no such snapshot file") from None
     except (OSError, pa.ArrowInvalid) as e:
