@@ -133,7 +133,9 @@ def before_after_bars(labels: Sequence[str], before: Sequence[float], after: Seq
     return fig
 
 
-BYTE_RATE_AXIS = {"tickformat": "~s", "ticksuffix": "B/s"}  # 500kB/s, 1MB/s, 2GB/s
+# 500kB/s, 1MB/s, 2GB/s: the ticks carry the unit, so the axis needs no title (which the
+# longer tick labels would run into)
+BYTE_RATE_AXIS = {"tickformat": "~s", "ticksuffix": "B/s", "title": {"text": ""}}
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
@@ -219,7 +221,7 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                                       " rate</extra>")
     fig.update_layout(barmode="group", scattermode="group")
     fig.update_xaxes(type="category", title="broker")
-    fig.update_yaxes(title="bytes/s", rangemode="tozero", **BYTE_RATE_AXIS)
+    fig.update_yaxes(rangemode="tozero", **BYTE_RATE_AXIS)
     return fig
 
 
@@ -235,7 +237,7 @@ def safe_band(labels: Sequence[str], low: Sequence[float], high: Sequence[float]
                   annotation_text=f"throttle {rate_text(throttle)}",
                   annotation_position="top left")
     fig.update_xaxes(type="category", title="broker")
-    fig.update_yaxes(title="bytes/s", rangemode="tozero", **BYTE_RATE_AXIS)
+    fig.update_yaxes(rangemode="tozero", **BYTE_RATE_AXIS)
     return fig
 
 
@@ -253,7 +255,7 @@ def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: 
                       line_width=0, annotation_text="never finishes",
                       annotation_position="top left")
     fig.add_vline(x=chosen, line={"color": LINE, "dash": "dot"})
-    fig.update_xaxes(title="throttle (bytes/s)", type="log", **BYTE_RATE_AXIS)
+    fig.update_xaxes(type="log", **{**BYTE_RATE_AXIS, "title": {"text": "throttle"}})
     fig.update_yaxes(title="hours", rangemode="tozero")
     return fig
 

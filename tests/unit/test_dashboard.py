@@ -214,3 +214,19 @@ def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
         lines = [r for r in caplog.records if r.name == "railyard.dashboard"]
         assert len(lines) == 1 and lines[0].exc_info is None
         assert "\n" not in lines[0].getMessage()
+
+
+def test_live_limit_figures_are_drawn_once_per_assignment_read(app, monkeypatch):
+    """A range change or refresh while the assignment is unchanged redraws nothing (on a
+    200k-partition cluster each draw is a plotly build of 100 bars)."""
+    import pages.overview as overview
+    from backend.services import limits
+
+    draws = []
+    real = limits.guard_rails
+    monkeypatch.setattr(limits, "guard_rails", lambda s: draws.append(1) or real(s))
+    monkeypatch.setattr(overview, "_live", {})
+    first = overview.assignment_view("a", timerange.window("1h", None, None, 1_700_000_000))
+    again = overview.assignment_view("a", timerange.window("24h", None, None, 1_700_000_100))
+    assert again is first and len(draws) == 1
+    assert first[1]["data"][0]["type"] == "bar"
