@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dash
 import dash_ag_grid as dag
-from dash import Input, Output, dcc, html
+from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
 from backend.services import limits, monitoring
-from components import banners, charts, monitor
+from components import banners, charts, monitor, urlstate
 from dashboard import ids, runtime, shell
 
 dash.register_page(__name__, path="/brokers", name="Brokers", title="Railyard · Brokers",
@@ -28,6 +28,7 @@ GRAPH = {"displayModeBar": False}
 
 
 def layout(**query) -> html.Div:
+    broker = query.get("broker")  # a shared link names the selected broker
     return shell.page_frame("Brokers", ids.BR_BANNERS, query, [
         html.Div(dag.AgGrid(
             id=ids.BR_GRID, rowData=[],
@@ -36,7 +37,9 @@ def layout(**query) -> html.Div:
                            "minWidth": 90},
             columnSize="responsiveSizeToFit", style={"height": "360px"},
             className="ag-theme-alpine", getRowStyle=ROW_STYLE, getRowId="params.data.broker",
-            dashGridOptions={"animateRows": False, "rowSelection": {"mode": "singleRow"}}),
+            selectedRows={"ids": [broker]} if broker else [],
+            dashGridOptions={"animateRows": False, "rowSelection": {
+                "mode": "singleRow", "enableClickSelection": True, "checkboxes": False}}),
             className="panel"),
         html.H3(id=ids.BR_SELECTED),
         html.Div([html.Div(dcc.Graph(id=ids.BR_BYTES, config=GRAPH), className="panel"),
@@ -110,3 +113,14 @@ def show_broker(selected, rows, state):
             monitor.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages", w),
             monitor.figure(s["partitions"], f"Broker {broker}: partition replicas", "replicas",
                            w, limit=limit, limit_name="max.broker.partitions"))
+
+
+@dash.callback(Output(ids.URL, "search", allow_duplicate=True),
+               Input(ids.BR_GRID, "selectedRows"), State(ids.URL, "search"),
+               prevent_initial_call=True)
+def selection_in_url(selected, search):
+    """The clicked broker goes into the URL, so the link shows the same broker."""
+    broker = str(selected[0]["broker"]) if selected else None
+    if broker is None or urlstate.parse(search).get("broker") == broker:
+        return no_update
+    return urlstate.updated(search, broker=broker)

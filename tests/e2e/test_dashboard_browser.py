@@ -91,6 +91,18 @@ def test_unknown_cluster_is_an_error_the_page_states(browser, dashboard, route):
     assert picker.text.strip() == "demo"  # the picker shows the cluster the page does
 
 
+def test_clicking_a_broker_row_selects_it_and_the_url_keeps_it(browser, dashboard):
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    row = wait_for(browser, "#br-grid .ag-row[row-id='5'] .ag-cell", timeout=60)
+    row.click()
+    wait_text(browser, "#br-selected", "Broker 5 (rack")
+    WebDriverWait(browser, 20).until(lambda b: "broker=5" in b.current_url)
+    # the link shows the same broker to whoever opens it
+    browser.get(browser.current_url)
+    wait_text(browser, "#br-selected", "Broker 5 (rack", timeout=60)
+    assert "fullest broker" not in browser.find_element(By.ID, "br-selected").text
+
+
 def test_an_unreadable_typed_time_is_named(browser, dashboard):
     browser.get(dashboard.url + "/brokers?cluster=demo")
     wait_for(browser, "#range input[value='abs']").click()
