@@ -96,6 +96,7 @@ def show_broker(selected, rows, state):
     if not rows:
         empty = charts.empty("Broker", "No brokers to show")
         return "", empty, empty, empty
+    selected = _picked(selected, rows)
     chosen = selected[0] if selected else max(rows, key=lambda r: r["replicas"])
     broker = chosen["broker"]
     w, _ = monitor.window(state)
@@ -120,7 +121,18 @@ def show_broker(selected, rows, state):
                prevent_initial_call=True)
 def selection_in_url(selected, search):
     """The clicked broker goes into the URL, so the link shows the same broker."""
+    if isinstance(selected, dict):  # the URL's own selection, before the grid resolves it
+        return no_update
     broker = str(selected[0]["broker"]) if selected else None
     if broker is None or urlstate.parse(search).get("broker") == broker:
         return no_update
     return urlstate.updated(search, broker=broker)
+
+
+def _picked(selected, rows: list[dict]) -> list[dict]:
+    """Selected rows as a list: until the grid resolves it, a selection from the URL is
+    {"ids": [...]}."""
+    if isinstance(selected, dict):
+        wanted = {str(i) for i in selected.get("ids", [])}
+        return [r for r in rows if str(r["broker"]) in wanted]
+    return selected or []
