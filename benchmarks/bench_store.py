@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,7 +20,7 @@ from backend.services import plans
 from backend.store.store import open_store
 from backend.store.workflow import Actor
 from backend.twin.generate import generate_snapshot
-from benchmarks.common import Figure
+from benchmarks.common import Figure, on_both_stores
 
 CLIENTS = 20
 PLANS = 400
@@ -79,19 +78,4 @@ def _figure(name: str, url: str) -> Figure:
 
 
 def run() -> list[Figure]:
-    figures = []
-    with tempfile.TemporaryDirectory() as tmp:
-        figures.append(_figure("SQLite (WAL)", f"sqlite:///{tmp}/bench.db"))
-    from tests.servers import postgres_server
-
-    server = postgres_server()
-    try:
-        url = next(server)
-    except BaseException as e:
-        print(f"   PostgreSQL not measured: {e}")
-        return figures
-    try:
-        figures.append(_figure("PostgreSQL", url))
-    finally:
-        server.close()
-    return figures
+    return on_both_stores(_figure)

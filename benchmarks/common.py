@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,3 +40,24 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
+
+
+def on_both_stores(figure: Callable[[str, str], Figure]) -> list[Figure]:
+    """``figure(name, url)`` on a SQLite file and on a PostgreSQL server started for it
+    (skipped, with a line saying why, when PostgreSQL cannot start)."""
+    figures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        figures.append(figure("SQLite (WAL)", f"sqlite:///{tmp}/bench.db"))
+    from tests.servers import postgres_server
+
+    server = postgres_server()
+    try:
+        url = next(server)
+    except BaseException as e:
+        print(f"   PostgreSQL not measured: {e}")
+        return figures
+    try:
+        figures.append(figure("PostgreSQL", url))
+    finally:
+        server.close()
+    return figures

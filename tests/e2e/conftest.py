@@ -67,10 +67,8 @@ def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashbo
     return Dashboard(url, proc, log)
 
 
-@pytest.fixture(scope="session")
-def browser():
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        pytest.skip("chromium and chromium-driver are not installed (make test installs them)")
+def new_chromium():
+    """A headless Debian chromium with its own cookies (a session of its own)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -81,6 +79,14 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     driver.set_page_load_timeout(60)
+    return driver
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.skip("chromium and chromium-driver are not installed (make test installs them)")
+    driver = new_chromium()
     try:
         yield driver
     finally:

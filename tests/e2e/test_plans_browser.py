@@ -6,7 +6,6 @@ Approve on their own plan."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,8 @@ from backend.model.io import save_snapshot
 from backend.store.store import open_store
 from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import (
-    CHROMIUM_FLAGS,
     console_errors,
+    new_chromium,
     screenshot,
     sign_in,
     start_dashboard,
@@ -55,16 +54,7 @@ def dashboard(tmp_path_factory):
 @pytest.fixture(scope="module")
 def second_browser():
     """The approver's own browser: separate cookies, so a separate session."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    driver.set_page_load_timeout(60)
+    driver = new_chromium()
     try:
         yield driver
     finally:
