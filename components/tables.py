@@ -39,6 +39,12 @@ def card(label, value: str, state: str = "ok", note: str | None = None) -> html.
                     className=f"card card-{state}")
 
 
+def field(label, control, hint: str | None = None) -> html.Label:
+    """A form field: its label, the control, and an optional hint under it."""
+    return html.Label([html.Span(label, className="field-label"), control,
+                       html.Small(hint, className="hint") if hint else None], className="field")
+
+
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "never"

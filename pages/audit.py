@@ -11,7 +11,7 @@ from dash import Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
 from backend.services import plans as plan_service
-from components import banners
+from components import banners, tables
 from dashboard import ids, plan_views, runtime
 
 dash.register_page(__name__, path="/audit", name="Audit", title="Railyard · Audit", order=7)
@@ -26,19 +26,15 @@ def layout(plan: str | None = None, user: str | None = None, since: str | None =
         html.Div(id=ids.AU_PLANS),
         html.H3("Audit log"),
         html.Div([
-            _field("Plan", dcc.Input(id=ids.AU_PLAN, type="number", min=1, value=plan)),
-            _field("User", dcc.Input(id=ids.AU_USER, type="text", value=user)),
-            _field("Since (UTC)", dcc.Input(id=ids.AU_SINCE, type="text", value=since,
+            tables.field("Plan", dcc.Input(id=ids.AU_PLAN, type="number", min=1, value=plan)),
+            tables.field("User", dcc.Input(id=ids.AU_USER, type="text", value=user)),
+            tables.field("Since (UTC)", dcc.Input(id=ids.AU_SINCE, type="text", value=since,
                                             placeholder="2024-05-01T02:00")),
             html.Button("Show", id=ids.AU_APPLY, className="button primary"),
         ], className="form-row"),
         html.Div(id=ids.AU_ERROR, className="inline-error", role="alert"),
         html.Div(id=ids.AU_GRID),
     ])
-
-
-def _field(label, control) -> html.Label:
-    return html.Label([html.Span(label, className="field-label"), control], className="field")
 
 
 @dash.callback(Output(ids.AU_GRID, "children"), Output(ids.AU_ERROR, "children"),

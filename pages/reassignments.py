@@ -13,7 +13,7 @@ from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview, uploads
 from backend.services.cluster import cluster_snapshot
-from components import banners, urlstate
+from components import banners, tables, urlstate
 from components.help import term
 from dashboard import auth, drafts, ids, plan_views, runtime
 
@@ -39,26 +39,27 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                 term("throttle", "throttle"), " empty for kafka-kit's suggested rate."],
                className="explain"),
         html.Div([
-            _field("Plan", dcc.RadioItems(
+            tables.field("Plan", dcc.RadioItems(
                 id=ids.RA_SOURCE, value="generate", inline=True,
                 options=[{"label": "generate with the planner", "value": "generate"},
                          {"label": "upload Kafka JSON", "value": "upload"}])),
-            _field("Goal", dcc.Dropdown(id=ids.RA_GOAL, value="balance", clearable=False,
+            tables.field("Goal", dcc.Dropdown(id=ids.RA_GOAL, value="balance", clearable=False,
                                         options=[{"label": f"{g}: {GOAL_HELP[g]}", "value": g}
                                                  for g in GOALS], style={"width": "30rem"})),
-            _field("Brokers", dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
-                   "drain and add: broker ids"),
-            _field("Target utilisation", dcc.Input(id=ids.RA_UTILIZATION, type="number",
+            tables.field("Brokers",
+                         dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
+                         "drain and add: broker ids"),
+            tables.field("Target utilisation", dcc.Input(id=ids.RA_UTILIZATION, type="number",
                                                    value=1.0, min=0.01, max=1, step=0.01),
                    "share of max.broker.partitions"),
-            _field("Balance threshold", dcc.Input(id=ids.RA_THRESHOLD, type="number",
+            tables.field("Balance threshold", dcc.Input(id=ids.RA_THRESHOLD, type="number",
                                                   value=BALANCE_THRESHOLD, min=1, step=0.01)),
         ], className="form-row"),
         html.Div([
             dcc.Upload(id=ids.RA_UPLOAD, accept=".json",
                        children=html.Button("Upload reassignment JSON", className="button")),
             html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
-            _field(term("Throttle (MB/s)", "throttle"),
+            tables.field(term("Throttle (MB/s)", "throttle"),
                    dcc.Input(id=ids.RA_THROTTLE, type="number", min=0.001,
                              placeholder="suggested")),
             html.Button("Preview", id=ids.RA_RUN, className="button primary"),
@@ -66,11 +67,6 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
         html.Div(id=ids.RA_ERROR, className="inline-error", role="alert"),
         dcc.Loading(html.Div(id=ids.RA_PREVIEW), delay_show=300),
     ])
-
-
-def _field(label, control, hint: str | None = None) -> html.Label:
-    return html.Label([html.Span(label, className="field-label"), control,
-                       html.Small(hint, className="hint") if hint else None], className="field")
 
 
 @dash.callback(Output(ids.RA_UPLOAD_TOKEN, "data"), Output(ids.RA_UPLOAD_NAME, "children"),

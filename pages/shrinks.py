@@ -11,7 +11,7 @@ from dash import Input, Output, State, dcc, html, no_update
 from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview
 from backend.services.cluster import cluster_snapshot
-from components import banners, urlstate
+from components import banners, tables, urlstate
 from dashboard import auth, drafts, ids, plan_views, runtime
 
 dash.register_page(__name__, path="/shrinks", name="Shrinks", title="Railyard · Shrinks",
@@ -29,9 +29,9 @@ def layout(cluster: str | None = None, topic: str | None = None, **_query) -> ht
                "controller's next check. Leave the delay empty to use the topic's "
                "retention.ms.", className="explain"),
         html.Div([
-            _field("Topic", dcc.Input(id=ids.SH_TOPIC, type="text", value=topic or "")),
-            _field("Partitions after", dcc.Input(id=ids.SH_PARTITIONS, type="number", min=1)),
-            _field("Delay (hours)", dcc.Input(id=ids.SH_DELAY, type="number", min=0,
+            tables.field("Topic", dcc.Input(id=ids.SH_TOPIC, type="text", value=topic or "")),
+            tables.field("Partitions after", dcc.Input(id=ids.SH_PARTITIONS, type="number", min=1)),
+            tables.field("Delay (hours)", dcc.Input(id=ids.SH_DELAY, type="number", min=0,
                                               placeholder="retention.ms"),
                    "time consumers get to read the removed partitions"),
             html.Button("Preview", id=ids.SH_RUN, className="button primary"),
@@ -39,11 +39,6 @@ def layout(cluster: str | None = None, topic: str | None = None, **_query) -> ht
         html.Div(id=ids.SH_ERROR, className="inline-error", role="alert"),
         dcc.Loading(html.Div(id=ids.SH_PREVIEW), delay_show=300),
     ])
-
-
-def _field(label, control, hint: str | None = None) -> html.Label:
-    return html.Label([html.Span(label, className="field-label"), control,
-                       html.Small(hint, className="hint") if hint else None], className="field")
 
 
 @dash.callback(Output(ids.SH_PREVIEW, "children"), Output(ids.PLAN_TOKEN, "data"),

@@ -49,11 +49,6 @@ def layout(cluster: str | None = None, tab: str | None = None, **_query) -> html
     ])
 
 
-def _field(label, control, hint: str | None = None) -> html.Label:
-    return html.Label([html.Span(label, className="field-label"), control,
-                       html.Small(hint, className="hint") if hint else None], className="field")
-
-
 def _limits_tab(c) -> html.Div:
     lim = c.limits
     return html.Div([
@@ -61,19 +56,19 @@ def _limits_tab(c) -> html.Div:
                 term("max.broker.partitions"), " and ", term("max.partitions"),
                 ". Leave a limit empty to use the cluster's."], className="explain"),
         html.Div([
-            _field("Change", dcc.RadioItems(id=ids.WI_LIM_ACTION, value="create", inline=True,
+            tables.field("Change", dcc.RadioItems(id=ids.WI_LIM_ACTION, value="create", inline=True,
                                             options=[{"label": "create topic", "value": "create"},
                                                      {"label": "add partitions",
                                                       "value": "add"}])),
-            _field("Topic", dcc.Input(id=ids.WI_LIM_TOPIC, value="orders-v2", type="text")),
-            _field("Partitions", dcc.Input(id=ids.WI_LIM_PARTITIONS, value=24, type="number",
+            tables.field("Topic", dcc.Input(id=ids.WI_LIM_TOPIC, value="orders-v2", type="text")),
+            tables.field("Partitions", dcc.Input(id=ids.WI_LIM_PARTITIONS, value=24, type="number",
                                            min=1), "for add partitions: the total after"),
-            _field("Replication factor", dcc.Input(id=ids.WI_LIM_RF, value=3, type="number",
+            tables.field("Replication factor", dcc.Input(id=ids.WI_LIM_RF, value=3, type="number",
                                                    min=1)),
-            _field(term("max.broker.partitions"),
+            tables.field(term("max.broker.partitions"),
                    dcc.Input(id=ids.WI_LIM_MBP, type="number", min=0,
                              placeholder=str(lim.max_broker_partitions or "cluster's"))),
-            _field(term("max.partitions"),
+            tables.field(term("max.partitions"),
                    dcc.Input(id=ids.WI_LIM_MP, type="number", min=0,
                              placeholder=str(lim.max_partitions or "cluster's"))),
             html.Button("Preview placement", id=ids.WI_LIM_RUN, className="button primary"),
@@ -130,7 +125,7 @@ def _throttle_tab() -> html.Div:
                                                                className="button"),
                        accept=".json"),
             html.Span(id=ids.WI_TH_PLAN_NAME, className="hint"),
-            _field("Network capacity N (B/s)",
+            tables.field("Network capacity N (B/s)",
                    dcc.Input(id=ids.WI_TH_CAPACITY, type="number", min=1,
                              placeholder="125000000 (1 GbE)"), None),
         ], className="form-row"),
@@ -212,12 +207,12 @@ def _quota_tab(c) -> html.Div:
                                                                    className="button"),
                        accept=".jsonl,.json,.txt"),
             html.Span(id=ids.WI_QU_REQUESTS_NAME, className="hint"),
-            _field("Rate (partitions/s)",
+            tables.field("Rate (partitions/s)",
                    dcc.Input(id=ids.WI_QU_RATE, type="number", min=0,
                              value=q.controller_mutation_rate or 5)),
-            _field(term("Samples", "burst"), dcc.Input(id=ids.WI_QU_SAMPLES, type="number",
+            tables.field(term("Samples", "burst"), dcc.Input(id=ids.WI_QU_SAMPLES, type="number",
                                                        min=1, value=q.window_num)),
-            _field("Window (s)", dcc.Input(id=ids.WI_QU_WINDOW, type="number", min=1,
+            tables.field("Window (s)", dcc.Input(id=ids.WI_QU_WINDOW, type="number", min=1,
                                            value=q.window_seconds)),
             html.Button("Replay", id=ids.WI_QU_RUN, className="button primary"),
         ], className="form-row"),
@@ -282,13 +277,13 @@ def _sweep_tab(limits_grid: str) -> html.Div:
         dcc.Store(id=ids.WI_SW_TOKEN, data=uuid.uuid4().hex),
         dcc.Store(id=ids.WI_SW_ROWS),
         html.Div([
-            _field("Kind", dcc.Dropdown(id=ids.WI_SW_KIND, value="limits", clearable=False,
+            tables.field("Kind", dcc.Dropdown(id=ids.WI_SW_KIND, value="limits", clearable=False,
                                         options=list(whatif.SWEEP_GRID_KEYS),
                                         style={"width": "10rem"})),
-            _field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=limits_grid, type="text",
+            tables.field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=limits_grid, type="text",
                                      style={"width": "30rem"}),
                    "KEY=V1,V2,...; separated by ';'"),
-            _field("Workload (limits)", dcc.Input(id=ids.WI_SW_WORKLOAD, type="text",
+            tables.field("Workload (limits)", dcc.Input(id=ids.WI_SW_WORKLOAD, type="text",
                                                   value="orders-v2:300:3, clicks:600:3",
                                                   style={"width": "18rem"}),
                    "NAME:PARTITIONS:RF, ..."),
