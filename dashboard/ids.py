@@ -181,6 +181,9 @@ PV_EXEC_RESULT = "pv-exec-result"
 PV_PROGRESS = "pv-progress"
 PV_PROGRESS_BAR = "pv-progress-bar"
 PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
+PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
+PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators
+PV_CHECK_RESULT = "pv-check-result"
 
 # audit log
 AU_PLAN = "au-plan"
