@@ -153,6 +153,7 @@ SH_RUN = "sh-run"
 SH_ERROR = "sh-error"
 SH_BANNERS = "sh-banners"
 SH_PREVIEW = "sh-preview"
+SH_ON_CLUSTER = "sh-on-cluster"  # what executing a shrink does on this cluster
 
 PLAN_TITLE = "plan-title-input"
 PLAN_PROPOSE = "plan-propose"
