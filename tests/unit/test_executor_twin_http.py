@@ -100,3 +100,17 @@ def test_a_broker_the_scenario_fails_mid_move_fails_the_plan(http_rig):
     ex = rig.run(1)
     assert ex["state"] == "failed" and "broker 3 is down" in ex["cause"]
     assert rig.throttle_configs() == {} and rig.twin.list_reassignments() == []
+
+
+def test_throttles_the_twin_will_not_take_back_are_named_on_the_plan(http_rig):
+    rig = http_rig([{"at": "2s", "action": "gateway_fault", "op": "alter_configs",
+                     "error": "REQUEST_TIMED_OUT", "for": "1h"}],
+                   sizes={("a", 0): 50 * MB}, retry=RetryPolicy(budget=2, restore_budget=3))
+    rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
+    ex = rig.run(1)
+    assert ex["state"] == "failed"
+    assert "could not put back 8 config(s) after 3 attempts (REQUEST_TIMED_OUT: " in ex["cause"]
+    (note,) = [d for _, a, d, _ in rig.journal.entries if a == "configs_not_restored"]
+    assert {(c["entity_type"], c["name"]) for c in note["configs"]} == set(
+        rig.throttle_configs()) == {("broker", "1"), ("broker", "2"), ("broker", "3"),
+                                    ("topic", "a")}
