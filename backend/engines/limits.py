@@ -15,6 +15,7 @@ where capacity allows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -25,6 +26,7 @@ from backend.engines.fit import fits, place_by_capacity, shortfall
 from backend.engines.placement import kafka_assign, validate_request
 from backend.errors import BadInput
 from backend.model.csr import offsets_from_lengths
+from backend.model.jsonrows import IndexedRows
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_internal_name
 
@@ -68,15 +70,17 @@ class PlacementResult:
         """The cluster with the accepted topics (or partitions) added."""
         return _with_accepted(self.before, self.topics)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, compact: bool = False) -> dict:
+        """The answer as plain values; ``compact`` keeps each assignment as an IndexedRows
+        view of the arrays (a mapping that writes its own JSON), for answers at scale."""
         ids = self.before.broker_ids
         topics = []
         for t in self.topics:
-            assignment = None
+            assignment: Mapping[str, list[int]] | None = None
             if t.assignment is not None:
-                first = t.first_partition
-                assignment = dict(zip(map(str, range(first, first + len(t.assignment))),
-                                      ids[t.assignment].tolist(), strict=True))
+                assignment = IndexedRows(t.first_partition, t.assignment, ids)
+                if not compact:
+                    assignment = dict(zip(assignment, ids[t.assignment].tolist(), strict=True))
             topics.append({"name": t.name, "ok": t.ok, "assignment": assignment,
                            "error": t.error, "kafka_compatible": t.kafka_compatible,
                            "rack_aware": t.rack_aware, "warnings": t.warnings})
