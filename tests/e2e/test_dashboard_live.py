@@ -12,7 +12,15 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.e2e.conftest import console_errors, screenshot, sign_in, start_demo, stop_demo
+from backend.twin.examples import demo_snapshot
+from tests.e2e.conftest import (
+    console_errors,
+    figure_view,
+    screenshot,
+    sign_in,
+    start_demo,
+    stop_demo,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -158,3 +166,20 @@ def test_time_range_change_changes_what_the_charts_show(browser, demo):
                and c["first_x"].startswith("2024-01-01"))
     screenshot(browser, "quotas-incident-review")
     assert console_errors(browser) == []
+
+
+def test_every_limit_line_says_its_value(browser, demo):
+    """A dashed line an operator has to hover to identify is no guard rail: the limit line
+    over the replicas series says which limit it is and its value, on every page."""
+    limit = f"max.broker.partitions = {demo_snapshot().limits.max_broker_partitions:,}"
+    for path, css in (("/brokers", "#br-partitions"), ("/", "#ov-partitions-series")):
+        browser.get(demo.url + path)
+        wait_chart(browser, css, lambda c: c["traces"] > 0)
+        assert limit in figure_view(browser, css)["annotations"], (path, limit)
+    # the configured throttle rates (1 MB/s in the demo) are written beside their lines
+    browser.get(demo.url + "/throttles")
+    wait_chart(browser, "#th-rates", lambda c: c["traces"] > 0)
+    rates = figure_view(browser, "#th-rates")
+    written = rates["annotations"] + [t for tr in rates["traces"] for t in (tr["text"] or [])
+                                      if isinstance(t, str)]
+    assert any("MB/s" in t for t in written), rates
