@@ -1,8 +1,8 @@
 """How Railyard reads and changes a cluster: one interface, implemented by the twin
-(backend.twin.gateway) and, later, by a Kafka admin-client gateway. ClusterReader is the
-read half, all the dashboard needs; the twin's HTTP API serves only that half
-(backend.gateways.twin_http). Readers raise backend.errors.Unavailable when the cluster
-does not answer.
+(backend.twin.gateway), the twin's HTTP API (backend.gateways.twin_http) and a Kafka
+admin-client gateway. ClusterReader is the read half, all the dashboard needs; a twin over
+HTTP is a ClusterGateway only when it is given the twin's write token. Readers raise
+backend.errors.Unavailable when the cluster does not answer.
 
 Shapes follow Kafka's Admin API: replica lists and ISRs are broker ids, configs are
 strings, per-topic results carry a Kafka error name (None when it succeeded), a message
@@ -101,5 +101,5 @@ class GatewayError(RuntimeError):
 
     def __init__(self, code: str, message: str = "") -> None:
         super().__init__(f"{code}: {message}" if message else code)
-        self.code = code
+        self.code, self.message = code, message
         self.retriable = code in RETRIABLE
