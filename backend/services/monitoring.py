@@ -348,6 +348,8 @@ def throttles(source: ClusterSource, span: Span) -> dict:
         "lag_t": ("range", "replica_lag_sum_per_broker"),
         "reassign_t": ("range", "reassignment_bytes_in_per_broker"),
     } | _behind_job(moves))
+    if not isinstance(moves, list):
+        got["behind"] = _behind_everywhere(source, span, got["reassigning"])
     configured = configured_rates(source) if live else None
     leader, follower = _by_broker(got["leader"]), _by_broker(got["follower"])
     brokers = sorted(set(leader) | set(follower) | set(configured or {}), key=_id_order)
@@ -383,17 +385,22 @@ def in_flight(source: ClusterSource) -> list[dict] | Unavailable:
 
 
 def _behind_job(moves) -> dict[str, tuple[str, ...]]:
-    """Bytes behind over the partitions in flight when the gateway lists them (Prometheus
-    reads only their topics' log sizes; nothing when none moves); otherwise over every
-    partition (the full join: a minute at 200k partitions), for past windows and clusters
-    Railyard reads only through Prometheus."""
-    if not isinstance(moves, list):
-        return {"behind": ("now", "replica_bytes_behind")}
-    if not moves:
+    """Bytes behind over the partitions in flight when the gateway lists them: Prometheus
+    reads only their topics' log sizes (none when nothing moves)."""
+    if not isinstance(moves, list) or not moves:
         return {}
     # Kafka topic names are [a-zA-Z0-9._-]: '.' is the one regex character to escape
     topics = "|".join(sorted({m["topic"].replace(".", "[.]") for m in moves}))
     return {"behind": ("now", "replica_bytes_behind_in", topics)}
+
+
+def _behind_everywhere(source: ClusterSource, span: Span, reassigning):
+    """Bytes behind over every partition (the full join: a minute at 200k partitions), for
+    past windows and clusters without a gateway; asked only when Prometheus counts
+    partitions being reassigned at the window's end (otherwise there is no ETA to give)."""
+    if isinstance(reassigning, MetricsError) or not reassigning["value"].sum():
+        return None
+    return _fetch(metrics_client(source), span, "now", "replica_bytes_behind")
 
 
 def _moving_only(behind, moves):

@@ -99,8 +99,8 @@ def test_bytes_behind_asks_only_for_the_topics_in_flight():
     assert monitoring._behind_job(moves) == {
         "behind": ("now", "replica_bytes_behind_in", "a|orders[.]v2")}
     assert monitoring._behind_job([]) == {}  # nothing moving: no query at all
-    down = Unavailable("Twin", "down")  # no list of moves: every partition's bytes behind
-    assert monitoring._behind_job(down) == {"behind": ("now", "replica_bytes_behind")}
+    down = Unavailable("Twin", "down")  # no list: every partition's, when any is moving
+    assert monitoring._behind_job(down) == {}
     per_replica = pd.DataFrame({"topic": ["a", "a", "a", "orders.v2", "b"],
                                 "partition": ["0", "3", "4", "1", "0"],
                                 "value": [5.0, 7.0, 100.0, 11.0, 1000.0]})
@@ -108,3 +108,13 @@ def test_bytes_behind_asks_only_for_the_topics_in_flight():
     assert kept["value"].sum() == 23.0  # a-4 and b-0 are not moving
     assert monitoring._moving_only(None, [])["value"].sum() == 0
     assert monitoring._moving_only(per_replica, down) is per_replica
+
+
+def test_bytes_behind_everywhere_only_when_prometheus_counts_moves():
+    """Without the gateway's list the join reads every replica's log size (a minute at
+    200k partitions): not asked when nothing is being reassigned."""
+    source = ClusterSource("c", None, Limits(), prometheus_url=None)  # asking would raise
+    assert monitoring._behind_everywhere(source, None, one(0.0)) is None
+    assert monitoring._behind_everywhere(source, None, MetricMissing("x")) is None
+    with pytest.raises(Unavailable):
+        monitoring._behind_everywhere(source, None, one(3.0))
