@@ -177,13 +177,15 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     return {"data": traces, "layout": layout}
 
 
+BATCH_COLOUR = "#8fa8c8"
 MARKER_COLOURS = {"proposed": GREY, "approved": OK, "executing": NEAR, "completed": OK,
                   "failed": OVER, "cancelled": OVER}
 
 
 def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
-    """A time-series figure with a dotted vertical line per plan event ("#12 approved"),
-    so a chart shows which plan was proposed, approved or running when. Figures without
+    """A time-series figure with a dotted vertical line per plan event ("#12 approved")
+    and a dashed one per execution batch start or end ("#12 batch 3 started"), so a chart
+    shows which plan was proposed, approved or moving data when. Figures without
     a time axis (a chart that says why it is empty) are returned as they are."""
     if not events or not isinstance(figure, dict):
         return figure
@@ -191,9 +193,11 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
     shapes, notes = list(layout.get("shapes", [])), list(layout.get("annotations", []))
     for i, e in enumerate(events):
         x = pd.Timestamp(e["at"], unit="s").strftime("%Y-%m-%d %H:%M:%S")
-        colour = MARKER_COLOURS.get(e["state"], GREY)
+        batch = e.get("kind") == "batch"  # an execution batch: fainter, dashed
+        colour = BATCH_COLOUR if batch else MARKER_COLOURS.get(e["state"], GREY)
         shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper",
-                       "y0": 0, "y1": 1, "line": {"color": colour, "dash": "dot", "width": 1}})
+                       "y0": 0, "y1": 1, "line": {"color": colour, "width": 1,
+                                                  "dash": "dash" if batch else "dot"}})
         notes.append({"text": f"#{e['plan_id']} {e['state']}", "showarrow": False, "xref": "x",
                       "x": x, "yref": "paper", "y": 1 - 0.07 * (i % 3), "yanchor": "top",
                       "xanchor": "left", "font": {"size": 10, "color": colour},

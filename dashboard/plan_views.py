@@ -23,10 +23,10 @@ REFUSALS = (BadInput, Conflict, Forbidden, NotFound, Unavailable)
 
 
 def events_in(cluster: str, start: float, end: float) -> list[dict]:
-    """Plan events to mark on a monitoring chart; none when the plan store does not
-    answer (the chart is still worth showing)."""
+    """Plan events and execution batches to mark on a monitoring chart; none when the
+    plan store does not answer (the chart is still worth showing)."""
     try:
-        return plan_events.events(runtime.current().plan_store(), cluster, start, end)
+        return plan_events.markers(runtime.current().plan_store(), cluster, start, end)
     except Unavailable:
         return []
 

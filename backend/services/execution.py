@@ -137,16 +137,21 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     }
 
 
-def batch_markers(store: Store, cluster: str, since: float) -> list[dict]:
-    """Batch starts and ends on ``cluster`` since ``since``: markers for the time series."""
+def batch_markers(store: Store, cluster: str, start: float, end: float) -> list[dict]:
+    """Batch starts and ends on ``cluster`` between ``start`` and ``end`` (epoch s), as
+    markers for the time series in plan_events.events' shape ("batch 2 started"), oldest
+    first: a chart shows which batch of which plan was moving data when."""
     records = records_of(store)
+    runs = [ex for ex in records.on_cluster(cluster, start) if ex["started_at"] <= end]
+    titles = {p.id: p.title for p in plans.list_plans(store, cluster=cluster)} if runs else {}
     out = []
-    for ex in records.on_cluster(cluster, since):
+    for ex in runs:
         for b in records.batches(ex["plan_id"]):
             for key, what in (("started_at", "started"), ("ended_at", "ended")):
-                if b[key] is not None and b[key] >= since:
-                    out.append({"at": b[key], "plan_id": ex["plan_id"],
-                                "label": f"plan {ex['plan_id']} batch {b['idx'] + 1} {what}"})
+                if b[key] is not None and start <= b[key] <= end:
+                    out.append({"at": b[key], "plan_id": ex["plan_id"], "kind": "batch",
+                                "state": f"batch {b['idx'] + 1} {what}", "user": SYSTEM.name,
+                                "title": titles.get(ex["plan_id"], "")})
     return sorted(out, key=lambda m: m["at"])
 
 

@@ -1,11 +1,12 @@
 """Plan events in a time window, for markers on the monitoring pages' time series: an
-incident review sees which plan was proposed, approved and running at 02:14."""
+incident review sees which plan was proposed, approved and running at 02:14, and which
+of its batches was moving data."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from backend.services import plans
+from backend.services import execution, plans
 from backend.store.store import Store
 
 # audit actions that change what runs on a cluster, and the word a marker shows
@@ -26,3 +27,11 @@ def events(store: Store, cluster: str, start: float, end: float) -> list[dict]:
             out.append({"at": at, "plan_id": e.plan_id, "state": MARKED[e.action],
                         "user": e.user, "title": titles[e.plan_id]})
     return out[-MOST:]
+
+
+def markers(store: Store, cluster: str, start: float, end: float) -> list[dict]:
+    """Plan events and execution batch starts and ends (``"kind": "batch"``) in the
+    window, oldest first, the latest MOST of them."""
+    both = events(store, cluster, start, end) + execution.batch_markers(store, cluster,
+                                                                         start, end)
+    return sorted(both, key=lambda m: m["at"])[-MOST:]

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from backend.errors import Conflict, Forbidden
-from backend.services import execution, plans
+from backend.services import execution, plan_events, plans
 from backend.store.store import open_store
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
@@ -86,9 +86,18 @@ def test_an_approved_plan_runs_to_completed_with_every_step_audited(world):
     assert {"config_set", "batch_started", "batch_finished", "config_restored"} <= set(actions)
     assert actions[-2:] == ["execution_completed", "complete"]
     assert world.store.verify_audit()["intact"]
-    markers = execution.batch_markers(world.store, "small", since=0)
-    assert [m["label"] for m in markers][:2] == [f"plan {plan_id} batch 1 started",
-                                                 f"plan {plan_id} batch 1 ended"]
+    markers = execution.batch_markers(world.store, "small", 0, world.now())
+    assert [(m["plan_id"], m["state"], m["kind"]) for m in markers][:2] == [
+        (plan_id, "batch 1 started", "batch"), (plan_id, "batch 1 ended", "batch")]
+    first = execution.progress(world.store, plan_id)["per_batch"][0]
+    assert (markers[0]["at"], markers[1]["at"]) == (first["started_at"], first["ended_at"])
+    # the window bounds both ends; the monitoring charts get them with the plan events
+    assert execution.batch_markers(world.store, "small", 0, first["started_at"] - 1) == []
+    both = plan_events.markers(world.store, "small", 0, world.now())
+    assert [m["state"] for m in both if m.get("kind") != "batch"] == [
+        "proposed", "approved", "executing", "completed"]
+    assert [m for m in both if m.get("kind") == "batch"] == markers
+    assert [m["at"] for m in both] == sorted(m["at"] for m in both)
 
 
 def test_cancel_request_stops_the_moves_and_restores_throttles(world):

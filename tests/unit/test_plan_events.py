@@ -49,3 +49,8 @@ def test_markers_on_a_time_series():
     assert marked["layout"]["annotations"][-1]["text"] == "#7 approved"
     assert len(marked["layout"]["shapes"]) == len(fig["layout"]["shapes"]) + 1  # limit kept
     assert charts.with_plan_markers(fig, []) is fig
+    batch = charts.with_plan_markers(fig, [{"at": T0.timestamp() + 60, "plan_id": 7,
+                                            "state": "batch 2 started", "kind": "batch",
+                                            "user": "railyard", "title": "move"}])
+    assert batch["layout"]["shapes"][-1]["line"]["dash"] == "dash"
+    assert batch["layout"]["annotations"][-1]["text"] == "#7 batch 2 started"
