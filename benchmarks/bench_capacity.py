@@ -89,5 +89,5 @@ def _fleet() -> Figure:
     finally:
         stop_session()
     return Figure(f"fleet forecast, {FLEET} clusters x {FLEET_BROKERS} brokers, Spark local[2]",
-                  seconds, "s", 60.0, note=f"{rows:,} rows (the fleet sweep kind); figure, no target in the "
-                  f"issue (60 s is ours); {load()}")
+                  seconds, "s", 60.0, note=f"{rows:,} rows (the fleet sweep kind); figure, "
+                  f"no target in the issue (60 s is ours); {load()}")
