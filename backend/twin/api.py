@@ -8,6 +8,7 @@ nothing here changes the cluster; changes go through scenarios and the CLI.
   /v1/topics[?name=T&name=U]     describe_topics
   /v1/assignment                 the assignment as a Parquet snapshot
   /v1/configs/{broker|topic}/N   describe_configs
+  /v1/configs/{broker|topic}?key=K&key=L   find_configs
   /v1/quotas                     describe_client_quotas
   /v1/reassignments              list_reassignments
 """
@@ -37,6 +38,8 @@ def _routes(gw: ClusterReader, path: str, query: dict) -> tuple[str, object]:
             return "json", gw.describe_topics(query.get("name"))
         case ["assignment"]:
             return PARQUET, snapshot_to_parquet_bytes(gw.assignment())
+        case ["configs", entity_type]:
+            return "json", gw.find_configs(entity_type, query.get("key", []))
         case ["configs", entity_type, name]:
             return "json", gw.describe_configs(entity_type, name)
         case ["quotas"]:
