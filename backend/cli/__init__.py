@@ -20,7 +20,7 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 from typing import Any, NoReturn
 
@@ -66,6 +66,8 @@ def verb_parser(sub: argparse._SubParsersAction, verb: str) -> argparse.Argument
 def _json_default(o: Any) -> Any:
     import numpy as np
 
+    if isinstance(o, Mapping):  # backend.model.jsonrows.IndexedRows
+        return dict(o)
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):
@@ -113,13 +115,19 @@ def _check_all(items: Sequence[Any]) -> None:
 
 def emit(result: dict) -> None:
     """Print a result as one JSON object (NaN is a bug here, never silently emitted).
-    orjson writes numpy arrays directly; json is the fallback for what orjson refuses
-    (integers past 64 bits)."""
+    orjson writes numpy arrays directly, and mappings that write their own JSON (a
+    ``json_bytes`` method, e.g. a 1M-partition assignment) as it; json is the fallback
+    for what orjson refuses (integers past 64 bits)."""
     import orjson
+
+    def default(o: Any) -> Any:
+        if hasattr(o, "json_bytes"):
+            return orjson.Fragment(o.json_bytes())
+        return _json_default(o)
 
     _check_finite(result)
     try:
-        text = orjson.dumps(result, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY
+        text = orjson.dumps(result, default=default, option=orjson.OPT_SERIALIZE_NUMPY
                             | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE).decode()
     except orjson.JSONEncodeError:
         text = json.dumps(result, default=_json_default, allow_nan=False) + "\n"

@@ -53,12 +53,13 @@ def _loaded(a: argparse.Namespace):
 def _create(a: argparse.Namespace) -> dict:
     requests = [limits.parse_topic_spec(t) for t in a.topic]
     snap, lim = _loaded(a)
-    return limits.create_topics(snap, requests, lim, a.start_index, a.seed)
+    return limits.create_topics(snap, requests, lim, a.start_index, a.seed, compact=True)
 
 
 def _add(a: argparse.Namespace) -> dict:
     snap, lim = _loaded(a)
-    return limits.add_partitions(snap, a.topic, a.total, lim, a.start_index, a.seed)
+    return limits.add_partitions(snap, a.topic, a.total, lim, a.start_index, a.seed,
+                                 compact=True)
 
 
 def _check(a: argparse.Namespace) -> dict:

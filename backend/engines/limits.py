@@ -15,6 +15,7 @@ where capacity allows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -25,6 +26,7 @@ from backend.engines.fit import fits, place_by_capacity, shortfall
 from backend.engines.placement import kafka_assign, validate_request
 from backend.errors import BadInput
 from backend.model.csr import offsets_from_lengths
+from backend.model.jsonrows import IndexedRows
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_internal_name
 
@@ -68,15 +70,17 @@ class PlacementResult:
         """The cluster with the accepted topics (or partitions) added."""
         return _with_accepted(self.before, self.topics)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, compact: bool = False) -> dict:
+        """The answer as plain values; ``compact`` keeps each assignment as an IndexedRows
+        view of the arrays (a mapping that writes its own JSON), for answers at scale."""
         ids = self.before.broker_ids
         topics = []
         for t in self.topics:
-            assignment = None
+            assignment: Mapping[str, list[int]] | None = None
             if t.assignment is not None:
-                first = t.first_partition
-                assignment = dict(zip(map(str, range(first, first + len(t.assignment))),
-                                      ids[t.assignment].tolist(), strict=True))
+                assignment = IndexedRows(t.first_partition, t.assignment, ids)
+                if not compact:
+                    assignment = dict(zip(assignment, ids[t.assignment].tolist(), strict=True))
             topics.append({"name": t.name, "ok": t.ok, "assignment": assignment,
                            "error": t.error, "kafka_compatible": t.kafka_compatible,
                            "rack_aware": t.rack_aware, "warnings": t.warnings})
@@ -145,44 +149,43 @@ class _Placer:
     def place(self, name: str, partitions: int, rf: int, first_partition: int,
               start: tuple[int, int]) -> TopicOutcome:
         validate_request(self.snap.n_brokers, partitions, rf)
-        kafka = kafka_assign(self.snap.n_brokers, partitions, rf, start[0], shift=start[1],
-                             start_partition=first_partition, racks=self.racks)
         out = TopicOutcome(name, True, first_partition)
         if partitions > KRAFT_MAX_PARTITIONS_PER_REQUEST:
             out.warnings.append(f"KRaft rejects one request adding more than "
                                 f"{KRAFT_MAX_PARTITIONS_PER_REQUEST:,} partitions; split it")
         if is_internal_name(name):  # neither limited nor counted
-            out.assignment, out.kafka_compatible = kafka, True
+            out.assignment, out.kafka_compatible = self._kafka(partitions, rf, first_partition,
+                                                               start), True
             return out
         error = self._cluster_limit_error(name, partitions * rf)
         if error:
             return TopicOutcome(name, False, first_partition, error=error)
         capacity = broker_capacity(self.counts, self.limits)
-        added = np.bincount(kafka.ravel(), minlength=self.snap.n_brokers)
-        if capacity is None or (added <= capacity).all():
+        kafka = added = None
+        # Kafka gives every broker the lead of at least partitions // n of them: a broker
+        # with less room shows Kafka's placement breaks the limit without computing it
+        if capacity is None or int(capacity.min()) >= partitions // self.snap.n_brokers:
+            kafka = self._kafka(partitions, rf, first_partition, start)
+            added = np.bincount(kafka.ravel(), minlength=self.snap.n_brokers)
+        if kafka is not None and (capacity is None or (added <= capacity).all()):
             out.assignment, out.kafka_compatible = kafka, True
         elif fits(capacity, partitions, rf):
-            out.assignment, out.rack_aware = place_by_capacity(
+            out.assignment, out.rack_aware, added = place_by_capacity(
                 self.counts, capacity, partitions, rf, self.racks)
-            added = np.bincount(out.assignment.ravel(), minlength=self.snap.n_brokers)
-        else:
-            return TopicOutcome(name, False, first_partition,
-                                error=self._broker_limit_error(name, partitions, rf, capacity))
-        if not out.kafka_compatible:  # Kafka's own walk spreads racks by construction
-            out.rack_aware = out.rack_aware and self._rack_spread_ok(out.assignment, rf)
-            if not out.rack_aware:
+            if not out.rack_aware:  # Kafka's own walk spreads racks by construction
                 out.warnings.append(f"capacity does not allow every partition on "
                                     f"{min(rf, len(self.snap.rack_names))} racks: some "
                                     f"partitions span fewer")
+        else:
+            return TopicOutcome(name, False, first_partition,
+                                error=self._broker_limit_error(name, partitions, rf, capacity))
         self.counts = self.counts + added
         return out
 
-    def _rack_spread_ok(self, assignment: np.ndarray, rf: int) -> bool:
-        if self.racks is None:
-            return True
-        racks = np.sort(self.racks[assignment], axis=1)
-        distinct = 1 + (np.diff(racks, axis=1) != 0).sum(axis=1)
-        return bool((distinct >= min(rf, len(self.snap.rack_names))).all())
+    def _kafka(self, partitions: int, rf: int, first_partition: int,
+               start: tuple[int, int]) -> np.ndarray:
+        return kafka_assign(self.snap.n_brokers, partitions, rf, start[0], shift=start[1],
+                            start_partition=first_partition, racks=self.racks)
 
     def _cluster_limit_error(self, name: str, replicas: int) -> str | None:
         limit = self.limits.max_partitions

@@ -133,11 +133,25 @@ def alter_reassignments_request(moves: dict[tuple[str, int], list[int] | None],
 
 
 def create_topics_request(topics: list[dict], timeout_ms: int) -> CreateTopicsRequest:
-    """[{name, partitions, rf}]: the broker places the replicas (kafka-topics --create)."""
+    """[{name, partitions, rf}]: the broker places the replicas (kafka-topics --create);
+    [{name, assignment: [[broker, ...] per partition]}]: placed as given
+    (kafka-topics --create --replica-assignment)."""
     T = CreateTopicsRequest.CreatableTopic
     out = []
     for i, t in enumerate(topics):
         name, parts, rf = t.get("name"), t.get("partitions"), t.get("rf", 3)
+        manual = t.get("assignment")
+        if manual is not None:
+            if not isinstance(name, str) or not name or not isinstance(manual, list) \
+                    or not manual or not all(isinstance(r, list) and r and all(_int(b) for b in r)
+                                             and len(r) == len(manual[0]) for r in manual):
+                raise BadInput(f"topics[{i}]: expected {{name, assignment: [[broker ids] per "
+                               "partition, all of one length]}")
+            out.append(T(name=name, num_partitions=-1, replication_factor=-1, configs=[],
+                         assignments=[T.CreatableReplicaAssignment(partition_index=p,
+                                                                   broker_ids=list(r))
+                                      for p, r in enumerate(manual)]))
+            continue
         if not isinstance(name, str) or not name or not _int(parts) or parts < 1 \
                 or not _int(rf) or rf < 1:
             raise BadInput(f"topics[{i}]: expected {{name, partitions >= 1, rf >= 1}}")

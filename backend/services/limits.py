@@ -43,8 +43,9 @@ def effective_limits(snap: Snapshot, max_broker_partitions: int | None,
 
 
 def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Limits,
-                  start_index: int | None = None, seed: int = 0) -> dict:
-    """Place new topics in order; Kafka's metric-name warning on names with '.' or '_'."""
+                  start_index: int | None = None, seed: int = 0, compact: bool = False) -> dict:
+    """Place new topics in order; Kafka's metric-name warning on names with '.' or '_'.
+    ``compact``: assignments as mappings over the arrays (PlacementResult.to_dict)."""
     earlier: list[str] = []
     for t in topics:
         if t.rf > snap.n_brokers:
@@ -55,7 +56,7 @@ def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Lim
         earlier.append(t.name)
     check_count(snap.n_partitions + sum(t.partitions for t in topics), MAX_PARTITIONS,
                 "partitions after creating the topics")
-    result = engine.create_topics(snap, topics, limits, start_index, seed).to_dict()
+    result = engine.create_topics(snap, topics, limits, start_index, seed).to_dict(compact)
     for outcome in result["topics"]:
         warning = collision_warning(outcome["name"])
         if warning and outcome["ok"]:
@@ -64,10 +65,11 @@ def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Lim
 
 
 def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
-                   start_index: int | None = None, seed: int = 0) -> dict:
+                   start_index: int | None = None, seed: int = 0, compact: bool = False) -> dict:
     """Grow ``topic`` to ``total`` partitions as kafka-topics --alter does."""
     check_count(total, MAX_PARTITIONS, "--total")
-    return engine.add_partitions(snap, topic, total, limits, start_index, seed).to_dict()
+    return engine.add_partitions(snap, topic, total, limits, start_index,
+                                 seed).to_dict(compact)
 
 
 def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> dict:

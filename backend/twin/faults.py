@@ -16,7 +16,8 @@ from backend.errors import BadInput
 from backend.gateways.base import GatewayError
 
 OPERATIONS = frozenset({"*", "describe_configs", "list_reassignments", "alter_configs",
-                        "alter_reassignments", "cancel_reassignments"})
+                        "alter_reassignments", "cancel_reassignments",
+                        "delete_partitions", "create_topics"})
 
 
 @dataclass

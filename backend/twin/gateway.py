@@ -1,5 +1,7 @@
 """The ClusterGateway over the simulated cluster (backend.twin.cluster.TwinCluster): the
-twin answers as Kafka's Admin API would, so tools drive it like a real cluster."""
+twin answers as Kafka's Admin API would, so tools drive it like a real cluster, and as a
+cluster implementing the delete-partitions KIP would (PartitionDeleter: DeletePartitions,
+and each partition's ``mode`` in describe_topics)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from backend.errors import BadInput
 from backend.model.bounds import parse_broker_id
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster
+from backend.twin.state import MODE_NAMES
 
 
 class TwinGateway:
@@ -36,6 +39,7 @@ class TwinGateway:
             isr = st.isr.tolist()
             off = snap.replica_offsets.tolist()
             leader = np.where(st.leader >= 0, snap.broker_ids[np.maximum(st.leader, 0)], -1)
+            modes = [MODE_NAMES[m] for m in st.mode.tolist()]
             out = []
             for t in wanted:
                 rows = range(int(snap.topic_starts[t]), int(snap.topic_starts[t + 1]))
@@ -44,6 +48,7 @@ class TwinGateway:
                             "partitions": [{
                                 "partition": r - rows.start,
                                 "leader": int(leader[r]),
+                                "mode": modes[r],
                                 "replicas": ids[off[r]:off[r + 1]],
                                 "isr": [b for b, ok in zip(ids[off[r]:off[r + 1]],
                                                            isr[off[r]:off[r + 1]],
@@ -102,6 +107,7 @@ class TwinGateway:
         return self.twin.cancel_reassignments(partitions)
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
+        self.twin.faults.check("create_topics", self.twin.now_seconds)
         return self.twin.create_topics(topics, user, client_id)
 
     def create_partitions(self, topic: str, total: int, user: str = "",
@@ -110,6 +116,14 @@ class TwinGateway:
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         return self.twin.delete_topics(names, user, client_id)
+
+    def partition_deletion_enabled(self) -> bool:
+        return self.twin.settings.delete_partition_enable
+
+    def delete_partitions(self, topic: str, total: int, delay_ms: int, user: str = "",
+                          client_id: str = "") -> dict:
+        self.twin.faults.check("delete_partitions", self.twin.now_seconds)
+        return self.twin.delete_partitions(topic, total, delay_ms, user, client_id)
 
     def alter_client_quota(self, user: str | None, client_id: str | None,
                            rate: float | None) -> dict:

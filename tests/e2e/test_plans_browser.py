@@ -16,7 +16,10 @@ from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
 from backend.store.store import open_store
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster
 from backend.twin.examples import demo_snapshot
+from backend.twin.gateway import TwinGateway
 from tests.e2e.conftest import (
     console_errors,
     new_chromium,
@@ -36,19 +39,23 @@ USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1"),
 def dashboard(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("plans")
     save_snapshot(demo_snapshot(), tmp / "demo.parquet")
-    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin",
-                                                        "url": "http://127.0.0.1:9"},
+    # the live cluster proposals and approvals are checked against: a twin over HTTP
+    twin = TwinApi(TwinGateway(TwinCluster(demo_snapshot()))).start()
+    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin", "url": twin.url},
                             "snapshot": str(tmp / "demo.parquet")}],
               "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
               "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
                   {"name": n, "role": r, "password_hash": generate_password_hash(p)}
                   for n, (r, p) in USERS.items()]}}
-    d = start_dashboard(tmp, config)
-    d.store_url = config["store"]["url"]
     try:
-        yield d
+        d = start_dashboard(tmp, config)
+        d.store_url = config["store"]["url"]
+        try:
+            yield d
+        finally:
+            stop(d.proc)
     finally:
-        stop(d.proc)
+        twin.stop()
 
 
 @pytest.fixture(scope="module")

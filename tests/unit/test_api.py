@@ -19,6 +19,7 @@ from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
 from dashboard.config import parse_config
+from tests.plan_helpers import moves, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "api.md"
@@ -320,13 +321,7 @@ def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
     snap = twin.assignment()
     now = snap.replicas_of(snap.partition_row(entry["topic"], 0))
     moved = [now[1], now[0], *now[2:]]  # same brokers, another leader order: a real change
-    twin.alter_reassignments({"version": 1, "partitions": [
-        {"topic": entry["topic"], "partition": 0, "replicas": moved}]})
-    for _ in range(600):
-        if not twin.list_reassignments():
-            break
-        twin.advance(1.0)
-    assert not twin.list_reassignments()
+    settle(twin, moves((entry["topic"], 0, moved)))
     answer = client.post(f"/api/v1/plans/{plan['id']}/approve",
                          json={"sha256": plan["sha256"]}, headers=basic("approver1"))
     assert answer.status_code == 409
@@ -334,12 +329,39 @@ def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
     assert re.search(rf"\b{re.escape(entry['topic'])}-0\b", error) and "re-propose" in error
     assert plan_service.get(env["store"], plan["id"]).state == "proposed"
     # put it back: the twin is shared by this module's tests
-    twin.alter_reassignments({"version": 1, "partitions": [
-        {"topic": entry["topic"], "partition": 0, "replicas": now}]})
-    for _ in range(600):
-        if not twin.list_reassignments():
-            break
-        twin.advance(1.0)
+    settle(twin, moves((entry["topic"], 0, now)))
+
+
+def test_an_unreachable_gateway_makes_approve_and_execute_503_not_the_snapshot_file(env):
+    """A twin gateway pointing at a closed port (a real one, nobody listening): approve
+    and execute refuse with 503 naming the cluster and the cause, and change nothing."""
+    from backend.gateways.twin_http import TwinHttpGateway
+    from tests.servers import free_port
+
+    client, rt = env["client"], env["rt"]
+    proposed = make_plan(env, "operator1", "proposed")
+    approved = make_plan(env, "operator1", "approved")
+    sha = plan_service.get(env["store"], proposed).sha256
+    trail = {i: plan_service.audit_entries(env["store"], plan=i) for i in (proposed, approved)}
+    live, dead = rt.gateways["demo"], f"http://127.0.0.1:{free_port()}"
+    rt.gateways["demo"] = TwinHttpGateway(dead, timeout=2)
+    try:
+        approve = client.post(f"/api/v1/plans/{proposed}/approve", json={"sha256": sha},
+                              headers=basic("approver1"))
+        execute = client.post(f"/api/v1/plans/{approved}/execute", json={},
+                              headers=basic("operator1"))
+    finally:
+        rt.gateways["demo"] = live
+    for answer in (approve, execute):
+        assert answer.status_code == 503
+        error = answer.get_json()["error"]
+        assert error.startswith(f"Cluster 'demo': its gateway did not answer (Twin at {dead}: "
+                                "unreachable") and "\n" not in error
+        assert "never a snapshot file" in error
+    assert plan_service.get(env["store"], proposed).state == "proposed"
+    assert plan_service.get(env["store"], proposed).decisions == ()
+    assert plan_service.get(env["store"], approved).state == "approved"
+    assert trail == {i: plan_service.audit_entries(env["store"], plan=i) for i in trail}
 
 
 def test_execution_progress_pause_and_resume(env):

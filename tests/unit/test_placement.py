@@ -173,3 +173,21 @@ def test_reused_walks_match_transcription(n, racks_n):
     for start, shift in [(0, 0), (5, 3), (7, 11)]:
         got = kafka_assign(n, 250, 3, start, shift=shift, start_partition=4, racks=racks)
         assert got.tolist() == reference_rack_aware(n, 250, 3, start, shift, racks, 4)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_walk_table_matches_transcription_on_random_shapes(seed):
+    """The (start, leader rack) table and the per-partition walk both equal Kafka's walk:
+    uneven racks, RF 1..5 (also above the rack count), any start, shift and first id, and
+    partition counts either side of brokers x racks (the table's threshold)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    n_racks = int(rng.integers(1, min(n, 6) + 1))
+    weights = rng.dirichlet(np.ones(n_racks) * 0.7)  # some racks much larger than others
+    racks = np.unique(rng.choice(n_racks, n, p=weights), return_inverse=True)[1]
+    rf = int(rng.integers(1, min(n, 5) + 1))
+    partitions = int(rng.integers(1, 3 * n * (racks.max() + 1)))
+    start, shift, first_pid = (int(x) for x in rng.integers(0, 3 * n, 3))
+    got = kafka_assign(n, partitions, rf, start, shift=shift, start_partition=first_pid,
+                       racks=racks).tolist()
+    assert got == reference_rack_aware(n, partitions, rf, start, shift, racks, first_pid)
