@@ -15,7 +15,9 @@ Every decision comes from the engines: the batches are frozen in the plan
 the store after every step, so a killed executor resumes where it was: a batch marked
 "starting" restarts only the entries neither in flight nor at their target, so nothing
 moves twice. Gateway errors are retried with backoff; past the budget the plan fails
-(with the cause in words), its moves are cancelled and its throttles restored.
+(with the cause in words), its moves are cancelled and its throttles restored. Putting
+configs back has its own budget; past it the plan ends naming every config it could not
+put back (in its cause and an audit entry), and their records stay in the store.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from backend.engines.throttle import (
     throttled_replicas,
 )
 from backend.errors import BadInput, Unavailable
-from backend.executor.book import ConfigBook, Configs
+from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.records import ExecutionRecords, LostRace
 from backend.gateways.base import ClusterGateway, GatewayError
@@ -55,11 +57,14 @@ class Journal(Protocol):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Backoff base x 2^(attempt-1), capped; the plan fails after ``budget`` attempts."""
+    """Backoff base x 2^(attempt-1), capped; the plan fails after ``budget`` attempts.
+    Putting the cluster back (the end, a cancel, a failure) gets ``restore_budget``
+    attempts; past them the plan ends with every config it could not put back named."""
 
     budget: int = 5
     base: float = 1.0
     cap: float = 30.0
+    restore_budget: int = 10
 
     def delay(self, attempt: int) -> float:
         return min(self.cap, self.base * 2 ** (attempt - 1))
@@ -116,9 +121,10 @@ class Executor:
     def _failed_attempt(self, ex: dict, e: Exception, now: float) -> dict:
         attempt = ex["attempts"] + 1
         retriable = isinstance(e, Unavailable) or getattr(e, "retriable", False)
-        winding_down = ex["state"] in ("cancelling", "failing")
-        if winding_down or (retriable and attempt < self.retry.budget):
-            # putting the cluster back is retried for as long as it takes
+        restoring = ex["state"] in ("cancelling", "failing") or self._at_the_end(ex)
+        if restoring and attempt >= self.retry.restore_budget:
+            return self._abandon(ex, e, attempt, now)
+        if restoring or (retriable and attempt < self.retry.budget):
             delay = self.retry.delay(min(attempt, self.retry.budget))
             self.journal.record(ex["plan_id"], "execution_retry",
                                 {"attempt": attempt, "error": str(e), "retry_in": delay}, now)
@@ -129,6 +135,37 @@ class Executor:
         self.journal.record(ex["plan_id"], "execution_failing", {"cause": cause}, now)
         return self.records.save(ex, state="failing", cause=cause, attempts=0, retry_at=None,
                                  error=str(e), updated_at=now)
+
+    def _at_the_end(self, ex: dict) -> bool:
+        """Every batch is done and what is left is putting the configs back."""
+        if ex["state"] != "running" or ex["phase"] != "idle":
+            return False
+        try:
+            return ex["batch"] + 1 >= len(self._plan_of(ex["plan_id"])[1].batches)
+        except BadInput:  # a spec that does not read: not at any end
+            return False
+
+    def _abandon(self, ex: dict, e: Exception, attempt: int, now: float) -> dict:
+        """Past the restore budget: end the plan, naming in words (the cause, an audit
+        entry) every config still booked, so nothing changed is left without a record;
+        the records stay booked for an operator (or a later plan) to clear."""
+        left = self._book(ex).records()
+        what = (f"could not put back {len(left)} config(s) after {attempt} attempts "
+                f"({e}): {in_words(left)}" if left
+                else f"could not finish winding down after {attempt} attempts ({e})")
+        if ex["phase"] != "idle" and ex["batch"] >= 0:
+            what += f"; the reassignments of batch {ex['batch'] + 1} may still be in flight"
+        self.journal.record(ex["plan_id"], "configs_not_restored", {
+            "attempts": attempt, "error": str(e), "text": what,
+            "configs": [{k: r[k] for k in ("entity_type", "name", "key", "value", "prior")}
+                        for r in left]}, now)
+        moved = "every move is done, but " if self._at_the_end(ex) else ""
+        cause = f"{ex['cause']}; {what}" if ex["cause"] else moved + what
+        self._batches.pop(ex["plan_id"], None)
+        ex = self.records.save(ex, cause=cause, attempts=attempt, retry_at=None,
+                               error=str(e), updated_at=now)
+        return self._end(ex, "cancelled" if ex["state"] == "cancelling" else "failed",
+                         cause, now)
 
     def _step(self, ex: dict, now: float) -> dict:
         flight = {(r["topic"], r["partition"]): r for r in self.gw.list_reassignments()}
@@ -298,6 +335,7 @@ class Executor:
                                      "partitions": [f"{t}-{p}" for t, p in ours]}, now)
             self.records.save_batch(ex["plan_id"], ex["batch"], state="cancelled",
                                     ended_at=now)
+            ex = self.records.save(ex, phase="idle", updated_at=now)  # nothing left flying
         self._book(ex).restore_all()
         self._batches.pop(ex["plan_id"], None)
         ended = "cancelled" if ex["state"] == "cancelling" else "failed"
