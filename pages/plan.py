@@ -42,8 +42,12 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
         draft.table = plan_preview.stored_diff_table(plan.content, plan.basis or {},
                                                      _snapshot(plan.cluster))
     head = [_facts(plan), _actions(plan, who), _execution(plan)]
-    block = (plan_views.reassignment_block(draft, head) if plan.kind == "reassignment"
-             else plan_views.shrink_block(draft, head))
+    if plan.kind == "reassignment":
+        block = plan_views.reassignment_block(draft, head)
+    elif plan.kind == plan_service.CLEAR:
+        block = plan_views.clear_block(plan.content, head)
+    else:
+        block = plan_views.shrink_block(draft, head)
     return html.Div([
         dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id, draft.table)),
         dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
@@ -210,6 +214,7 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
             cluster = plan_service.get(store, plan_id).cluster
             shrink_execution.request_execute(store, who, plan_id, gateway=_gateway(cluster),
                                              snapshot_of=rt.snapshot_of,
+                                             configs_of=rt.throttle_configs_of,
                                              migration=action == ids.PV_MIGRATE)
         elif action == ids.PV_PAUSE:
             execution.pause(store, who, plan_id)
@@ -313,7 +318,8 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     try:
         if action == ids.PV_APPROVE:
             plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],
-                                        comment=comment, snapshot_of=rt.snapshot_of)
+                                        comment=comment, snapshot_of=rt.snapshot_of,
+                                        configs_of=rt.throttle_configs_of)
         elif action == ids.PV_REJECT:
             plan = plan_service.reject(store, who, shown["id"], comment=comment,
                                        sha256=shown["sha256"])

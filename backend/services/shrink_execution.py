@@ -58,7 +58,8 @@ def what_happens(gw: ClusterReader | None) -> str:
 
 
 def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader | None,
-                    snapshot_of, migration: bool = False, now: datetime | None = None) -> Plan:
+                    snapshot_of, configs_of=None, migration: bool = False,
+                    now: datetime | None = None) -> Plan:
     """approved -> executing, for any plan (the API's and the plan page's Execute); a
     shrink only if this cluster can run it the way asked: the stages need a cluster that
     deletes partitions, the migration (``migration``) one that does not."""
@@ -66,7 +67,8 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: Cluste
     if plan.kind != "shrink":
         if migration:
             raise BadInput(f"migration: plan {plan_id} is a {plan.kind}; only a shrink has one")
-        return plans.request_execute(store, actor, plan_id, snapshot_of=snapshot_of, now=now)
+        return plans.request_execute(store, actor, plan_id, snapshot_of=snapshot_of,
+                                     configs_of=configs_of, now=now)
     mode = mode_on(gateway)
     if mode is None:
         raise Conflict(f"cluster '{plan.cluster}' is read-only here: nothing can execute "
@@ -80,7 +82,8 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: Cluste
                        "KIP's stages")
     if mode == MIGRATION and not plan.content["migration"]["ok"]:
         raise Conflict(f"the migration cannot be placed: {plan.content['migration']['error']}")
-    return plans.request_execute(store, actor, plan_id, snapshot_of=snapshot_of, now=now)
+    return plans.request_execute(store, actor, plan_id, snapshot_of=snapshot_of,
+                                 configs_of=configs_of, now=now)
 
 
 def start(store: Store, records: ExecutionRecords, plan: Plan, gateway: ClusterReader,
