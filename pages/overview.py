@@ -120,8 +120,7 @@ def _health(state, w, notes):
                            events=plans),
             monitor.figure(h["partitions_series"], "Partition replicas per broker" + (
                 f" ({h['partitions_shown']})" if h["partitions_shown"] else ""), "replicas",
-                           w, limit=limit, limit_name=f"max.broker.partitions = {limit:,}"
-                           if limit else "limit", events=plans),
+                           w, limit=limit, limit_name="max.broker.partitions", events=plans),
             notes)
 
 
@@ -136,7 +135,8 @@ def _health_cards(f: dict, w) -> list:
         note = monitor.metric_note(fig) or (
             f"{detail_name} {', '.join(map(str, detail[:8]))}{' ...' if len(detail) > 8 else ''}"
             if detail else when)
-        return card(label, "-" if value is None else f"{value:,.0f}", state, note)
+        return card(label, fig.get("why") or "-" if value is None else f"{value:,.0f}", state,
+                    note)
 
     throttles = f["throttles"]
     return [

@@ -57,7 +57,7 @@ def _water_level(current: np.ndarray, cap: np.ndarray, total: int) -> int:
     at = points[order]
     slope = np.cumsum(np.where(order < len(current), 1, -1))  # just after each point
     filled = np.zeros(len(at), dtype=np.int64)
-    np.cumsum(slope[:-1] * np.diff(at), out=filled[1:])  # the sum at each point
+    np.cumsum(slope[:-1] * (at[1:] - at[:-1]), out=filled[1:])  # the sum at each point
     k = int(np.searchsorted(filled, total))
     if k == len(at):
         return int(at[-1])

@@ -111,6 +111,7 @@ def _query(source: ClusterSource, span: Span, jobs: dict[str, tuple[str, str]]) 
 def _figure(value: float | None, error: MetricsError | None = None,
             detail: list | None = None) -> dict:
     return {"value": value, "error": None if error is None else str(error),
+            "why": None if error is None else short_reason(error),
             "detail": detail or []}
 
 
@@ -376,17 +377,34 @@ def _prefixed(frame, prefix: str):
 
 
 def observed_eta(behind, rate, reassigning) -> dict:
-    """Remaining bytes over the observed reassignment rate, as Strimzi reports it."""
-    if isinstance(reassigning, MetricsError) or isinstance(behind, MetricsError) \
-            or isinstance(rate, MetricsError):
-        err = next(v for v in (reassigning, behind, rate) if isinstance(v, MetricsError))
-        return {"moving": None, "eta_seconds": None, "error": str(err)}
-    moving = int(reassigning["value"].sum())
+    """Remaining bytes over the observed reassignment rate, as Strimzi reports it. How many
+    partitions move is its own answer: a slow bytes-behind query (a join over every
+    log-size series) does not hide the count; when the count itself is missing,
+    ``moving_why`` says in a word or two why (Prometheus slow, unreachable, no data)."""
+    if isinstance(reassigning, MetricsError):
+        moving, why = None, short_reason(reassigning)
+    else:
+        moving, why = int(reassigning["value"].sum()), None
+    errors = [v for v in (reassigning, behind, rate) if isinstance(v, MetricsError)]
+    if errors:
+        return {"moving": moving, "moving_why": why, "eta_seconds": None,
+                "error": str(errors[0]), "why": short_reason(errors[0])}
     remaining = float(behind["value"].sum())
     per_second = float(rate["value"].sum())
     eta = remaining / per_second if moving and per_second > 0 else None
-    return {"moving": moving, "remaining_bytes": remaining, "rate": per_second,
-            "eta_seconds": eta, "error": None}
+    return {"moving": moving, "moving_why": None, "remaining_bytes": remaining,
+            "rate": per_second, "eta_seconds": eta, "error": None, "why": None}
+
+
+def short_reason(error: MetricsError) -> str:
+    """A card's value when its metric could not be read: which of the failures it was."""
+    if isinstance(error, PrometheusSlow):
+        return "Prometheus slow"
+    if isinstance(error, PrometheusUnavailable):
+        return "Prometheus unreachable"
+    if isinstance(error, MetricMissing):
+        return "no data"
+    return "query refused"
 
 
 def configured_rates(source: ClusterSource) -> dict[str, dict] | None:

@@ -67,15 +67,18 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     basis = basis_for(snapshot, kind, content)
     now = _now(now)
     title = (title or "").strip() or _default_title(kind, content)
+    row = {"kind": kind, "cluster": cluster, "title": title[:500], "author": actor.name,
+           "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
+           "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
+           "basis": basis, "preview": preview, "throttle": throttle,
+           "cancel_requested_at": None, "version": 1}
     with store.write() as conn:
-        plan_id = repo.insert_plan(
-            conn, kind=kind, cluster=cluster, title=title[:500], author=actor.name,
-            created_at=now, expires_at=now + timedelta(hours=store.expiry_hours),
-            updated_at=now, state="proposed", content=content, sha256=sha, basis=basis,
-            preview=preview, throttle=throttle, cancel_requested_at=None, version=1)
+        plan_id = repo.insert_plan(conn, **row)
         append(conn, at=now, user=actor.name, action="propose", plan_id=plan_id,
                before=None, after="proposed", address=actor.address, detail={"sha256": sha})
-    return get(store, plan_id)
+    # the row as stored, not read back: a 100k-move plan's content and basis are megabytes
+    # of JSON to decode again (what get reads back equals these values)
+    return Plan(id=plan_id, **row)
 
 
 def _default_title(kind: str, content: dict) -> str:

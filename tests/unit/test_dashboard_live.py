@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from backend.metrics.client import MetricMissing
+from backend.metrics.client import MetricMissing, PrometheusSlow, PrometheusUnavailable
 from backend.model.snapshot import Limits
 from backend.services import monitoring
 from backend.services.cluster import ClusterSource
@@ -54,6 +54,21 @@ def test_observed_eta_is_remaining_bytes_over_the_observed_rate():
     assert idle["moving"] == 0 and idle["eta_seconds"] is None
     err = monitoring.observed_eta(MetricMissing("no series for x"), one(1), one(1))
     assert err["error"] == "no series for x"
+
+
+def test_a_slow_bytes_query_does_not_hide_how_many_partitions_move():
+    """The bytes-behind join timed out (issue 14: 4.4-5.9 s against a 5 s timeout) while
+    ReassigningPartitions answered 150: the count stands, the ETA says why it is missing."""
+    slow = PrometheusSlow("Prometheus at http://p is slow (timed out after 5 s)")
+    eta = monitoring.observed_eta(slow, one(1e6), pd.DataFrame({"value": [50, 50, 50]}))
+    assert eta["moving"] == 150 and eta["eta_seconds"] is None
+    assert eta["why"] == "Prometheus slow" and "timed out after 5 s" in eta["error"]
+    # the count itself unreadable: which failure it was, never a bare "-"
+    down = PrometheusUnavailable("Prometheus at http://p is not answering (ConnectionError)")
+    for error, why in ((slow, "Prometheus slow"), (down, "Prometheus unreachable"),
+                       (MetricMissing("no series"), "no data")):
+        eta = monitoring.observed_eta(one(0.0), one(0.0), error)
+        assert eta["moving"] is None and eta["moving_why"] == why and eta["error"] == str(error)
 
 
 def test_principal_names():
