@@ -6,6 +6,8 @@ blue fine, amber near a limit, red over it.
 
 from __future__ import annotations
 
+import html
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -68,10 +70,16 @@ def _base(title: str, height: int = 320, **layout) -> go.Figure:
     return fig
 
 
+EMPTY_LINE_CHARS = 56  # a half-width panel holds about this many 14 px characters
+
+
 def empty(title: str, message: str) -> go.Figure:
-    """A figure that says why it has nothing to show, instead of blank axes."""
+    """A figure that says why it has nothing to show, instead of blank axes; the message
+    wrapped to lines a half-width panel holds (one long line was cut off at both ends)."""
     fig = _base(title, height=220)
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper",
+    lines = textwrap.wrap(message, EMPTY_LINE_CHARS, break_on_hyphens=False) or [""]
+    fig.add_annotation(text="<br>".join(html.escape(line) for line in lines),
+                       showarrow=False, x=0.5, y=0.5, xref="paper",
                        yref="paper", font={"size": 14, "color": GREY})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)

@@ -40,6 +40,11 @@ OV_HEALTH = "ov-health"
 OV_BROKER_BARS = "ov-broker-bars"
 OV_HEALTH_SERIES = "ov-health-series"
 OV_PARTITIONS_SERIES = "ov-partitions-series"
+OV_LEFTOVERS = "ov-leftovers"  # leftover throttle configs, now
+OV_LEFTOVER_ROWS = "ov-leftover-rows"  # the configs listed, as the admin saw them
+OV_LEFTOVER_TABLE = "ov-leftover-table"
+OV_CLEAR = "ov-clear"  # admins: propose a clear-throttles plan of the listed configs
+OV_CLEAR_RESULT = "ov-clear-result"
 
 # brokers
 BR_BANNERS = "br-banners"
@@ -163,6 +168,7 @@ PV_PLAN = "pv-plan"  # {"id", "sha256"}: the plan and the sha256 this page showe
 PV_BANNERS = "pv-banners"
 PV_STATE = "pv-state"
 PV_FACTS = "pv-facts"
+PV_CLEAR_CONFIGS = "pv-clear-configs"  # a clear-throttles plan's configs
 PV_SHA = "pv-sha"
 PV_COMMENT = "pv-comment"
 PV_APPROVE = "pv-approve"
