@@ -48,8 +48,15 @@ def fingerprint(snap: Snapshot, partitions: Iterable[tuple[str, int]],
             "topics": counts}
 
 
-def basis_for(snap: Snapshot, kind: str, content: dict) -> dict:
-    """The basis to store with a plan proposed against ``snap``."""
+def basis_for(snap: Snapshot | None, kind: str, content: dict) -> dict:
+    """The basis to store with a plan proposed against ``snap``; a clear-throttles plan's
+    is the values of its configs, read when it was proposed (they are in its content)."""
+    if kind == "clear_throttles":
+        try:
+            return {"configs": {config_id(c["entity_type"], c["name"], c["key"]): c["value"]
+                                for c in content["configs"]}}
+        except (KeyError, TypeError) as e:
+            raise BadInput(f"clear_throttles plan: malformed content ({e})") from None
     partitions, topics = touched(kind, content)
     return fingerprint(snap, partitions, topics)
 
@@ -118,3 +125,23 @@ def _replicas(snap: Snapshot, rows: np.ndarray) -> list[list[int]]:
     if (m >= 0).all():
         return m.tolist()
     return [[b for b in r if b >= 0] for r in m.tolist()]
+
+
+def config_id(entity_type: str, name: str, key: str) -> str:
+    """"broker:3:leader.replication.throttled.rate" (names of brokers and topics hold no
+    colon)."""
+    return f"{entity_type}:{name}:{key}"
+
+
+def config_changes(basis: dict, current: dict[tuple[str, str, str], str]) -> list[str]:
+    """What differs between a clear-throttles plan's basis and the configs now
+    ((entity_type, name, key) -> value), one phrase per config; empty when nothing did."""
+    changes = []
+    for cid, value in basis.get("configs", {}).items():
+        etype, name, key = cid.split(":", 2)
+        now = current.get((etype, name, key))
+        if now is None:
+            changes.append(f"{etype} {name} {key} is no longer set")
+        elif now != value:
+            changes.append(f"{etype} {name} {key} {value} -> {now}")
+    return changes
