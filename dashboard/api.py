@@ -17,7 +17,7 @@ import flask
 from flask import Blueprint, jsonify, request
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import execution, plan_preview
+from backend.services import execution, plan_preview, throttle_leftovers
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
@@ -134,12 +134,20 @@ def propose():
     rt = runtime.current()
     cluster = _cluster(body.get("cluster"))
     title = _text(body, "title")
+    if body.get("kind") == plan_service.CLEAR:
+        plan = throttle_leftovers.propose_clear(_store(), who, rt.source(cluster),
+                                                configs=body.get("configs"), title=title)
+        return _proposed(plan)
     snap = rt.snapshot_of(cluster)
     draft = plan_preview.from_request(snap, body)
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
         throttle=body.get("throttle"))
+    return _proposed(plan)
+
+
+def _proposed(plan):
     answer = jsonify(id=plan.id, state=plan.state, sha256=plan.sha256,
                      expires_at=plan.expires_at.isoformat(), preview=plan.preview)
     answer.headers["Location"] = f"{PREFIX}/plans/{plan.id}"
@@ -160,7 +168,8 @@ def approve(plan_id: int):
     plan = plan_service.approve(_store(), auth.current_actor(), plan_id,
                                 sha256=_text(body, "sha256", required=True),
                                 comment=_text(body, "comment") or "",
-                                snapshot_of=rt.snapshot_of)
+                                snapshot_of=rt.snapshot_of,
+                                configs_of=rt.throttle_configs_of)
     return jsonify(id=plan.id, state=plan.state)
 
 
@@ -185,7 +194,8 @@ def execute(plan_id: int):
     _body()
     rt = runtime.current()
     plan = plan_service.request_execute(_store(), auth.current_actor(), plan_id,
-                                        snapshot_of=rt.snapshot_of)
+                                        snapshot_of=rt.snapshot_of,
+                                configs_of=rt.throttle_configs_of)
     return jsonify(id=plan.id, state=plan.state), 202
 
 

@@ -16,6 +16,7 @@ from backend.services import plan_basis, plan_events, plan_preview
 from backend.services import plans as plan_service
 from backend.store.workflow import Actor, may
 from components import banners, plans, tables
+from components.leftovers import config_table
 from components.tables import duration
 from dashboard import auth, drafts, ids, runtime
 
@@ -98,6 +99,17 @@ def shrink_block(draft: plan_preview.Draft, head: list | None = None) -> list:
                  className="panel"),
         migration(c["migration"]),
     ]
+
+
+def clear_block(content: dict, head: list) -> list:
+    """A clear-throttles plan: the configs it deletes, at the values approved."""
+    n = len(content["configs"])
+    return [*head, html.Div([
+        html.H3(f"Deletes {n} replication throttle config{'s' * (n != 1)}"),
+        html.P("Executing deletes exactly these configs through the cluster's gateway, each "
+               "only while it still has the value shown: a config changed since is not "
+               "deleted, and the plan fails naming it.", className="hint"),
+        config_table(content["configs"], ids.PV_CLEAR_CONFIGS)], className="panel")]
 
 
 def stages(rows: list[dict]) -> html.Ol:

@@ -42,8 +42,12 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
         draft.table = plan_preview.stored_diff_table(plan.content, plan.basis or {},
                                                      _snapshot(plan.cluster))
     head = [_facts(plan), _actions(plan, who), _execution(plan)]
-    block = (plan_views.reassignment_block(draft, head) if plan.kind == "reassignment"
-             else plan_views.shrink_block(draft, head))
+    if plan.kind == "reassignment":
+        block = plan_views.reassignment_block(draft, head)
+    elif plan.kind == plan_service.CLEAR:
+        block = plan_views.clear_block(plan.content, head)
+    else:
+        block = plan_views.shrink_block(draft, head)
     return html.Div([
         dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id, draft.table)),
         dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
@@ -128,7 +132,7 @@ def _execution(plan) -> html.Div:
                  id=ids.PV_PROGRESS),
         dcc.Interval(id=ids.PV_TICK, interval=2000, disabled=plan.state != "executing"),
     ], id=ids.PV_EXECUTION, className="panel",
-        hidden=plan.kind != "reassignment" and plan.state not in ("executing", "failed"))
+        hidden=plan.kind == "shrink" and plan.state not in ("executing", "failed"))
 
 
 _BUTTONS = (("Execute", ids.PV_EXECUTE), ("Pause", ids.PV_PAUSE), ("Resume", ids.PV_RESUME),
@@ -178,7 +182,8 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
     message, css = "", "inline-done"
     try:
         if action == ids.PV_EXECUTE:
-            plan_service.request_execute(store, who, plan_id, snapshot_of=rt.snapshot_of)
+            plan_service.request_execute(store, who, plan_id, snapshot_of=rt.snapshot_of,
+                                         configs_of=rt.throttle_configs_of)
         elif action == ids.PV_PAUSE:
             execution.pause(store, who, plan_id)
         elif action == ids.PV_RESUME:
@@ -255,7 +260,8 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     try:
         if action == ids.PV_APPROVE:
             plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],
-                                        comment=comment, snapshot_of=rt.snapshot_of)
+                                        comment=comment, snapshot_of=rt.snapshot_of,
+                                        configs_of=rt.throttle_configs_of)
         elif action == ids.PV_REJECT:
             plan = plan_service.reject(store, who, shown["id"], comment=comment,
                                        sha256=shown["sha256"])

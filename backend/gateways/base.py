@@ -30,6 +30,11 @@ class ClusterReader(Protocol):
         """{entity_type, name, configs: {key: value}} for 'broker' (id or '<default>') or
         'topic'."""
 
+    def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
+        """{name: {key: value}} of every 'broker' ('<default>' included) or 'topic' with
+        any of ``keys`` set on itself: one sweep of the cluster instead of one
+        describe_configs per entity (leftover throttles on a 10k-topic cluster)."""
+
     def describe_client_quotas(self) -> list[dict]:
         """[{user, client_id, controller_mutation_rate}]: KIP-599 quota entities; None = not
         part of the entity, '<default>' = the default entity (Admin.describeClientQuotas)."""

@@ -82,6 +82,10 @@ class TwinHttpGateway:
     def describe_configs(self, entity_type: str, name: str) -> dict:
         return self._json(_configs_path(entity_type, name))
 
+    def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
+        query = urlencode([("key", k) for k in keys])
+        return self._json(f"/v1/configs/{quote(entity_type, safe='')}?{query}")
+
     def describe_client_quotas(self) -> list[dict]:
         return self._json("/v1/quotas")
 

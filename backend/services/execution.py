@@ -24,10 +24,11 @@ from datetime import UTC, datetime
 import numpy as np
 
 from backend.errors import Conflict, NotFound, Unavailable
+from backend.executor.clear import clear_configs
 from backend.executor.freeze import executable_content, spec_from_dict
 from backend.executor.loop import Executor, RetryPolicy
 from backend.executor.records import ACTIVE, ENDED, ExecutionRecords
-from backend.gateways.base import ClusterGateway
+from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.snapshot import Snapshot
 from backend.services import plan_preview, plans
 from backend.store.engine import writer
@@ -190,6 +191,7 @@ class ExecutorThread(threading.Thread):
         self.records = records_of(store)
         self.retry = retry
         self._executors: dict[str, Executor] = {}
+        self._clear_tries: dict[int, tuple[int, float]] = {}  # plan -> (attempts, retry at)
         self._stop = threading.Event()
 
     def run(self) -> None:
@@ -241,6 +243,9 @@ class ExecutorThread(threading.Thread):
             if not waiting:
                 return
             plan = plans.get(self.store, waiting[0].id)
+            if plan.kind == plans.CLEAR:
+                self._clear(plan, journal, now)
+                return
             if plan.kind != "reassignment":
                 journal.ended(plan.id, "failed", SHRINK_REFUSAL, now)
                 return
@@ -251,6 +256,44 @@ class ExecutorThread(threading.Thread):
             executor = self._executors[cluster] = Executor(
                 self.records, self.gateways(cluster), journal, self.retry)
         executor.tick(active[0]["plan_id"], now)
+
+
+    def _clear(self, plan: Plan, journal: StoreJournal, now: float) -> None:
+        """Run a clear-throttles plan in one go (backend/executor/clear.py): it holds no
+        execution row, as deleting is idempotent and a restart simply runs it again.
+        Gateway errors are retried with the executor's backoff, in memory."""
+        if plan.cancel_requested_at is not None:
+            journal.ended(plan.id, "cancelled", "cancelled before it ran", now)
+            return
+        attempts, retry_at = self._clear_tries.get(plan.id, (0, 0.0))
+        if now < retry_at:
+            return
+        policy = self.retry or RetryPolicy()
+        try:
+            changed = clear_configs(self.gateways(plan.cluster), plan.content["configs"],
+                                    lambda action, detail: journal.record(plan.id, action,
+                                                                          detail, now))
+        except (GatewayError, Unavailable) as e:
+            retriable = isinstance(e, Unavailable) or e.retriable
+            if retriable and attempts + 1 < policy.budget:
+                delay = policy.delay(attempts + 1)
+                self._clear_tries[plan.id] = (attempts + 1, now + delay)
+                journal.record(plan.id, "execution_retry", {"attempt": attempts + 1,
+                                                            "error": str(e), "retry_in": delay},
+                               now)
+                return
+            self._clear_tries.pop(plan.id, None)
+            journal.ended(plan.id, "failed", f"gave up after {attempts + 1} attempts: {e}"
+                          if retriable else f"the cluster refused: {e}", now)
+            return
+        self._clear_tries.pop(plan.id, None)
+        if changed:
+            journal.ended(plan.id, "failed", "changed since approval, nothing cleared: "
+                          f"{'; '.join(changed[:5])}: re-propose", now)
+            return
+        journal.record(plan.id, "execution_completed",
+                       {"cleared": len(plan.content["configs"])}, now)
+        journal.ended(plan.id, "completed", None, now)
 
 
 # ---- the demo ---------------------------------------------------------------------------------

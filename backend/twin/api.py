@@ -7,6 +7,7 @@ Reads (GET, the ClusterReader half) are open to anyone on the loopback:
   /v1/topics[?name=T&name=U]     describe_topics
   /v1/assignment                 the assignment as a Parquet snapshot
   /v1/configs/{broker|topic}/N   describe_configs
+  /v1/configs/{broker|topic}?key=K&key=L   find_configs
   /v1/quotas                     describe_client_quotas
   /v1/reassignments              list_reassignments
 
@@ -59,6 +60,8 @@ def _reads(gw: ClusterReader, path: str, query: dict) -> tuple[str, object]:
             return "json", gw.describe_topics(query.get("name"))
         case ["assignment"]:
             return PARQUET, snapshot_to_parquet_bytes(gw.assignment())
+        case ["configs", entity_type]:
+            return "json", gw.find_configs(entity_type, query.get("key", []))
         case ["configs", entity_type, name]:
             return "json", gw.describe_configs(entity_type, name)
         case ["quotas"]:

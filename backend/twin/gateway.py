@@ -73,6 +73,16 @@ class TwinGateway:
                 raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
             return {"entity_type": entity_type, "name": name, "configs": dict(store.get(name, {}))}
 
+    def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
+        self.twin.faults.check("describe_configs", self.twin.now_seconds)
+        with self.twin.lock:
+            if entity_type not in ("broker", "topic"):
+                raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+            store = self.twin.broker_configs if entity_type == "broker" \
+                else self.twin.topic_configs
+            found = {name: {k: cfg[k] for k in keys if k in cfg} for name, cfg in store.items()}
+        return {name: got for name, got in sorted(found.items()) if got}
+
     def describe_client_quotas(self) -> list[dict]:
         with self.twin.lock:
             return [{"user": u, "client_id": c, "controller_mutation_rate": r}

@@ -28,7 +28,8 @@ PASSWORD = "pw-{}"
 USERS = {f"{role}{i}": role for role in ROLES for i in (1, 2)}
 OTHER_AUTHOR = "writer"  # the author of "someone else's" plans
 ALLOWED = {"view": 200, "propose": 201, "approve": 200, "reject": 200, "withdraw": 200,
-           "execute": 202, "cancel": 202}
+           "execute": 202, "cancel": 202, "clear_throttles": 201}
+LEFTOVER = ("broker", "1", "leader.replication.throttled.rate", "1000")  # set on the twin
 
 
 def basic(name: str) -> dict:
@@ -44,6 +45,7 @@ def env(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("api")
     twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"))
+    twin.alter_configs(*LEFTOVER[:2], {LEFTOVER[2]: LEFTOVER[3]})
     users = [{"name": n, "role": r, "password_hash": generate_password_hash(
         PASSWORD.format(n), method="pbkdf2:sha256:1000")} for n, r in
         {**USERS, OTHER_AUTHOR: "admin"}.items()]
@@ -111,6 +113,9 @@ def act(env, user: str, action: str, plan_id: int):
         return client.get(f"/api/v1/plans/{plan_id}", headers=headers)
     if action == "propose":
         return client.post("/api/v1/plans", json=env["body"], headers=headers)
+    if action == "clear_throttles":
+        return client.post("/api/v1/plans", json={"cluster": "demo", "kind": "clear_throttles"},
+                           headers=headers)
     body = {"approve": {"sha256": plan_service.get(env["store"], plan_id).sha256,
                         "comment": "fine"}, "reject": {"comment": "no"}}.get(action, {})
     return client.post(f"/api/v1/plans/{plan_id}/{action}", json=body, headers=headers)
@@ -118,7 +123,7 @@ def act(env, user: str, action: str, plan_id: int):
 
 STATE_FOR = {"view": "proposed", "propose": "proposed", "approve": "proposed",
              "reject": "proposed", "withdraw": "proposed", "execute": "approved",
-             "cancel": "executing"}
+             "cancel": "executing", "clear_throttles": "proposed"}
 
 
 @pytest.mark.parametrize("whose", ["own", "others"])
@@ -137,7 +142,7 @@ def test_role_action_matrix_matches_the_doc(env, role, action, whose):
         assert set(answer.get_json()) == {"error"}
     before = STATE_FOR[action]
     after = plan_service.get(env["store"], plan_id)
-    if allowed and action not in ("view", "propose", "cancel"):
+    if allowed and action not in ("view", "propose", "cancel", "clear_throttles"):
         assert after.state != before and answer.get_json()["state"] == after.state
     elif not allowed:
         assert after.state == before  # a refusal changes nothing
@@ -433,3 +438,37 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
         answer = page.execution_answer(ids.PV_PAUSE, plan_id)
         assert answer[5:9] == (True, True, False, False)  # Resume and Cancel
         page.execution_answer(ids.PV_CANCEL, plan_id)
+
+
+def test_a_clear_throttles_plan_through_the_api(env):
+    client, twin = env["client"], env["twin"]
+    etype, name, key, value = LEFTOVER
+    answer = client.post("/api/v1/plans", headers=basic("admin1"), json={
+        "cluster": "demo", "kind": "clear_throttles", "title": "clear broker 1",
+        "configs": [{"entity_type": etype, "name": name, "key": key}]})
+    assert answer.status_code == 201, answer.get_json()
+    body = answer.get_json()
+    assert body["preview"] == {"configs": 1, "brokers": [name], "topics": []}
+    plan = client.get(f"/api/v1/plans/{body['id']}", headers=basic("viewer1")).get_json()
+    assert plan["kind"] == "clear_throttles" and plan["content"] == {"configs": [
+        {"entity_type": etype, "name": name, "key": key, "value": value}]}
+    refused = client.post("/api/v1/plans", headers=basic("operator1"),
+                          json={"cluster": "demo", "kind": "clear_throttles"})
+    assert refused.status_code == 403 and "admin" in refused.get_json()["error"]
+    bad = client.post("/api/v1/plans", headers=basic("admin1"), json={
+        "cluster": "demo", "kind": "clear_throttles",
+        "configs": [{"entity_type": "topic", "name": "topic-1", "key": key}]})
+    assert bad.status_code == 400 and "not a replication throttle" in bad.get_json()["error"]
+    twin.alter_configs(etype, name, {key: "2000"})
+    try:
+        stale = client.post(f"/api/v1/plans/{body['id']}/approve", headers=basic("approver1"),
+                            json={"sha256": body["sha256"]})
+        assert stale.status_code == 409
+        assert stale.get_json()["error"] == (
+            f"cluster demo changed since plan {body['id']} was proposed: broker 1 {key} "
+            f"{value} -> 2000: re-propose")
+    finally:
+        twin.alter_configs(etype, name, {key: value})
+    ok = client.post(f"/api/v1/plans/{body['id']}/approve", headers=basic("approver1"),
+                     json={"sha256": body["sha256"]})
+    assert ok.get_json() == {"id": body["id"], "state": "approved"}
