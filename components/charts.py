@@ -6,6 +6,8 @@ blue fine, amber near a limit, red over it.
 
 from __future__ import annotations
 
+import html
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -68,10 +70,16 @@ def _base(title: str, height: int = 320, **layout) -> go.Figure:
     return fig
 
 
+EMPTY_LINE_CHARS = 56  # a half-width panel holds about this many 14 px characters
+
+
 def empty(title: str, message: str) -> go.Figure:
-    """A figure that says why it has nothing to show, instead of blank axes."""
+    """A figure that says why it has nothing to show, instead of blank axes; the message
+    wrapped to lines a half-width panel holds (one long line was cut off at both ends)."""
     fig = _base(title, height=220)
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper",
+    lines = textwrap.wrap(message, EMPTY_LINE_CHARS, break_on_hyphens=False) or [""]
+    fig.add_annotation(text="<br>".join(html.escape(line) for line in lines),
+                       showarrow=False, x=0.5, y=0.5, xref="paper",
                        yref="paper", font={"size": 14, "color": GREY})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
@@ -383,6 +391,30 @@ def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: 
     return fig
 
 
+FLEET_KNOBS = ("growth_pct_month", "add_brokers", "max_broker_partitions", "max_partitions",
+               "topic_partitions", "topic_rf")
+
+
+def fleet_days_figure(rows: pd.DataFrame) -> go.Figure:
+    """Days until each cluster's first limit, one bar per scenario (named by the knobs
+    that vary); clusters that reach no limit are named in the title."""
+    frame = rows.dropna(subset=["scenario"])
+    first = frame.groupby(["scenario", "cluster"], sort=False)["days"].min().reset_index()
+    knobs = [k for k in FLEET_KNOBS if frame[k].nunique(dropna=False) > 1]
+    labels = frame.drop_duplicates("scenario").set_index("scenario")[knobs]
+    never = sorted(set(first.loc[first["days"].isna(), "cluster"]))
+    title = "Days until each cluster's first limit" + (
+        f" (never, at this growth: {', '.join(never)})" if never else "")
+    fig = _base(title)
+    for scenario, part in first.dropna(subset=["days"]).groupby("scenario", sort=True):
+        name = ", ".join(f"{k}={labels.at[scenario, k]}" for k in knobs) or "as is"
+        fig.add_bar(x=part["cluster"], y=part["days"], name=name,
+                    text=[f"{d:,.0f} d" for d in part["days"]], textposition="outside")
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(title="days")
+    return fig
+
+
 SWEEP_AXES = {  # kind -> (x, y, colour, y title, title)
     "limits": ("max_broker_partitions", "min_capacity", "add_brokers", "replicas",
                "least room left on any broker"),
@@ -420,6 +452,8 @@ def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
     """The sweep's headline answer per scenario, one line per secondary grid value; the
     chart's title names the answer, so the y axis only needs its unit (a long axis title
     runs into the chart's title)."""
+    if kind == "fleet":
+        return fleet_days_figure(rows)
     x, y, colour, y_title, answer = SWEEP_AXES[kind]
     frame = rows.copy()
     if kind == "throttle":

@@ -309,3 +309,16 @@ def test_broker_grid_headers_whole_and_counts_with_separators(browser, dashboard
     assert rate.text == "-", rate.text
     screenshot(browser, "brokers-grid")
     assert console_errors(browser) == []
+
+
+def test_a_chart_that_cannot_draw_says_why_in_full(browser, dashboard):
+    """Prometheus is down: each broker chart says so, wrapped inside its panel (one long
+    line was cut off at both ends: "rometheus at http://127.0.0.1:9: unreachable ...")."""
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    for css in ("#br-bytes", "#br-lag", "#br-partitions"):
+        WebDriverWait(browser, 60).until(lambda b, css=css: any(
+            "unreachable" in n["text"] for n in (figure_view(b, css) or {}).get("notes", [])))
+        chart = figure_view(browser, css)
+        note = next(n for n in chart["notes"] if "unreachable" in n["text"])
+        assert "Prometheus at http://127.0.0.1:9" in note["text"], note
+        assert inside(note["box"], chart["svg"]), (css, note, chart["svg"])
