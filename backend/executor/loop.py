@@ -322,8 +322,9 @@ class Executor:
         ended = "cancelled" if ex["state"] == "cancelling" else "failed"
         return self._end(ex, ended, ex["cause"], now)
 
-    def _end(self, ex: dict, state: str, cause: str | None, now: float) -> dict:
-        ex = self.records.save(ex, state=state, phase="idle", ended_at=now, updated_at=now)
+    def _end(self, ex: dict, state: str, cause: str | None, now: float,
+             phase: str = "idle") -> dict:
+        ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
         self.journal.record(ex["plan_id"], f"execution_{state}",
                             {"cause": cause} if cause else {}, now)
         self.journal.ended(ex["plan_id"], state, cause, now)
