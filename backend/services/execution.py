@@ -192,14 +192,14 @@ class ExecutorThread(threading.Thread):
         self.retry = retry
         self._executors: dict[str, Executor] = {}
         self._clear_tries: dict[int, tuple[int, float]] = {}  # plan -> (attempts, retry at)
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._halt.wait(self.interval):
             self.cycle(self.clock())
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         if self.is_alive():
             self.join(timeout=30)
         for cluster in self.clusters:
