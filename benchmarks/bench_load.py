@@ -59,7 +59,7 @@ def _wait_rules(prom: PrometheusProcess, timeout: float = 300) -> None:
     import urllib.parse
     import urllib.request
 
-    q = urllib.parse.quote("count(railyard:replica_bytes_behind:sum)")
+    q = urllib.parse.quote("count(railyard:replica_lag:sum_by_broker)")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with urllib.request.urlopen(f"{prom.url}/api/v1/query?query={q}", timeout=10) as r:

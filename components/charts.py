@@ -388,6 +388,30 @@ def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: 
     return fig
 
 
+FLEET_KNOBS = ("growth_pct_month", "add_brokers", "max_broker_partitions", "max_partitions",
+               "topic_partitions", "topic_rf")
+
+
+def fleet_days_figure(rows: pd.DataFrame) -> go.Figure:
+    """Days until each cluster's first limit, one bar per scenario (named by the knobs
+    that vary); clusters that reach no limit are named in the title."""
+    frame = rows.dropna(subset=["scenario"])
+    first = frame.groupby(["scenario", "cluster"], sort=False)["days"].min().reset_index()
+    knobs = [k for k in FLEET_KNOBS if frame[k].nunique(dropna=False) > 1]
+    labels = frame.drop_duplicates("scenario").set_index("scenario")[knobs]
+    never = sorted(set(first.loc[first["days"].isna(), "cluster"]))
+    title = "Days until each cluster's first limit" + (
+        f" (never, at this growth: {', '.join(never)})" if never else "")
+    fig = _base(title)
+    for scenario, part in first.dropna(subset=["days"]).groupby("scenario", sort=True):
+        name = ", ".join(f"{k}={labels.at[scenario, k]}" for k in knobs) or "as is"
+        fig.add_bar(x=part["cluster"], y=part["days"], name=name,
+                    text=[f"{d:,.0f} d" for d in part["days"]], textposition="outside")
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(title="days")
+    return fig
+
+
 SWEEP_AXES = {  # kind -> (x, y, colour, y title, title)
     "limits": ("max_broker_partitions", "min_capacity", "add_brokers", "replicas",
                "least room left on any broker"),
@@ -425,6 +449,8 @@ def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
     """The sweep's headline answer per scenario, one line per secondary grid value; the
     chart's title names the answer, so the y axis only needs its unit (a long axis title
     runs into the chart's title)."""
+    if kind == "fleet":
+        return fleet_days_figure(rows)
     x, y, colour, y_title, answer = SWEEP_AXES[kind]
     frame = rows.copy()
     if kind == "throttle":

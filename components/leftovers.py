@@ -20,8 +20,8 @@ def config_table(rows: list[dict], table_id: str | None = None) -> html.Table:
     """One row per config: where, key, value, and (when the rows carry them) when
     Railyard first saw it and the open clear plan naming it."""
     seen = bool(rows) and "first_seen" in rows[0]
-    heads = ["where", "config", "value"] + (["first seen by Railyard", "clear plan"]
-                                             if seen else [])
+    heads = ["where", "config", "value"] + (["first seen by Railyard", "moving now",
+                                              "clear plan"] if seen else [])
     body = []
     for r in rows:
         value = r["value"]
@@ -31,9 +31,10 @@ def config_table(rows: list[dict], table_id: str | None = None) -> html.Table:
         if seen:
             at = datetime.fromtimestamp(r["first_seen"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             plan = r.get("clear_plan")
-            cells += [html.Td(at), html.Td(dcc.Link(f"#{plan}", href=f"/plans/{plan}")
-                                           if plan else "-")]
+            cells += [html.Td(at), html.Td("reassignment in flight" if r["moving"] else "-"),
+                      html.Td(dcc.Link(f"#{plan}", href=f"/plans/{plan}") if plan else "-")]
         body.append(html.Tr(cells))
     extra = {"id": table_id} if table_id else {}
-    return html.Table([html.Thead(html.Tr([html.Th(h) for h in heads])), html.Tbody(body)],
-                      className="plans", **extra)
+    return html.Div(html.Table([html.Thead(html.Tr([html.Th(h) for h in heads])),
+                                html.Tbody(body)], className="plans configs", **extra),
+                    className="configs-box")

@@ -17,7 +17,7 @@ import flask
 from flask import Blueprint, jsonify, request
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import execution, plan_preview, throttle_leftovers
+from backend.services import execution, plan_preview, shrink_execution, throttle_leftovers
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
@@ -191,12 +191,26 @@ def withdraw(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/execute")
 def execute(plan_id: int):
-    _body()
+    body = _body()
+    migration = body.get("migration", False)
+    if not isinstance(migration, bool):
+        raise BadInput("migration: expected true or false")
     rt = runtime.current()
-    plan = plan_service.request_execute(_store(), auth.current_actor(), plan_id,
-                                        snapshot_of=rt.snapshot_of,
-                                configs_of=rt.throttle_configs_of)
+    cluster = plan_service.get(_store(), plan_id).cluster
+    plan = shrink_execution.request_execute(_store(), auth.current_actor(), plan_id,
+                                            gateway=rt.gateways.get(cluster),
+                                            snapshot_of=rt.snapshot_of,
+                                            configs_of=rt.throttle_configs_of,
+                                            migration=migration)
     return jsonify(id=plan.id, state=plan.state), 202
+
+
+@api.post("/plans/<int:plan_id>/migration/steps/<int:step>")
+def check_step(plan_id: int, step: int):
+    """An operator checks off step ``step`` (2..) of a shrink's migration."""
+    _body()
+    return jsonify(shrink_execution.check_step(_store(), auth.current_actor(), plan_id,
+                                               step - 1)), 200
 
 
 @api.post("/plans/<int:plan_id>/cancel")

@@ -110,6 +110,8 @@ WI_QU_BUCKET = "wi-qu-bucket"
 WI_SW_KIND = "wi-sw-kind"
 WI_SW_GRID = "wi-sw-grid"
 WI_SW_WORKLOAD = "wi-sw-workload"
+WI_SW_END = "wi-sw-end"  # fleet sweeps: history up to (UTC)
+WI_SW_END_FIELD = "wi-sw-end-field"
 WI_SW_RUN = "wi-sw-run"
 WI_SW_CANCEL = "wi-sw-cancel"
 WI_SW_TOKEN = "wi-sw-token"
@@ -158,6 +160,7 @@ SH_RUN = "sh-run"
 SH_ERROR = "sh-error"
 SH_BANNERS = "sh-banners"
 SH_PREVIEW = "sh-preview"
+SH_ON_CLUSTER = "sh-on-cluster"  # what executing a shrink does on this cluster
 
 PLAN_TITLE = "plan-title-input"
 PLAN_PROPOSE = "plan-propose"
@@ -177,7 +180,8 @@ PV_WITHDRAW = "pv-withdraw"
 PV_RESULT = "pv-result"
 PV_DECISIONS = "pv-decisions"
 PV_AUDIT = "pv-audit"
-PV_JSON = "pv-json"
+PV_JSON = "pv-json"  # the exact JSON, filled in when first opened
+PV_JSON_OPEN = "pv-json-open"  # its summary line: clicking it opens the panel
 PV_EXECUTION = "pv-execution"  # the executor (issue 12) shows progress, execute, cancel here
 PV_EXECUTE = "pv-execute"
 PV_PAUSE = "pv-pause"
@@ -187,6 +191,9 @@ PV_EXEC_RESULT = "pv-exec-result"
 PV_PROGRESS = "pv-progress"
 PV_PROGRESS_BAR = "pv-progress-bar"
 PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
+PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
+PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators
+PV_CHECK_RESULT = "pv-check-result"
 
 # audit log
 AU_PLAN = "au-plan"

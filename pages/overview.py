@@ -209,10 +209,14 @@ def show_leftovers(state, _tick):
         return html.P("No replication throttle is left on a broker or topic now." + held,
                       className="hint"), None, True
     admin = may(auth.current_actor(), "clear_throttles") is None
+    moving = sum(r["moving"] for r in rows)
+    busy = (f" {moving} of them are on brokers or topics with a reassignment in flight "
+            "(not Railyard's): clearing those lets the move run unthrottled." if moving
+            else "")
     return [html.P(f"{len(rows)} replication throttle configs are set that no executing "
                    "plan holds: they slow any replica they name until someone deletes them."
-                   + held + " Kafka does not record when a config was set: the time shown "
-                   "is when Railyard first saw it with this value.", className="hint"),
+                   + held + busy + " Kafka does not record when a config was set: the time "
+                   "shown is when Railyard first saw it with this value.", className="hint"),
             config_table(rows, ids.OV_LEFTOVER_TABLE)], rows, not admin
 
 

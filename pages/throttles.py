@@ -88,7 +88,8 @@ def _eta_cards(observed: dict, predicted: dict | None, w) -> list:
                     "stalled" if never else duration(observed["eta_seconds"]),
                     "over" if never else "ok",
                     f"{observed['remaining_bytes'] / 1e6:,.1f} MB left at "
-                    f"{observed['rate'] / 1e6:,.2f} MB/s observed")
+                    f"{observed['rate'] / 1e6:,.2f} MB/s observed (replicas below their "
+                    f"partition's largest log, {observed['basis']})")
     moving = observed["moving"]
     cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
                         else f"{moving:,} partitions", "near" if moving else "ok",

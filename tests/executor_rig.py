@@ -160,7 +160,8 @@ class CrashingGateway(CountingGateway):
 
 _GATEWAY_CALLS = {"describe_cluster", "describe_topics", "assignment", "describe_configs",
                   "list_reassignments", "alter_configs", "alter_reassignments",
-                  "cancel_reassignments"}
+                  "cancel_reassignments", "delete_partitions", "create_topics",
+                  "describe_client_quotas"}
 
 
 @dataclass

@@ -49,12 +49,21 @@ def _runs(start_partition: int, n_partitions: int, n: int, shift0: int
     """Kafka's nextReplicaShift for each run of partitions sharing it, and the runs'
     lengths: it grows by 1 at every partition id > 0 that is a multiple of n."""
     lo, hi = start_partition, start_partition + n_partitions
-    blocks = np.arange(lo // n, (hi - 1) // n + 1)
-    lengths = np.minimum((blocks + 1) * n, hi) - np.maximum(blocks * n, lo)
-    return shift0 + blocks - (max(lo, 1) - 1) // n, lengths
+    runs = (hi - 1) // n - lo // n + 1
+    lengths = np.full(runs, n, dtype=np.int64)
+    lengths[0] = min((lo // n + 1) * n, hi) - lo
+    if runs > 1:
+        lengths[-1] = hi - ((hi - 1) // n) * n
+    first_shift = shift0 + lo // n - (max(lo, 1) - 1) // n
+    return np.arange(first_shift, first_shift + runs), lengths
 
 
-def _ahead(slot: np.ndarray, step: np.ndarray, n: int) -> np.ndarray:
+def _per_partition(per_run: np.ndarray, lengths: np.ndarray) -> np.ndarray | int:
+    """A per-run value for every partition (a plain number when there is one run)."""
+    return int(per_run[0]) if len(per_run) == 1 else np.repeat(per_run, lengths)
+
+
+def _ahead(slot: np.ndarray, step: np.ndarray | int, n: int) -> np.ndarray:
     """(slot + step) mod n for 0 <= slot < n and 0 <= step <= n, without a division."""
     out = slot + step
     np.subtract(out, n, out=out, where=out >= n)
@@ -89,9 +98,12 @@ def kafka_assign(
     n, rf = n_brokers, replication_factor
     shifts, lengths = _runs(start_partition, n_partitions, n, shift)
     # the leader's slot, (partition id + startIndex) mod n, repeats with period n
-    first = np.resize((np.arange(n) + start_partition + start_index) % n, n_partitions)
+    offset = (start_partition + start_index) % n
+    first = (np.arange(offset, offset + n_partitions) % n if n_partitions <= n
+             else np.resize(np.roll(np.arange(n), -offset), n_partitions))
     if racks is None:
-        return _stack([first] + [_ahead(first, np.repeat(1 + (shifts + j) % (n - 1), lengths), n)
+        return _stack([first] + [_ahead(first, _per_partition(1 + (shifts + j) % (n - 1),
+                                                               lengths), n)
                                  for j in range(rf - 1)])
     racks = np.asarray(racks, dtype=np.int64)
     arranged = rack_alternated(racks)
@@ -119,7 +131,7 @@ def _rack_aware_slots(
         return [first]
     width = int(rack_of.max()) + 1
     num_racks = int(np.count_nonzero(np.bincount(rack_of, minlength=width)))
-    start = _ahead(first, np.repeat(1 + (shifts * num_racks) % (n - 1), lengths), n)
+    start = _ahead(first, _per_partition(1 + (shifts * num_racks) % (n - 1), lengths), n)
     leader_rack = np.take(rack_of, first)
     m = min(rf, num_racks) - 1  # followers on racks of their own
     columns = [first]

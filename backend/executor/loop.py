@@ -25,23 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
-from backend.engines.throttle import (
-    FOLLOWER_RATE,
-    FOLLOWER_REPLICAS,
-    LEADER_RATE,
-    LEADER_REPLICAS,
-    proposed_moves,
-    throttled_replicas,
-)
+from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
 from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.records import ExecutionRecords, LostRace
 from backend.gateways.base import ClusterGateway, GatewayError
-from backend.model.csr import offsets_from_lengths
-from backend.model.reassignment import reassignment_from_dict
+from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
 
 Key = tuple[str, int]  # (topic, partition)
@@ -215,7 +205,9 @@ class Executor:
         plan, _ = self._plan_of(ex["plan_id"])
         entries = {(e["topic"], e["partition"]): e
                    for e in (plan[i] for i in spec.batches[ex["batch"]])}
-        view = original_view(snap if snap is not None else self.gw.assignment(), flight)
+        view = before_moves(snap if snap is not None else self.gw.assignment(),
+                            [{"topic": t, "partition": p, **r}
+                             for (t, p), r in flight.items()])
         parsed = reassignment_from_dict(_plan(entries.values()), view, "plan")
         moves = proposed_moves(view, parsed)
         names, pids = view.topic_names, view.part_id
@@ -304,22 +296,11 @@ class Executor:
 
     def _throttles(self, spec: ExecutionSpec, batch: _Batch, keys: list[Key]) -> Configs:
         """The configs kafka-reassign-partitions --execute --throttle would set for the
-        moves ``keys``: both rates on every source and destination broker, both replica
-        lists on every topic with a move (engines.throttle)."""
+        moves ``keys`` (engines.throttle.throttle_configs)."""
         if spec.throttle is None or not keys:
             return {}
-        view = batch.view
-        moves = proposed_moves(view, reassignment_from_dict(
-            _plan(batch.entries[k] for k in keys), view, "plan"))
-        leader, follower = throttled_replicas(view, moves)
-        out: Configs = {("topic", t): {LEADER_REPLICAS: leader.get(t, ""),
-                                       FOLLOWER_REPLICAS: follower.get(t, "")}
-                        for t in sorted(set(leader) | set(follower))}
-        brokers = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
-        rate = str(spec.throttle)
-        for b in view.broker_ids[brokers].tolist():
-            out[("broker", str(b))] = {LEADER_RATE: rate, FOLLOWER_RATE: rate}
-        return out
+        plan = reassignment_from_dict(_plan(batch.entries[k] for k in keys), batch.view, "plan")
+        return throttle_configs(batch.view, plan, spec.throttle)
 
     # ---- the end -------------------------------------------------------------------------
     def _wind_down(self, ex: dict, flight: dict, now: float) -> dict:
@@ -341,8 +322,9 @@ class Executor:
         ended = "cancelled" if ex["state"] == "cancelling" else "failed"
         return self._end(ex, ended, ex["cause"], now)
 
-    def _end(self, ex: dict, state: str, cause: str | None, now: float) -> dict:
-        ex = self.records.save(ex, state=state, phase="idle", ended_at=now, updated_at=now)
+    def _end(self, ex: dict, state: str, cause: str | None, now: float,
+             phase: str = "idle") -> dict:
+        ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
         self.journal.record(ex["plan_id"], f"execution_{state}",
                             {"cause": cause} if cause else {}, now)
         self.journal.ended(ex["plan_id"], state, cause, now)
@@ -358,20 +340,3 @@ class Executor:
 def _plan(entries) -> dict:
     return {"version": 1, "partitions": [{"topic": e["topic"], "partition": e["partition"],
                                           "replicas": list(e["replicas"])} for e in entries]}
-
-
-def original_view(snap: Snapshot, flight: dict) -> Snapshot:
-    """``snap`` with every in-flight reassignment shown at its original replicas
-    (KIP-455: the full set minus the adding replicas), as Kafka's tool computes sources."""
-    if not flight:
-        return snap
-    rows, lists = [], []
-    for (topic, pid), r in flight.items():
-        if snap.has_topic(topic):
-            rows.append(snap.partition_row(topic, pid))
-            lists.append([b for b in r["replicas"] if b not in r["adding"]])
-    order = np.argsort(rows, kind="stable")
-    pos = [snap.broker_positions(lists[i]) for i in order]
-    return snap.with_replicas(np.asarray(rows, np.int64)[order],
-                              offsets_from_lengths([len(p) for p in pos]),
-                              np.concatenate(pos).astype(np.int32))

@@ -32,12 +32,12 @@ class TwinHttpGateway:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
 
-    def _request(self, path: str, body: bytes | None = None,
-                 headers: dict | None = None) -> bytes:
+    def _request(self, path: str, body: bytes | None = None, headers: dict | None = None,
+                 timeout: float | None = None) -> bytes:
         req = urllib.request.Request(self.url + path, data=body, headers=headers or {},
                                      method="GET" if body is None else "POST")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as r:
                 return r.read()
         except urllib.error.HTTPError as e:
             try:
@@ -60,8 +60,9 @@ class TwinHttpGateway:
             reason = getattr(e, "reason", e)
             raise Unavailable(f"Twin at {self.url}", f"unreachable ({reason})") from None
 
-    def _json(self, path: str, body: bytes | None = None, headers: dict | None = None):
-        answer = self._request(path, body, headers)
+    def _json(self, path: str, body: bytes | None = None, headers: dict | None = None,
+              timeout: float | None = None):
+        answer = self._request(path, body, headers, timeout)
         try:
             return json.loads(answer)
         except ValueError:
@@ -95,16 +96,20 @@ class TwinHttpGateway:
 
 class TwinHttpWriter(TwinHttpGateway):
     """The whole ClusterGateway over the twin's API: writes carry the twin's token (read
-    from ``token`` at each write, never kept in a repr, a URL or a log)."""
+    from ``token`` at each write, never kept in a repr, a URL or a log). Reads keep the
+    reader's short timeout (pages wait on them); a write may take longer (a 100k-move
+    plan), and one that times out is retried by the executor, which sends again only
+    what is neither in flight nor done."""
 
-    def __init__(self, url: str, token: Secret, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, token: Secret, timeout: float = 5.0,
+                 write_timeout: float = 30.0) -> None:
         super().__init__(url, timeout)
-        self._token = token
+        self._token, self.write_timeout = token, write_timeout
 
     def _post(self, path: str, body: dict):
         headers = {"Content-Type": "application/json",
                    "Authorization": f"Bearer {self._token.read()}"}
-        return self._json(path, json.dumps(body).encode(), headers)
+        return self._json(path, json.dumps(body).encode(), headers, self.write_timeout)
 
     def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
                       delete: list[str] | None = None) -> dict:

@@ -73,7 +73,8 @@ def _clearing(store: Store, cluster: str) -> dict[Config, int]:
 
 def leftovers(store: Store, source: ClusterSource, now: float | None = None,
               fresh: bool = False) -> dict:
-    """{"cluster", "leftovers": [{entity_type, name, key, value, first_seen, clear_plan}],
+    """{"cluster", "leftovers": [{entity_type, name, key, value, first_seen, clear_plan,
+    moving (a reassignment in flight involves its broker or topic now)}],
     "held": configs executing plans hold, "read_at"}; Unavailable when the cluster's
     configs or the store cannot be read. The configs are a kept cluster read unless
     ``fresh``."""
@@ -83,10 +84,21 @@ def leftovers(store: Store, source: ClusterSource, now: float | None = None,
     loose = {k: v for k, v in current.items() if k not in held}
     seen = sightings(store, source.name, loose, set(held), now)
     clearing = _clearing(store, source.name) if loose else {}
+    brokers, topics = _moving(source, fresh) if loose else (set(), set())
+    busy = {"topic": topics, "broker": brokers | ({"<default>"} if brokers else set())}
     rows = [{"entity_type": e, "name": n, "key": k, "value": v, "first_seen": seen[(e, n, k)],
-             "clear_plan": clearing.get((e, n, k))} for (e, n, k), v in sorted(loose.items())]
+             "clear_plan": clearing.get((e, n, k)), "moving": n in busy[e]}
+            for (e, n, k), v in sorted(loose.items())]
     return {"cluster": source.name, "leftovers": rows,
             "held": sum(1 for k in current if k in held), "read_at": now}
+
+
+def _moving(source: ClusterSource, fresh: bool) -> tuple[set[str], set[str]]:
+    """(brokers, topics) a reassignment in flight involves now, Railyard's or not: a
+    throttle there is slowing a move, not left behind by one (yet)."""
+    read = source.gateway.list_reassignments
+    flight = read() if fresh else cluster_read(source, "reassignments", read)
+    return ({str(b) for r in flight for b in r["replicas"]}, {r["topic"] for r in flight})
 
 
 def propose_clear(store: Store, actor: Actor, source: ClusterSource,

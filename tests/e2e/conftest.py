@@ -115,6 +115,16 @@ def wait_download(folder: Path, suffix: str, timeout: float = 30) -> Path:
                        f"{[p.name for p in folder.iterdir()]}")
 
 
+def choose(driver, dropdown_id: str, value: str) -> None:
+    """Pick ``value`` in a dcc.Dropdown (Dash 4: a button opening a list of options)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.find_element(By.ID, dropdown_id).click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_element(
+        By.XPATH, f"//label[@role='option'][.//input[@value='{value}']]")).click()
+
+
 def console_errors(driver) -> list[str]:
     """Severe browser console entries since the last call (the log is drained on read)."""
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]

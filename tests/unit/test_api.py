@@ -425,7 +425,7 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
         assert page.execution_answer(None, plan_id)[5:9] == (False, True, True, True)
         answer = page.execution_answer(ids.PV_EXECUTE, plan_id)
         assert answer[0] == "Done: execute sent." and answer[3] == "executing"
-        assert answer[9] is False  # the timer refreshes while it executes
+        assert answer[9] is True and answer[10] is False  # no migration; the timer runs
         twin, rt = env["twin"], env["rt"]
         thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__,
                                 rt.snapshot_of, holder="page-test")
@@ -438,6 +438,54 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
         answer = page.execution_answer(ids.PV_PAUSE, plan_id)
         assert answer[5:9] == (True, True, False, False)  # Resume and Cancel
         page.execution_answer(ids.PV_CANCEL, plan_id)
+
+
+def test_plan_page_executes_a_shrink_and_shows_its_stage(env):
+    """A shrink's Execute on the plan page: no Pause, the stage with the partitions in it
+    and the time to the next one; the API offers the migration only where the cluster
+    cannot delete partitions (here it can: the twin implements the KIP)."""
+    import sys
+    import time
+
+    import dash
+
+    from backend.services.execution import ExecutorThread
+    from backend.store.workflow import SYSTEM
+    from dashboard import ids
+
+    store, rt = env["store"], env["rt"]
+    for other in plan_service.list_plans(store, state="executing"):
+        plan_service.finish(store, SYSTEM, other.id, "cancelled")
+    page = sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path_template"] == "/plans/<plan_id>")]
+    snap = rt.snapshot_of("demo")
+    topic = str(snap.topic_names[1])
+    draft = plan_preview.from_shrink(snap, topic, 1, delay_ms=3_600_000)
+    plan = plan_service.propose(store, Actor("writer", "admin"), cluster="demo", kind="shrink",
+                                content=draft.content, preview=draft.preview, snapshot=snap)
+    plan_service.approve(store, Actor("decider", "admin"), plan.id, sha256=plan.sha256,
+                         snapshot_of=rt.snapshot_of)
+    r = env["client"].post(f"/api/v1/plans/{plan.id}/execute", json={"migration": True},
+                           headers=basic("operator1"))
+    assert r.status_code == 409 and "deletes partitions itself" in r.get_json()["error"]
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        answer = page.execution_answer(ids.PV_EXECUTE, plan.id)
+        assert answer[0] == "Done: execute sent." and answer[3] == "executing"
+        thread = ExecutorThread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                                holder="page-test")  # the earlier test's lease holder
+        for _ in range(4):  # an earlier test's execution winds down first
+            thread.cycle(time.time())
+        answer = page.execution_answer(None, plan.id)
+        assert answer[5:10] == (True, True, True, False, True)  # Cancel only
+        text = str(answer[2])
+        assert "stage ReadOnly" in text  # the delay of 1 h, less the seconds this took:
+        assert re.search(r"next: None in (1h 0m|59m \d+s) at the earliest", text)
+        thread.stop()
+    r = env["client"].get(f"/api/v1/plans/{plan.id}", headers=basic("viewer1"))
+    shrink = r.get_json()["execution"]["shrink"]
+    assert shrink["stage"] == "ReadOnly" and shrink["counts"]["ReadOnly"] == \
+        len(draft.content["removed_partitions"])
 
 
 def test_a_clear_throttles_plan_through_the_api(env):

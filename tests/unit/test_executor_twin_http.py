@@ -114,3 +114,20 @@ def test_throttles_the_twin_will_not_take_back_are_named_on_the_plan(http_rig):
     assert {(c["entity_type"], c["name"]) for c in note["configs"]} == set(
         rig.throttle_configs()) == {("broker", "1"), ("broker", "2"), ("broker", "3"),
                                     ("topic", "a")}
+
+
+def test_a_twin_that_stops_answering_mid_move_is_waited_for(http_rig):
+    """Its API gone (connection refused: Unavailable, retriable) for a few attempts, back
+    on the same port before the budget runs out: the plan completes, nothing left."""
+    rig = http_rig([], sizes={("a", 0): 20 * MB})
+    rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
+    rig.step(1)
+    port = rig.api.server.server_address[1]
+    rig.api.stop()
+    for _ in range(3):
+        rig.step(1)
+    retries = _retries(rig)
+    assert [r["retry_in"] for r in retries] == [1.0, 2.0] and "unreachable" in retries[0]["error"]
+    rig.api = TwinApi(rig.gw, port, token=TOKEN).start()
+    assert rig.run(1)["state"] == "completed"
+    assert rig.throttle_configs() == {} and dict(rig.gw.starts) == {"a-0": 1}

@@ -191,3 +191,28 @@ def test_walk_table_matches_transcription_on_random_shapes(seed):
     got = kafka_assign(n, partitions, rf, start, shift=shift, start_partition=first_pid,
                        racks=racks).tolist()
     assert got == reference_rack_aware(n, partitions, rf, start, shift, racks, first_pid)
+
+
+def reference_rack_unaware(n, partitions, rf, start, shift, start_partition=0):
+    """Line-by-line transcription of AdminUtils.assignReplicasToBrokersRackUnaware."""
+    out, cur = [], start_partition
+    for _ in range(partitions):
+        if cur > 0 and cur % n == 0:
+            shift += 1
+        first = (cur + start) % n
+        out.append([first] + [(first + 1 + (shift + j) % (n - 1)) % n for j in range(rf - 1)])
+        cur += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rack_unaware_matches_transcription_on_random_shapes(seed):
+    """Runs of one nextReplicaShift, partial first and last runs, fewer partitions than
+    brokers and many more, RF 1..5."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    rf = int(rng.integers(1, min(n, 5) + 1))
+    partitions = int(rng.integers(1, 5 * n))
+    start, shift, first_pid = (int(x) for x in rng.integers(0, 3 * n, 3))
+    got = kafka_assign(n, partitions, rf, start, shift=shift, start_partition=first_pid)
+    assert got.tolist() == reference_rack_unaware(n, partitions, rf, start, shift, first_pid)

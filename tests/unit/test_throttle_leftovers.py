@@ -29,6 +29,18 @@ def world(tmp_path):
     w.store.close()
 
 
+def test_a_throttle_on_a_move_in_flight_says_so(world):
+    world.twin.alter_configs("topic", "b", {LEADER_LIST: "0:1,0:3"})
+    world.twin.alter_configs("topic", "a", {LEADER_LIST: "1:2"})
+    world.twin.alter_configs("broker", "4", {LEADER_RATE: "10"})
+    world.twin.alter_configs("broker", "<default>", {LEADER_RATE: "10"})
+    world.twin.alter_reassignments(moves(("b", 0, [1, 2])))  # kafka-reassign-partitions
+    got = throttle_leftovers.leftovers(world.store, world.source, now=world.now(), fresh=True)
+    assert {(r["entity_type"], r["name"]): r["moving"] for r in got["leftovers"]} == {
+        ("topic", "b"): True, ("topic", "a"): False, ("broker", "4"): False,
+        ("broker", "<default>"): True}
+
+
 def listed(world, now: float) -> dict:
     got = throttle_leftovers.leftovers(world.store, world.source, now=now,
                                        fresh=True)["leftovers"]
