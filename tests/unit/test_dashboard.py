@@ -141,8 +141,13 @@ def test_charts_use_the_light_template_with_fixed_margins():
     fig = charts.rate_vs_configured(["1", "2"], [1e6, 0], [5e5, 0], [1e6, None], [2e6, None],
                                     "t")
     assert fig.layout.template.layout.xaxis.automargin is False
-    assert [t.name for t in fig.data][2:] == ["configured leader rate",
-                                              "configured follower rate"]
+    # one configured rate per side: the legend names the config and its value
+    assert [t.name for t in fig.data][2:] == ["leader.replication.throttled.rate = 1 MB/s",
+                                              "follower.replication.throttled.rate = 2 MB/s"]
+    differ = charts.rate_vs_configured(["1", "2"], [1e6, 0], [5e5, 0], [1e6, 5e5],
+                                       [None, None], "t")
+    assert differ.data[2].name == "configured leader rate"  # each tick says its own
+    assert list(differ.data[2].text) == ["1 MB/s", "500 kB/s"]
     assert len(pio.to_json(fig)) < 6000  # no polar, 3-D or map template in every figure
 
 
