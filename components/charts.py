@@ -34,10 +34,13 @@ def limit_label(name: str, value: float) -> str:
 
 
 def _limit_line(fig: go.Figure, limit: float, name: str, values: Sequence[float]) -> None:
-    """The limit as a dashed red line labelled with its value, the axis tall enough to
-    show it above the tallest bar."""
-    fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
-                  annotation_text=limit_label(name, limit), annotation_position="top left")
+    """The limit as a dashed red line, labelled with its value in the legend: a label on
+    the line would sit on the value labels of the bars nearest the limit, the very bars
+    an operator reads. The axis is tall enough to show the line above the tallest bar."""
+    line = {"color": OVER, "dash": "dash", "width": 2}
+    fig.add_hline(y=limit, line=line)
+    fig.add_scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                    name=limit_label(name, limit))
     fig.update_yaxes(range=[0, max([limit, *values]) * 1.15])
 
 
@@ -229,28 +232,22 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                 offsetgroup="leader")
     fig.add_bar(x=list(labels), y=list(follower), name="follower throttled B/s",
                 marker_color="#7fb3f0", offsetgroup="follower")
-    rates = {"leader": list(leader_rate), "follower": list(follower_rate)}
-    each = {side: {r for r in rs if r is not None} for side, rs in rates.items()}
-    if all(len(v) <= 1 and None not in rates[k] for k, v in each.items()):
-        # one rate per side on every broker (the usual case): a labelled line per rate
-        lines: dict[float, list[str]] = {}
-        for side, values in each.items():
-            for v in values:
-                lines.setdefault(v, []).append(f"{side}.replication.throttled.rate")
-        for v, names in lines.items():
-            fig.add_hline(y=v, line={"color": OVER, "dash": "dash", "width": 2},
-                          annotation_text=f"{' and '.join(names)} = {rate_text(v)}",
-                          annotation_position="top left")
-    else:  # rates differ per broker: a labelled tick over each broker's bar
-        for side, rs in rates.items():
-            fig.add_scatter(x=list(labels), y=rs, mode="markers+text", offsetgroup=side,
-                            name=f"configured {side} rate",
-                            text=[None if r is None else rate_text(r) for r in rs],
-                            textposition="top center", textfont={"size": 10},
-                            marker={"symbol": "line-ew-open", "size": 18, "color": OVER,
-                                    "line": {"width": 3}},
-                            hovertemplate="%{x}: %{y:,.4~s}B/s<extra>configured " + side +
-                                          " rate</extra>")
+    for side, rates in (("leader", list(leader_rate)), ("follower", list(follower_rate))):
+        values = {r for r in rates if r is not None}
+        # one rate on every throttled broker (the usual case): the legend says it; rates
+        # that differ by broker: each tick carries its own
+        one = len(values) == 1
+        fig.add_scatter(x=list(labels), y=rates, mode="markers" if one else "markers+text",
+                        offsetgroup=side, cliponaxis=False,
+                        name=f"{side}.replication.throttled.rate = {rate_text(values.pop())}"
+                        if one else f"configured {side} rate",
+                        text=None if one else [None if r is None else rate_text(r)
+                                               for r in rates],
+                        textposition="top center", textfont={"size": 10},
+                        marker={"symbol": "line-ew-open", "size": 18, "color": OVER,
+                                "line": {"width": 3}},
+                        hovertemplate="%{x}: %{y:,.4~s}B/s<extra>configured " + side +
+                                      " rate</extra>")
     fig.update_layout(barmode="group", scattermode="group")
     fig.update_xaxes(type="category", title="broker")
     fig.update_yaxes(rangemode="tozero", **BYTE_RATE_AXIS)
@@ -349,9 +346,9 @@ def tokens_vs_burst(principals: Sequence[str], tokens: Sequence[float],
                     textposition="top center", textfont={"color": LINE},
                     marker={"symbol": "line-ew-open", "size": 36, "color": LINE,
                             "line": {"width": 3}})
-    known = [b for b in burst if b is not None]
-    if known:  # room above the tallest burst for its label
-        fig.update_yaxes(range=[min(0, *tokens) * 1.15 - 1, max([*known, *tokens]) * 1.25])
+    # room above the tallest burst for its label, and below 0 for the 0-tokens label
+    top = max([1, *tokens, *(b for b in burst if b is not None)]) * 1.25
+    fig.update_yaxes(range=[min(0, *tokens) * 1.15 - 0.15 * top, top])
     _zero_tokens_line(fig)
     fig.update_xaxes(type="category", title="principal")
     fig.update_yaxes(title="tokens (partitions)")

@@ -23,13 +23,19 @@ def save(draft: Draft) -> str:
     return token
 
 
-def save_stored(plan_id: int, table: DiffTable | None) -> str:
-    """A stored plan's view: its grid (if any) and which plan it is (the JSON file comes
-    from the store, not from a copy here)."""
+def save_stored(plan_id: int, table: DiffTable | None = None) -> str:
+    """A stored plan's view: which plan it is, and its grid when already built (else
+    keep_grid keeps it once the grid first asks; the JSON file comes from the store, not
+    from a copy here)."""
     token = f"plan-{plan_id}-{uuid.uuid4().hex}"
     if table is not None:
-        runtime.current().cache.set(f"draft-grid:{token}", table, timeout=DRAFT_SECONDS)
+        keep_grid(token, table)
     return token
+
+
+def keep_grid(token: str, table: DiffTable) -> None:
+    """Keep a stored plan's grid under its view's token."""
+    runtime.current().cache.set(f"draft-grid:{token}", table, timeout=DRAFT_SECONDS)
 
 
 def stored_plan(token: str | None) -> int | None:

@@ -107,7 +107,7 @@ def show_broker(selected, rows, state):
     try:
         s = monitoring.broker_series(source, broker, w)
     except Unavailable as e:
-        empty = charts.empty(f"Broker {broker}", str(e))
+        empty = charts.empty(f"Broker {broker} · {w.label}", str(e))
         return title, empty, empty, empty
     limit = source.limits.max_broker_partitions
     return (title,

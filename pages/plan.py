@@ -27,8 +27,14 @@ JSON_ENTRIES = 1000  # partitions of a reassignment shown inline; the file has t
 
 
 def layout(plan_id: str | None = None, **_query) -> html.Div:
+    """A reassignment paints from its stored preview numbers: its content and basis (a
+    100k-move plan's megabytes of JSON) are decoded when the grid first asks for rows
+    and when the exact JSON is opened, not before the page shows."""
+    store = runtime.current().plan_store()
     try:
-        plan = plan_service.get(runtime.current().plan_store(), int(plan_id))
+        plan = plan_service.summary(store, int(plan_id))
+        if plan.kind != "reassignment" or "partitions" not in plan.preview:
+            plan = plan_service.get(store, plan.id)  # small, or proposed without a preview
     except (ValueError, TypeError):
         return _missing(f"'{plan_id}' is not a plan number")
     except NotFound as e:
@@ -38,9 +44,8 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
     who = auth.current_actor()
     draft = plan_preview.Draft(plan.kind, plan.cluster, plan.title, plan.preview,
                                frozen=plan.content)
-    if plan.kind == "reassignment":
-        draft.table = plan_preview.stored_diff_table(plan.content, plan.basis or {},
-                                                     _snapshot(plan.cluster))
+    if plan.kind == "reassignment" and plan.content is not None:
+        draft.table = plan_views.stored_table(plan)
     head = [_facts(plan), _actions(plan, who), _execution(plan)]
     if plan.kind == "reassignment":
         block = plan_views.reassignment_block(draft, head)
@@ -65,13 +70,6 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
 
 def _missing(message: str) -> html.Div:
     return html.Div([html.H1("Plan"), banners.banner(message, "error")])
-
-
-def _snapshot(cluster: str):
-    try:
-        return runtime.current().snapshot_of(cluster)
-    except Unavailable:
-        return None  # the grid then shows no byte counts
 
 
 def _facts(plan) -> html.Div:
@@ -277,21 +275,40 @@ def _audit(plan_id: int) -> html.Div | str:
 
 
 def _exact_json(plan) -> html.Details:
-    """The stored content as it is hashed: a reassignment's Kafka JSON (its first
-    JSON_ENTRIES partitions inline when longer: the download has every one)."""
-    if plan.kind != "reassignment":
-        return _details("The exact plan JSON", json.dumps(plan.content, indent=1))
-    entries = plan.content["partitions"]
-    if len(entries) <= JSON_ENTRIES:
-        return _details("The exact plan JSON", plan_preview.kafka_json_text(plan.content))
-    head = plan_preview.kafka_json_text({**plan.content, "partitions": entries[:JSON_ENTRIES]})
-    return _details(f"The exact plan JSON (the first {JSON_ENTRIES:,} of {len(entries):,} "
-                    "partitions: Download plan JSON has all of them)", head)
-
-
-def _details(summary: str, text: str) -> html.Details:
-    return html.Details([html.Summary(summary), html.Pre(text, className="plan-json")],
+    """The stored content as it is hashed, filled in when first opened (a reassignment's
+    first JSON_ENTRIES partitions when longer: the download has every one)."""
+    count = plan.preview.get("partitions") if plan.kind == "reassignment" else None
+    summary = "The exact plan JSON"
+    if count is not None and count > JSON_ENTRIES:
+        summary += (f" (the first {JSON_ENTRIES:,} of {count:,} partitions: Download plan "
+                    "JSON has all of them)")
+    return html.Details([html.Summary(summary, id=ids.PV_JSON_OPEN),
+                         html.Pre(id=ids.PV_JSON, className="plan-json")],
                         className="panel")
+
+
+def exact_json_text(content: dict, kind: str) -> str:
+    """What the exact JSON panel shows of ``content``."""
+    if kind != "reassignment":
+        return json.dumps(content, indent=1)
+    entries = content["partitions"]
+    if len(entries) <= JSON_ENTRIES:
+        return plan_preview.kafka_json_text(content)
+    return plan_preview.kafka_json_text({**content, "partitions": entries[:JSON_ENTRIES]})
+
+
+@dash.callback(Output(ids.PV_JSON, "children"), Input(ids.PV_JSON_OPEN, "n_clicks"),
+               State(ids.PV_PLAN, "data"), State(ids.PV_JSON, "children"),
+               prevent_initial_call=True)
+def open_json(clicks, shown, text):
+    """The exact JSON, read from the store the first time the panel is opened."""
+    if not clicks or not shown or text:
+        return no_update
+    try:
+        plan = plan_service.get(runtime.current().plan_store(), shown["id"])
+    except plan_views.REFUSALS as e:
+        return f"Cannot show the plan: {e}"
+    return exact_json_text(plan.content, plan.kind)
 
 
 def _time(t) -> str:

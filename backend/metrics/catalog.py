@@ -76,12 +76,15 @@ CATALOG: dict[str, Concept] = {
     "offline_partitions": Concept("sum({d.offline_partitions})", (), "partitions",
                                   "Partitions without a leader"),
     # ---- traffic -------------------------------------------------------------------------
-    "bytes_in_per_broker": Concept(_counter_rate("bytes_in", '{{topic!=""}}'), ("{by}",),
-                                   "bytes/s", "Produce bytes/s per broker (sum of topics)"),
+    # per broker from the all-topics meter (the series without a topic label; Kafka marks
+    # it with every topic's): 100 series at 200k partitions instead of 58k per-topic ones
+    # (3.4 s against 9-17 s for one instant query on a busy 2-core machine)
+    "bytes_in_per_broker": Concept(_counter_rate("bytes_in", '{{topic=""}}'), ("{by}",),
+                                   "bytes/s", "Produce bytes/s per broker (all topics)"),
     "bytes_in_per_topic": Concept(
         'sum by (topic) (rate({d.bytes_in}{{topic!=""}}[{window}]))', ("topic",), "bytes/s",
         "Produce bytes/s per topic"),
-    "bytes_out_per_broker": Concept(_counter_rate("bytes_out", '{{topic!=""}}'), ("{by}",),
+    "bytes_out_per_broker": Concept(_counter_rate("bytes_out", '{{topic=""}}'), ("{by}",),
                                     "bytes/s", "Consumer fetch bytes/s per broker"),
     "replication_bytes_in_per_broker": Concept(
         _counter_rate("replication_bytes_in"), ("{by}",), "bytes/s",

@@ -195,14 +195,14 @@ class ExecutorThread(threading.Thread):
         self._executors: dict[tuple[str, str], Executor] = {}  # (cluster, mode)
         self._modes: dict[int, str] = {}  # plan -> batches | stages | migration
         self._clear_tries: dict[int, tuple[int, float]] = {}  # plan -> (attempts, retry at)
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._halt.wait(self.interval):
             self.cycle(self.clock())
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         if self.is_alive():
             self.join(timeout=30)
         for cluster in self.clusters:

@@ -98,8 +98,18 @@ def _default_title(kind: str, content: dict) -> str:
 
 def get(store: Store, plan_id: int) -> Plan:
     """The plan with its content, basis and decisions; NotFound when there is none."""
+    return _load(store, plan_id, whole=True)
+
+
+def summary(store: Store, plan_id: int) -> Plan:
+    """The plan and its decisions without content and basis (None): what its page paints
+    first, without decoding megabytes of a 100k-move plan's JSON."""
+    return _load(store, plan_id, whole=False)
+
+
+def _load(store: Store, plan_id: int, whole: bool) -> Plan:
     with store.read() as conn:
-        plan = repo.load_plan(conn, plan_id)
+        plan = repo.load_plan(conn, plan_id, whole)
     if plan is None:
         raise NotFound(f"no plan {plan_id}")
     return plan

@@ -181,16 +181,20 @@ def insert_plan(conn: Connection, **values: Any) -> int:
 
 # built once: statement construction costs more than running them on the approve path
 _PLAN_BY_ID = select(plans).where(plans.c.id == bindparam("plan_id"))
+_HEAD_BY_ID = select(*_LIST_COLUMNS).where(plans.c.id == bindparam("plan_id"))
 _DECISIONS_OF = select(decisions).where(decisions.c.plan_id == bindparam("plan_id")) \
     .order_by(decisions.c.id)
 _INSERT_DECISION = decisions.insert()
 
 
-def load_plan(conn: Connection, plan_id: int) -> Plan | None:
-    """The plan with its content, basis and decisions, or None."""
-    row = conn.execute(_PLAN_BY_ID, {"plan_id": plan_id}).mappings().first()
+def load_plan(conn: Connection, plan_id: int, whole: bool = True) -> Plan | None:
+    """The plan with its content, basis and decisions, or None; ``whole`` False: without
+    content and basis (None), megabytes of JSON to decode for a 100k-move plan."""
+    row = conn.execute(_PLAN_BY_ID if whole else _HEAD_BY_ID,
+                       {"plan_id": plan_id}).mappings().first()
     if row is None:
         return None
+    row = row if whole else {**row, "content": None, "basis": None}
     if row["state"] == "proposed":  # no decision yet: each one moves the plan on
         return Plan(**row)
     ds = conn.execute(_DECISIONS_OF, {"plan_id": plan_id}).mappings().all()

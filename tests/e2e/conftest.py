@@ -245,3 +245,28 @@ def inside(a: list, b: list) -> bool:
 def overlap(a: list | None, b: list | None) -> bool:
     """Two drawn rectangles [left, top, right, bottom] cover some of the same pixels."""
     return bool(a and b and a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+
+
+# every piece of text a plotly chart drew (titles, ticks, legend, bar values, annotations)
+# and the pairs of them drawn over each other
+TEXTS_OVERLAPPING = """
+const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!g) { return null; }
+const texts = Array.from(g.querySelectorAll('text'))
+  .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0)
+  .map(e => { const r = e.getBoundingClientRect();
+              return {text: e.textContent, box: [r.left, r.top, r.right, r.bottom]}; });
+const hit = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+const pairs = [];
+for (let i = 0; i < texts.length; i++) {
+  for (let j = i + 1; j < texts.length; j++) {
+    if (hit(texts[i].box, texts[j].box)) { pairs.push([texts[i].text, texts[j].text]); }
+  }
+}
+return {count: texts.length, pairs: pairs};
+"""
+
+
+def texts_overlapping(driver, css: str) -> dict | None:
+    """{count: texts drawn, pairs: [(text, text) drawn over each other]} for a chart."""
+    return driver.execute_script(TEXTS_OVERLAPPING, css)

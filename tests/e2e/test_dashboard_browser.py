@@ -22,6 +22,7 @@ from tests.e2e.conftest import (
     screenshot,
     start_dashboard,
     stop,
+    texts_overlapping,
     wait_download,
 )
 
@@ -79,6 +80,10 @@ def test_prometheus_down_banner(browser, dashboard):
     limit = demo_snapshot().limits.max_broker_partitions
     assert f"max.broker.partitions = {limit:,}" in browser.find_element(
         By.ID, "ov-broker-bars").text
+    # brokers 2 and 3 are within 10% of the limit: their value labels and the limit's own
+    # label are all readable, none drawn over another
+    drawn = texts_overlapping(browser, "#ov-broker-bars")
+    assert drawn["count"] > 9 and drawn["pairs"] == [], drawn
     # the twin gateway does not answer either: the assignment comes from the file, and says so
     wait_text(browser, "#ov-banners", "Twin at http://127.0.0.1:9: unreachable")
     assert "showing the assignment in" in browser.find_element(By.ID, "ov-banners").text

@@ -101,15 +101,13 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
         lambda b: all(s in b.find_element(By.ID, "th-eta").text
                       for s in ("moves at 1.00 MB/s", "Observed ETA", "MB left at")))
-    # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn: a
-    # labelled line when every broker has the same rate, else a labelled tick per broker
+    # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn, and
+    # the legend says their value
     rates = figure_view(browser, "#th-rates")
     ticks = {t["name"]: max(v for v in t["y"] if v is not None) for t in rates["traces"]
-             if t["name"].startswith("configured")}
-    lines = [a for a in rates["annotations"] if "replication.throttled.rate" in a]
-    assert ticks == {"configured leader rate": 1e6, "configured follower rate": 1e6} or \
-        lines == ["leader.replication.throttled.rate and follower.replication.throttled.rate"
-                  " = 1 MB/s"], rates
+             if "replication.throttled.rate" in t["name"]}
+    assert ticks == {"leader.replication.throttled.rate = 1 MB/s": 1e6,
+                     "follower.replication.throttled.rate = 1 MB/s": 1e6}, rates
     browser.get(demo.url + "/quotas")
     wait_chart(browser, "#qu-tokens", lambda c: True)
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
@@ -183,6 +181,6 @@ def test_every_limit_line_says_its_value(browser, demo):
     browser.get(demo.url + "/throttles")
     wait_chart(browser, "#th-rates", lambda c: c["traces"] > 0)
     rates = figure_view(browser, "#th-rates")
-    written = rates["annotations"] + [t for tr in rates["traces"] for t in (tr["text"] or [])
-                                      if isinstance(t, str)]
-    assert any("MB/s" in t for t in written), rates
+    written = rates["annotations"] + [t["name"] for t in rates["traces"]] + [
+        t for tr in rates["traces"] for t in (tr["text"] or []) if isinstance(t, str)]
+    assert any("throttled.rate = 1 MB/s" in t for t in written), rates

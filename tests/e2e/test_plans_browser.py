@@ -5,6 +5,7 @@ Approve on their own plan."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -133,6 +134,11 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     wait(operator).until(lambda d: d.find_elements(By.ID, "pv-state"))
     assert state_of(operator) == "approved"
     assert "arne" in operator.find_element(By.ID, "pv-decisions").text
+    # the exact JSON is read from the store when its panel is opened: the stored bytes
+    operator.find_element(By.ID, "pv-json-open").click()
+    wait(operator).until(lambda d: d.find_element(By.ID, "pv-json").text.strip())
+    shown_json = json.loads(operator.find_element(By.ID, "pv-json").text)
+    assert shown_json["partitions"] == plan.content["partitions"][:1000]
     assert console_errors(approver) == []
 
 

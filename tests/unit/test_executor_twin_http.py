@@ -131,3 +131,21 @@ def test_a_twin_that_stops_answering_mid_move_is_waited_for(http_rig):
     rig.api = TwinApi(rig.gw, port, token=TOKEN).start()
     assert rig.run(1)["state"] == "completed"
     assert rig.throttle_configs() == {} and dict(rig.gw.starts) == {"a-0": 1}
+
+
+@pytest.mark.parametrize("event, message", [
+    ({"op": "bogus", "error": "NOT_CONTROLLER", "calls": 1}, "operation must be one of"),
+    ({"op": "*", "error": "not controller", "calls": 1}, "a Kafka error name"),
+    ({"op": "*", "error": "NOT_CONTROLLER"}, "give 'calls'"),
+    ({"op": "*", "error": "NOT_CONTROLLER", "calls": 0}, "whole number >= 1"),
+    ({"op": "*", "error": "NOT_CONTROLLER", "for": "soon"}, r"events\[0\]\.for"),
+])
+def test_a_bad_fault_is_refused_when_the_file_loads(tmp_path, event, message):
+    from backend.errors import BadInput
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"events": [{"at": 5, "action": "gateway_fault",
+                                                **event}]}))
+    with pytest.raises(BadInput, match=message) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: events[0]") and "\n" not in str(e.value)

@@ -239,3 +239,43 @@ def test_a_gateway_that_does_not_answer_is_refused_in_words(app):
     assert executed[3] == "approved"
     assert plans.get(store, proposed).state == "proposed"
     assert plans.get(store, approved).state == "approved"
+
+
+def test_the_plan_page_paints_from_its_preview_and_reads_the_content_when_asked(
+        app, monkeypatch):
+    """The page of a stored reassignment is drawn from the preview numbers stored with it;
+    its content (megabytes at 100k moves) is read when the grid asks for rows and when
+    the exact JSON is opened."""
+    from dashboard import plan_views
+
+    token = preview_as(app, "olga")
+    ctx = as_user(app, "olga")
+    try:
+        href, _ = plan_views.propose(1, token, "lazy page")
+    finally:
+        ctx.pop()
+    store = runtime.current().plan_store()
+    plan = plans.get(store, int(href.rsplit("/", 1)[1]))
+    view = page("/plans/<plan_id>")
+
+    def whole(*_):
+        raise AssertionError("the page read the whole plan before painting")
+
+    monkeypatch.setattr(plans, "get", whole)
+    ctx = as_user(app, "arne")
+    try:
+        shown = view.layout(plan_id=str(plan.id))
+    finally:
+        ctx.pop()
+    monkeypatch.undo()
+    body = text_of(shown)
+    assert f"{plan.preview['replica_moves']:,}" in body and plan.sha256 in body
+    assert f"Per-partition changes ({plan.preview['partitions']:,} partitions)" in body
+    grid_token = next(c.data for c in shown.children if getattr(c, "id", "") == "plan-token")
+    rows = plan_views.grid_rows({"startRow": 0, "endRow": 3}, grid_token, None)
+    assert rows["rowCount"] == len(plan.content["partitions"]) and len(rows["rowData"]) == 3
+    data = {"id": plan.id, "sha256": plan.sha256}
+    text = view.open_json(1, data, None)
+    assert json.loads(text) == {**plan.content,
+                                "partitions": plan.content["partitions"][:view.JSON_ENTRIES]}
+    assert view.open_json(2, data, text) is dash.no_update  # closing it reads nothing
