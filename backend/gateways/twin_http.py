@@ -141,6 +141,17 @@ class TwinHttpWriter(TwinHttpGateway):
                            rate: float | None) -> dict:
         return self._post("/v1/quotas", {"user": user, "client_id": client_id, "rate": rate})
 
+    def partition_deletion_enabled(self) -> bool:
+        """Whether the twin accepts DeletePartitions (it implements the KIP); asked each
+        time, as the twin may run with delete.topic.partition.enable off."""
+        return bool(self._json("/v1/partition-deletion")["enabled"])
+
+    def delete_partitions(self, topic: str, total: int, delay_ms: int, user: str = "",
+                          client_id: str = "") -> dict:
+        return self._post(f"/v1/topics/{quote(topic, safe='')}/partitions/delete",
+                          {"total": total, "delay_ms": delay_ms, "user": user,
+                           "client_id": client_id})
+
 
 def _configs_path(entity_type: str, name: str) -> str:
     return f"/v1/configs/{quote(entity_type, safe='')}/{quote(name, safe='')}"
