@@ -169,7 +169,7 @@ def _stored_grid(token: str | None) -> plan_preview.DiffTable | None:
     if plan.kind != "reassignment":
         return None
     table = stored_table(plan)
-    drafts.keep_grid(token, table)
+    drafts.keep_plan_grid(plan.id, table)
     return table
 
 
@@ -239,4 +239,6 @@ def propose(_clicks, token, title):
             throttle=round(throttle) if draft.kind == "reassignment" and throttle else None)
     except REFUSALS as e:
         return no_update, str(e)
+    if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
+        drafts.keep_plan_grid(plan.id, draft.table)
     return f"/plans/{plan.id}", ""

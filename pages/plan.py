@@ -46,6 +46,7 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
                                frozen=plan.content)
     if plan.kind == "reassignment" and plan.content is not None:
         draft.table = plan_views.stored_table(plan)
+        drafts.keep_plan_grid(plan.id, draft.table)
     head = [_facts(plan), _actions(plan, who), _execution(plan)]
     if plan.kind == "reassignment":
         block = plan_views.reassignment_block(draft, head)
@@ -54,7 +55,7 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
     else:
         block = plan_views.shrink_block(draft, head)
     return html.Div([
-        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id, draft.table)),
+        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id)),
         dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
         html.H1([f"Plan {plan.id}: {plan.title} ",
                  html.Span(plan.state, id=ids.PV_STATE, className=f"state state-{plan.state}")]),

@@ -134,10 +134,14 @@ class _Placer:
         if start_index is not None and start_index < 0:
             raise BadInput(f"--start-index must be >= 0, got {start_index}")
         self.snap, self.limits = snap, limits
-        self.start_index = start_index
-        self.rng = np.random.default_rng(seed)
+        self.start_index, self.seed = start_index, seed
         self.counts = snap.broker_replica_counts()
         self.racks = snap.broker_rack_index if snap.rack_mode == "all" else None
+
+    @cached_property
+    def rng(self) -> np.random.Generator:
+        """Made on first use: a fixed start index never draws."""
+        return np.random.default_rng(self.seed)
 
     def starts(self) -> tuple[int, int]:
         """Kafka's startIndex and nextReplicaShift: fixed, or random (reproducibly)."""

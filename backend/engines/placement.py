@@ -98,9 +98,8 @@ def kafka_assign(
     n, rf = n_brokers, replication_factor
     shifts, lengths = _runs(start_partition, n_partitions, n, shift)
     # the leader's slot, (partition id + startIndex) mod n, repeats with period n
-    offset = (start_partition + start_index) % n
-    first = (np.arange(offset, offset + n_partitions) % n if n_partitions <= n
-             else np.resize(np.roll(np.arange(n), -offset), n_partitions))
+    cycle = (np.arange(n) + start_partition + start_index) % n
+    first = np.tile(cycle, -(-n_partitions // n))[:n_partitions]
     if racks is None:
         return _stack([first] + [_ahead(first, _per_partition(1 + (shifts + j) % (n - 1),
                                                                lengths), n)

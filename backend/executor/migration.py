@@ -17,6 +17,7 @@ created, stays (producers may already write to it).
 from __future__ import annotations
 
 from backend.engines import quota
+from backend.errors import Unavailable
 from backend.executor.shrink import CLIENT_ID, FrozenShrinks
 from backend.gateways.base import GatewayError
 
@@ -86,14 +87,17 @@ class MigrationExecutor(FrozenShrinks):
         m = self._shrink(plan_id)["migration"]
         name, lists = m["new_topic"], [m["assignment"][k] for k in
                                        sorted(m["assignment"], key=int)]
-        forecast = quota_forecast(self.gw.describe_client_quotas(), len(lists))
+        try:
+            forecast = quota_forecast(self.gw.describe_client_quotas(), len(lists))
+        except Unavailable as e:  # the forecast is advice: the cluster's answer decides
+            forecast = {"quota": None, "cost": len(lists), "unknown": str(e)}
         out = self.gw.create_topics([{"name": name, "assignment": lists}],
                                     client_id=CLIENT_ID)[0]
         if out["error"] == THROTTLED:
             raise Throttled(f"throttled for {out['throttle_time_ms']} ms by the controller "
                             f"mutation quota ({forecast['quota']})", out["throttle_time_ms"])
         if out["error"] == "TOPIC_ALREADY_EXISTS":
-            found = len(self.gw.describe_topics([name])[0]["partitions"])
+            found = len(self._placement(name))
             if found != len(lists):
                 raise GatewayError("TOPIC_ALREADY_EXISTS", f"topic '{name}' exists with {found}"
                                    f" partitions, not the planned {len(lists)}: not this "
@@ -102,9 +106,23 @@ class MigrationExecutor(FrozenShrinks):
         elif out["error"]:
             raise GatewayError(out["error"], out["message"] or "")
         else:
+            got = self._placement(name)
             self.journal.record(plan_id, "migration_topic_created", {
-                "topic": name, "partitions": len(lists), "replication_factor": len(lists[0]),
-                "throttle_time_ms": out["throttle_time_ms"], "quota": forecast}, now)
+                "topic": name, "partitions": len(got), "replication_factor": len(lists[0]),
+                "throttle_time_ms": out["throttle_time_ms"], "quota": forecast,
+                "placement_as_planned": got == lists}, now)
+            if got != lists:
+                raise GatewayError("INVALID_REPLICA_ASSIGNMENT", f"topic '{name}' was created "
+                                   f"with {len(got)} partitions placed {got[:4]}, not the "
+                                   f"planned {len(lists)} placed {lists[:4]}: the cluster did "
+                                   "not follow the replica assignment; fix or delete it by "
+                                   "hand")
         self.records.save_batch(plan_id, 0, state="done", started_at=now, ended_at=now,
                                 done=1)
         return self.records.save(ex, partitions_done=1, updated_at=now)
+
+    def _placement(self, name: str) -> list[list[int]]:
+        """The replica lists of topic ``name`` as the cluster describes them, partition 0
+        first."""
+        parts = self.gw.describe_topics([name])[0]["partitions"]
+        return [p["replicas"] for p in sorted(parts, key=lambda p: p["partition"])]

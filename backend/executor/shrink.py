@@ -39,6 +39,9 @@ class FrozenShrinks(Executor):
         super().__init__(*args, **kwargs)
         self._shrinks: dict[int, dict] = {}
 
+    def _at_the_end(self, ex: dict) -> bool:
+        return False  # a shrink sets no configs: there is nothing to put back at its end
+
     def _shrink(self, plan_id: int) -> dict:
         if plan_id not in self._shrinks:
             self._shrinks[plan_id] = self.records.content(plan_id)["shrink"]

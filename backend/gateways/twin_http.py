@@ -4,10 +4,11 @@ half (TwinHttpGateway), all the dashboard needs; with the twin's token it is the
 ClusterGateway (TwinHttpWriter), so an executor in `railyard serve` can run plans on a
 twin that `railyard twin serve` runs in another process.
 
-A Kafka error the twin answers (409 with ``kafka_error``) is raised as the GatewayError
-the in-process gateway raises, so the executor retries it the same way; a write the twin
-refuses (no token, a wrong one, writes disabled) is CLUSTER_AUTHORIZATION_FAILED, which
-is not retried."""
+A Kafka error the twin answers to a write (409 with ``kafka_error``) is raised as the
+GatewayError the in-process gateway raises, so the executor retries it the same way; a
+refused read (503) is Unavailable, as the Kafka gateway answers one; a write the twin
+refuses (no token, a wrong one, writes disabled) is
+CLUSTER_AUTHORIZATION_FAILED, which is not retried."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ class TwinHttpGateway:
             if e.code in (401, 403):  # a refusal, as Kafka's: retrying will not help
                 raise GatewayError("CLUSTER_AUTHORIZATION_FAILED",
                                    f"twin at {self.url}: {detail}") from None
+            if e.code == 503 and "error" in answer:  # the twin says why it cannot answer
+                raise Unavailable(f"Twin at {self.url}", str(detail)) from None
             raise Unavailable(f"Twin at {self.url}", f"HTTP {e.code}: {detail}") from None
         except OSError as e:  # URLError and timeouts included
             reason = getattr(e, "reason", e)
@@ -137,6 +140,17 @@ class TwinHttpWriter(TwinHttpGateway):
     def alter_client_quota(self, user: str | None, client_id: str | None,
                            rate: float | None) -> dict:
         return self._post("/v1/quotas", {"user": user, "client_id": client_id, "rate": rate})
+
+    def partition_deletion_enabled(self) -> bool:
+        """Whether the twin accepts DeletePartitions (it implements the KIP); asked each
+        time, as the twin may run with delete.topic.partition.enable off."""
+        return bool(self._json("/v1/partition-deletion")["enabled"])
+
+    def delete_partitions(self, topic: str, total: int, delay_ms: int, user: str = "",
+                          client_id: str = "") -> dict:
+        return self._post(f"/v1/topics/{quote(topic, safe='')}/partitions/delete",
+                          {"total": total, "delay_ms": delay_ms, "user": user,
+                           "client_id": client_id})
 
 
 def _configs_path(entity_type: str, name: str) -> str:

@@ -10,6 +10,7 @@ Reads (GET, the ClusterReader half) are open to anyone on the loopback:
   /v1/configs/{broker|topic}?key=K&key=L   find_configs
   /v1/quotas                     describe_client_quotas
   /v1/reassignments              list_reassignments
+  /v1/partition-deletion         {enabled}: whether DeletePartitions is accepted (the KIP)
 
 Writes (POST, JSON bodies, the rest of the ClusterGateway) need ``Authorization: Bearer
 TOKEN`` with the token of `--api-token-file`: 401 without it or with another one, 403 when
@@ -22,6 +23,7 @@ the twin was started without a token (writes disabled):
   /v1/topics/delete              delete_topics          {names, user, client_id}
   /v1/topics/N/partitions        create_partitions      {total, user, client_id}
   /v1/quotas                     alter_client_quota     {user, client_id, rate}
+  /v1/topics/N/partitions/delete delete_partitions      {total, delay_ms, user, client_id}
 
 A Kafka error (an injected fault, REASSIGNMENT_IN_PROGRESS) answers 409 with its code in
 ``kafka_error``, so the client raises the same GatewayError the in-process gateway does.
@@ -35,8 +37,14 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from backend.errors import BadInput
-from backend.gateways.base import ClusterGateway, ClusterReader, GatewayError
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import (
+    ClusterGateway,
+    ClusterReader,
+    GatewayError,
+    PartitionDeleter,
+    can_delete_partitions,
+)
 from backend.model.io import snapshot_to_parquet_bytes
 
 PARQUET = "application/vnd.apache.parquet"
@@ -68,6 +76,8 @@ def _reads(gw: ClusterReader, path: str, query: dict) -> tuple[str, object]:
             return "json", gw.describe_client_quotas()
         case ["reassignments"]:
             return "json", gw.list_reassignments()
+        case ["partition-deletion"]:
+            return "json", {"enabled": can_delete_partitions(gw)}
     raise LookupError(path)
 
 
@@ -90,6 +100,9 @@ def _writes(gw: ClusterGateway, path: str, body: dict) -> object:
                 return gw.delete_topics([str(n) for n in body["names"]], **who)
             case ["topics", topic, "partitions"]:
                 return gw.create_partitions(topic, int(body["total"]), **who)
+            case ["topics", topic, "partitions", "delete"] if isinstance(gw, PartitionDeleter):
+                return gw.delete_partitions(topic, int(body["total"]), int(body["delay_ms"]),
+                                            **who)
             case ["quotas"]:
                 rate = body.get("rate")
                 return gw.alter_client_quota(body.get("user"), body.get("client_id"),
@@ -152,6 +165,8 @@ class TwinApi:
                 except GatewayError as e:
                     return self._send(409, "json", {"error": str(e), "kafka_error": e.code,
                                                     "message": e.message})
+                except Unavailable as e:  # a read the cluster refused
+                    return self._send(503, "json", {"error": e.detail})
                 self._send(200, kind, body)
 
             def _send(self, status: int, kind: str, body, headers: dict | None = None) -> None:

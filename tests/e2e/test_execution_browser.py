@@ -4,7 +4,9 @@ plan, the operator executes it and watches the progress bar move up to 100%; the
 second plan is approved, executed and cancelled midway on its page: the plan ends
 cancelled, its moves in flight are undone, and the twin's throttle configs are as they
 were before (an operator's own rate on broker 1 is back, nothing else is left), read
-through the gateway."""
+through the gateway. Last, an admin proposes clearing the leftover throttles from the
+Overview's list, the approver approves, the admin executes: exactly those configs are
+gone from the twin, and one set after the proposal is still there."""
 
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ pytestmark = pytest.mark.e2e
 MB = 1_000_000
 SPEED = 4.0  # simulated seconds per wall second
 TOKEN = "e2e-browser-twin-token-51c7"
-USERS = {"olga": ("operator", "o-pass-2"), "arne": ("approver", "a-pass-2")}
+USERS = {"olga": ("operator", "o-pass-2"), "arne": ("approver", "a-pass-2"),
+         "ines": ("admin", "i-pass-2")}
 RATE = "leader.replication.throttled.rate"
 KEYS = {"broker": [RATE, "follower.replication.throttled.rate"],
         "topic": ["leader.replication.throttled.replicas",
@@ -185,3 +188,45 @@ def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, approv
     approver.get(f"{url}/plans/{second}")
     wait(approver).until(ec.text_to_be_present_in_element((By.ID, "pv-state"), "cancelled"))
     assert console_errors(operator) == []
+
+
+def test_admin_clears_leftover_throttles_from_the_overview(browser, approver_browser, stack):
+    url, gw, twin = stack["url"], stack["gw"], stack["twin"].twin
+    admin, approver = browser, approver_browser
+    twin.alter_configs("broker", "4", {RATE: "123000"})
+    twin.alter_configs("topic", "orders", {KEYS["topic"][0]: "0:3,1:3"})
+    leftover = throttles(gw)
+    admin.delete_all_cookies()
+    sign_in(admin, url, "ines", USERS["ines"][1])
+    if not approver.find_elements(By.ID, "account-user"):
+        sign_in(approver, url, "arne", USERS["arne"][1])
+    admin.get(url + "/?cluster=exec")
+    wait(admin).until(lambda d: "broker 4" in d.find_element(By.ID, "ov-leftovers").text)
+    words = admin.find_element(By.ID, "ov-leftovers").text
+    assert "123000" in words and "first seen by Railyard" in words and "topic orders" in words
+    screenshot(admin, "execution-4-leftovers")
+    wait(admin).until(lambda d: d.find_element(By.ID, "ov-clear").is_displayed())
+    admin.find_element(By.ID, "ov-clear").click()
+    wait(admin).until(ec.url_matches(r"/plans/\d+$"))
+    plan_id = int(admin.current_url.rsplit("/", 1)[1])
+    wait(admin).until(lambda d: d.find_elements(By.ID, "pv-clear-configs"))
+    assert "123000" in admin.find_element(By.ID, "pv-clear-configs").text
+    twin.alter_configs("broker", "2", {RATE: "456000"})  # set after: not the plan's
+    approve(approver, url, plan_id)
+    execute(admin, url, plan_id)
+    wait(admin, 120).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
+                                                            "completed"))
+    after = throttles(gw)
+    assert after == {"broker": {"2": {RATE: "456000"}}, "topic": {}}, (leftover, after)
+    actions = _audit_actions(url, plan_id)  # one entry per broker or topic cleared
+    assert actions.count("config_cleared") == sum(len(v) for v in leftover.values())
+    assert actions[-1] == "complete"
+    assert console_errors(admin) == []
+
+
+def _audit_actions(url: str, plan_id: int) -> list[str]:
+    auth = base64.b64encode(f"arne:{USERS['arne'][1]}".encode()).decode()
+    req = urllib.request.Request(f"{url}/api/v1/audit?plan={plan_id}",
+                                 headers={"Authorization": f"Basic {auth}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return [e["action"] for e in json.loads(r.read())["entries"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -219,6 +220,10 @@ def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
         lines = [r for r in caplog.records if r.name == "railyard.dashboard"]
         assert len(lines) == 1 and lines[0].exc_info is None
         assert "\n" not in lines[0].getMessage()
+    # the wrong-typed state failed inside a page: the line says where, so a genuine bug
+    # answered as a forged request is found from the log alone
+    assert re.search(r"raised at pages/\w+\.py:\d+\)$", lines[0].getMessage()), \
+        lines[0].getMessage()
 
 
 def test_live_limit_figures_are_drawn_once_per_assignment_read(app, monkeypatch):

@@ -229,3 +229,38 @@ def test_the_migration_waits_out_the_quota_throttle(tmp_path):
         w.cycle()
     assert w.twin.snap.has_topic("a.p2")
     assert plans.get(w.store, plan_id).state == "executing"  # the operator's steps remain
+
+
+def test_gateway_faults_are_retried_then_fail_with_the_cause(tmp_path):
+    """Faults injected into the twin's gateway: a timeout is retried and the shrink goes
+    on; a refusal fails the plan with Kafka's error in words, nothing sent."""
+    w = World(tmp_path / "retried")
+    w.twin.faults.add("delete_partitions", "REQUEST_TIMED_OUT", times=2)
+    plan_id = w.approved(delay_ms=0)
+    w.execute(plan_id)
+    for _ in range(20):
+        w.cycle()
+    assert plans.get(w.store, plan_id).state == "completed"
+    assert w.actions(plan_id).count("execution_retry") == 2
+    w.store.close()
+    w = World(tmp_path / "refused")
+    w.twin.faults.add("delete_partitions", "POLICY_VIOLATION", times=1)
+    plan_id = w.approved(delay_ms=0)
+    w.execute(plan_id)
+    w.cycle(3)
+    assert plans.get(w.store, plan_id).state == "failed"
+    assert execution.progress(w.store, plan_id)["cause"].startswith(
+        "the cluster refused: POLICY_VIOLATION")
+    assert w.twin.partition_modes("a") == ["ReadWrite"] * 4
+    w.store.close()
+
+
+def test_a_migration_topic_that_is_not_the_plans_fails_it(tmp_path):
+    w = World(tmp_path, enable=False)
+    plan_id = w.approved()
+    w.twin.create_topics([{"name": "a.p2", "partitions": 3, "rf": 1}])  # someone else's
+    w.execute(plan_id, migration=True)
+    w.cycle(3)
+    assert plans.get(w.store, plan_id).state == "failed"
+    assert "exists with 3 partitions, not the planned 2" in execution.progress(
+        w.store, plan_id)["cause"]

@@ -132,3 +132,30 @@ def test_a_twin_with_the_feature_off_says_so():
     _, gw = _twin(delete_partition_enable=False)
     assert not can_delete_partitions(gw)
     assert gw.delete_partitions("a", 2, 0)["error"] == "INVALID_REQUEST"
+
+
+@pytest.mark.parametrize("enable", [True, False])
+def test_over_the_twins_http_api(tmp_path, enable):
+    """The same calls through the twin's HTTP API and its writing gateway (with the
+    token): the capability, DeletePartitions and each partition's mode."""
+    from backend.gateways.config import Secret
+    from backend.gateways.twin_http import TwinHttpWriter
+    from backend.twin.api import TwinApi
+
+    twin, gw = _twin(delete_partition_enable=enable)
+    api = TwinApi(gw, token="t0k").start()
+    try:
+        (tmp_path / "token").write_text("t0k\n")
+        client = TwinHttpWriter(api.url, Secret(file=str(tmp_path / "token")))
+        assert can_delete_partitions(client) is enable
+        out = client.delete_partitions("a", 3, 0, client_id="railyard")
+        if not enable:
+            assert out["error"] == "INVALID_REQUEST"
+            return
+        assert out["partitions"] == [{"partition": 3, "mode": "None", "error": None}]
+        assert [p["mode"] for p in client.describe_topics(["a"])[0]["partitions"]] == \
+            ["ReadWrite"] * 3 + ["None"]
+        twin.advance(1)
+        assert len(client.describe_topics(["a"])[0]["partitions"]) == 3
+    finally:
+        api.stop()
