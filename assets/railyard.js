@@ -73,3 +73,28 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         },
     },
 });
+
+/* Grid cell formatters (dash-ag-grid valueFormatter {"function": "thousands(params.value)"}):
+   the cell keeps its number, so sorting and filtering stay numeric. */
+var dagfuncs = (window.dashAgGridFunctions = window.dashAgGridFunctions || {});
+
+/* 12500 -> "12,500"; 84.3 stays "84.3"; no value -> "-". */
+dagfuncs.thousands = function (value) {
+    if (value === null || value === undefined || value === "") { return "-"; }
+    if (isNaN(Number(value))) { return String(value); }  // "never", "unlimited"
+    return Number(value).toLocaleString("en-US", {maximumFractionDigits: 2});
+};
+
+/* A byte rate as components.charts.rate_text writes it: 950 B/s, 12.3 kB/s, 5.31 MB/s. */
+dagfuncs.byteRate = function (value) {
+    if (value === null || value === undefined || value === "") { return "-"; }
+    if (isNaN(Number(value))) { return String(value); }
+    const scales = [[1e9, "G"], [1e6, "M"], [1e3, "k"]];
+    for (const [scale, prefix] of scales) {
+        if (Math.abs(value) >= scale) {
+            return Number((value / scale).toPrecision(3)).toLocaleString("en-US") +
+                " " + prefix + "B/s";
+        }
+    }
+    return Math.round(value).toLocaleString("en-US") + " B/s";
+};

@@ -31,7 +31,7 @@ from backend.services import monitoring
 from backend.services.cluster import ClusterSource
 from backend.twin.examples import demo_snapshot
 from backend.twin.generate import generate_snapshot
-from benchmarks.common import Figure
+from benchmarks.common import Figure, wait_recorded
 
 CLIENTS = 20
 SECONDS = float(os.environ.get("RAILYARD_BENCH_LOAD_SECONDS", "60"))
@@ -52,21 +52,6 @@ class LiveHour:
 def _window() -> LiveHour:
     end = float(int(time.time()) // GRID * GRID)
     return LiveHour(end - 3600, end)
-
-
-def _wait_rules(prom: PrometheusProcess, timeout: float = 300) -> None:
-    """Until the recording rules have recorded (the pages then read one series per rule)."""
-    import urllib.parse
-    import urllib.request
-
-    q = urllib.parse.quote("count(railyard:replica_bytes_behind:sum)")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{prom.url}/api/v1/query?query={q}", timeout=10) as r:
-            if json.load(r)["data"]["result"]:
-                return
-        time.sleep(1)
-    raise TimeoutError("the recording rules did not record in time")
 
 
 def _load(source: ClusterSource) -> tuple[dict[str, list[float]], list[str]]:
@@ -155,7 +140,7 @@ def run() -> list[Figure]:
                                     ("100 brokers/200k", big, 15.0)):
             source, prom, close = _stack(snap, Path(tmp) / label.split()[0], scrape)
             try:
-                _wait_rules(prom)
+                wait_recorded(prom.url)
                 times, errors = _load(source)
             finally:
                 close()

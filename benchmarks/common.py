@@ -61,3 +61,24 @@ def on_both_stores(figure: Callable[[str, str], Figure]) -> list[Figure]:
     finally:
         server.close()
     return figures
+
+
+def wait_recorded(prom_url: str, timeout: float = 300) -> None:
+    """Until Railyard's recording rules have recorded, as on a Prometheus that has been
+    running a while (the pages then read one series per rule, not the full expression)."""
+    import json
+    import urllib.parse
+    import urllib.request
+
+    from backend.metrics.recording import RECORDED
+
+    deadline = time.monotonic() + timeout
+    for name in RECORDED.values():
+        q = urllib.parse.quote(f"count({name})")
+        while True:
+            with urllib.request.urlopen(f"{prom_url}/api/v1/query?query={q}", timeout=10) as r:
+                if json.load(r)["data"]["result"]:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{name} was not recorded within {timeout:g} s")
+            time.sleep(1)

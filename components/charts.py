@@ -6,6 +6,8 @@ blue fine, amber near a limit, red over it.
 
 from __future__ import annotations
 
+import html
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,6 +26,22 @@ def state_colour(value: float, limit: float | None, near: float = NEAR_LIMIT_RAT
     if limit is not None and limit > 0 and value > limit:
         return OVER
     return NEAR if is_near(value, limit, near) else OK
+
+
+def limit_label(name: str, value: float) -> str:
+    """What a limit line says: its name and its value ("max.broker.partitions = 4,000")."""
+    return f"{name} = {value:,.0f}"
+
+
+def _limit_line(fig: go.Figure, limit: float, name: str, values: Sequence[float]) -> None:
+    """The limit as a dashed red line, labelled with its value in the legend: a label on
+    the line would sit on the value labels of the bars nearest the limit, the very bars
+    an operator reads. The axis is tall enough to show the line above the tallest bar."""
+    line = {"color": OVER, "dash": "dash", "width": 2}
+    fig.add_hline(y=limit, line=line)
+    fig.add_scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                    name=limit_label(name, limit))
+    fig.update_yaxes(range=[0, max([limit, *values]) * 1.15])
 
 
 def _light_template() -> go.layout.Template:
@@ -55,10 +73,16 @@ def _base(title: str, height: int = 320, **layout) -> go.Figure:
     return fig
 
 
+EMPTY_LINE_CHARS = 56  # a half-width panel holds about this many 14 px characters
+
+
 def empty(title: str, message: str) -> go.Figure:
-    """A figure that says why it has nothing to show, instead of blank axes."""
+    """A figure that says why it has nothing to show, instead of blank axes; the message
+    wrapped to lines a half-width panel holds (one long line was cut off at both ends)."""
     fig = _base(title, height=220)
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper",
+    lines = textwrap.wrap(message, EMPTY_LINE_CHARS, break_on_hyphens=False) or [""]
+    fig.add_annotation(text="<br>".join(html.escape(line) for line in lines),
+                       showarrow=False, x=0.5, y=0.5, xref="paper",
                        yref="paper", font={"size": 14, "color": GREY})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
@@ -81,10 +105,7 @@ def limit_bars(labels: Sequence[str], values: Sequence[float], limit: float | No
                 text=text, textposition="outside", cliponaxis=False,
                 hovertemplate="%{x}: %{y:,.0f} " + value_name + "<extra></extra>")
     if limit is not None:
-        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
-                      annotation_text=f"{limit_name} = {limit:,.0f}",
-                      annotation_position="top left")
-        fig.update_yaxes(range=[0, max([limit, *values]) * 1.15])
+        _limit_line(fig, limit, limit_name, values)
     fig.update_xaxes(type="category", title="broker")
     fig.update_yaxes(title=value_name)
     return fig
@@ -102,10 +123,7 @@ def capacity_bars(labels: Sequence[str], before: Sequence[float], after: Sequenc
                 text=[f"+{d:,.0f}" if d else "" for d in added], textposition="outside")
     fig.update_layout(barmode="stack")
     if limit is not None:
-        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
-                      annotation_text=f"max.broker.partitions = {limit:,.0f}",
-                      annotation_position="top left")
-        fig.update_yaxes(range=[0, max([limit, *after]) * 1.15])
+        _limit_line(fig, limit, "max.broker.partitions", after)
     fig.update_xaxes(type="category", title="broker")
     fig.update_yaxes(title="replicas")
     return fig
@@ -124,10 +142,7 @@ def before_after_bars(labels: Sequence[str], before: Sequence[float], after: Seq
                 hovertemplate="broker %{x}: %{y:,.0f} " + value_name + " after<extra></extra>")
     fig.update_layout(barmode="group", bargap=0.25)
     if limit is not None:
-        fig.add_hline(y=limit, line={"color": OVER, "dash": "dash", "width": 2},
-                      annotation_text=f"max.broker.partitions = {limit:,.0f}",
-                      annotation_position="top left")
-        fig.update_yaxes(range=[0, max([limit, *before, *after]) * 1.15])
+        _limit_line(fig, limit, "max.broker.partitions", [*before, *after])
     fig.update_xaxes(type="category", title="broker")
     fig.update_yaxes(title=value_name)
     return fig
@@ -171,7 +186,8 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     if limit is not None:  # what add_hline(annotation_position="top left") draws
         layout["shapes"] = [{"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y",
                              "y0": limit, "y1": limit, "line": {"color": OVER, "dash": "dash"}}]
-        layout["annotations"] = [{"text": limit_name, "showarrow": False, "xref": "x domain",
+        layout["annotations"] = [{"text": limit_label(limit_name, limit), "showarrow": False,
+                                  "xref": "x domain",
                                   "x": 0, "xanchor": "left", "yref": "y", "y": limit,
                                   "yanchor": "bottom"}]
     return {"data": traces, "layout": layout}
@@ -216,9 +232,18 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                 offsetgroup="leader")
     fig.add_bar(x=list(labels), y=list(follower), name="follower throttled B/s",
                 marker_color="#7fb3f0", offsetgroup="follower")
-    for side, rates in (("leader", leader_rate), ("follower", follower_rate)):
-        fig.add_scatter(x=list(labels), y=list(rates), mode="markers", offsetgroup=side,
-                        name=f"configured {side} rate",
+    for side, rates in (("leader", list(leader_rate)), ("follower", list(follower_rate))):
+        values = {r for r in rates if r is not None}
+        # one rate on every throttled broker (the usual case): the legend says it; rates
+        # that differ by broker: each tick carries its own
+        one = len(values) == 1
+        fig.add_scatter(x=list(labels), y=rates, mode="markers" if one else "markers+text",
+                        offsetgroup=side, cliponaxis=False,
+                        name=f"{side}.replication.throttled.rate = {rate_text(values.pop())}"
+                        if one else f"configured {side} rate",
+                        text=None if one else [None if r is None else rate_text(r)
+                                               for r in rates],
+                        textposition="top center", textfont={"size": 10},
                         marker={"symbol": "line-ew-open", "size": 18, "color": OVER,
                                 "line": {"width": 3}},
                         hovertemplate="%{x}: %{y:,.4~s}B/s<extra>configured " + side +
@@ -259,16 +284,30 @@ def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: 
                       line_width=0, annotation_text="never finishes",
                       annotation_position="top left")
     fig.add_vline(x=chosen, line={"color": LINE, "dash": "dot"})
+    # an annotation on a log axis is placed by the log of its x (add_vline's would not be)
+    fig.add_annotation(x=float(np.log10(chosen)), xref="x", y=1, yref="paper",
+                       text=f"chosen {rate_text(chosen)}", showarrow=False,
+                       xanchor="left", yanchor="top")
     fig.update_xaxes(type="log", **{**BYTE_RATE_AXIS, "title": {"text": "throttle"}})
     fig.update_yaxes(title="hours", rangemode="tozero")
     return fig
+
+
+ZERO_TOKENS = "0 tokens: below it, requests are throttled"
+
+
+def _zero_tokens_line(fig: go.Figure) -> None:
+    """KIP-599's line: a principal below 0 tokens is throttled; the line says so."""
+    fig.add_hline(y=0, line={"color": OVER, "width": 1}, annotation_text=ZERO_TOKENS,
+                  annotation_position="bottom right", annotation_font={"color": OVER})
 
 
 def token_bucket(frame: pd.DataFrame, burst_by_principal: dict[str, float | None],
                  title: str) -> go.Figure:
     """Tokens per principal over time against its burst; rejections marked in red.
 
-    frame columns: t, principal, tokens, admitted.
+    frame columns: t, principal, tokens, admitted. Principals sharing a burst share one
+    line and one label ("burst 55: alice, bob"), so labels never sit on each other.
     """
     fig = _base(title, height=360)
     for name, part in frame.groupby("principal", sort=True):
@@ -279,12 +318,16 @@ def token_bucket(frame: pd.DataFrame, burst_by_principal: dict[str, float | None
             fig.add_scatter(x=rejected["t"], y=rejected["tokens"], mode="markers",
                             name=f"{name}: rejected", marker={"color": OVER, "size": 7,
                                                               "symbol": "x"})
-        burst = burst_by_principal.get(name)
-        if burst is not None:
-            fig.add_hline(y=burst, line={"color": GREY, "dash": "dash"},
-                          annotation_text=f"burst {burst:,.0f} ({name})",
-                          annotation_position="top left")
-    fig.add_hline(y=0, line={"color": OVER, "width": 1})
+    shown = sorted(set(frame["principal"].astype(str)))
+    by_burst: dict[float, list[str]] = {}
+    for name in shown:
+        if burst_by_principal.get(name) is not None:
+            by_burst.setdefault(burst_by_principal[name], []).append(name)
+    for burst, names in sorted(by_burst.items()):
+        fig.add_hline(y=burst, line={"color": LINE, "dash": "dash"},
+                      annotation_text=f"burst {burst:,.0f}: {', '.join(names)}",
+                      annotation_position="top left")
+    _zero_tokens_line(fig)
     fig.update_xaxes(title="seconds")
     fig.update_yaxes(title="tokens (partitions)")
     return fig
@@ -292,47 +335,123 @@ def token_bucket(frame: pd.DataFrame, burst_by_principal: dict[str, float | None
 
 def tokens_vs_burst(principals: Sequence[str], tokens: Sequence[float],
                     burst: Sequence[float | None], title: str) -> go.Figure:
-    """Tokens left per principal now, as a share of its burst; negative = throttled."""
+    """Tokens left per principal now, as a share of its burst; negative = throttled.
+    Each principal's burst is a labelled tick above its bar ("burst 55")."""
     fig = _base(title)
     colours = [OVER if t < 0 else (NEAR if b and t < (1 - NEAR_LIMIT_RATIO) * b else OK)
                for t, b in zip(tokens, burst, strict=True)]
     fig.add_bar(x=list(principals), y=list(tokens), marker_color=colours, name="tokens")
-    fig.add_scatter(x=list(principals), y=list(burst), mode="markers", name="burst",
-                    marker={"symbol": "line-ew-open", "size": 36, "color": GREY,
+    fig.add_scatter(x=list(principals), y=list(burst), mode="markers+text", name="burst",
+                    text=[None if b is None else f"burst {b:,.0f}" for b in burst],
+                    textposition="top center", textfont={"color": LINE},
+                    marker={"symbol": "line-ew-open", "size": 36, "color": LINE,
                             "line": {"width": 3}})
-    fig.add_hline(y=0, line={"color": OVER, "width": 1})
+    # room above the tallest burst for its label, and below 0 for the 0-tokens label
+    top = max([1, *tokens, *(b for b in burst if b is not None)]) * 1.25
+    fig.update_yaxes(range=[min(0, *tokens) * 1.15 - 0.15 * top, top])
+    _zero_tokens_line(fig)
     fig.update_xaxes(type="category", title="principal")
     fig.update_yaxes(title="tokens (partitions)")
     return fig
 
 
+NOTE_LINE_PX = 18  # one line of a 12 px note, with its spacing
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x")
+
+
 def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: str,
-                y_title: str) -> go.Figure:
-    """A sweep's answer per scenario: ``y`` against ``x``, one line per ``colour`` value."""
-    fig = _base(title)
-    groups = frame.groupby(colour, sort=True, dropna=False) if colour else [(None, frame)]
+                y_title: str, note: str | None = None) -> go.Figure:
+    """A sweep's answer per scenario: ``y`` against ``x``, one line per ``colour`` value.
+
+    Equal answers overlap (add_brokers=0 and 1 both at 96): each line is drawn thinner,
+    with smaller markers of another shape, than the one before it, so a line under
+    another still shows around it. ``note`` is a sentence under the chart.
+    """
+    fig = _base(title, height=340)
+    groups = list(frame.groupby(colour, sort=True, dropna=False) if colour else [(None, frame)])
     for i, (name, part) in enumerate(groups):
         part = part.sort_values(x)
-        # a dash per line: equal answers (add_brokers=0 and 1 both at the limit) overlap
+        under = len(groups) - 1 - i  # how many lines are drawn over this one
         fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
-                        line={"dash": DASHES[i % len(DASHES)]},
+                        line={"dash": DASHES[i % len(DASHES)], "width": 2 + 2 * under},
+                        marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7 + 5 * under},
                         name=y if name is None else f"{colour}={name}")
     fig.update_xaxes(title=x)
     fig.update_yaxes(title=y_title)
+    if note:  # between the title and the plot, where nothing else is drawn
+        height = 340 + NOTE_LINE_PX * (note.count("<br>") + 1)
+        fig.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=0, y=1,
+                           xanchor="left", yanchor="bottom", yshift=8, align="left",
+                           font={"size": 12, "color": LINE})
+        fig.update_layout(height=height, margin={"t": 44 + NOTE_LINE_PX * (
+            note.count("<br>") + 1)}, title={"y": 1 - 12 / height, "yanchor": "top"})
     return fig
 
 
-SWEEP_AXES = {  # kind -> (x, y, colour, y title)
-    "limits": ("max_broker_partitions", "min_capacity", "add_brokers",
-               "least room left on any broker (replicas)"),
-    "throttle": ("throttle", "eta_hours", "window_num", "predicted ETA (hours)"),
-    "quota": ("rate", "rejected", "principal", "requests rejected"),
+FLEET_KNOBS = ("growth_pct_month", "add_brokers", "max_broker_partitions", "max_partitions",
+               "topic_partitions", "topic_rf")
+
+
+def fleet_days_figure(rows: pd.DataFrame) -> go.Figure:
+    """Days until each cluster's first limit, one bar per scenario (named by the knobs
+    that vary); clusters that reach no limit are named in the title."""
+    frame = rows.dropna(subset=["scenario"])
+    first = frame.groupby(["scenario", "cluster"], sort=False)["days"].min().reset_index()
+    knobs = [k for k in FLEET_KNOBS if frame[k].nunique(dropna=False) > 1]
+    labels = frame.drop_duplicates("scenario").set_index("scenario")[knobs]
+    never = sorted(set(first.loc[first["days"].isna(), "cluster"]))
+    title = "Days until each cluster's first limit" + (
+        f" (never, at this growth: {', '.join(never)})" if never else "")
+    fig = _base(title)
+    for scenario, part in first.dropna(subset=["days"]).groupby("scenario", sort=True):
+        name = ", ".join(f"{k}={labels.at[scenario, k]}" for k in knobs) or "as is"
+        fig.add_bar(x=part["cluster"], y=part["days"], name=name,
+                    text=[f"{d:,.0f} d" for d in part["days"]], textposition="outside")
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(title="days")
+    return fig
+
+
+SWEEP_AXES = {  # kind -> (x, y, colour, y title, title)
+    "limits": ("max_broker_partitions", "min_capacity", "add_brokers", "replicas",
+               "least room left on any broker"),
+    "throttle": ("throttle", "eta_hours", "window_num", "hours", "predicted ETA"),
+    "quota": ("rate", "rejected", "principal", "requests", "requests rejected"),
 }
+ROOM_NOTE = ("Less room with more brokers is how Kafka places replicas, not a fault. Each "
+             "partition keeps one replica per rack, so a rack without a new broker takes as "
+             "many new replicas as before,<br>and Kafka's round-robin over racks of unequal "
+             "size (from a start that depends on the broker count) spreads them unevenly: "
+             "the fullest broker can get more of them.<br>At {limit:,}: {before:,} left with "
+             "add_brokers={few}, {after:,} with add_brokers={many}. The cluster's total room "
+             "still grows.")
+
+
+def room_drop_note(rows: pd.DataFrame) -> str | None:
+    """The limits sweep's explanation when adding brokers lowered the least room at some
+    limit (the largest such drop), None when it never did."""
+    worst = None
+    for limit, part in rows.dropna(subset=["min_capacity"]).groupby("max_broker_partitions"):
+        part = part.sort_values("add_brokers")
+        room, brokers = part["min_capacity"].to_numpy(), part["add_brokers"].to_numpy()
+        for i in range(1, len(part)):
+            drop = int(room[:i].max() - room[i])
+            if drop > 0 and (worst is None or drop > worst[0]):
+                j = int(room[:i].argmax())
+                worst = (drop, limit, int(room[j]), int(room[i]), brokers[j], brokers[i])
+    if worst is None:
+        return None
+    _, limit, before, after, few, many = worst
+    return ROOM_NOTE.format(limit=int(limit), before=before, after=after, few=few, many=many)
 
 
 def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
-    """The sweep's headline answer per scenario, one line per secondary grid value."""
-    x, y, colour, y_title = SWEEP_AXES[kind]
+    """The sweep's headline answer per scenario, one line per secondary grid value; the
+    chart's title names the answer, so the y axis only needs its unit (a long axis title
+    runs into the chart's title)."""
+    if kind == "fleet":
+        return fleet_days_figure(rows)
+    x, y, colour, y_title, answer = SWEEP_AXES[kind]
     frame = rows.copy()
     if kind == "throttle":
         frame["eta_hours"] = frame["eta_seconds"] / 3600
@@ -341,4 +460,6 @@ def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
                                                  frame["user"] + "/" + frame["client_id"])
     if frame[colour].nunique(dropna=False) <= 1:
         colour = None
-    return sweep_lines(frame, x, y, colour, f"{kind} sweep: {len(frame)} rows", y_title)
+    note = room_drop_note(frame) if kind == "limits" else None
+    return sweep_lines(frame, x, y, colour, f"{kind} sweep, {answer}: {len(frame)} rows",
+                       y_title, note)

@@ -31,6 +31,8 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
     if p is None:
         return html.Div(html.P("Not started: the executor picks an executing plan up within "
                                "a few seconds.", className="hint"))
+    if p.get("shrink"):
+        return shrink_view(p, bar_id)
     pct = 100.0 * p["fraction"]
     rate = p["observed_rate"]
     lines = [
@@ -57,4 +59,42 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         html.Span(f" {pct:.0f}%"),
         html.Ul([html.Li(line) for line in lines]),
         tables.grid(batches, height=180) if len(batches) else None,
+    ])
+
+
+SHRINK_STAGES = ("requesting", "ReadOnly", "None", "Removed")
+
+
+def shrink_view(p: dict, bar_id: str) -> html.Div:
+    """A shrink's execution: the delete-partitions stage reached, the partitions in each
+    state and the time to the next stage; or its migration's steps done."""
+    s = p["shrink"]
+    if s["mode"] == "migration":
+        done = sum(step["done"] for step in s["steps"])
+        fraction = done / len(s["steps"])
+        lines = [f"{p['state']}: migration to '{s['new_topic']}', {done} of "
+                 f"{len(s['steps'])} steps done (check the next one off below once it is)"]
+    else:
+        fraction = SHRINK_STAGES.index(s["stage"]) / (len(SHRINK_STAGES) - 1)
+        counts = ", ".join(f"{k} {v}" for k, v in s["counts"].items() if v)
+        lines = [f"{p['state']}: stage {s['stage']} of shrinking '{s['topic']}' from "
+                 f"{s['from']} to {s['to']} partitions", f"removed partitions: {counts}"]
+        if s["next_in_seconds"] is not None:
+            lines.append(f"next: {s['next_stage']} in {_duration(s['next_in_seconds'])} at "
+                         f"the earliest, {_duration(s['next_latest_in_seconds'])} at the "
+                         "latest (the controller checks every "
+                         f"{_duration(s['check_interval_ms'] / 1000)})")
+        elif s["next_stage"] == "Removed":
+            lines.append("next: Removed, as soon as every broker holding one of their "
+                         "replicas has deleted it (a broker that is down holds it up)")
+    if p["cause"]:
+        lines.append(f"cause: {p['cause']}")
+    elif p["error"]:
+        lines.append(f"retrying after: {p['error']}")
+    pct = 100.0 * fraction
+    return html.Div([
+        html.Progress(value=f"{pct:.1f}", max="100", id=bar_id, title=f"{pct:.1f}%",
+                      className="execution-bar"),
+        html.Span(f" {pct:.0f}%"),
+        html.Ul([html.Li(line) for line in lines]),
     ])

@@ -8,6 +8,28 @@ from dash import html
 
 from components.help import term
 
+# headers wrap onto a second line instead of being cut off ("bytes in (B/s)" in 90 px)
+COLUMN_DEFAULTS = {"sortable": True, "filter": True, "resizable": True, "minWidth": 90,
+                   "wrapHeaderText": True, "autoHeaderHeight": True}
+# counts as people read them ("12,500"); the cell keeps its number, so sorting and
+# filtering stay numeric (assets/railyard.js: dashAgGridFunctions)
+THOUSANDS = {"function": "thousands(params.value)"}
+BYTE_RATE = {"function": "byteRate(params.value)"}
+NAMES = ("id", "scenario", "partition", "broker", "plan", "version")  # numbers, not counts
+
+
+def number_column(field: str, header: str | None = None, formatter: dict = THOUSANDS) -> dict:
+    """A numeric column shown with thousands separators (or as a byte rate)."""
+    return {"field": field, "headerName": header or field.replace("_", " "),
+            "valueFormatter": formatter, "type": "numericColumn"}
+
+
+def column(frame: pd.DataFrame, c: str) -> dict:
+    """A frame's column: counts formatted, identifiers (broker 1001) left as they are."""
+    counts = pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(
+        frame[c]) and not any(n in c.lower() for n in NAMES)
+    return number_column(c) if counts else {"field": c, "headerName": c.replace("_", " ")}
+
 
 def grid(frame: pd.DataFrame, grid_id: str | None = None, height: int = 320,
          **options) -> dag.AgGrid:
@@ -15,8 +37,8 @@ def grid(frame: pd.DataFrame, grid_id: str | None = None, height: int = 320,
     extra = {"id": grid_id} if grid_id else {}
     return dag.AgGrid(
         rowData=frame.to_dict("records"),
-        columnDefs=[{"field": c, "headerName": c.replace("_", " ")} for c in frame.columns],
-        defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90},
+        columnDefs=[column(frame, c) for c in frame.columns],
+        defaultColDef=COLUMN_DEFAULTS,
         columnSize="responsiveSizeToFit", style={"height": f"{height}px"},
         className="ag-theme-alpine", dashGridOptions={"animateRows": False}, **options,
         **extra)

@@ -17,11 +17,11 @@ import flask
 from flask import Blueprint, jsonify, request
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import execution, plan_preview
+from backend.services import execution, plan_preview, shrink_execution, throttle_leftovers
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
-from dashboard import auth, runtime
+from dashboard import auth, drafts, runtime
 
 log = logging.getLogger("railyard.api")
 
@@ -134,12 +134,22 @@ def propose():
     rt = runtime.current()
     cluster = _cluster(body.get("cluster"))
     title = _text(body, "title")
+    if body.get("kind") == plan_service.CLEAR:
+        plan = throttle_leftovers.propose_clear(_store(), who, rt.source(cluster),
+                                                configs=body.get("configs"), title=title)
+        return _proposed(plan)
     snap = rt.snapshot_of(cluster)
     draft = plan_preview.from_request(snap, body)
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
         throttle=body.get("throttle"))
+    if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
+        drafts.keep_plan_grid(plan.id, draft.table)
+    return _proposed(plan)
+
+
+def _proposed(plan):
     answer = jsonify(id=plan.id, state=plan.state, sha256=plan.sha256,
                      expires_at=plan.expires_at.isoformat(), preview=plan.preview)
     answer.headers["Location"] = f"{PREFIX}/plans/{plan.id}"
@@ -160,7 +170,8 @@ def approve(plan_id: int):
     plan = plan_service.approve(_store(), auth.current_actor(), plan_id,
                                 sha256=_text(body, "sha256", required=True),
                                 comment=_text(body, "comment") or "",
-                                snapshot_of=rt.snapshot_of)
+                                snapshot_of=rt.snapshot_of,
+                                configs_of=rt.throttle_configs_of)
     return jsonify(id=plan.id, state=plan.state)
 
 
@@ -182,11 +193,26 @@ def withdraw(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/execute")
 def execute(plan_id: int):
-    _body()
+    body = _body()
+    migration = body.get("migration", False)
+    if not isinstance(migration, bool):
+        raise BadInput("migration: expected true or false")
     rt = runtime.current()
-    plan = plan_service.request_execute(_store(), auth.current_actor(), plan_id,
-                                        snapshot_of=rt.snapshot_of)
+    cluster = plan_service.get(_store(), plan_id).cluster
+    plan = shrink_execution.request_execute(_store(), auth.current_actor(), plan_id,
+                                            gateway=rt.gateways.get(cluster),
+                                            snapshot_of=rt.snapshot_of,
+                                            configs_of=rt.throttle_configs_of,
+                                            migration=migration)
     return jsonify(id=plan.id, state=plan.state), 202
+
+
+@api.post("/plans/<int:plan_id>/migration/steps/<int:step>")
+def check_step(plan_id: int, step: int):
+    """An operator checks off step ``step`` (2..) of a shrink's migration."""
+    _body()
+    return jsonify(shrink_execution.check_step(_store(), auth.current_actor(), plan_id,
+                                               step - 1)), 200
 
 
 @api.post("/plans/<int:plan_id>/cancel")

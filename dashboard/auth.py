@@ -50,8 +50,10 @@ LOCAL_USER = "local"  # who everyone is under auth: none
 # checked when the user name is unknown, so a wrong name costs as long as a wrong password
 _DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
 VERIFIED_MAX = 1024  # verified (user, password) pairs remembered, oldest dropped first
+VERIFIED_SECONDS = 300.0  # ... and for this long at most: then scrypt checks them again
 _VERIFIED_KEY = secrets.token_bytes(32)
-_verified: dict[bytes, str] = {}  # HMAC of the pair -> the password_hash it matched
+# HMAC of the pair -> (the password_hash it matched, when)
+_verified: dict[bytes, tuple[str, float]] = {}
 _verified_lock = threading.Lock()
 
 
@@ -187,18 +189,25 @@ def csrf_token() -> str:
 def check_password(auth: AuthSettings, name: str, password: str) -> str | None:
     """The user's role if the password matches, else None (same cost for unknown names).
     A pair once verified is remembered by an HMAC under a per-process key (never the
-    password), so API clients sending Basic credentials on every request pay scrypt once."""
+    password) for VERIFIED_SECONDS, so API clients sending Basic credentials on every
+    request pay scrypt once in a while, not per request (at 20 clients, scrypt per request
+    would be the whole latency). A changed password_hash in the config (a new password)
+    no longer matches what was remembered."""
     user = auth.user(name)
     mark = hmac.new(_VERIFIED_KEY, f"{name}\0{password}".encode(), "sha256").digest()
-    if user is not None and _verified.get(mark) == user.password_hash:
+    now = time.monotonic()
+    seen = _verified.get(mark)
+    if user is not None and seen is not None and now - seen[1] < VERIFIED_SECONDS \
+            and hmac.compare_digest(seen[0], user.password_hash):
         return user.role
     ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password)
     if not (ok and user):
         return None
     with _verified_lock:
+        _verified.pop(mark, None)  # re-inserted newest, so the oldest go first
         if len(_verified) >= VERIFIED_MAX:
             _verified.pop(next(iter(_verified)))
-        _verified[mark] = user.password_hash
+        _verified[mark] = (user.password_hash, now)
     return user.role
 
 

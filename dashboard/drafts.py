@@ -23,13 +23,17 @@ def save(draft: Draft) -> str:
     return token
 
 
-def save_stored(plan_id: int, table: DiffTable | None) -> str:
-    """A stored plan's view: its grid (if any) and which plan it is (the JSON file comes
-    from the store, not from a copy here)."""
-    token = f"plan-{plan_id}-{uuid.uuid4().hex}"
-    if table is not None:
-        runtime.current().cache.set(f"draft-grid:{token}", table, timeout=DRAFT_SECONDS)
-    return token
+def save_stored(plan_id: int) -> str:
+    """A token naming a stored plan's view (its grid is kept by plan: keep_plan_grid; the
+    JSON file comes from the store, not from a copy here)."""
+    return f"plan-{plan_id}-{uuid.uuid4().hex}"
+
+
+def keep_plan_grid(plan_id: int, table: DiffTable) -> None:
+    """Keep a stored reassignment's grid. Its content and basis never change once
+    proposed, so the grid built for one view (or the draft's own, at Propose) serves the
+    next views without decoding the plan again."""
+    runtime.current().cache.set(f"plan-grid:{plan_id}", table, timeout=DRAFT_SECONDS)
 
 
 def stored_plan(token: str | None) -> int | None:
@@ -59,11 +63,11 @@ def load(token: str | None) -> Draft | None:
 
 
 def grid(token: str | None) -> DiffTable | None:
-    """The diff table under ``token``: a stored plan's, or a draft's own."""
+    """The diff table under ``token``: a stored plan's (if kept), or a draft's own."""
     if not token:
         return None
-    table = runtime.current().cache.get(f"draft-grid:{token}")
-    if table is None:
-        draft = load(token)
-        table = draft.table if draft is not None else None
-    return table
+    plan_id = stored_plan(token)
+    if plan_id is not None:
+        return runtime.current().cache.get(f"plan-grid:{plan_id}")
+    draft = load(token)
+    return draft.table if draft is not None else None

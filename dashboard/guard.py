@@ -10,6 +10,8 @@ refused the same way by ``refuse_bad_values``, so the log holds one line per for
 from __future__ import annotations
 
 import logging
+import os
+import traceback
 from typing import Any
 
 import flask
@@ -18,6 +20,7 @@ from werkzeug.exceptions import BadRequest
 
 log = logging.getLogger("railyard.dashboard")
 UPDATE_ROUTE = "_dash-update-component"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # What a callback raises when a value has the wrong type or shape (a dict where a list
 # was, a missing key): a forged request, answered 400 rather than treated as a server bug.
 VALUE_ERRORS = (TypeError, KeyError, AttributeError, IndexError, ValueError)
@@ -51,12 +54,24 @@ def refuse(problem: str, status: int = 400) -> tuple[dict, int]:
 
 
 def refuse_bad_values(err: Exception) -> None:
-    """Called for a failed callback: a wrong-typed value becomes 400 (one log line)."""
+    """Called for a failed callback: a wrong-typed value becomes 400 (one log line). The
+    line names where our code raised, so a real bug that looks like one is found at once."""
     if isinstance(err, VALUE_ERRORS):
         output = (flask.request.get_json(silent=True) or {}).get("output", "?")
-        log.warning("refused callback request from %s: %.120s: %s %.120s",
-                    flask.request.remote_addr, output, type(err).__name__, err)
+        log.warning("refused callback request from %s: %.120s: %s %.120s (raised at %s)",
+                    flask.request.remote_addr, output, type(err).__name__, err, raised_at(err))
         raise BadRequest(f"callback {str(output)[:120]}: a value has the wrong type or shape")
+
+
+def raised_at(err: BaseException) -> str:
+    """file:line of the innermost frame in Railyard's own code (else the innermost)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames:
+        return "?"
+    ours = [f for f in frames if f.filename.startswith(ROOT) and "site-packages" not in f.filename]
+    frame = (ours or frames)[-1]
+    name = os.path.relpath(frame.filename, ROOT) if ours else frame.filename
+    return f"{name}:{frame.lineno}"
 
 
 def request_problem(body: Any, callbacks: dict) -> str | None:

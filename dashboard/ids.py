@@ -40,6 +40,11 @@ OV_HEALTH = "ov-health"
 OV_BROKER_BARS = "ov-broker-bars"
 OV_HEALTH_SERIES = "ov-health-series"
 OV_PARTITIONS_SERIES = "ov-partitions-series"
+OV_LEFTOVERS = "ov-leftovers"  # leftover throttle configs, now
+OV_LEFTOVER_ROWS = "ov-leftover-rows"  # the configs listed, as the admin saw them
+OV_LEFTOVER_TABLE = "ov-leftover-table"
+OV_CLEAR = "ov-clear"  # admins: propose a clear-throttles plan of the listed configs
+OV_CLEAR_RESULT = "ov-clear-result"
 
 # brokers
 BR_BANNERS = "br-banners"
@@ -105,6 +110,8 @@ WI_QU_BUCKET = "wi-qu-bucket"
 WI_SW_KIND = "wi-sw-kind"
 WI_SW_GRID = "wi-sw-grid"
 WI_SW_WORKLOAD = "wi-sw-workload"
+WI_SW_END = "wi-sw-end"  # fleet sweeps: history up to (UTC)
+WI_SW_END_FIELD = "wi-sw-end-field"
 WI_SW_RUN = "wi-sw-run"
 WI_SW_CANCEL = "wi-sw-cancel"
 WI_SW_TOKEN = "wi-sw-token"
@@ -153,6 +160,7 @@ SH_RUN = "sh-run"
 SH_ERROR = "sh-error"
 SH_BANNERS = "sh-banners"
 SH_PREVIEW = "sh-preview"
+SH_ON_CLUSTER = "sh-on-cluster"  # what executing a shrink does on this cluster
 
 PLAN_TITLE = "plan-title-input"
 PLAN_PROPOSE = "plan-propose"
@@ -163,6 +171,7 @@ PV_PLAN = "pv-plan"  # {"id", "sha256"}: the plan and the sha256 this page showe
 PV_BANNERS = "pv-banners"
 PV_STATE = "pv-state"
 PV_FACTS = "pv-facts"
+PV_CLEAR_CONFIGS = "pv-clear-configs"  # a clear-throttles plan's configs
 PV_SHA = "pv-sha"
 PV_COMMENT = "pv-comment"
 PV_APPROVE = "pv-approve"
@@ -171,7 +180,8 @@ PV_WITHDRAW = "pv-withdraw"
 PV_RESULT = "pv-result"
 PV_DECISIONS = "pv-decisions"
 PV_AUDIT = "pv-audit"
-PV_JSON = "pv-json"
+PV_JSON = "pv-json"  # the exact JSON, filled in when first opened
+PV_JSON_OPEN = "pv-json-open"  # its summary line: clicking it opens the panel
 PV_EXECUTION = "pv-execution"  # the executor (issue 12) shows progress, execute, cancel here
 PV_EXECUTE = "pv-execute"
 PV_PAUSE = "pv-pause"
@@ -181,6 +191,9 @@ PV_EXEC_RESULT = "pv-exec-result"
 PV_PROGRESS = "pv-progress"
 PV_PROGRESS_BAR = "pv-progress-bar"
 PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
+PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
+PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators
+PV_CHECK_RESULT = "pv-check-result"
 
 # audit log
 AU_PLAN = "au-plan"

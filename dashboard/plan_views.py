@@ -14,8 +14,11 @@ from dash import Input, Output, State, dcc, html, no_update
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.services import plan_basis, plan_events, plan_preview
 from backend.services import plans as plan_service
+from backend.services.cluster import cluster_snapshot
+from backend.store.store import Plan
 from backend.store.workflow import Actor, may
 from components import banners, plans, tables
+from components.leftovers import config_table
 from components.tables import duration
 from dashboard import auth, drafts, ids, runtime
 
@@ -71,7 +74,8 @@ def reassignment_block(draft: plan_preview.Draft, head: list | None = None) -> l
         html.Div(plans.words(p), id=ids.PLAN_WORDS),
         html.Div(plans.bars(p, "Replicas per broker before and after the plan", ids.PLAN_BARS),
                  className="panel"),
-        plans.diff_grid(len(draft.table), ids.PLAN_FILTER, ids.PLAN_GRID_BOX, ids.PLAN_GRID),
+        plans.diff_grid(len(draft.table) if draft.table is not None else p["partitions"],
+                        ids.PLAN_FILTER, ids.PLAN_GRID_BOX, ids.PLAN_GRID),
         plans.exports(p["throttle"], "plan.json", ids.PLAN_JSON_BUTTON, ids.PLAN_JSON_DOWNLOAD,
                       ids.PLAN_COMMAND),
     ]
@@ -98,6 +102,17 @@ def shrink_block(draft: plan_preview.Draft, head: list | None = None) -> list:
                  className="panel"),
         migration(c["migration"]),
     ]
+
+
+def clear_block(content: dict, head: list) -> list:
+    """A clear-throttles plan: the configs it deletes, at the values approved."""
+    n = len(content["configs"])
+    return [*head, html.Div([
+        html.H3(f"Deletes {n} replication throttle config{'s' * (n != 1)}"),
+        html.P("Executing deletes exactly these configs through the cluster's gateway, each "
+               "only while it still has the value shown: a config changed since is not "
+               "deleted, and the plan fails naming it.", className="hint"),
+        config_table(content["configs"], ids.PV_CLEAR_CONFIGS)], className="panel")]
 
 
 def stages(rows: list[dict]) -> html.Ol:
@@ -131,12 +146,41 @@ def migration(m: dict) -> html.Div:
                prevent_initial_call=True)
 def grid_rows(request, token, contains):
     """One block of rows, sorted and filtered on the server."""
-    table = drafts.grid(token)
+    table = drafts.grid(token) or _stored_grid(token)
     if not request or table is None:
         return {"rowData": [], "rowCount": 0}
     rows, count = table.page(request["startRow"], request["endRow"],
                              request.get("sortModel"), contains)
     return {"rowData": rows, "rowCount": count}
+
+
+def _stored_grid(token: str | None) -> plan_preview.DiffTable | None:
+    """A stored reassignment's grid, built when the grid first asks for rows: decoding a
+    100k-move plan's content and basis is the slow part of its page, so the page paints
+    its preview from the stored numbers first. Byte counts come from the cluster as last
+    read (none when it cannot be read)."""
+    plan_id = drafts.stored_plan(token)
+    if plan_id is None:
+        return None
+    try:
+        plan = plan_service.get(runtime.current().plan_store(), plan_id)
+    except REFUSALS:
+        return None
+    if plan.kind != "reassignment":
+        return None
+    table = stored_table(plan)
+    drafts.keep_plan_grid(plan.id, table)
+    return table
+
+
+def stored_table(plan: Plan) -> plan_preview.DiffTable:
+    """A stored reassignment's diff grid: its basis against its content, with byte counts
+    from the cluster as last read (none when it cannot be read)."""
+    try:
+        snap = cluster_snapshot(runtime.current().source(plan.cluster))
+    except Unavailable:
+        snap = None
+    return plan_preview.stored_diff_table(plan.content, plan.basis or {}, snap)
 
 
 @dash.callback(Output(ids.PLAN_GRID_BOX, "children"), Input(ids.PLAN_FILTER, "value"),
@@ -195,4 +239,6 @@ def propose(_clicks, token, title):
             throttle=round(throttle) if draft.kind == "reassignment" and throttle else None)
     except REFUSALS as e:
         return no_update, str(e)
+    if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
+        drafts.keep_plan_grid(plan.id, draft.table)
     return f"/plans/{plan.id}", ""

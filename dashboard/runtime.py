@@ -14,7 +14,7 @@ from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
-from backend.services import plans
+from backend.services import plans, throttle_leftovers
 from backend.services.cluster import ClusterSource, cluster_snapshot
 from backend.store.store import Store, open_store
 from dashboard.config import ClusterConfig, DashboardConfig
@@ -40,6 +40,10 @@ class Runtime:
     def snapshot_of(self, name: str) -> Snapshot:
         """The cluster's assignment now (what approval and execution re-check plans on)."""
         return cluster_snapshot(self.source(name), fresh=True)
+
+    def throttle_configs_of(self, name: str) -> dict[tuple[str, str, str], str]:
+        """The cluster's throttle configs now (what a clear-throttles plan is checked on)."""
+        return throttle_leftovers.throttle_configs(self.source(name), fresh=True)
 
     def cluster(self, name: str | None) -> ClusterConfig:
         return self.config.cluster(name)

@@ -40,8 +40,8 @@ def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: 
 
 
 def start_executor(rt: runtime.Runtime):
-    """Run approved plans on the clusters whose gateway can change them (a twin read over
-    HTTP cannot); None when there is none."""
+    """Run approved plans on the clusters whose gateway can change them (a twin over HTTP
+    only with its token file); None when there is none."""
     from backend.gateways.base import ClusterGateway
     from backend.services.execution import ExecutorThread
 

@@ -9,16 +9,19 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
 from backend.services import limits, monitoring
-from components import banners, charts, monitor, urlstate
+from components import banners, charts, monitor, tables, urlstate
 from dashboard import ids, runtime, shell
 
 dash.register_page(__name__, path="/brokers", name="Brokers", title="Railyard · Brokers",
                    order=1)
 
-COLUMNS = {"broker": "broker", "rack": "rack", "up": "up", "replicas": "replicas",
-           "leaders": "leaders", "headroom": "headroom", "used_pct": "% of limit",
-           "bytes_in": "bytes in (B/s)", "max_lag": "max lag (messages)",
-           "stored_gb": "stored (GB)"}
+COLUMNS = [{"field": "broker", "headerName": "broker"}, {"field": "rack", "headerName": "rack"},
+           {"field": "up", "headerName": "up"}, tables.number_column("replicas"),
+           tables.number_column("leaders"), tables.number_column("headroom"),
+           tables.number_column("used_pct", "% of limit"),
+           tables.number_column("bytes_in", "bytes in", tables.BYTE_RATE),
+           tables.number_column("max_lag", "max lag (messages)"),
+           tables.number_column("stored_gb", "stored (GB)")]
 ROW_STYLE = {"styleConditions": [
     {"condition": "params.data.used_pct > 100", "style": {"backgroundColor": "#fdecec"}},
     {"condition": "params.data.used_pct >= 90", "style": {"backgroundColor": "#fff6e0"}},
@@ -32,9 +35,7 @@ def layout(**query) -> html.Div:
     return shell.page_frame("Brokers", ids.BR_BANNERS, query, [
         html.Div(dag.AgGrid(
             id=ids.BR_GRID, rowData=[],
-            columnDefs=[{"field": k, "headerName": v} for k, v in COLUMNS.items()],
-            defaultColDef={"sortable": True, "filter": True, "resizable": True,
-                           "minWidth": 90},
+            columnDefs=COLUMNS, defaultColDef=tables.COLUMN_DEFAULTS,
             columnSize="responsiveSizeToFit", style={"height": "360px"},
             className="ag-theme-alpine", getRowStyle=ROW_STYLE, getRowId="params.data.broker",
             selectedRows={"ids": [broker]} if broker else [],
@@ -106,7 +107,7 @@ def show_broker(selected, rows, state):
     try:
         s = monitoring.broker_series(source, broker, w)
     except Unavailable as e:
-        empty = charts.empty(f"Broker {broker}", str(e))
+        empty = charts.empty(f"Broker {broker} · {w.label}", str(e))
         return title, empty, empty, empty
     limit = source.limits.max_broker_partitions
     return (title,

@@ -7,15 +7,17 @@ figure on the page is of the same moment), and the health figures and series."""
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, dcc, html
+from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
-from backend.services import limits, monitoring
+from backend.services import limits, monitoring, throttle_leftovers
 from backend.services.cluster import assignment_note, cluster_snapshot
+from backend.store.workflow import may
 from components import banners, charts, monitor
 from components.help import term
+from components.leftovers import config_table
 from components.tables import card
-from dashboard import caches, ids, plan_views, runtime, shell
+from dashboard import auth, caches, ids, plan_views, runtime, shell
 
 dash.register_page(__name__, path="/", name="Overview", title="Railyard · Overview", order=0)
 
@@ -30,6 +32,13 @@ def layout(**query) -> html.Div:
         html.Div([html.Div(dcc.Graph(id=ids.OV_HEALTH_SERIES, config=GRAPH), className="panel"),
                   html.Div(dcc.Graph(id=ids.OV_PARTITIONS_SERIES, config=GRAPH),
                            className="panel")], className="grid-2"),
+        html.Div([html.H3("Leftover throttles"),
+                  html.Div(id=ids.OV_LEFTOVERS),
+                  dcc.Store(id=ids.OV_LEFTOVER_ROWS),
+                  html.Button("Propose clearing these throttles", id=ids.OV_CLEAR,
+                              className="button", hidden=True),
+                  html.Div(id=ids.OV_CLEAR_RESULT, className="inline-error", role="alert")],
+                 className="panel"),
     ], banner_slots=[html.Div(id=ids.OV_LIMIT_BANNERS),
                      html.Div(id=ids.OV_METRIC_BANNERS)])
 
@@ -120,8 +129,7 @@ def _health(state, w, notes):
                            events=plans),
             monitor.figure(h["partitions_series"], "Partition replicas per broker" + (
                 f" ({h['partitions_shown']})" if h["partitions_shown"] else ""), "replicas",
-                           w, limit=limit, limit_name=f"max.broker.partitions = {limit:,}"
-                           if limit else "limit", events=plans),
+                           w, limit=limit, limit_name="max.broker.partitions", events=plans),
             notes)
 
 
@@ -136,7 +144,8 @@ def _health_cards(f: dict, w) -> list:
         note = monitor.metric_note(fig) or (
             f"{detail_name} {', '.join(map(str, detail[:8]))}{' ...' if len(detail) > 8 else ''}"
             if detail else when)
-        return card(label, "-" if value is None else f"{value:,.0f}", state, note)
+        return card(label, fig.get("why") or "-" if value is None else f"{value:,.0f}", state,
+                    note)
 
     throttles = f["throttles"]
     return [
@@ -180,3 +189,51 @@ def _assignment_cards(g: dict) -> list:
 def charts_state(value: float, limit: float | None, near: float) -> str:
     colour = charts.state_colour(value, limit, near)
     return {charts.OVER: "over", charts.NEAR: "near"}.get(colour, "ok")
+
+
+# ---- leftover throttles ----------------------------------------------------------------------
+@dash.callback(Output(ids.OV_LEFTOVERS, "children"), Output(ids.OV_LEFTOVER_ROWS, "data"),
+               Output(ids.OV_CLEAR, "hidden"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def show_leftovers(state, _tick):
+    """Throttle configs no executing plan holds, now (configs have no history)."""
+    rt = runtime.current()
+    try:
+        got = throttle_leftovers.leftovers(rt.plan_store(), rt.source(state["cluster"]))
+    except Unavailable as e:
+        return html.P(f"Leftover throttles cannot be listed: {e}", className="hint"), None, True
+    rows = got["leftovers"]
+    held = (f" {got['held']} more are held by executing plans, which put them back "
+            "themselves." if got["held"] else "")
+    if not rows:
+        return html.P("No replication throttle is left on a broker or topic now." + held,
+                      className="hint"), None, True
+    admin = may(auth.current_actor(), "clear_throttles") is None
+    moving = sum(r["moving"] for r in rows)
+    busy = (f" {moving} of them are on brokers or topics with a reassignment in flight "
+            "(not Railyard's): clearing those lets the move run unthrottled." if moving
+            else "")
+    return [html.P(f"{len(rows)} replication throttle configs are set that no executing "
+                   "plan holds: they slow any replica they name until someone deletes them."
+                   + held + busy + " Kafka does not record when a config was set: the time "
+                   "shown is when Railyard first saw it with this value.", className="hint"),
+            config_table(rows, ids.OV_LEFTOVER_TABLE)], rows, not admin
+
+
+@dash.callback(Output(ids.URL, "href", allow_duplicate=True),
+               Output(ids.OV_CLEAR_RESULT, "children"),
+               Input(ids.OV_CLEAR, "n_clicks"), State(ids.OV_LEFTOVER_ROWS, "data"),
+               State(ids.VIEW, "data"), prevent_initial_call=True)
+def propose_clear(clicks, rows, state):
+    """Propose exactly the configs listed, at the values shown (the service refuses a
+    user who is not an admin, and a value that changed since)."""
+    if not clicks or not rows:
+        return no_update, no_update
+    rt = runtime.current()
+    configs = [{k: r[k] for k in ("entity_type", "name", "key", "value")} for r in rows]
+    try:
+        plan = throttle_leftovers.propose_clear(rt.plan_store(), auth.current_actor(),
+                                                rt.source(state["cluster"]), configs=configs)
+    except plan_views.REFUSALS as e:
+        return no_update, f"Refused: {e}"
+    return f"/plans/{plan.id}", ""

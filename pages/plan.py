@@ -13,7 +13,7 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import NotFound, Unavailable
-from backend.services import execution, plan_preview
+from backend.services import execution, plan_preview, shrink_execution
 from backend.services import plans as plan_service
 from backend.store.workflow import may
 from components import banners, tables
@@ -27,8 +27,14 @@ JSON_ENTRIES = 1000  # partitions of a reassignment shown inline; the file has t
 
 
 def layout(plan_id: str | None = None, **_query) -> html.Div:
+    """A reassignment paints from its stored preview numbers: its content and basis (a
+    100k-move plan's megabytes of JSON) are decoded when the grid first asks for rows
+    and when the exact JSON is opened, not before the page shows."""
+    store = runtime.current().plan_store()
     try:
-        plan = plan_service.get(runtime.current().plan_store(), int(plan_id))
+        plan = plan_service.summary(store, int(plan_id))
+        if plan.kind != "reassignment" or "partitions" not in plan.preview:
+            plan = plan_service.get(store, plan.id)  # small, or proposed without a preview
     except (ValueError, TypeError):
         return _missing(f"'{plan_id}' is not a plan number")
     except NotFound as e:
@@ -38,14 +44,18 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
     who = auth.current_actor()
     draft = plan_preview.Draft(plan.kind, plan.cluster, plan.title, plan.preview,
                                frozen=plan.content)
-    if plan.kind == "reassignment":
-        draft.table = plan_preview.stored_diff_table(plan.content, plan.basis or {},
-                                                     _snapshot(plan.cluster))
+    if plan.kind == "reassignment" and plan.content is not None:
+        draft.table = plan_views.stored_table(plan)
+        drafts.keep_plan_grid(plan.id, draft.table)
     head = [_facts(plan), _actions(plan, who), _execution(plan)]
-    block = (plan_views.reassignment_block(draft, head) if plan.kind == "reassignment"
-             else plan_views.shrink_block(draft, head))
+    if plan.kind == "reassignment":
+        block = plan_views.reassignment_block(draft, head)
+    elif plan.kind == plan_service.CLEAR:
+        block = plan_views.clear_block(plan.content, head)
+    else:
+        block = plan_views.shrink_block(draft, head)
     return html.Div([
-        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id, draft.table)),
+        dcc.Store(id=ids.PLAN_TOKEN, data=drafts.save_stored(plan.id)),
         dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
         html.H1([f"Plan {plan.id}: {plan.title} ",
                  html.Span(plan.state, id=ids.PV_STATE, className=f"state state-{plan.state}")]),
@@ -61,13 +71,6 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
 
 def _missing(message: str) -> html.Div:
     return html.Div([html.H1("Plan"), banners.banner(message, "error")])
-
-
-def _snapshot(cluster: str):
-    try:
-        return runtime.current().snapshot_of(cluster)
-    except Unavailable:
-        return None  # the grid then shows no byte counts
 
 
 def _facts(plan) -> html.Div:
@@ -113,26 +116,48 @@ def _actions(plan, who) -> html.Div:
 
 def _execution(plan) -> html.Div:
     """Execute (an approved plan), Pause, Resume and Cancel (an executing one) for who may
-    execute, and the progress bar, refreshed every two seconds while it executes."""
+    execute, and the progress bar, refreshed every two seconds while it executes. A shrink
+    says what executing does on this cluster; where it cannot delete partitions it offers
+    its migration, whose steps operators check off here."""
     state, p = _execution_state(plan)
-    hidden = _hidden_buttons(plan.state, p, may(auth.current_actor(), "execute",
-                                                plan.author) is None)
+    hidden = _hidden_buttons(plan, p, may(auth.current_actor(), "execute", plan.author) is None)
     buttons = [html.Button(label, id=i, className="button" + (" primary" if i == ids.PV_EXECUTE
                                                                else ""), hidden=h)
                for (label, i), h in zip(_BUTTONS, hidden, strict=True)]
+    options, value = _checklist(p)
     return html.Div([
         html.H3("Execution"),
+        html.P(shrink_execution.what_happens(_gateway(plan.cluster)), className="hint")
+        if plan.kind == "shrink" else None,
         html.Div(buttons, className="form-row"),
         html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
         html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if state else None,
                  id=ids.PV_PROGRESS),
+        dcc.Checklist(id=ids.PV_CHECKLIST, options=options, value=value,
+                      className="checklist", labelClassName="check-step"),
+        html.Div(id=ids.PV_CHECK_RESULT, className="inline-error", role="alert"),
         dcc.Interval(id=ids.PV_TICK, interval=2000, disabled=plan.state != "executing"),
-    ], id=ids.PV_EXECUTION, className="panel",
-        hidden=plan.kind != "reassignment" and plan.state not in ("executing", "failed"))
+    ], id=ids.PV_EXECUTION, className="panel")
 
 
 _BUTTONS = (("Execute", ids.PV_EXECUTE), ("Pause", ids.PV_PAUSE), ("Resume", ids.PV_RESUME),
-            ("Cancel", ids.PV_CANCEL))
+            ("Cancel", ids.PV_CANCEL), ("Run the migration instead", ids.PV_MIGRATE))
+
+
+def _gateway(cluster: str):
+    return runtime.current().gateways.get(cluster)
+
+
+def _checklist(p: dict | None) -> tuple[list[dict], list[int]]:
+    """A migration's steps as checklist options (step 1 is Railyard's; done steps stay
+    checked), and the steps done."""
+    s = (p or {}).get("shrink") or {}
+    if s.get("mode") != "migration":
+        return [], []
+    running = p["state"] == "running"
+    return ([{"label": f" {st['step']}. {st['text']}", "value": st["step"],
+              "disabled": st["done"] or st["step"] == 1 or not running} for st in s["steps"]],
+            [st["step"] for st in s["steps"] if st["done"]])
 
 
 def _execution_state(plan) -> tuple[str | None, dict | None]:
@@ -140,13 +165,18 @@ def _execution_state(plan) -> tuple[str | None, dict | None]:
     return (p["state"] if p else None), p
 
 
-def _hidden_buttons(plan_state: str, p: dict | None, can: bool) -> list[bool]:
-    """Which of Execute, Pause, Resume, Cancel to hide."""
+def _hidden_buttons(plan, p: dict | None, can: bool) -> list[bool]:
+    """Which of Execute, Pause, Resume, Cancel and Run the migration to hide: a shrink
+    cannot pause; its migration is offered where the cluster cannot delete partitions."""
     running = p["state"] if p else None
-    return [not (can and plan_state == "approved"),
-            not (can and plan_state == "executing" and running == "running"),
-            not (can and plan_state == "executing" and running in ("pausing", "paused")),
-            not (can and plan_state == "executing")]
+    shrink = plan.kind == "shrink"
+    migration = shrink and shrink_execution.mode_on(_gateway(plan.cluster)) == "migration"
+    return [not (can and plan.state == "approved"),
+            not (can and not shrink and plan.state == "executing" and running == "running"),
+            not (can and not shrink and plan.state == "executing"
+                 and running in ("pausing", "paused")),
+            not (can and plan.state == "executing"),
+            not (can and migration and plan.state == "approved")]
 
 
 @dash.callback(Output(ids.PV_EXEC_RESULT, "children"), Output(ids.PV_EXEC_RESULT, "className"),
@@ -155,18 +185,20 @@ def _hidden_buttons(plan_state: str, p: dict | None, can: bool) -> list[bool]:
                Output(ids.PV_STATE, "className", allow_duplicate=True),
                Output(ids.PV_EXECUTE, "hidden"), Output(ids.PV_PAUSE, "hidden"),
                Output(ids.PV_RESUME, "hidden"), Output(ids.PV_CANCEL, "hidden"),
-               Output(ids.PV_TICK, "disabled"),
+               Output(ids.PV_MIGRATE, "hidden"), Output(ids.PV_TICK, "disabled"),
+               Output(ids.PV_CHECKLIST, "options"), Output(ids.PV_CHECKLIST, "value"),
                Input(ids.PV_EXECUTE, "n_clicks"), Input(ids.PV_PAUSE, "n_clicks"),
                Input(ids.PV_RESUME, "n_clicks"), Input(ids.PV_CANCEL, "n_clicks"),
+               Input(ids.PV_MIGRATE, "n_clicks"),
                Input(ids.PV_TICK, "n_intervals"), State(ids.PV_PLAN, "data"),
                prevent_initial_call=True)
-def run_plan(_execute, _pause, _resume, _cancel, _tick, shown):
-    """Execute, pause, resume or cancel through the services (which decide whether this
-    user may), or just refresh the progress on the timer."""
+def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
+    """Execute, pause, resume, cancel or run a shrink's migration through the services
+    (which decide whether this user may), or just refresh the progress on the timer."""
     if not shown:
-        return (no_update,) * 10
+        return (no_update,) * 13
     clicks = {ids.PV_EXECUTE: _execute, ids.PV_PAUSE: _pause, ids.PV_RESUME: _resume,
-              ids.PV_CANCEL: _cancel}
+              ids.PV_CANCEL: _cancel, ids.PV_MIGRATE: _migrate}
     action = dash.ctx.triggered_id
     return execution_answer(action if clicks.get(action) else None, shown["id"])
 
@@ -177,8 +209,12 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
     store, who = rt.plan_store(), auth.current_actor()
     message, css = "", "inline-done"
     try:
-        if action == ids.PV_EXECUTE:
-            plan_service.request_execute(store, who, plan_id, snapshot_of=rt.snapshot_of)
+        if action in (ids.PV_EXECUTE, ids.PV_MIGRATE):
+            cluster = plan_service.get(store, plan_id).cluster
+            shrink_execution.request_execute(store, who, plan_id, gateway=_gateway(cluster),
+                                             snapshot_of=rt.snapshot_of,
+                                             configs_of=rt.throttle_configs_of,
+                                             migration=action == ids.PV_MIGRATE)
         elif action == ids.PV_PAUSE:
             execution.pause(store, who, plan_id)
         elif action == ids.PV_RESUME:
@@ -191,12 +227,38 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
         message, css = f"Refused: {e}", "inline-error"
     plan = plan_service.get(store, plan_id)
     _, p = _execution_state(plan)
-    hidden = _hidden_buttons(plan.state, p, may(who, "execute", plan.author) is None)
+    hidden = _hidden_buttons(plan, p, may(who, "execute", plan.author) is None)
     return (message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None, plan.state,
-            f"state state-{plan.state}", *hidden, plan.state != "executing")
+            f"state state-{plan.state}", *hidden, plan.state != "executing", *_checklist(p))
+
+
+@dash.callback(Output(ids.PV_CHECK_RESULT, "children"), Output(ids.PV_CHECK_RESULT, "className"),
+               Output(ids.PV_CHECKLIST, "options", allow_duplicate=True),
+               Output(ids.PV_CHECKLIST, "value", allow_duplicate=True),
+               Input(ids.PV_CHECKLIST, "value"), State(ids.PV_PLAN, "data"),
+               prevent_initial_call=True)
+def check_step(value, shown):
+    """An operator checks a migration step off: the service decides whether they may and
+    whether it is that step's turn, and audits it."""
+    if not shown:
+        return (no_update,) * 4
+    store, who = runtime.current().plan_store(), auth.current_actor()
+    _, p = _execution_state(plan_service.get(store, shown["id"]))
+    done = {st["step"] for st in ((p or {}).get("shrink") or {}).get("steps", []) if st["done"]}
+    message, css = "", "inline-done"
+    for step in sorted(set(value or []) - done):
+        try:
+            shrink_execution.check_step(store, who, shown["id"], step - 1)
+            message = f"Done: step {step} checked off."
+        except plan_views.REFUSALS as e:
+            message, css = f"Refused: {e}", "inline-error"
+            break
+    _, p = _execution_state(plan_service.get(store, shown["id"]))
+    return (message, css, *_checklist(p))
 
 
 _BUTTONS_BY_ID = {i: label for label, i in _BUTTONS}
+_BUTTONS_BY_ID[ids.PV_MIGRATE] = "Run the migration"
 
 
 def _decisions(plan) -> html.Div | str:
@@ -214,21 +276,40 @@ def _audit(plan_id: int) -> html.Div | str:
 
 
 def _exact_json(plan) -> html.Details:
-    """The stored content as it is hashed: a reassignment's Kafka JSON (its first
-    JSON_ENTRIES partitions inline when longer: the download has every one)."""
-    if plan.kind != "reassignment":
-        return _details("The exact plan JSON", json.dumps(plan.content, indent=1))
-    entries = plan.content["partitions"]
-    if len(entries) <= JSON_ENTRIES:
-        return _details("The exact plan JSON", plan_preview.kafka_json_text(plan.content))
-    head = plan_preview.kafka_json_text({**plan.content, "partitions": entries[:JSON_ENTRIES]})
-    return _details(f"The exact plan JSON (the first {JSON_ENTRIES:,} of {len(entries):,} "
-                    "partitions: Download plan JSON has all of them)", head)
-
-
-def _details(summary: str, text: str) -> html.Details:
-    return html.Details([html.Summary(summary), html.Pre(text, className="plan-json")],
+    """The stored content as it is hashed, filled in when first opened (a reassignment's
+    first JSON_ENTRIES partitions when longer: the download has every one)."""
+    count = plan.preview.get("partitions") if plan.kind == "reassignment" else None
+    summary = "The exact plan JSON"
+    if count is not None and count > JSON_ENTRIES:
+        summary += (f" (the first {JSON_ENTRIES:,} of {count:,} partitions: Download plan "
+                    "JSON has all of them)")
+    return html.Details([html.Summary(summary, id=ids.PV_JSON_OPEN),
+                         html.Pre(id=ids.PV_JSON, className="plan-json")],
                         className="panel")
+
+
+def exact_json_text(content: dict, kind: str) -> str:
+    """What the exact JSON panel shows of ``content``."""
+    if kind != "reassignment":
+        return json.dumps(content, indent=1)
+    entries = content["partitions"]
+    if len(entries) <= JSON_ENTRIES:
+        return plan_preview.kafka_json_text(content)
+    return plan_preview.kafka_json_text({**content, "partitions": entries[:JSON_ENTRIES]})
+
+
+@dash.callback(Output(ids.PV_JSON, "children"), Input(ids.PV_JSON_OPEN, "n_clicks"),
+               State(ids.PV_PLAN, "data"), State(ids.PV_JSON, "children"),
+               prevent_initial_call=True)
+def open_json(clicks, shown, text):
+    """The exact JSON, read from the store the first time the panel is opened."""
+    if not clicks or not shown or text:
+        return no_update
+    try:
+        plan = plan_service.get(runtime.current().plan_store(), shown["id"])
+    except plan_views.REFUSALS as e:
+        return f"Cannot show the plan: {e}"
+    return exact_json_text(plan.content, plan.kind)
 
 
 def _time(t) -> str:
@@ -255,7 +336,8 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     try:
         if action == ids.PV_APPROVE:
             plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],
-                                        comment=comment, snapshot_of=rt.snapshot_of)
+                                        comment=comment, snapshot_of=rt.snapshot_of,
+                                        configs_of=rt.throttle_configs_of)
         elif action == ids.PV_REJECT:
             plan = plan_service.reject(store, who, shown["id"], comment=comment,
                                        sha256=shown["sha256"])

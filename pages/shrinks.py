@@ -1,7 +1,8 @@
 """/shrinks: preview shrinking a topic's partition count as the delete-partitions KIP
 stages it (ReadOnly, then None after the delay, then removed), the room it reclaims on
 each broker, its risks in words, and the copy-to-a-new-topic migration that works on any
-Kafka cluster today."""
+Kafka cluster today; and what executing it does on this cluster (the stages, or the
+migration where the cluster cannot delete partitions)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview
+from backend.services import plan_preview, shrink_execution
 from backend.services.cluster import cluster_snapshot
 from components import banners, tables, urlstate
 from dashboard import auth, drafts, ids, plan_views, runtime
@@ -28,6 +29,8 @@ def layout(cluster: str | None = None, topic: str | None = None, **_query) -> ht
                "at once, offline after the delay, and their data is deleted at the "
                "controller's next check. Leave the delay empty to use the topic's "
                "retention.ms.", className="explain"),
+        html.P(shrink_execution.what_happens(runtime.current().gateways.get(c.name)),
+               id=ids.SH_ON_CLUSTER, className="explain"),
         html.Div([
             tables.field("Topic", dcc.Input(id=ids.SH_TOPIC, type="text", value=topic or "")),
             tables.field("Partitions after", dcc.Input(id=ids.SH_PARTITIONS, type="number", min=1)),

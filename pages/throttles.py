@@ -77,7 +77,7 @@ def _draw(state, w, notes):
 
 def _eta_cards(observed: dict, predicted: dict | None, w) -> list:
     if observed["error"]:
-        seen = card(term("Observed ETA", "eta"), "-", "ok", observed["error"])
+        seen = card(term("Observed ETA", "eta"), observed["why"], "ok", observed["error"])
     elif not observed["moving"]:
         seen = card(term("Observed ETA", "eta"), "nothing moving", "ok",
                     "no partition is being reassigned" + ("" if w.refreshing
@@ -88,11 +88,13 @@ def _eta_cards(observed: dict, predicted: dict | None, w) -> list:
                     "stalled" if never else duration(observed["eta_seconds"]),
                     "over" if never else "ok",
                     f"{observed['remaining_bytes'] / 1e6:,.1f} MB left at "
-                    f"{observed['rate'] / 1e6:,.2f} MB/s observed")
-    cards = [seen, card("Reassigning", "-" if observed.get("moving") is None
-                        else f"{observed['moving']:,} partitions",
-                        "near" if observed.get("moving") else "ok",
-                        "ReassigningPartitions, summed over brokers")]
+                    f"{observed['rate'] / 1e6:,.2f} MB/s observed (replicas below their "
+                    f"partition's largest log, {observed['basis']})")
+    moving = observed["moving"]
+    cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
+                        else f"{moving:,} partitions", "near" if moving else "ok",
+                        observed["error"] if moving is None
+                        else "ReassigningPartitions, summed over brokers")]
     if predicted is None:
         cards.append(card(term("Predicted ETA", "eta"), "-", "ok",
                           "needs the live cluster (gateway) and a live window"))

@@ -13,10 +13,10 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import limits, quota, throttle, uploads, whatif
+from backend.services import capacity, limits, quota, throttle, uploads, whatif
 from backend.services.cluster import ClusterSource, cluster_snapshot, snapshot_file
 from backend.spark.sweeps import SweepCancelled
-from components import banners, charts, tables
+from components import banners, charts, tables, timerange
 from components.help import term
 from dashboard import ids, jobs, runtime
 
@@ -29,6 +29,7 @@ SWEEP_DEFAULTS = {
     "limits": "max.broker.partitions=4000,6000,8000; add_brokers=0,1,2",
     "throttle": "throttle=5e6,10e6,20e6,50e6,100e6,200e6; window_num=11",
     "quota": "rate=2,5,10,20; samples=11",
+    "fleet": "growth_pct_month=0,10; add_brokers=0,2",
 }
 
 
@@ -272,7 +273,9 @@ def _sweep_tab(limits_grid: str) -> html.Div:
     return html.Div([
         html.P("Many scenarios at once, on Spark: the same engines, one row per scenario. "
                "Limit sweeps place the workload under each grid point; throttle sweeps use "
-               "the Throttle tab's plan; quota sweeps replay the Quota tab's workload.",
+               "the Throttle tab's plan; quota sweeps replay the Quota tab's workload; fleet "
+               "sweeps forecast every cluster of this dashboard from its last 30 days in "
+               "Prometheus (the Capacity page's engine) under each grid point.",
                className="explain"),
         dcc.Store(id=ids.WI_SW_TOKEN, data=uuid.uuid4().hex),
         dcc.Store(id=ids.WI_SW_ROWS),
@@ -287,6 +290,10 @@ def _sweep_tab(limits_grid: str) -> html.Div:
                                                   value="orders-v2:300:3, clicks:600:3",
                                                   style={"width": "18rem"}),
                    "NAME:PARTITIONS:RF, ..."),
+            html.Div(tables.field("History up to (fleet)", dcc.Input(
+                id=ids.WI_SW_END, type="text", placeholder="now", style={"width": "11rem"}),
+                "UTC, e.g. 2024-01-30T23:00; 30 days of each cluster's Prometheus"),
+                id=ids.WI_SW_END_FIELD, hidden=True),
         ], className="form-row"),
         html.Div([
             html.Button("Run sweep", id=ids.WI_SW_RUN, className="button primary"),
@@ -305,12 +312,13 @@ def _sweep_tab(limits_grid: str) -> html.Div:
     ], className="tab-body")
 
 
-@dash.callback(Output(ids.WI_SW_GRID, "value"), Input(ids.WI_SW_KIND, "value"),
-               State(ids.WI_STATE, "data"), prevent_initial_call=True)
+@dash.callback(Output(ids.WI_SW_GRID, "value"), Output(ids.WI_SW_END_FIELD, "hidden"),
+               Input(ids.WI_SW_KIND, "value"), State(ids.WI_STATE, "data"),
+               prevent_initial_call=True)
 def sweep_defaults(kind, state):
     if kind == "limits":
-        return _limits_grid(runtime.current().source(state["cluster"]))
-    return SWEEP_DEFAULTS[kind]
+        return _limits_grid(runtime.current().source(state["cluster"])), True
+    return SWEEP_DEFAULTS[kind], kind != "fleet"
 
 
 @dash.callback(Output(ids.WI_SW_CHART, "figure"), Output(ids.WI_SW_TABLE, "children"),
@@ -318,7 +326,8 @@ def sweep_defaults(kind, state):
                Output(ids.WI_SW_DOWNLOAD_BUTTON, "disabled"), Output(ids.WI_SW_RESULT, "children"),
                Input(ids.WI_SW_RUN, "n_clicks"),
                State(ids.WI_SW_KIND, "value"), State(ids.WI_SW_GRID, "value"),
-               State(ids.WI_SW_WORKLOAD, "value"), State(ids.WI_TH_PLAN, "contents"),
+               State(ids.WI_SW_WORKLOAD, "value"), State(ids.WI_SW_END, "value"),
+               State(ids.WI_TH_PLAN, "contents"),
                State(ids.WI_TH_PLAN, "filename"), State(ids.WI_QU_REQUESTS, "contents"),
                State(ids.WI_QU_REQUESTS, "filename"), State(ids.WI_SW_TOKEN, "data"),
                State(ids.WI_STATE, "data"),
@@ -329,7 +338,7 @@ def sweep_defaults(kind, state):
                progress=[Output(ids.WI_SW_PROGRESS, "value"), Output(ids.WI_SW_PROGRESS, "max"),
                          Output(ids.WI_SW_PROGRESS_TEXT, "children")],
                progress_default=["0", "1", ""])
-def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_name,
+def run_sweep(set_progress, clicks, kind, grid, workload, end, plan_contents, plan_name,
               requests_contents, requests_name, token, state):
     rt = runtime.current()
     job = f"{token}-{clicks}"
@@ -344,8 +353,15 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
 
     source = rt.source(state["cluster"])
     limit = rt.config.server.max_upload_bytes
+    left_out = []
     try:
         set_progress(["0", "1", "preparing inputs..."])
+        if kind == "fleet":
+            spec, left_out = capacity.fleet_sweep(
+                [rt.source(c.name) for c in rt.config.clusters], grid,
+                end=timerange.parse_time(end, "history up to") if end else None)
+            rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
+            return _sweep_answer(kind, rows, started, left_out)
         snap = cluster_snapshot(source)
         plan = None
         if kind == "throttle":
@@ -361,9 +377,14 @@ def run_sweep(set_progress, clicks, kind, grid, workload, plan_contents, plan_na
         return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
     except SweepCancelled:
         return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True, ""
+    return _sweep_answer(kind, rows, started, left_out)
+
+
+def _sweep_answer(kind: str, rows, started: float, left_out: list[dict]) -> tuple:
+    missing = "".join(f"; left out {m['cluster']}: {m['error']}" for m in left_out)
     return (charts.sweep_figure(kind, rows), tables.sweep_grid(rows),
             rows.to_json(orient="split"), "", False,
-            f"{len(rows)} rows in {time.monotonic() - started:.1f} s")
+            f"{len(rows)} rows in {time.monotonic() - started:.1f} s{missing}")
 
 
 @dash.callback(Output(ids.WI_SW_PROGRESS_TEXT, "children", allow_duplicate=True),

@@ -14,6 +14,7 @@ from sqlalchemy import create_engine, event
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor, RetryPolicy
 from backend.executor.records import ExecutionRecords
+from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
 from backend.store.schema import metadata
 from backend.twin.cluster import TwinCluster, TwinSettings
@@ -73,6 +74,7 @@ class Rig:
                  retry: RetryPolicy | None = None) -> None:
         self.twin = TwinCluster(snap, TwinSettings(seed=seed, traffic_noise=0.0))
         self.gw = CountingGateway(self.twin)
+        self.client: ClusterGateway = self.gw  # what the executor talks to
         self.engine = sqlite_engine(db)
         self.records = ExecutionRecords(self.engine)
         self.journal = ListJournal()
@@ -81,7 +83,7 @@ class Rig:
 
     def new_executor(self) -> Executor:
         """A fresh executor (as after a restart): nothing in memory, all from the store."""
-        return Executor(self.records, self.gw, self.journal, self.retry)
+        return Executor(self.records, self.client, self.journal, self.retry)
 
     @property
     def now(self) -> float:
@@ -158,7 +160,8 @@ class CrashingGateway(CountingGateway):
 
 _GATEWAY_CALLS = {"describe_cluster", "describe_topics", "assignment", "describe_configs",
                   "list_reassignments", "alter_configs", "alter_reassignments",
-                  "cancel_reassignments"}
+                  "cancel_reassignments", "delete_partitions", "create_topics",
+                  "describe_client_quotas"}
 
 
 @dataclass

@@ -50,3 +50,14 @@ def shrink_content(topic: str = "orders", to: int = 2, frm: int = 4) -> dict:
     """The parts of services.shrink.shrink_plan's answer the store reads."""
     return {"topic": topic, "from": frm, "to": to,
             "removed_partitions": list(range(to, frm)), "stages": []}
+
+
+def settle(twin, plan: dict, seconds: int = 600) -> None:
+    """Run a reassignment on a twin (backend.twin.cluster.TwinCluster) to its end, as the
+    cluster moving partitions under a proposed plan."""
+    twin.alter_reassignments(plan)
+    for _ in range(seconds):
+        if not twin.list_reassignments():
+            return
+        twin.advance(1.0)
+    raise AssertionError(f"the twin did not finish {plan} in {seconds} s")

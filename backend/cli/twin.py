@@ -7,6 +7,7 @@ import time
 
 from backend.cli import emit, port_or_zero, positive_float, verb_parser
 from backend.errors import BadInput
+from backend.gateways.config import Secret
 from backend.metrics.dialects import DIALECTS
 from backend.model.io import load_snapshot
 from backend.twin.examples import demo_snapshot
@@ -26,8 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--port-base", type=port_or_zero, default=9404,
                    help="broker i listens on port-base + i (0: any free port)")
     s.add_argument("--api-port", type=port_or_zero, default=9400,
-                   help="the read-only HTTP API `railyard serve` reads the cluster from "
+                   help="the HTTP API `railyard serve` reads the cluster from "
                         "(gateway: {type: twin, url: http://127.0.0.1:PORT}; 0: any free port)")
+    s.add_argument("--api-token-file",
+                   help="a file whose first line is the bearer token the API's writes need "
+                        "(the gateway's token_file); without it the API is read-only")
     s.add_argument("--dialect", choices=sorted(DIALECTS), default="strimzi")
     s.add_argument("--targets-file", default=str(TARGETS_FILE),
                    help="where `railyard prometheus up` finds the targets")
@@ -37,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(a: argparse.Namespace) -> None:
+    token = None if a.api_token_file is None else \
+        Secret(file=a.api_token_file, where="--api-token-file").read()
     snap = demo_snapshot() if a.snapshot == "demo" else load_snapshot(a.snapshot)
     scenario = load_scenario(a.scenario) if a.scenario else None
     if a.port_base and a.port_base + snap.n_brokers - 1 > 65535:
@@ -44,7 +50,7 @@ def _serve(a: argparse.Namespace) -> None:
                        f"to {a.port_base + snap.n_brokers - 1}, past 65535")
     try:
         service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect],
-                              api_port=a.api_port)
+                              api_port=a.api_port, api_token=token)
     except OSError as e:
         raise BadInput(f"cannot listen on 127.0.0.1 from port {a.port_base}: {e.strerror}") \
             from None

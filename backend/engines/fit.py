@@ -7,10 +7,11 @@ answered exactly: yes iff sum(min(c_b, P)) >= P * RF. The witness is built by th
 wrap-around rule (McNaughton's): lay brokers out with multiplicities y_b <= P and deal
 slot i to partition i mod P; a broker's run of at most P consecutive slots never hits
 one partition twice. Choosing y_b by level-filling keeps the brokers' final counts as
-even as the capacities allow. The same rule one level up (racks as the "brokers")
-keeps each partition on distinct racks whenever the racks' capacities allow it. With more
-replicas than racks, brokers laid out rack by rack, each rack taking at least P slots,
-give every partition every rack: P consecutive slots meet every partition once.
+even as the capacities allow. Laying the brokers out rack by rack applies the same rule
+one level up at once: with every rack's run at most P slots, each partition is on
+distinct racks (possible whenever the racks' capacities allow it). With more replicas
+than racks, each rack taking at least P slots gives every partition every rack: P
+consecutive slots meet every partition once.
 """
 
 from __future__ import annotations
@@ -37,19 +38,30 @@ def level_fill(current: np.ndarray, cap: np.ndarray, total: int) -> np.ndarray:
     cap = np.asarray(cap, dtype=np.int64)
     if total <= 0:
         return np.zeros_like(cap)
-    lo, hi = int(current.min()), int((current + cap).max())
-    while lo < hi:  # smallest level L with sum(clip(L - current, 0, cap)) >= total
-        mid = (lo + hi) // 2
-        if int(np.clip(mid - current, 0, cap).sum()) >= total:
-            hi = mid
-        else:
-            lo = mid + 1
-    y = np.clip(lo - 1 - current, 0, cap)
+    level = _water_level(current, cap, total)
+    y = np.clip(level - 1 - current, 0, cap)
     rest = total - int(y.sum())
     if rest:
-        can_rise = np.flatnonzero((y < cap) & (current + y == lo - 1))
+        can_rise = np.flatnonzero((y < cap) & (current + y == level - 1))
         y[can_rise[:rest]] += 1
     return y
+
+
+def _water_level(current: np.ndarray, cap: np.ndarray, total: int) -> int:
+    """Smallest level L with sum(clip(L - current, 0, cap)) >= total (the highest
+    current + cap when none is). The sum is piecewise linear in L, its slope rising by 1
+    where a broker starts filling and falling by 1 where it is full, so one sort of those
+    points and two running sums find the piece it crosses ``total`` on."""
+    points = np.concatenate((current, current + cap))
+    order = np.argsort(points, kind="stable")  # a broker's start before its end
+    at = points[order]
+    slope = np.cumsum(np.where(order < len(current), 1, -1))  # just after each point
+    filled = np.zeros(len(at), dtype=np.int64)
+    np.cumsum(slope[:-1] * (at[1:] - at[:-1]), out=filled[1:])  # the sum at each point
+    k = int(np.searchsorted(filled, total))
+    if k == len(at):
+        return int(at[-1])
+    return int(at[k - 1]) - (-(total - int(filled[k - 1])) // int(slope[k - 1]))
 
 
 def deal(groups: np.ndarray, multiplicity: np.ndarray, partitions: int, rf: int) -> np.ndarray:
@@ -67,31 +79,21 @@ def place_by_capacity(
     partitions: int,
     rf: int,
     racks: np.ndarray | None = None,
-) -> tuple[np.ndarray, bool]:
+) -> tuple[np.ndarray, bool, np.ndarray]:
     """A placement that respects ``capacity`` (assumes ``fits``), rows leader first.
 
-    Returns (assignment of broker positions, rack_aware) where rack_aware says whether
-    every partition spans min(rf, racks) racks (always True without racks).
+    Returns (assignment of broker positions, rack_aware, replicas added per broker) where
+    rack_aware says whether every partition spans min(rf, racks) racks (always True
+    without racks).
     """
     cap = np.minimum(np.asarray(capacity, dtype=np.int64), partitions)
-    n = len(cap)
-    brokers = np.arange(n)
     n_racks = 0 if racks is None else len(np.unique(racks))
-    rack_aware = False
+    y = None
     if racks is not None and rf <= n_racks:
         rack_cap = np.minimum(np.bincount(racks, weights=cap, minlength=n_racks), partitions)
         if int(rack_cap.sum()) >= partitions * rf:
             y = _fill_with_rack_cap(counts, cap, racks, partitions, partitions * rf)
-            x = np.bincount(racks, weights=y, minlength=n_racks).astype(np.int64)
-            rack_matrix = deal(np.arange(n_racks), x, partitions, rf)
-            # inside each rack, deal its brokers to the partitions that use the rack
-            order = np.argsort(rack_matrix.ravel(), kind="stable")
-            by_rack = np.lexsort((brokers, racks))
-            flat = np.empty(partitions * rf, dtype=np.int64)
-            flat[order] = np.repeat(by_rack, y[by_rack])
-            out = flat.reshape(partitions, rf)
-            rack_aware = True
-    elif racks is not None and rf > n_racks:
+    elif racks is not None:
         rack_room = np.bincount(racks, weights=cap, minlength=n_racks)
         if (rack_room >= partitions).all():
             y = np.zeros_like(cap)
@@ -99,17 +101,24 @@ def place_by_capacity(
                 members = racks == r
                 y[members] = level_fill(counts[members], cap[members], partitions)
             y += level_fill(counts + y, cap - y, partitions * (rf - n_racks))
-            by_rack = np.lexsort((brokers, racks))
-            out = deal(by_rack, y[by_rack], partitions, rf)
-            rack_aware = True
-    if not rack_aware:
+    rack_aware = y is not None or racks is None
+    if y is None:
         y = level_fill(counts, cap, partitions * rf)
-        out = deal(brokers, y, partitions, rf)
-        rack_aware = racks is None
-    # rotate rows so leadership spreads over the brokers rather than the first ones dealt
-    shift = np.arange(partitions) % rf
-    cols = (np.arange(rf)[None, :] + shift[:, None]) % rf
-    return np.take_along_axis(out, cols, axis=1), rack_aware
+        order = np.arange(len(cap))
+    else:  # brokers rack by rack: every rack's run is at most P slots too (or at least P)
+        order = np.argsort(racks, kind="stable")
+    return _rotated(deal(order, y[order], partitions, rf)), rack_aware, y
+
+
+def _rotated(rows: np.ndarray) -> np.ndarray:
+    """Row p rotated left by p mod RF, so leadership spreads over the brokers rather
+    than the first ones dealt."""
+    rf = rows.shape[1]
+    out = np.empty_like(rows)
+    for s in range(rf):  # RF slices, each vectorised over its partitions
+        out[s::rf, :rf - s] = rows[s::rf, s:]
+        out[s::rf, rf - s:] = rows[s::rf, :s]
+    return out
 
 
 def _fill_with_rack_cap(

@@ -134,10 +134,14 @@ class _Placer:
         if start_index is not None and start_index < 0:
             raise BadInput(f"--start-index must be >= 0, got {start_index}")
         self.snap, self.limits = snap, limits
-        self.start_index = start_index
-        self.rng = np.random.default_rng(seed)
+        self.start_index, self.seed = start_index, seed
         self.counts = snap.broker_replica_counts()
         self.racks = snap.broker_rack_index if snap.rack_mode == "all" else None
+
+    @cached_property
+    def rng(self) -> np.random.Generator:
+        """Made on first use: a fixed start index never draws."""
+        return np.random.default_rng(self.seed)
 
     def starts(self) -> tuple[int, int]:
         """Kafka's startIndex and nextReplicaShift: fixed, or random (reproducibly)."""
@@ -149,44 +153,43 @@ class _Placer:
     def place(self, name: str, partitions: int, rf: int, first_partition: int,
               start: tuple[int, int]) -> TopicOutcome:
         validate_request(self.snap.n_brokers, partitions, rf)
-        kafka = kafka_assign(self.snap.n_brokers, partitions, rf, start[0], shift=start[1],
-                             start_partition=first_partition, racks=self.racks)
         out = TopicOutcome(name, True, first_partition)
         if partitions > KRAFT_MAX_PARTITIONS_PER_REQUEST:
             out.warnings.append(f"KRaft rejects one request adding more than "
                                 f"{KRAFT_MAX_PARTITIONS_PER_REQUEST:,} partitions; split it")
         if is_internal_name(name):  # neither limited nor counted
-            out.assignment, out.kafka_compatible = kafka, True
+            out.assignment, out.kafka_compatible = self._kafka(partitions, rf, first_partition,
+                                                               start), True
             return out
         error = self._cluster_limit_error(name, partitions * rf)
         if error:
             return TopicOutcome(name, False, first_partition, error=error)
         capacity = broker_capacity(self.counts, self.limits)
-        added = np.bincount(kafka.ravel(), minlength=self.snap.n_brokers)
-        if capacity is None or (added <= capacity).all():
+        kafka = added = None
+        # Kafka gives every broker the lead of at least partitions // n of them: a broker
+        # with less room shows Kafka's placement breaks the limit without computing it
+        if capacity is None or int(capacity.min()) >= partitions // self.snap.n_brokers:
+            kafka = self._kafka(partitions, rf, first_partition, start)
+            added = np.bincount(kafka.ravel(), minlength=self.snap.n_brokers)
+        if kafka is not None and (capacity is None or (added <= capacity).all()):
             out.assignment, out.kafka_compatible = kafka, True
         elif fits(capacity, partitions, rf):
-            out.assignment, out.rack_aware = place_by_capacity(
+            out.assignment, out.rack_aware, added = place_by_capacity(
                 self.counts, capacity, partitions, rf, self.racks)
-            added = np.bincount(out.assignment.ravel(), minlength=self.snap.n_brokers)
-        else:
-            return TopicOutcome(name, False, first_partition,
-                                error=self._broker_limit_error(name, partitions, rf, capacity))
-        if not out.kafka_compatible:  # Kafka's own walk spreads racks by construction
-            out.rack_aware = out.rack_aware and self._rack_spread_ok(out.assignment, rf)
-            if not out.rack_aware:
+            if not out.rack_aware:  # Kafka's own walk spreads racks by construction
                 out.warnings.append(f"capacity does not allow every partition on "
                                     f"{min(rf, len(self.snap.rack_names))} racks: some "
                                     f"partitions span fewer")
+        else:
+            return TopicOutcome(name, False, first_partition,
+                                error=self._broker_limit_error(name, partitions, rf, capacity))
         self.counts = self.counts + added
         return out
 
-    def _rack_spread_ok(self, assignment: np.ndarray, rf: int) -> bool:
-        if self.racks is None:
-            return True
-        racks = np.sort(self.racks[assignment], axis=1)
-        distinct = 1 + (np.diff(racks, axis=1) != 0).sum(axis=1)
-        return bool((distinct >= min(rf, len(self.snap.rack_names))).all())
+    def _kafka(self, partitions: int, rf: int, first_partition: int,
+               start: tuple[int, int]) -> np.ndarray:
+        return kafka_assign(self.snap.n_brokers, partitions, rf, start[0], shift=start[1],
+                            start_partition=first_partition, racks=self.racks)
 
     def _cluster_limit_error(self, name: str, replicas: int) -> str | None:
         limit = self.limits.max_partitions

@@ -1,9 +1,9 @@
 """Apache Kafka's replica placement (AdminUtils.assignReplicasToBrokers), vectorised.
 
 The arithmetic is Kafka's own, exactly: for a fixed start index the output equals
-Kafka's for the same brokers. Rack-unaware placement is closed-form per partition;
-rack-aware placement walks Kafka's candidate sequence for all partitions in lockstep,
-so no Python loop runs per partition or per replica.
+Kafka's for the same brokers. Rack-unaware placement is closed-form per partition.
+Rack-aware placement reads each partition's followers from a table of Kafka's candidate
+walk (see ``_rack_aware_slots``), so no Python loop runs per partition or per replica.
 
 Brokers are given as positions 0..n-1 in ascending id order (as Kafka's callers sort
 them); racks as small integers (or None when no broker has a rack).
@@ -44,10 +44,38 @@ def rack_alternated(racks: np.ndarray) -> np.ndarray:
     return arranged.astype(np.int64)
 
 
-def _shifts(partition_ids: np.ndarray, start_partition: int, n: int, shift0: int) -> np.ndarray:
-    """nextReplicaShift at each partition: +1 every time the id wraps the broker list."""
-    first_counted = max(start_partition, 1)
-    return shift0 + (partition_ids // n - (first_counted - 1) // n)
+def _runs(start_partition: int, n_partitions: int, n: int, shift0: int
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Kafka's nextReplicaShift for each run of partitions sharing it, and the runs'
+    lengths: it grows by 1 at every partition id > 0 that is a multiple of n."""
+    lo, hi = start_partition, start_partition + n_partitions
+    runs = (hi - 1) // n - lo // n + 1
+    lengths = np.full(runs, n, dtype=np.int64)
+    lengths[0] = min((lo // n + 1) * n, hi) - lo
+    if runs > 1:
+        lengths[-1] = hi - ((hi - 1) // n) * n
+    first_shift = shift0 + lo // n - (max(lo, 1) - 1) // n
+    return np.arange(first_shift, first_shift + runs), lengths
+
+
+def _per_partition(per_run: np.ndarray, lengths: np.ndarray) -> np.ndarray | int:
+    """A per-run value for every partition (a plain number when there is one run)."""
+    return int(per_run[0]) if len(per_run) == 1 else np.repeat(per_run, lengths)
+
+
+def _ahead(slot: np.ndarray, step: np.ndarray | int, n: int) -> np.ndarray:
+    """(slot + step) mod n for 0 <= slot < n and 0 <= step <= n, without a division."""
+    out = slot + step
+    np.subtract(out, n, out=out, where=out >= n)
+    return out
+
+
+def _stack(columns: list[np.ndarray]) -> np.ndarray:
+    """Columns into a (rows, len(columns)) matrix, one contiguous copy per column."""
+    out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
+    for j, column in enumerate(columns):
+        out[:, j] = column
+    return out
 
 
 def kafka_assign(
@@ -67,73 +95,88 @@ def kafka_assign(
     """
     validate_request(n_brokers, n_partitions, replication_factor)
     shift = start_index if shift is None else shift
-    n = n_brokers
-    pid = np.arange(start_partition, start_partition + n_partitions, dtype=np.int64)
-    shifts = _shifts(pid, start_partition, n, shift)
-    first = (pid + start_index) % n
+    n, rf = n_brokers, replication_factor
+    shifts, lengths = _runs(start_partition, n_partitions, n, shift)
+    # the leader's slot, (partition id + startIndex) mod n, repeats with period n
+    cycle = (np.arange(n) + start_partition + start_index) % n
+    first = np.tile(cycle, -(-n_partitions // n))[:n_partitions]
     if racks is None:
-        out = np.empty((n_partitions, replication_factor), dtype=np.int64)
-        out[:, 0] = first
-        for j in range(replication_factor - 1):  # RF is small; vectorised over partitions
-            out[:, j + 1] = (first + 1 + (shifts + j) % (n - 1)) % n
-        return out
+        return _stack([first] + [_ahead(first, _per_partition(1 + (shifts + j) % (n - 1),
+                                                               lengths), n)
+                                 for j in range(rf - 1)])
+    racks = np.asarray(racks, dtype=np.int64)
     arranged = rack_alternated(racks)
-    rack_of = np.asarray(racks, dtype=np.int64)[arranged]  # rack per arranged slot
-    return arranged[_rack_aware_slots(first, shifts, rack_of, replication_factor)]
+    slots = _rack_aware_slots(first, shifts, lengths, racks[arranged], rf)
+    return _stack([np.take(arranged, column) for column in slots])
 
 
 def _rack_aware_slots(
-    first: np.ndarray, shifts: np.ndarray, rack_of: np.ndarray, rf: int
-) -> np.ndarray:
-    """Kafka's rack-aware follower walk: arranged-list slots per partition, leader first.
+    first: np.ndarray, shifts: np.ndarray, lengths: np.ndarray, rack_of: np.ndarray, rf: int
+) -> list[np.ndarray]:
+    """Kafka's rack-aware follower walk: arranged-list slots per partition, one column per
+    replica, leader first (``shifts`` per run of ``lengths`` partitions, as ``_runs``).
 
-    A partition's walk is fixed by its first slot and ``shift * numRacks mod (n - 1)``.
-    When racks are equal in size the arranged list repeats with period numRacks, so the
-    walk's offsets from the first slot depend only on ``first mod numRacks``: each distinct
-    (first mod period, shift) walk is computed once and reused for its partitions.
+    Kafka's candidates for a partition are the slots after ``start = first + 1 + shift *
+    numRacks mod (n - 1)``, in a circle that skips the leader's slot, and Kafka's k is
+    never reset. Seen as a walk round the whole circle from ``start``, the leader's slot
+    is refused anyway (its rack and broker are taken), so until every rack holds a replica
+    the followers are the first slots of racks not yet used: a function of ``start`` and
+    the leader's rack alone, computed once per (start, rack) and looked up per partition.
+    Once every rack is used (RF > numRacks) any slot not yet holding a replica is taken,
+    so the rest are the next free slots after the last follower.
     """
-    n = len(rack_of)
-    num_racks = len(np.unique(rack_of))
-    base = (shifts * num_racks) % max(n - 1, 1)
-    if not _is_periodic(rack_of, num_racks):
-        return _walk(first, base, rack_of, num_racks, rf)
-    keys = (first % num_racks) * max(n - 1, 1) + base
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    rep_first = uniq // max(n - 1, 1)
-    rep_slots = _walk(rep_first, uniq % max(n - 1, 1), rack_of, num_racks, rf)
-    offsets = (rep_slots - rep_first[:, None]) % n
-    return (first[:, None] + offsets[inverse]) % n
+    n, p = len(rack_of), len(first)
+    if rf == 1:
+        return [first]
+    width = int(rack_of.max()) + 1
+    num_racks = int(np.count_nonzero(np.bincount(rack_of, minlength=width)))
+    start = _ahead(first, _per_partition(1 + (shifts * num_racks) % (n - 1), lengths), n)
+    leader_rack = np.take(rack_of, first)
+    m = min(rf, num_racks) - 1  # followers on racks of their own
+    columns = [first]
+    if m and n * width <= p:  # a table over every (start, leader rack) is the smaller job
+        table = _new_racks(np.repeat(np.arange(n), width), np.tile(np.arange(width), n),
+                           rack_of, m)
+        key = start * width + leader_rack
+        columns += [np.take(np.ascontiguousarray(table[:, j]), key) for j in range(m)]
+    elif m:
+        columns += list(_new_racks(start, leader_rack, rack_of, m).T)
+    if rf > m + 1:
+        after = columns[m] if m else start - 1
+        columns += list(_next_free(after, np.stack(columns, axis=1), n, rf - m - 1).T)
+    return columns
 
 
-def _is_periodic(rack_of: np.ndarray, period: int) -> bool:
-    n = len(rack_of)
-    return n % period == 0 and np.array_equal(rack_of, np.tile(rack_of[:period], n // period))
+def _new_racks(start: np.ndarray, leader_rack: np.ndarray, rack_of: np.ndarray,
+               m: int) -> np.ndarray:
+    """The first ``m`` slots from ``start`` round the circle whose racks are new (not the
+    leader's, not an earlier follower's), all rows walked in lockstep."""
+    n, t = len(rack_of), len(start)
+    found = np.empty((t, m), dtype=np.int64)
+    seen = np.full((t, m + 1), -1, dtype=np.int64)
+    seen[:, 0] = leader_rack
+    got = np.zeros(t, dtype=np.int64)
+    rows = np.arange(t)
+    step = 0
+    while len(rows):  # every rack appears within n steps, so this ends before step n
+        slot = (start[rows] + step) % n
+        rack = rack_of[slot]
+        new = (seen[rows] != rack[:, None]).all(axis=1)
+        took, g = rows[new], got[rows[new]]
+        found[took, g] = slot[new]
+        seen[took, g + 1] = rack[new]
+        got[took] = g + 1
+        rows = rows[got[rows] < m]
+        step += 1
+    return found
 
 
-def _walk(first: np.ndarray, base: np.ndarray, rack_of: np.ndarray, num_racks: int,
-          rf: int) -> np.ndarray:
-    """The walk itself, all partitions in lockstep (Kafka's k is never reset)."""
-    n = len(rack_of)
-    p = len(first)
-    slots = np.zeros((p, rf), dtype=np.int64)
-    slots[:, 0] = first
-    filled = np.ones(p, dtype=np.int64)  # replicas chosen so far
-    racks_used = np.ones(p, dtype=np.int64)  # distinct racks among them
-    k = np.zeros(p, dtype=np.int64)
-    active = np.arange(p) if rf > 1 else np.zeros(0, dtype=np.int64)
-    while len(active):
-        cand = (first[active] + 1 + (base[active] + k[active]) % (n - 1)) % n
-        cand_rack = rack_of[cand]
-        chosen = slots[active]
-        f = filled[active]
-        cols = np.arange(rf)[None, :] < f[:, None]
-        broker_taken = ((chosen == cand[:, None]) & cols).any(axis=1)
-        rack_taken = ((rack_of[chosen] == cand_rack[:, None]) & cols).any(axis=1)
-        ok = (~rack_taken | (racks_used[active] == num_racks)) & (~broker_taken | (f == n))
-        acc = active[ok]
-        slots[acc, filled[acc]] = cand[ok]
-        racks_used[acc] += ~rack_taken[ok]
-        filled[acc] += 1
-        k[active] += 1
-        active = active[filled[active] < rf]
-    return slots
+def _next_free(after: np.ndarray, taken: np.ndarray, n: int, count: int) -> np.ndarray:
+    """The first ``count`` slots after ``after`` round the circle not in ``taken``'s row.
+
+    ``count + taken.shape[1]`` slots always hold enough free ones.
+    """
+    window = (after[:, None] + 1 + np.arange(count + taken.shape[1])) % n
+    free = ~(window[:, :, None] == taken[:, None, :]).any(axis=2)
+    keep = free & (np.cumsum(free, axis=1) <= count)
+    return window[keep].reshape(len(after), count)

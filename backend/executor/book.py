@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 from sqlalchemy import bindparam, delete, insert, select, update
 
+from backend.errors import BadInput, Unavailable
 from backend.executor.records import ExecutionRecords
-from backend.gateways.base import ClusterGateway
+from backend.gateways.base import ClusterGateway, GatewayError
 from backend.store.schema import exec_configs
 
 Entity = tuple[str, str]  # (entity_type, name)
@@ -85,22 +86,42 @@ class ConfigBook:
                     key=bindparam("k")), fresh)
 
     def _restore(self, rows: list[dict]) -> None:
-        """Put ``rows`` back on the cluster, then mark them restored in one transaction."""
+        """Put ``rows`` back on the cluster entity by entity, then mark the ones put back
+        restored in one transaction; an entity that fails does not stop the others, and
+        its error is raised once the rest are recorded (its rows stay booked)."""
         by_entity: dict[Entity, list[dict]] = {}
         for r in rows:
             by_entity.setdefault((r["entity_type"], r["name"]), []).append(r)
+        done, error = [], None
         for (etype, name), recs in sorted(by_entity.items()):
             put = {r["key"]: r["prior"] for r in recs if r["prior"] is not None}
             drop = [r["key"] for r in recs if r["prior"] is None]
-            self.gw.alter_configs(etype, name, set_=put or None, delete=drop or None)
+            try:
+                self.gw.alter_configs(etype, name, set_=put or None, delete=drop or None)
+            except (GatewayError, Unavailable, BadInput) as e:
+                error = error or e
+                continue
+            done += recs
             self.audit("config_restored", {"entity_type": etype, "name": name,
                                            "set": put, "deleted": drop})
-        if not rows:
-            return
-        with self.writer.begin() as c:
-            c.execute(update(exec_configs).where(*_KEY).values(active=False), [
-                {"p": self.plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
-                for r in rows])
+        if done:
+            with self.writer.begin() as c:
+                c.execute(update(exec_configs).where(*_KEY).values(active=False), [
+                    {"p": self.plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
+                    for r in done])
+        if error is not None:
+            raise error
+
+
+def in_words(rows: list[dict], most: int = 10) -> str:
+    """Booked configs as a sentence: "broker 3 leader.replication.throttled.rate is
+    1000000 (was not set); ...", the first ``most`` of them."""
+    def one(r: dict) -> str:
+        value = r["value"] if len(r["value"]) <= 40 else r["value"][:37] + "..."
+        was = "not set" if r["prior"] is None else repr(r["prior"])
+        return f"{r['entity_type']} {r['name']} {r['key']} is {value!r} (was {was})"
+    text = "; ".join(one(r) for r in rows[:most])
+    return text + (f"; and {len(rows) - most} more" if len(rows) > most else "")
 
 
 _KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == bindparam("e"),

@@ -15,7 +15,9 @@ Every decision comes from the engines: the batches are frozen in the plan
 the store after every step, so a killed executor resumes where it was: a batch marked
 "starting" restarts only the entries neither in flight nor at their target, so nothing
 moves twice. Gateway errors are retried with backoff; past the budget the plan fails
-(with the cause in words), its moves are cancelled and its throttles restored.
+(with the cause in words), its moves are cancelled and its throttles restored. Putting
+configs back has its own budget; past it the plan ends naming every config it could not
+put back (in its cause and an audit entry), and their records stay in the store.
 """
 
 from __future__ import annotations
@@ -23,23 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
-from backend.engines.throttle import (
-    FOLLOWER_RATE,
-    FOLLOWER_REPLICAS,
-    LEADER_RATE,
-    LEADER_REPLICAS,
-    proposed_moves,
-    throttled_replicas,
-)
+from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
-from backend.executor.book import ConfigBook, Configs
+from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.records import ExecutionRecords, LostRace
 from backend.gateways.base import ClusterGateway, GatewayError
-from backend.model.csr import offsets_from_lengths
-from backend.model.reassignment import reassignment_from_dict
+from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
 
 Key = tuple[str, int]  # (topic, partition)
@@ -55,11 +47,14 @@ class Journal(Protocol):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Backoff base x 2^(attempt-1), capped; the plan fails after ``budget`` attempts."""
+    """Backoff base x 2^(attempt-1), capped; the plan fails after ``budget`` attempts.
+    Putting the cluster back (the end, a cancel, a failure) gets ``restore_budget``
+    attempts; past them the plan ends with every config it could not put back named."""
 
     budget: int = 5
     base: float = 1.0
     cap: float = 30.0
+    restore_budget: int = 10
 
     def delay(self, attempt: int) -> float:
         return min(self.cap, self.base * 2 ** (attempt - 1))
@@ -116,9 +111,10 @@ class Executor:
     def _failed_attempt(self, ex: dict, e: Exception, now: float) -> dict:
         attempt = ex["attempts"] + 1
         retriable = isinstance(e, Unavailable) or getattr(e, "retriable", False)
-        winding_down = ex["state"] in ("cancelling", "failing")
-        if winding_down or (retriable and attempt < self.retry.budget):
-            # putting the cluster back is retried for as long as it takes
+        restoring = ex["state"] in ("cancelling", "failing") or self._at_the_end(ex)
+        if restoring and attempt >= self.retry.restore_budget:
+            return self._abandon(ex, e, attempt, now)
+        if restoring or (retriable and attempt < self.retry.budget):
             delay = self.retry.delay(min(attempt, self.retry.budget))
             self.journal.record(ex["plan_id"], "execution_retry",
                                 {"attempt": attempt, "error": str(e), "retry_in": delay}, now)
@@ -129,6 +125,37 @@ class Executor:
         self.journal.record(ex["plan_id"], "execution_failing", {"cause": cause}, now)
         return self.records.save(ex, state="failing", cause=cause, attempts=0, retry_at=None,
                                  error=str(e), updated_at=now)
+
+    def _at_the_end(self, ex: dict) -> bool:
+        """Every batch is done and what is left is putting the configs back."""
+        if ex["state"] != "running" or ex["phase"] != "idle":
+            return False
+        try:
+            return ex["batch"] + 1 >= len(self._plan_of(ex["plan_id"])[1].batches)
+        except BadInput:  # a spec that does not read: not at any end
+            return False
+
+    def _abandon(self, ex: dict, e: Exception, attempt: int, now: float) -> dict:
+        """Past the restore budget: end the plan, naming in words (the cause, an audit
+        entry) every config still booked, so nothing changed is left without a record;
+        the records stay booked for an operator (or a later plan) to clear."""
+        left = self._book(ex).records()
+        what = (f"could not put back {len(left)} config(s) after {attempt} attempts "
+                f"({e}): {in_words(left)}" if left
+                else f"could not finish winding down after {attempt} attempts ({e})")
+        if ex["phase"] != "idle" and ex["batch"] >= 0:
+            what += f"; the reassignments of batch {ex['batch'] + 1} may still be in flight"
+        self.journal.record(ex["plan_id"], "configs_not_restored", {
+            "attempts": attempt, "error": str(e), "text": what,
+            "configs": [{k: r[k] for k in ("entity_type", "name", "key", "value", "prior")}
+                        for r in left]}, now)
+        moved = "every move is done, but " if self._at_the_end(ex) else ""
+        cause = f"{ex['cause']}; {what}" if ex["cause"] else moved + what
+        self._batches.pop(ex["plan_id"], None)
+        ex = self.records.save(ex, cause=cause, attempts=attempt, retry_at=None,
+                               error=str(e), updated_at=now)
+        return self._end(ex, "cancelled" if ex["state"] == "cancelling" else "failed",
+                         cause, now)
 
     def _step(self, ex: dict, now: float) -> dict:
         flight = {(r["topic"], r["partition"]): r for r in self.gw.list_reassignments()}
@@ -178,7 +205,9 @@ class Executor:
         plan, _ = self._plan_of(ex["plan_id"])
         entries = {(e["topic"], e["partition"]): e
                    for e in (plan[i] for i in spec.batches[ex["batch"]])}
-        view = original_view(snap if snap is not None else self.gw.assignment(), flight)
+        view = before_moves(snap if snap is not None else self.gw.assignment(),
+                            [{"topic": t, "partition": p, **r}
+                             for (t, p), r in flight.items()])
         parsed = reassignment_from_dict(_plan(entries.values()), view, "plan")
         moves = proposed_moves(view, parsed)
         names, pids = view.topic_names, view.part_id
@@ -267,22 +296,11 @@ class Executor:
 
     def _throttles(self, spec: ExecutionSpec, batch: _Batch, keys: list[Key]) -> Configs:
         """The configs kafka-reassign-partitions --execute --throttle would set for the
-        moves ``keys``: both rates on every source and destination broker, both replica
-        lists on every topic with a move (engines.throttle)."""
+        moves ``keys`` (engines.throttle.throttle_configs)."""
         if spec.throttle is None or not keys:
             return {}
-        view = batch.view
-        moves = proposed_moves(view, reassignment_from_dict(
-            _plan(batch.entries[k] for k in keys), view, "plan"))
-        leader, follower = throttled_replicas(view, moves)
-        out: Configs = {("topic", t): {LEADER_REPLICAS: leader.get(t, ""),
-                                       FOLLOWER_REPLICAS: follower.get(t, "")}
-                        for t in sorted(set(leader) | set(follower))}
-        brokers = np.unique(np.concatenate((moves.src_brokers, moves.dst_brokers)))
-        rate = str(spec.throttle)
-        for b in view.broker_ids[brokers].tolist():
-            out[("broker", str(b))] = {LEADER_RATE: rate, FOLLOWER_RATE: rate}
-        return out
+        plan = reassignment_from_dict(_plan(batch.entries[k] for k in keys), batch.view, "plan")
+        return throttle_configs(batch.view, plan, spec.throttle)
 
     # ---- the end -------------------------------------------------------------------------
     def _wind_down(self, ex: dict, flight: dict, now: float) -> dict:
@@ -298,13 +316,15 @@ class Executor:
                                      "partitions": [f"{t}-{p}" for t, p in ours]}, now)
             self.records.save_batch(ex["plan_id"], ex["batch"], state="cancelled",
                                     ended_at=now)
+            ex = self.records.save(ex, phase="idle", updated_at=now)  # nothing left flying
         self._book(ex).restore_all()
         self._batches.pop(ex["plan_id"], None)
         ended = "cancelled" if ex["state"] == "cancelling" else "failed"
         return self._end(ex, ended, ex["cause"], now)
 
-    def _end(self, ex: dict, state: str, cause: str | None, now: float) -> dict:
-        ex = self.records.save(ex, state=state, phase="idle", ended_at=now, updated_at=now)
+    def _end(self, ex: dict, state: str, cause: str | None, now: float,
+             phase: str = "idle") -> dict:
+        ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
         self.journal.record(ex["plan_id"], f"execution_{state}",
                             {"cause": cause} if cause else {}, now)
         self.journal.ended(ex["plan_id"], state, cause, now)
@@ -320,20 +340,3 @@ class Executor:
 def _plan(entries) -> dict:
     return {"version": 1, "partitions": [{"topic": e["topic"], "partition": e["partition"],
                                           "replicas": list(e["replicas"])} for e in entries]}
-
-
-def original_view(snap: Snapshot, flight: dict) -> Snapshot:
-    """``snap`` with every in-flight reassignment shown at its original replicas
-    (KIP-455: the full set minus the adding replicas), as Kafka's tool computes sources."""
-    if not flight:
-        return snap
-    rows, lists = [], []
-    for (topic, pid), r in flight.items():
-        if snap.has_topic(topic):
-            rows.append(snap.partition_row(topic, pid))
-            lists.append([b for b in r["replicas"] if b not in r["adding"]])
-    order = np.argsort(rows, kind="stable")
-    pos = [snap.broker_positions(lists[i]) for i in order]
-    return snap.with_replicas(np.asarray(rows, np.int64)[order],
-                              offsets_from_lengths([len(p) for p in pos]),
-                              np.concatenate(pos).astype(np.int32))

@@ -10,7 +10,13 @@ from __future__ import annotations
 from sqlalchemy import Engine, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from backend.store.schema import exec_batches, exec_content, exec_leases, executions
+from backend.store.schema import (
+    exec_batches,
+    exec_configs,
+    exec_content,
+    exec_leases,
+    executions,
+)
 
 ACTIVE = ("running", "pausing", "paused", "cancelling", "failing")
 ENDED = ("completed", "failed", "cancelled")
@@ -92,6 +98,17 @@ class ExecutionRecords:
                 state=state, updated_at=now, retry_at=None,
                 version=executions.c.version + 1)).rowcount
         return n == 1
+
+    def held_configs(self, cluster: str) -> list[dict]:
+        """The configs the cluster's executions hold now (set by the executor and not yet
+        put back): {plan_id, entity_type, name, key, value, prior, since}. Their plan
+        restores them when it ends, so they are not leftovers."""
+        q = select(exec_configs).join(executions,
+                                      executions.c.plan_id == exec_configs.c.plan_id).where(
+            executions.c.cluster == cluster, executions.c.state.in_(ACTIVE),
+            exec_configs.c.active)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q)]
 
     # ---- batches ----------------------------------------------------------------------
     def batches(self, plan_id: int) -> list[dict]:

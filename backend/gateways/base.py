@@ -1,8 +1,8 @@
 """How Railyard reads and changes a cluster: one interface, implemented by the twin
-(backend.twin.gateway) and, later, by a Kafka admin-client gateway. ClusterReader is the
-read half, all the dashboard needs; the twin's HTTP API serves only that half
-(backend.gateways.twin_http). Readers raise backend.errors.Unavailable when the cluster
-does not answer.
+(backend.twin.gateway), the twin's HTTP API (backend.gateways.twin_http) and a Kafka
+admin-client gateway. ClusterReader is the read half, all the dashboard needs; a twin over
+HTTP is a ClusterGateway only when it is given the twin's write token. Readers raise
+backend.errors.Unavailable when the cluster does not answer.
 
 Shapes follow Kafka's Admin API: replica lists and ISRs are broker ids, configs are
 strings, per-topic results carry a Kafka error name (None when it succeeded), a message
@@ -29,6 +29,11 @@ class ClusterReader(Protocol):
     def describe_configs(self, entity_type: str, name: str) -> dict:
         """{entity_type, name, configs: {key: value}} for 'broker' (id or '<default>') or
         'topic'."""
+
+    def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
+        """{name: {key: value}} of every 'broker' ('<default>' included) or 'topic' with
+        any of ``keys`` set on itself: one sweep of the cluster instead of one
+        describe_configs per entity (leftover throttles on a 10k-topic cluster)."""
 
     def describe_client_quotas(self) -> list[dict]:
         """[{user, client_id, controller_mutation_rate}]: KIP-599 quota entities; None = not
@@ -66,6 +71,29 @@ class ClusterGateway(ClusterReader, Protocol):
         entity as describe_client_quotas names it. {user, client_id,
         controller_mutation_rate}"""
 
+
+@runtime_checkable
+class PartitionDeleter(Protocol):
+    """A cluster implementing the delete-partitions KIP (Apache Kafka does not: FACTS.md).
+    Its describe_topics gives each partition the Metadata API's ``mode`` (ReadWrite,
+    ReadOnly, None); a partition the cluster no longer lists was removed."""
+
+    def partition_deletion_enabled(self) -> bool:
+        """delete.topic.partition.enable: whether DeletePartitions is accepted."""
+
+    def delete_partitions(self, topic: str, total: int, delay_ms: int, user: str = "",
+                          client_id: str = "") -> dict:
+        """DeletePartitions (kafka-topics --alter --partitions TOTAL
+        --delete-partitions-delay MS): keep ``total`` partitions; {name, error, message,
+        throttle_time_ms, partitions: [{partition, mode, error}]}"""
+
+
+def can_delete_partitions(gw: ClusterReader) -> bool:
+    """The capability a shrink's execution asks for: a gateway that implements the KIP's
+    calls and a cluster that has them enabled."""
+    return isinstance(gw, PartitionDeleter) and gw.partition_deletion_enabled()
+
+
 # Kafka error codes a client retries (the request may succeed when sent again).
 RETRIABLE = frozenset({"REQUEST_TIMED_OUT", "NOT_CONTROLLER", "REASSIGNMENT_IN_PROGRESS",
                        "BROKER_NOT_AVAILABLE", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION",
@@ -78,5 +106,5 @@ class GatewayError(RuntimeError):
 
     def __init__(self, code: str, message: str = "") -> None:
         super().__init__(f"{code}: {message}" if message else code)
-        self.code = code
+        self.code, self.message = code, message
         self.retriable = code in RETRIABLE

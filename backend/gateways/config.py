@@ -1,8 +1,9 @@
-"""How a cluster's gateway is configured: the twin's URL, or a Kafka cluster's bootstrap
-servers with TLS and SASL.
+"""How a cluster's gateway is configured: the twin's URL (and the file holding its write
+token), or a Kafka cluster's bootstrap servers with TLS and SASL.
 
-Secrets (SASL passwords, a TLS key's password) are never written in the config itself:
-the config names a file or an environment variable, read only when a connection opens.
+Secrets (SASL passwords, a TLS key's password, the twin's token) are never written in the
+config itself: the config names a file or an environment variable, read only when a
+connection opens.
 Their repr is redacted so a config printed in a log or an error shows no secret.
 """
 
@@ -110,6 +111,7 @@ class GatewayConfig:
     type: str
     url: str | None = None  # twin; None: a twin in the dashboard's process (railyard demo)
     kafka: KafkaConnection | None = None
+    token: Secret | None = None  # twin: its write token (`twin serve --api-token-file`)
 
     @property
     def bootstrap_servers(self) -> tuple[str, ...]:
@@ -127,8 +129,11 @@ def parse_gateway(value: Any, where: Callable[[str], str],
         raise BadInput(f"{where('type')}: expected one of {', '.join(GATEWAY_TYPES)}, "
                        f"got {kind!r}")
     if kind == "twin":
-        _only(value, where, "type", "url")
-        return GatewayConfig("twin", url=url("url"))
+        _only(value, where, "type", "url", "token_file")
+        token = _file(value, "token_file", where)
+        return GatewayConfig("twin", url=url("url"),
+                             token=None if token is None else Secret(file=token,
+                                                                     where=where("token_file")))
     return GatewayConfig("kafka", kafka=parse_kafka(value, where))
 
 

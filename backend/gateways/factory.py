@@ -28,15 +28,16 @@ def open_gateway(cluster: ClusterSettings) -> ClusterReader | None:
     Unavailable). None for a twin without a URL: one running in the caller's own process
     (`railyard demo`), which hands that gateway over itself.
 
-    A twin is read through its HTTP API (reads only); a Kafka cluster through the admin
-    client (reads and writes), with per-topic write rates from the cluster's Prometheus
-    when one is configured."""
+    A twin is read through its HTTP API, and changed through it too when the config
+    names the twin's token file; a Kafka cluster through the admin client (reads and
+    writes), with per-topic write rates from the cluster's Prometheus when one is
+    configured."""
     gw = cluster.gateway
     if gw.type == "twin":
         if gw.url is None:
             return None
-        from backend.gateways.twin_http import TwinHttpGateway
-        return TwinHttpGateway(gw.url)
+        from backend.gateways.twin_http import TwinHttpGateway, TwinHttpWriter
+        return TwinHttpGateway(gw.url) if gw.token is None else TwinHttpWriter(gw.url, gw.token)
     if gw.type == "kafka":
         from backend.gateways.kafka import KafkaGateway
         metrics = None

@@ -55,6 +55,7 @@ CONNECT_GRACE_SECONDS = 2.0  # beyond the bootstrap timeout before giving up on 
 # restores only those (a default or a static server.properties value is not its to undo)
 OWN_SOURCE = {TOPIC: 1, BROKER: 2}  # DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG
 DEFAULT_BROKER_SOURCE = 3  # DYNAMIC_DEFAULT_BROKER_CONFIG
+FIND_BATCH = 1000  # topics per DescribeConfigs when sweeping for configs
 
 log = logging.getLogger(__name__)
 
@@ -132,11 +133,25 @@ def alter_reassignments_request(moves: dict[tuple[str, int], list[int] | None],
 
 
 def create_topics_request(topics: list[dict], timeout_ms: int) -> CreateTopicsRequest:
-    """[{name, partitions, rf}]: the broker places the replicas (kafka-topics --create)."""
+    """[{name, partitions, rf}]: the broker places the replicas (kafka-topics --create);
+    [{name, assignment: [[broker, ...] per partition]}]: placed as given
+    (kafka-topics --create --replica-assignment)."""
     T = CreateTopicsRequest.CreatableTopic
     out = []
     for i, t in enumerate(topics):
         name, parts, rf = t.get("name"), t.get("partitions"), t.get("rf", 3)
+        manual = t.get("assignment")
+        if manual is not None:
+            if not isinstance(name, str) or not name or not isinstance(manual, list) \
+                    or not manual or not all(isinstance(r, list) and r and all(_int(b) for b in r)
+                                             and len(r) == len(manual[0]) for r in manual):
+                raise BadInput(f"topics[{i}]: expected {{name, assignment: [[broker ids] per "
+                               "partition, all of one length]}")
+            out.append(T(name=name, num_partitions=-1, replication_factor=-1, configs=[],
+                         assignments=[T.CreatableReplicaAssignment(partition_index=p,
+                                                                   broker_ids=list(r))
+                                      for p, r in enumerate(manual)]))
+            continue
         if not isinstance(name, str) or not name or not _int(parts) or parts < 1 \
                 or not _int(rf) or rf < 1:
             raise BadInput(f"topics[{i}]: expected {{name, partitions >= 1, rf >= 1}}")
@@ -417,6 +432,28 @@ class KafkaGateway:
             raise Unavailable(self.what, f"DescribeConfigs {entity_type} '{name}': {err}: {msg}")
         return {"entity_type": entity_type, "name": name,
                 "configs": own_configs(result, rtype, rname)}
+
+    def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
+        """Topics: DescribeConfigs for FIND_BATCH topics at a time (all their configs:
+        some brokers drop a request naming keys, Tansu among them); brokers: the default
+        entity and each live broker (a broker answers for its own configs)."""
+        keys = list(keys)
+        if entity_type == "broker":
+            names = [DEFAULT_BROKER] + [str(b["id"]) for b in self.describe_cluster()["brokers"]
+                                        if b["alive"]]
+            found = {n: self.describe_configs("broker", n)["configs"] for n in names}
+        elif entity_type == "topic":
+            names = [t["name"] for t in self.describe_topics()]
+            found = {}
+            for i in range(0, len(names), FIND_BATCH):
+                resp = self._send("DescribeConfigs", describe_configs_request(
+                    [(TOPIC, n) for n in names[i:i + FIND_BATCH]]))
+                found.update({r.resource_name: own_configs(r, TOPIC, r.resource_name)
+                              for r in resp.results if not r.error_code})  # deleted since
+        else:
+            raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+        got = {n: {k: cfg[k] for k in keys if k in cfg} for n, cfg in found.items()}
+        return {n: cfg for n, cfg in sorted(got.items()) if cfg}
 
     def _broker_node(self, rname: str) -> int:
         """Broker configs are answered by that broker: BadInput for an id not in the

@@ -76,12 +76,15 @@ CATALOG: dict[str, Concept] = {
     "offline_partitions": Concept("sum({d.offline_partitions})", (), "partitions",
                                   "Partitions without a leader"),
     # ---- traffic -------------------------------------------------------------------------
-    "bytes_in_per_broker": Concept(_counter_rate("bytes_in", '{{topic!=""}}'), ("{by}",),
-                                   "bytes/s", "Produce bytes/s per broker (sum of topics)"),
+    # per broker from the all-topics meter (the series without a topic label; Kafka marks
+    # it with every topic's): 100 series at 200k partitions instead of 58k per-topic ones
+    # (3.4 s against 9-17 s for one instant query on a busy 2-core machine)
+    "bytes_in_per_broker": Concept(_counter_rate("bytes_in", '{{topic=""}}'), ("{by}",),
+                                   "bytes/s", "Produce bytes/s per broker (all topics)"),
     "bytes_in_per_topic": Concept(
         'sum by (topic) (rate({d.bytes_in}{{topic!=""}}[{window}]))', ("topic",), "bytes/s",
         "Produce bytes/s per topic"),
-    "bytes_out_per_broker": Concept(_counter_rate("bytes_out", '{{topic!=""}}'), ("{by}",),
+    "bytes_out_per_broker": Concept(_counter_rate("bytes_out", '{{topic=""}}'), ("{by}",),
                                     "bytes/s", "Consumer fetch bytes/s per broker"),
     "replication_bytes_in_per_broker": Concept(
         _counter_rate("replication_bytes_in"), ("{by}",), "bytes/s",
@@ -118,6 +121,14 @@ CATALOG: dict[str, Concept] = {
         "{d.log_size})", (), "bytes",
         "Bytes replicas still have to copy: each replica's log below its partition's largest "
         "(what reassignments and catching-up followers have left)"),
+    # the same over the topics named in ``topics`` (a regex alternation): the partitions in
+    # flight, from the gateway. Prometheus then reads those topics' series only, not every
+    # replica's (600k log-size series at 200k partitions: a minute per evaluation)
+    "replica_bytes_behind_in": Concept(
+        'max by (topic, partition) ({d.log_size}{{topic=~"{topics}"}}) - on (topic, partition) '
+        'group_right {d.log_size}{{topic=~"{topics}"}}', ("{by}", "topic", "partition"),
+        "bytes", "Bytes each replica of the named topics still has to copy (its log below its "
+        "partition's largest)"),
     # ---- controller mutation quota (KIP-599) ------------------------------------------------
     "mutation_tokens": Concept(
         "max by (user, client_id) ({d.mutation_tokens})", ("user", "client_id"), "tokens",
@@ -165,9 +176,11 @@ def concept(name: str) -> Concept:
 
 
 def promql(name: str, dialect_name: str | Dialect = "strimzi", window: str = "1m",
-           by: str = "broker") -> str:
-    """The PromQL of a concept in a dialect."""
-    return concept(name).template.format(d=dialect(dialect_name), window=window, by=by)
+           by: str = "broker", topics: str = ".+") -> str:
+    """The PromQL of a concept in a dialect (``topics``: a regex of topic names, for the
+    concepts that take one)."""
+    return concept(name).template.format(d=dialect(dialect_name), window=window, by=by,
+                                         topics=topics)
 
 
 def label_columns(name: str, by: str = "broker") -> list[str]:

@@ -66,13 +66,13 @@ class MetricsClient:
         self.prom = PrometheusConnect(url=url, disable_ssl=True, timeout=timeout,
                                       retry=Retry(total=0, raise_on_status=False))
 
-    def promql(self, concept: str, window: str = "1m") -> str:
+    def promql(self, concept: str, window: str = "1m", topics: str = ".+") -> str:
         """The concept's PromQL; the series a Railyard recording rule records for it when
         this Prometheus has one (checked once a minute), else the full expression."""
         recorded = recorded_name(concept, self.by)
         if recorded is not None and self._recorded(recorded):
             return recorded
-        return catalog.promql(concept, self.dialect, window=window, by=self.by)
+        return catalog.promql(concept, self.dialect, window=window, by=self.by, topics=topics)
 
     def _recorded(self, name: str) -> bool:
         """True when ``name`` has series now (its rule is loaded and has run)."""
@@ -84,9 +84,9 @@ class MetricsClient:
         return self.rules.fetch((self.url, name), ask)
 
     def instant(self, concept: str, at: datetime | float | None = None,
-                window: str = "1m") -> pd.DataFrame:
+                window: str = "1m", topics: str = ".+") -> pd.DataFrame:
         """One row per series: label columns, ``value``, ``timestamp`` (UTC)."""
-        query = self.promql(concept, window)
+        query = self.promql(concept, window, topics)
         params = {} if at is None else {"time": _epoch(at)}
         return self._answer(("instant", query, params.get("time")), concept, query, False,
                             lambda: self.prom.custom_query(query, params=params))

@@ -1,21 +1,21 @@
-"""Recording rules Railyard ships for its expensive live queries.
+"""The recording rule Railyard ships for its one expensive live query.
 
-Two catalog concepts touch every partition's series: the bytes replicas still have to copy
-(replica_bytes_behind, a join over every log-size series) and the per-broker fetcher lag
-(replica_lag_sum_per_broker, 60k series at 200k partitions). Evaluated on every page
-refresh by every browser they took seconds each and ran past the client's timeout under
-20 users. Prometheus evaluates these rules once per evaluation interval instead, and the
-client reads the one recorded series per broker.
+The per-broker fetcher lag the /throttles lag chart draws (replica_lag_sum_per_broker)
+sums every follower's ConsumerLag series: 400k at 200k partitions, 6-13 s per evaluation
+on a 2-core machine, and a range query over an hour of it never finishes in a page's time.
+Prometheus evaluates the rule once per RULES_INTERVAL_SECONDS instead, and the client reads
+one recorded series per broker. Not at the scrape interval: one evaluation takes longer
+than a 5 s scrape, so Prometheus would evaluate back to back and keep a core busy; a
+minute's age does not change a lag chart.
 
-The group is evaluated every RULES_INTERVAL_SECONDS, not at the scrape interval: on a
-200k-partition cluster one evaluation reads ~1M series and takes longer than a 5 s scrape
-interval, so at that pace Prometheus evaluated back to back, timed out (no series were
-ever recorded) and kept a core busy, making every other query of the dashboard seconds
-slower. The recorded answers are for ETAs and lag, which a minute's age does not change.
+No rule for the bytes replicas still have to copy (replica_bytes_behind): its join reads
+every replica's log size (600k series at 200k partitions, 15-60 s per evaluation) and kept
+Prometheus busy for every other query. Live pages ask it for the partitions in flight only
+(backend.services.monitoring), which costs tens of milliseconds.
 
-Railyard's own Prometheus (`railyard prometheus up`, `railyard demo`) loads them; for your
-own Prometheus, `recording_rules(dialect)` is the file to add to ``rule_files`` (see
-docs/recording-rules.md). Without them the client falls back to the full expression.
+Railyard's own Prometheus (`railyard prometheus up`, `railyard demo`) loads the rule; for
+your own Prometheus, `recording_rules(dialect)` is the file to add to ``rule_files`` (see
+docs/recording-rules.md). Without it the client falls back to the full expression.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ RULES_FILE = "railyard-recording.rules.yml"
 RULES_INTERVAL_SECONDS = 60.0
 BY = "broker"  # the rules are written for the label the scrape config puts on brokers
 RECORDED = {  # catalog concept -> the series its rule records
-    "replica_bytes_behind": "railyard:replica_bytes_behind:sum",
     "replica_lag_sum_per_broker": f"railyard:replica_lag:sum_by_{BY}",
 }
 

@@ -227,11 +227,21 @@ class Snapshot:
 
     # ---- per-broker figures ------------------------------------------------------------
     def broker_replica_counts(self, counted_only: bool = True) -> np.ndarray:
-        """Replicas hosted per broker; by default without internal topics (KIP-578)."""
-        brokers = self.replica_broker
-        if counted_only and self.topic_internal.any():
-            brokers = brokers[~self.part_internal[self.replica_partition]]
-        return np.bincount(brokers, minlength=self.n_brokers).astype(np.int64)
+        """Replicas hosted per broker; by default without internal topics (KIP-578).
+
+        Counted once per snapshot (it never changes); each call gets its own copy."""
+        return (self._counted_replicas if counted_only else self._all_replicas).copy()
+
+    @cached_property
+    def _all_replicas(self) -> np.ndarray:
+        return np.bincount(self.replica_broker, minlength=self.n_brokers).astype(np.int64)
+
+    @cached_property
+    def _counted_replicas(self) -> np.ndarray:
+        if not self.topic_internal.any():
+            return self._all_replicas
+        counted = self.replica_broker[~self.part_internal[self.replica_partition]]
+        return np.bincount(counted, minlength=self.n_brokers).astype(np.int64)
 
     def broker_leader_counts(self) -> np.ndarray:
         return np.bincount(self.leaders, minlength=self.n_brokers).astype(np.int64)

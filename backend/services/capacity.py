@@ -20,8 +20,15 @@ from backend.engines.limits import TopicRequest, create_topics
 from backend.errors import BadInput, Unavailable
 from backend.metrics.client import MetricsError, PrometheusUnavailable
 from backend.model.snapshot import Limits
-from backend.services import monitoring
+from backend.services import monitoring, whatif
 from backend.services.cluster import ClusterSource, cluster_snapshot
+from backend.spark.spec import (
+    SNAPSHOT_LIMIT,
+    FleetCluster,
+    FleetHistory,
+    FleetSpec,
+    forecast_grid,
+)
 
 WINDOWS = (7, 30, 90)  # days of history a review looks at
 DAY = 86_400
@@ -148,12 +155,46 @@ def _plain(v):
 
 def fleet(sources: list[ClusterSource], days: int, scenario: fc.Scenario, by_days: float,
           spark_settings=None, end: float | None = None) -> dict:
-    """Every cluster's forecast in one Spark job: histories read from each cluster's
-    Prometheus (a cluster whose Prometheus does not answer is listed, not fatal)."""
-    from backend.spark import capacity as spark_capacity
-    from backend.spark import session
+    """Every cluster's forecast in one Spark job, the fleet sweep fed from each cluster's
+    Prometheus history (a cluster whose Prometheus does not answer is listed, not fatal);
+    the fleet's most urgent first."""
     scenario.validate()
-    histories, missing = [], []
+    spec, missing = fleet_spec(sources, days, scenario_grid(scenario), by_days, end)
+    rows = whatif.run(spec, spark_settings).to_pandas()
+    rows = rows.assign(urgency=rows["days"].fillna(np.inf)).sort_values(
+        ["urgency", "scenario", "cluster", "scope"], kind="stable").drop(columns="urgency")
+    return {"clusters": len(spec.clusters), "missing": missing, "window_days": days,
+            "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "rows": to_json(rows.to_dict(orient="records"))}
+
+
+def fleet_sweep(sources: list[ClusterSource], grid_text: str, days: int = 30,
+                end: float | None = None) -> tuple[FleetSpec, list[dict]]:
+    """The What-if page's fleet sweep: every cluster's forecast from its own Prometheus
+    history up to ``end`` (default: this hour) over a typed grid of the knobs
+    (whatif.parse_grid's KEY=V1,V2; ...)."""
+    grid = forecast_grid(whatif.parse_grid("fleet", grid_text))
+    return fleet_spec(sources, days, grid, end=end)
+
+
+def scenario_grid(scenario: fc.Scenario) -> dict[str, list]:
+    """One scenario as a fleet sweep's grid (its limits: the cluster's own unless raised)."""
+    def limit(value: int | None) -> list:
+        return [SNAPSHOT_LIMIT if value is None else value]
+    return forecast_grid({
+        "max.broker.partitions": limit(scenario.max_broker_partitions),
+        "max.partitions": limit(scenario.max_partitions),
+        "growth_pct_month": [float(scenario.growth_pct_month)],
+        "add_brokers": [scenario.add_brokers], "topic_partitions": [scenario.topic_partitions],
+        "topic_rf": [scenario.topic_rf]}, "scenario")
+
+
+def fleet_spec(sources: list[ClusterSource], days: int, grid: dict[str, list],
+               by_days: float = 90.0, end: float | None = None) -> tuple[FleetSpec, list[dict]]:
+    """The fleet sweep of these clusters' histories over ``grid`` (checked by
+    ``forecast_grid``), and the clusters left out (their Prometheus did not answer).
+    Unavailable when none answered."""
+    clusters, missing = [], []
     for source in sources:
         try:
             h = history(source, days, end)
@@ -161,13 +202,12 @@ def fleet(sources: list[ClusterSource], days: int, scenario: fc.Scenario, by_day
             missing.append({"cluster": source.name, "error": str(e)})
             continue
         snap, _ = _assignment(source)
-        histories.append({**h, "cluster": source.name,
-                          "limits": snap.limits if snap is not None else source.limits})
-    if not histories:
+        limits = snap.limits if snap is not None else source.limits
+        clusters.append(FleetCluster(source.name, (), None, FleetHistory(
+            h["times"], tuple(h["brokers"]), h["broker_values"],
+            np.asarray(h["cluster_values"], np.float64), limits.max_broker_partitions,
+            limits.max_partitions)))
+    if not clusters:
         raise Unavailable("Partition history", "no cluster's Prometheus answered: "
                           + "; ".join(m["error"] for m in missing))
-    spark = session.start(spark_settings)
-    rows = spark_capacity.fleet_forecast(spark, histories, scenario, by_days)
-    return {"clusters": len(histories), "missing": missing, "window_days": days,
-            "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "rows": to_json(rows.to_dict(orient="records"))}
+    return FleetSpec(tuple(clusters), grid, by_days), missing

@@ -64,22 +64,31 @@ def cluster_read(source: ClusterSource, question: str, read: Callable[[], T]) ->
 def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
     """The cluster's current assignment with its configured limits (kept briefly): read
     through the gateway when the cluster has one, else (or when the gateway does not
-    answer; assignment_note says so) from its snapshot file. ``fresh``: read it now (what
-    approving and executing a plan re-check: a move seconds ago must count)."""
+    answer; assignment_note says so) from its snapshot file.
+
+    ``fresh``: read the live cluster now, what proposing, approving and executing a plan
+    check against (a move seconds ago must count). A gateway that does not answer is then
+    Unavailable naming the cluster and the cause, never the snapshot file's assignment: a
+    plan approved against a stale file could run moves computed for another cluster. A
+    cluster without a gateway is its snapshot file."""
     if fresh:
-        snap = _read_assignment(source)
+        snap = _read_assignment(source, live=True)
         _reads.put((source.name, "assignment"), snap)
         return snap
     return cluster_read(source, "assignment", lambda: _read_assignment(source))
 
 
-def _read_assignment(source: ClusterSource) -> Snapshot:
+def _read_assignment(source: ClusterSource, live: bool = False) -> Snapshot:
     snap = None
     if source.gateway is not None:
         try:
             snap = source.gateway.assignment()
             _fallbacks.pop(source.name, None)
         except Unavailable as e:
+            if live:
+                raise Unavailable(f"Cluster '{source.name}'", f"its gateway did not answer "
+                                  f"({e}); plans are checked against the live cluster, "
+                                  f"never a snapshot file: try again when it answers") from None
             if source.snapshot_file is None:
                 raise
             _fallbacks[source.name] = f"{e}; showing the assignment in {source.snapshot_file}"

@@ -24,12 +24,13 @@ from datetime import UTC, datetime
 import numpy as np
 
 from backend.errors import Conflict, NotFound, Unavailable
+from backend.executor.clear import clear_configs
 from backend.executor.freeze import executable_content, spec_from_dict
 from backend.executor.loop import Executor, RetryPolicy
 from backend.executor.records import ACTIVE, ENDED, ExecutionRecords
-from backend.gateways.base import ClusterGateway
+from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.snapshot import Snapshot
-from backend.services import plan_preview, plans
+from backend.services import plan_preview, plans, shrink_execution
 from backend.store.engine import writer
 from backend.store.store import Plan, Store
 from backend.store.workflow import SYSTEM, Actor, authorize
@@ -37,13 +38,11 @@ from backend.store.workflow import SYSTEM, Actor, authorize
 log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
-SHRINK_REFUSAL = ("the executor runs reassignments only: Apache Kafka cannot delete "
-                  "partitions, so run the migration to a new topic that its page shows "
-                  "instead")
 GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
 
 
 def records_of(store: Store) -> ExecutionRecords:
+
     return ExecutionRecords(store.engine, writer(store.engine))
 
 
@@ -81,6 +80,9 @@ def _request(store: Store, actor: Actor, plan_id: int, action: str, allowed: tup
     now = time.time() if now is None else now
     plan = plans.get(store, plan_id)
     authorize(actor, "execute", plan.author)
+    if plan.kind == "shrink":
+        raise Conflict(f"plan {plan_id} is a shrink: it cannot {action}, its stages run on "
+                       "the cluster's clock (cancel stops it before DeletePartitions is sent)")
     records = records_of(store)
     if records.get(plan_id) is None:
         raise Conflict(f"plan {plan_id} is {plan.state}: it is not running, so it cannot "
@@ -134,6 +136,7 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "observed_eta_seconds": (remaining / rate if rate else None)
         if ex["state"] in ACTIVE else 0.0,
         "per_batch": per_batch,
+        "shrink": shrink_execution.progress(records, ex, now),
     }
 
 
@@ -189,15 +192,17 @@ class ExecutorThread(threading.Thread):
         self.holder = holder or f"executor-{uuid.uuid4().hex[:12]}"
         self.records = records_of(store)
         self.retry = retry
-        self._executors: dict[str, Executor] = {}
-        self._stop = threading.Event()
+        self._executors: dict[tuple[str, str], Executor] = {}  # (cluster, mode)
+        self._modes: dict[int, str] = {}  # plan -> batches | stages | migration
+        self._clear_tries: dict[int, tuple[int, float]] = {}  # plan -> (attempts, retry at)
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._halt.wait(self.interval):
             self.cycle(self.clock())
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         if self.is_alive():
             self.join(timeout=30)
         for cluster in self.clusters:
@@ -241,16 +246,66 @@ class ExecutorThread(threading.Thread):
             if not waiting:
                 return
             plan = plans.get(self.store, waiting[0].id)
-            if plan.kind != "reassignment":
-                journal.ended(plan.id, "failed", SHRINK_REFUSAL, now)
+            if plan.kind == plans.CLEAR:
+                self._clear(plan, journal, now)
                 return
-            start_execution(self.store, plan, self.snapshot_of(cluster), now)
+            if plan.kind == "shrink":
+                shrink_execution.start(self.store, self.records, plan, self.gateways(cluster),
+                                       now)
+            else:
+                start_execution(self.store, plan, self.snapshot_of(cluster), now)
+            if plan.cancel_requested_at is not None:  # cancelled before it started
+                self.records.request(plan.id, ("running",), "cancelling", now)
             active = self.records.active(cluster)
-        executor = self._executors.get(cluster)
+        plan_id = active[0]["plan_id"]
+        if plan_id not in self._modes:
+            self._modes[plan_id] = shrink_execution.mode_of(self.records, plan_id)
+        mode = self._modes[plan_id]
+        executor = self._executors.get((cluster, mode))
         if executor is None:
-            executor = self._executors[cluster] = Executor(
-                self.records, self.gateways(cluster), journal, self.retry)
-        executor.tick(active[0]["plan_id"], now)
+            executor = self._executors[(cluster, mode)] = (
+                Executor(self.records, self.gateways(cluster), journal, self.retry)
+                if mode == "batches" else shrink_execution.executor_for(
+                    mode, self.records, self.gateways(cluster), journal, self.retry))
+        executor.tick(plan_id, now)
+
+
+    def _clear(self, plan: Plan, journal: StoreJournal, now: float) -> None:
+        """Run a clear-throttles plan in one go (backend/executor/clear.py): it holds no
+        execution row, as deleting is idempotent and a restart simply runs it again.
+        Gateway errors are retried with the executor's backoff, in memory."""
+        if plan.cancel_requested_at is not None:
+            journal.ended(plan.id, "cancelled", "cancelled before it ran", now)
+            return
+        attempts, retry_at = self._clear_tries.get(plan.id, (0, 0.0))
+        if now < retry_at:
+            return
+        policy = self.retry or RetryPolicy()
+        try:
+            changed = clear_configs(self.gateways(plan.cluster), plan.content["configs"],
+                                    lambda action, detail: journal.record(plan.id, action,
+                                                                          detail, now))
+        except (GatewayError, Unavailable) as e:
+            retriable = isinstance(e, Unavailable) or e.retriable
+            if retriable and attempts + 1 < policy.budget:
+                delay = policy.delay(attempts + 1)
+                self._clear_tries[plan.id] = (attempts + 1, now + delay)
+                journal.record(plan.id, "execution_retry", {"attempt": attempts + 1,
+                                                            "error": str(e), "retry_in": delay},
+                               now)
+                return
+            self._clear_tries.pop(plan.id, None)
+            journal.ended(plan.id, "failed", f"gave up after {attempts + 1} attempts: {e}"
+                          if retriable else f"the cluster refused: {e}", now)
+            return
+        self._clear_tries.pop(plan.id, None)
+        if changed:
+            journal.ended(plan.id, "failed", "changed since approval, nothing cleared: "
+                          f"{'; '.join(changed[:5])}: re-propose", now)
+            return
+        journal.record(plan.id, "execution_completed",
+                       {"cleared": len(plan.content["configs"])}, now)
+        journal.ended(plan.id, "completed", None, now)
 
 
 # ---- the demo ---------------------------------------------------------------------------------

@@ -77,12 +77,13 @@ def _rate_window(step: float) -> str:
     return f"{int(max(60, 2 * step))}s"
 
 
-def _fetch(client: MetricsClient, kind: str, concept: str, span: Span):
+def _fetch(client: MetricsClient, span: Span, kind: str, concept: str, topics: str = ".+"):
     """kind: 'now' (at the window's end), 'range' (a series over it) or 'over' (one answer
     for the whole window: the concept's *_over_time across its length)."""
     try:
         if kind == "now":
-            return client.instant(concept, at=span.end, window=_rate_window(span.step))
+            return client.instant(concept, at=span.end, window=_rate_window(span.step),
+                                  topics=topics)
         if kind == "over":
             return client.instant(concept, at=span.end,
                                   window=f"{max(int(span.end - span.start), 1)}s")
@@ -92,11 +93,11 @@ def _fetch(client: MetricsClient, kind: str, concept: str, span: Span):
         return e
 
 
-def _query(source: ClusterSource, span: Span, jobs: dict[str, tuple[str, str]]) -> dict:
-    """{name: (kind 'now'|'range', concept)} -> {name: frame or MetricsError}, concurrently."""
+def _query(source: ClusterSource, span: Span, jobs: dict[str, tuple[str, ...]]) -> dict:
+    """{name: (kind 'now'|'range', concept[, topics regex])} -> {name: frame or
+    MetricsError}, concurrently."""
     client = metrics_client(source)
-    futures = {name: _pool.submit(_fetch, client, kind, concept, span)
-               for name, (kind, concept) in jobs.items()}
+    futures = {name: _pool.submit(_fetch, client, span, *job) for name, job in jobs.items()}
     got = {name: f.result() for name, f in futures.items()}
     down = [v for v in got.values() if isinstance(v, PrometheusUnavailable)]
     if down and len(down) == len(got):
@@ -111,6 +112,7 @@ def _query(source: ClusterSource, span: Span, jobs: dict[str, tuple[str, str]]) 
 def _figure(value: float | None, error: MetricsError | None = None,
             detail: list | None = None) -> dict:
     return {"value": value, "error": None if error is None else str(error),
+            "why": None if error is None else short_reason(error),
             "detail": detail or []}
 
 
@@ -335,23 +337,28 @@ def broker_series(source: ClusterSource, broker: str, span: Span) -> dict:
 def throttles(source: ClusterSource, span: Span) -> dict:
     """Throttled rates against the configured rates, replica lag, reassignment bytes, and
     the ETA from observed progress beside the engine's prediction."""
+    live = span.refreshing and source.gateway is not None
+    moves = in_flight(source) if live else None
     got = _query(source, span, {
         "leader": ("now", "leader_throttled_rate"),
         "follower": ("now", "follower_throttled_rate"),
         "reassign": ("now", "reassignment_bytes_in_per_broker"),
         "reassigning": ("now", "reassigning_per_broker"),
-        "behind": ("now", "replica_bytes_behind"),
         "leader_t": ("range", "leader_throttled_rate"),
         "follower_t": ("range", "follower_throttled_rate"),
         "lag_t": ("range", "replica_lag_sum_per_broker"),
         "reassign_t": ("range", "reassignment_bytes_in_per_broker"),
-    })
-    live = span.refreshing and source.gateway is not None
+    } | _behind_job(moves))
+    if not isinstance(moves, list):
+        got["behind"] = _behind_everywhere(source, span, got["reassigning"])
     configured = configured_rates(source) if live else None
     leader, follower = _by_broker(got["leader"]), _by_broker(got["follower"])
     brokers = sorted(set(leader) | set(follower) | set(configured or {}), key=_id_order)
     lead_t = series(got["leader_t"], "broker", drop_zero=True)
     foll_t = series(got["follower_t"], "broker", drop_zero=True)
+    eta = observed_eta(_moving_only(got.get("behind"), moves), got["reassign"],
+                       got["reassigning"])
+    eta["basis"] = "partitions in flight" if isinstance(moves, list) else "every partition"
     return {
         "rates": {"brokers": brokers,
                   "leader": [leader.get(b) for b in brokers],
@@ -364,9 +371,49 @@ def throttles(source: ClusterSource, span: Span) -> dict:
         "rates_series": _stack(_prefixed(lead_t, "leader"), _prefixed(foll_t, "follower")),
         "lag_series": series(got["lag_t"], "broker", drop_zero=True),
         "reassign_series": series(got["reassign_t"], "broker", drop_zero=True),
-        "observed_eta": observed_eta(got["behind"], got["reassign"], got["reassigning"]),
+        "observed_eta": eta,
         "predicted_eta": predicted_eta(source) if live else None,
     }
+
+
+def in_flight(source: ClusterSource) -> list[dict] | Unavailable:
+    """The reassignments in flight as the gateway lists them (kept with the cluster
+    reads), or why the gateway could not say."""
+    try:
+        return cluster_read(source, "reassignments", source.gateway.list_reassignments)
+    except Unavailable as e:
+        return e
+
+
+def _behind_job(moves) -> dict[str, tuple[str, ...]]:
+    """Bytes behind over the partitions in flight when the gateway lists them: Prometheus
+    reads only their topics' log sizes (none when nothing moves)."""
+    if not isinstance(moves, list) or not moves:
+        return {}
+    # Kafka topic names are [a-zA-Z0-9._-]: '.' is the one regex character to escape
+    topics = "|".join(sorted({m["topic"].replace(".", "[.]") for m in moves}))
+    return {"behind": ("now", "replica_bytes_behind_in", topics)}
+
+
+def _behind_everywhere(source: ClusterSource, span: Span, reassigning):
+    """Bytes behind over every partition (the full join: a minute at 200k partitions), for
+    past windows and clusters without a gateway; asked only when Prometheus counts
+    partitions being reassigned at the window's end (otherwise there is no ETA to give)."""
+    if isinstance(reassigning, MetricsError) or not reassigning["value"].sum():
+        return None
+    return _fetch(metrics_client(source), span, "now", "replica_bytes_behind")
+
+
+def _moving_only(behind, moves):
+    """Bytes behind of the partitions in flight only (their topics' other partitions are
+    not moving); none when nothing moves."""
+    if behind is None:
+        return pd.DataFrame({"value": []})
+    if not isinstance(moves, list) or isinstance(behind, MetricsError):
+        return behind
+    moving = {(m["topic"], str(m["partition"])) for m in moves}
+    keep = [pair in moving for pair in zip(behind["topic"], behind["partition"], strict=True)]
+    return behind[keep]
 
 
 def _prefixed(frame, prefix: str):
@@ -376,17 +423,34 @@ def _prefixed(frame, prefix: str):
 
 
 def observed_eta(behind, rate, reassigning) -> dict:
-    """Remaining bytes over the observed reassignment rate, as Strimzi reports it."""
-    if isinstance(reassigning, MetricsError) or isinstance(behind, MetricsError) \
-            or isinstance(rate, MetricsError):
-        err = next(v for v in (reassigning, behind, rate) if isinstance(v, MetricsError))
-        return {"moving": None, "eta_seconds": None, "error": str(err)}
-    moving = int(reassigning["value"].sum())
+    """Remaining bytes over the observed reassignment rate, as Strimzi reports it. How many
+    partitions move is its own answer: a slow bytes-behind query (a join over every
+    log-size series) does not hide the count; when the count itself is missing,
+    ``moving_why`` says in a word or two why (Prometheus slow, unreachable, no data)."""
+    if isinstance(reassigning, MetricsError):
+        moving, why = None, short_reason(reassigning)
+    else:
+        moving, why = int(reassigning["value"].sum()), None
+    errors = [v for v in (reassigning, behind, rate) if isinstance(v, MetricsError)]
+    if errors:
+        return {"moving": moving, "moving_why": why, "eta_seconds": None,
+                "error": str(errors[0]), "why": short_reason(errors[0])}
     remaining = float(behind["value"].sum())
     per_second = float(rate["value"].sum())
     eta = remaining / per_second if moving and per_second > 0 else None
-    return {"moving": moving, "remaining_bytes": remaining, "rate": per_second,
-            "eta_seconds": eta, "error": None}
+    return {"moving": moving, "moving_why": None, "remaining_bytes": remaining,
+            "rate": per_second, "eta_seconds": eta, "error": None, "why": None}
+
+
+def short_reason(error: MetricsError) -> str:
+    """A card's value when its metric could not be read: which of the failures it was."""
+    if isinstance(error, PrometheusSlow):
+        return "Prometheus slow"
+    if isinstance(error, PrometheusUnavailable):
+        return "Prometheus unreachable"
+    if isinstance(error, MetricMissing):
+        return "no data"
+    return "query refused"
 
 
 def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
@@ -410,10 +474,9 @@ def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
 def predicted_eta(source: ClusterSource) -> dict:
     """The throttle engine's ETA for the reassignments in flight at the configured rate
     (KIP-73: the whole move at the logs' current sizes, from the original assignment)."""
-    try:
-        moves = source.gateway.list_reassignments()
-    except Unavailable as e:
-        return {"moving": None, "eta_seconds": None, "note": str(e)}
+    moves = in_flight(source)
+    if isinstance(moves, Unavailable):
+        return {"moving": None, "eta_seconds": None, "note": str(moves)}
     if not moves:
         return {"moving": 0, "eta_seconds": None, "note": "no reassignment in progress"}
     rates = [r for b in (configured_rates(source) or {}).values() for r in b.values() if r]

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from backend.engines.batches import padded_rows
 from backend.errors import BadInput
 from backend.model.snapshot import Snapshot
 
@@ -32,20 +35,36 @@ def fingerprint(snap: Snapshot, partitions: Iterable[tuple[str, int]],
                 topics: Iterable[str] = ()) -> dict:
     """{"partitions": {"topic:p": [replica ids, leader first]}, "topics": {topic: count}};
     BadInput when a partition or topic is not in the snapshot."""
-    parts = {f"{t}:{p}": snap.replicas_of(snap.partition_row(t, p)) for t, p in partitions}
+    partitions = list(partitions)
+    names = [t for t, _ in partitions]
+    parts = np.fromiter((p for _, p in partitions), np.int64, len(partitions))
+    rows = _rows(snap, names, parts)
+    if (rows < 0).any():
+        i = int(np.argmax(rows < 0))
+        snap.partition_row(names[i], int(parts[i]))  # raises, naming it
+    keys = [f"{t}:{p}" for t, p in partitions]
     counts = {t: snap.topic_partition_count(snap.topic_index(t)) for t in topics}
-    return {"partitions": parts, "topics": counts}
+    return {"partitions": dict(zip(keys, _replicas(snap, rows), strict=True)),
+            "topics": counts}
 
 
-def basis_for(snap: Snapshot, kind: str, content: dict) -> dict:
-    """The basis to store with a plan proposed against ``snap``."""
+def basis_for(snap: Snapshot | None, kind: str, content: dict) -> dict:
+    """The basis to store with a plan proposed against ``snap``; a clear-throttles plan's
+    is the values of its configs, read when it was proposed (they are in its content)."""
+    if kind == "clear_throttles":
+        try:
+            return {"configs": {config_id(c["entity_type"], c["name"], c["key"]): c["value"]
+                                for c in content["configs"]}}
+        except (KeyError, TypeError) as e:
+            raise BadInput(f"clear_throttles plan: malformed content ({e})") from None
     partitions, topics = touched(kind, content)
     return fingerprint(snap, partitions, topics)
 
 
 def basis_changes(basis: dict, snap: Snapshot) -> list[str]:
     """What differs between the stored basis and ``snap``, one phrase per partition or
-    topic ("orders-3 replicas [1, 2, 3] -> [1, 2, 4]"); empty when nothing changed."""
+    topic ("orders-3 replicas [1, 2, 3] -> [1, 2, 4]"); empty when nothing changed.
+    Compared as arrays: a 100k-partition plan is checked in tens of milliseconds."""
     changes = []
     for topic, count in basis.get("topics", {}).items():
         now = snap.topic_partition_count(snap.topic_index(topic)) if snap.has_topic(topic) \
@@ -54,14 +73,75 @@ def basis_changes(basis: dict, snap: Snapshot) -> list[str]:
             changes.append(f"topic {topic} no longer exists")
         elif now != count:
             changes.append(f"{topic} partition count {count} -> {now}")
-    for key, replicas in basis.get("partitions", {}).items():
-        topic, _, p = key.rpartition(":")
-        name = f"{topic}-{p}"
-        try:
-            now = snap.replicas_of(snap.partition_row(topic, int(p)))
-        except BadInput:
+    stored = basis.get("partitions", {})
+    if not stored:
+        return changes
+    split = [k.rpartition(":") for k in stored]
+    names = [t for t, _, _ in split]
+    parts = np.array([int(p) for _, _, p in split], np.int64)
+    rows = _rows(snap, names, parts)
+    was = list(stored.values())
+    width = max(max(map(len, was)), 1)
+    then = np.full((len(was), width), -1, np.int64)
+    lengths = np.fromiter(map(len, was), np.int64, len(was))
+    then[np.arange(width)[None, :] < lengths[:, None]] = [b for r in was for b in r]
+    now = np.full_like(then, -1)
+    present = rows >= 0
+    if present.any():
+        m = _id_matrix(snap, rows[present])
+        if m.shape[1] > width:  # a partition that grew replicas: compare the whole list
+            then = np.pad(then, ((0, 0), (0, m.shape[1] - width)), constant_values=-1)
+            now = np.full_like(then, -1)
+        now[present, :m.shape[1]] = m
+    for i in np.flatnonzero(~present | (then != now).any(axis=1)).tolist():
+        name = f"{names[i]}-{parts[i]}"
+        if not present[i]:
             changes.append(f"{name} no longer exists")
-            continue
-        if now != replicas:
-            changes.append(f"{name} replicas {replicas} -> {now}")
+        else:
+            changes.append(f"{name} replicas {was[i]} -> {snap.replicas_of(int(rows[i]))}")
+    return changes
+
+
+def _rows(snap: Snapshot, names: list[str], parts: np.ndarray) -> np.ndarray:
+    """The snapshot row of each (topic, partition); -1 where either does not exist."""
+    codes: dict[str, int] = {}
+    code = np.fromiter((codes.setdefault(n, len(codes)) for n in names), np.int64, len(names))
+    t_of = np.array([snap.topic_index(n) if snap.has_topic(n) else -1 for n in codes],
+                    np.int64)
+    t = t_of[code] if len(code) else code
+    ok = (t >= 0) & (parts >= 0)
+    ok[ok] = parts[ok] < np.diff(snap.topic_starts)[t[ok]]
+    return np.where(ok, snap.topic_starts[np.maximum(t, 0)] + parts, -1)
+
+
+def _id_matrix(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+    """Broker ids of the rows' replicas, leader first, -1 padded."""
+    m = padded_rows(snap.replica_offsets, snap.replica_broker, rows)
+    return np.where(m >= 0, snap.broker_ids[np.maximum(m, 0)], -1).astype(np.int64)
+
+
+def _replicas(snap: Snapshot, rows: np.ndarray) -> list[list[int]]:
+    m = _id_matrix(snap, rows)
+    if (m >= 0).all():
+        return m.tolist()
+    return [[b for b in r if b >= 0] for r in m.tolist()]
+
+
+def config_id(entity_type: str, name: str, key: str) -> str:
+    """"broker:3:leader.replication.throttled.rate" (names of brokers and topics hold no
+    colon)."""
+    return f"{entity_type}:{name}:{key}"
+
+
+def config_changes(basis: dict, current: dict[tuple[str, str, str], str]) -> list[str]:
+    """What differs between a clear-throttles plan's basis and the configs now
+    ((entity_type, name, key) -> value), one phrase per config; empty when nothing did."""
+    changes = []
+    for cid, value in basis.get("configs", {}).items():
+        etype, name, key = cid.split(":", 2)
+        now = current.get((etype, name, key))
+        if now is None:
+            changes.append(f"{etype} {name} {key} is no longer set")
+        elif now != value:
+            changes.append(f"{etype} {name} {key} {value} -> {now}")
     return changes

@@ -18,15 +18,18 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from backend.errors import BadInput, Conflict, NotFound
+from backend.errors import BadInput, Conflict, NotFound, Unavailable
 from backend.model.snapshot import Snapshot
-from backend.services.plan_basis import basis_changes, basis_for
+from backend.services.plan_basis import basis_changes, basis_for, config_changes
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
 from backend.store.store import AuditEntry, Decision, Plan, Store
 from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
 SnapshotOf = Callable[[str], Snapshot]  # cluster name -> its current snapshot
+# cluster name -> its throttle configs now, (entity_type, name, key) -> value
+ConfigsOf = Callable[[str], dict[tuple[str, str, str], str]]
+CLEAR = "clear_throttles"
 OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
 MAX_CHANGES_NAMED = 5
 log = logging.getLogger(__name__)
@@ -47,10 +50,13 @@ def _now(now: datetime | None) -> datetime:
 
 
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
-            preview: dict, snapshot: Snapshot, title: str | None = None,
+            preview: dict, snapshot: Snapshot | None, title: str | None = None,
             throttle: int | None = None, now: datetime | None = None) -> Plan:
-    """Store a plan computed against ``snapshot`` (the cluster now) as proposed."""
+    """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
+    clear-throttles plan: against the config values in its content; admins only)."""
     authorize(actor, "propose")
+    if kind == CLEAR:
+        authorize(actor, CLEAR)
     if kind not in KINDS:
         raise BadInput(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
     if not isinstance(cluster, str) or not cluster.strip():
@@ -67,18 +73,23 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     basis = basis_for(snapshot, kind, content)
     now = _now(now)
     title = (title or "").strip() or _default_title(kind, content)
+    row = {"kind": kind, "cluster": cluster, "title": title[:500], "author": actor.name,
+           "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
+           "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
+           "basis": basis, "preview": preview, "throttle": throttle,
+           "cancel_requested_at": None, "version": 1}
     with store.write() as conn:
-        plan_id = repo.insert_plan(
-            conn, kind=kind, cluster=cluster, title=title[:500], author=actor.name,
-            created_at=now, expires_at=now + timedelta(hours=store.expiry_hours),
-            updated_at=now, state="proposed", content=content, sha256=sha, basis=basis,
-            preview=preview, throttle=throttle, cancel_requested_at=None, version=1)
+        plan_id = repo.insert_plan(conn, **row)
         append(conn, at=now, user=actor.name, action="propose", plan_id=plan_id,
                before=None, after="proposed", address=actor.address, detail={"sha256": sha})
-    return get(store, plan_id)
+    # the row as stored, not read back: a 100k-move plan's content and basis are megabytes
+    # of JSON to decode again (what get reads back equals these values)
+    return Plan(id=plan_id, **row)
 
 
 def _default_title(kind: str, content: dict) -> str:
+    if kind == CLEAR:
+        return f"clear {len(content.get('configs', []))} leftover throttle configs"
     if kind == "shrink":
         return f"shrink {content.get('topic')} from {content.get('from')} to " \
                f"{content.get('to')} partitions"
@@ -87,8 +98,18 @@ def _default_title(kind: str, content: dict) -> str:
 
 def get(store: Store, plan_id: int) -> Plan:
     """The plan with its content, basis and decisions; NotFound when there is none."""
+    return _load(store, plan_id, whole=True)
+
+
+def summary(store: Store, plan_id: int) -> Plan:
+    """The plan and its decisions without content and basis (None): what its page paints
+    first, without decoding megabytes of a 100k-move plan's JSON."""
+    return _load(store, plan_id, whole=False)
+
+
+def _load(store: Store, plan_id: int, whole: bool) -> Plan:
     with store.read() as conn:
-        plan = repo.load_plan(conn, plan_id)
+        plan = repo.load_plan(conn, plan_id, whole)
     if plan is None:
         raise NotFound(f"no plan {plan_id}")
     return plan
@@ -102,7 +123,8 @@ def list_plans(store: Store, cluster: str | None = None, state: str | None = Non
 
 
 def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: str = "",
-            snapshot_of: SnapshotOf, now: datetime | None = None) -> Plan:
+            snapshot_of: SnapshotOf, configs_of: ConfigsOf | None = None,
+            now: datetime | None = None) -> Plan:
     """Approve exactly the bytes the approver was shown, for the cluster as it still is."""
     now = _now(now)
     plan = get(store, plan_id)
@@ -112,7 +134,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
     if sha256 != plan.sha256:
         raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
                        f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review it")
-    _check_basis(plan, snapshot_of)
+    _check_basis(plan, snapshot_of, configs_of)
     return _change(store, actor, plan, "approve", now, decision=("approve", comment, sha256))
 
 
@@ -136,7 +158,7 @@ def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None =
 
 
 def request_execute(store: Store, actor: Actor, plan_id: int, *, snapshot_of: SnapshotOf,
-                    now: datetime | None = None) -> Plan:
+                    configs_of: ConfigsOf | None = None, now: datetime | None = None) -> Plan:
     """approved -> executing, after re-checking expiry and the cluster (the executor
     then runs it)."""
     now = _now(now)
@@ -144,7 +166,7 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, snapshot_of: Sn
     authorize(actor, "execute", plan.author)
     _check_state(plan, "execute")
     _check_unexpired(plan, now)
-    _check_basis(plan, snapshot_of)
+    _check_basis(plan, snapshot_of, configs_of)
     return _change(store, actor, plan, "execute", now)
 
 
@@ -248,8 +270,14 @@ def _check_unexpired(plan: Plan, now: datetime) -> None:
                        f"re-propose it")
 
 
-def _check_basis(plan: Plan, snapshot_of: SnapshotOf) -> None:
-    changes = basis_changes(plan.basis, snapshot_of(plan.cluster))
+def _check_basis(plan: Plan, snapshot_of: SnapshotOf, configs_of: ConfigsOf | None) -> None:
+    if plan.kind == CLEAR:
+        if configs_of is None:
+            raise Unavailable(f"Cluster '{plan.cluster}'", "its throttle configs were not "
+                              "read: a clear-throttles plan is checked against them")
+        changes = config_changes(plan.basis, configs_of(plan.cluster))
+    else:
+        changes = basis_changes(plan.basis, snapshot_of(plan.cluster))
     if changes:
         named = "; ".join(changes[:MAX_CHANGES_NAMED])
         more = len(changes) - MAX_CHANGES_NAMED

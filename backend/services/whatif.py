@@ -22,6 +22,7 @@ from backend.model.io import atomic_output, check_output_path, load_snapshot
 from backend.model.reassignment import Reassignment, load_reassignment
 from backend.model.snapshot import Snapshot
 from backend.services import limits, quota
+from backend.spark import fleet
 from backend.spark import session as spark_session
 from backend.spark.spec import (
     FleetSpec,
@@ -51,7 +52,7 @@ def load_inputs(spec: Spec) -> dict[str, Any]:
         frame.insert(0, "seq", range(len(frame)))
         return {"requests": frame}
     if isinstance(spec, FleetSpec):
-        return {"files": _fleet_files(spec)}
+        return {"fleet": fleet.history_frame(spec) if spec.forecasts else _fleet_files(spec)}
     raise TypeError(type(spec).__name__)
 
 
@@ -132,6 +133,8 @@ SWEEP_GRID_KEYS = {
     "limits": ("max.broker.partitions", "max.partitions", "add_brokers"),
     "throttle": ("throttle", "window_num"),
     "quota": ("rate", "samples"),
+    "fleet": ("growth_pct_month", "add_brokers", "max.broker.partitions", "max.partitions",
+              "topic_partitions", "topic_rf"),
 }
 
 
@@ -154,7 +157,8 @@ def parse_grid(kind: str, text: str) -> dict[str, list[float | int]]:
                 from None
         if not numbers:
             raise BadInput(f"grid: {key}: list at least one value")
-        grid[key] = [int(v) if v.is_integer() and key != "rate" else v for v in numbers]
+        grid[key] = [int(v) if v.is_integer() and key not in ("rate", "growth_pct_month") else v
+                     for v in numbers]
     if not grid:
         raise BadInput(f"grid: give at least one KEY=V1,V2,... ({', '.join(known)})")
     return grid
@@ -190,7 +194,7 @@ def sweep_spec(kind: str, grid_text: str, workload_text: str | None, snapshot_pa
     raise BadInput(f"sweep kind must be one of {', '.join(SWEEP_GRID_KEYS)}, got '{kind}'")
 
 
-def run_for_page(spec: dict, spark_config: dict, progress: ProgressFn | None = None,
+def run_for_page(spec: dict | Spec, spark_config: dict, progress: ProgressFn | None = None,
                  cancel: threading.Event | None = None) -> pd.DataFrame:
     """Run a sweep spec on the warm Spark session; Unavailable when Spark is not there."""
     settings = spark_session.settings_from(config=spark_config)

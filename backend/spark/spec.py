@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from backend.errors import BadInput
 from backend.model.bounds import MAX_GENERATED_BROKERS, check_count, check_long, check_replicas
 from backend.model.io import read_json
@@ -73,17 +75,39 @@ class FleetSnapshot:
 
 
 @dataclass(frozen=True)
+class FleetHistory:
+    """A cluster's daily peaks of partition replicas (what /capacity fits), and its limits."""
+
+    times: np.ndarray  # seconds since the epoch, one per day
+    brokers: tuple[str, ...]
+    broker_values: np.ndarray  # (brokers, days); NaN for a missing day
+    cluster_values: np.ndarray  # (days,)
+    max_broker_partitions: int | None
+    max_partitions: int | None
+
+
+@dataclass(frozen=True)
 class FleetCluster:
     name: str
-    snapshots: tuple[FleetSnapshot, ...]  # oldest first
+    snapshots: tuple[FleetSnapshot, ...]  # oldest first; empty when ``history`` is given
     growth_per_day: float | None  # replicas per broker per day; overrides the observed growth
+    history: FleetHistory | None = None
 
 
 @dataclass(frozen=True)
 class FleetSpec:
+    """Every cluster from snapshots (headroom rows) or every cluster from its partition
+    history (forecast rows: the capacity engine's time-to-limit table per scenario)."""
+
     clusters: tuple[FleetCluster, ...]
-    grid: dict[str, list]  # max.broker.partitions, max.partitions (absent = each snapshot's)
+    grid: dict[str, list]  # max.broker.partitions, max.partitions (absent = each cluster's),
+    # and for histories the forecast knobs (FORECAST_KNOBS)
+    by_days: float = 90.0  # histories: brokers to add by this many days from the last day
     kind: str = "fleet"
+
+    @property
+    def forecasts(self) -> bool:
+        return self.clusters[0].history is not None
 
 
 Spec = LimitsSpec | ThrottleSpec | QuotaSpec | FleetSpec
@@ -184,6 +208,11 @@ def _quota(r: _Reader) -> QuotaSpec:
                                          f"{r.source}: window_seconds", 1))
 
 
+FORECAST_KNOBS = {  # the capacity review's scenario knobs: grid key -> default, also the least
+    "growth_pct_month": 0.0, "add_brokers": 0, "topic_partitions": 0, "topic_rf": 1,
+}
+
+
 def _fleet(r: _Reader) -> FleetSpec:
     entries = r.get("clusters", list, required=True)
     if not entries:
@@ -191,14 +220,22 @@ def _fleet(r: _Reader) -> FleetSpec:
     clusters, names = [], set()
     for i, c in enumerate(entries):
         where = f"{r.source}: clusters[{i}]"
-        if not isinstance(c, dict) or set(c) - {"name", "snapshots", "growth_per_day"}:
-            raise BadInput(f"{where}: expected {{\"name\", \"snapshots\", \"growth_per_day\"}}")
+        if not isinstance(c, dict) or set(c) - {"name", "snapshots", "growth_per_day",
+                                                 "history"}:
+            raise BadInput(f"{where}: expected {{\"name\", \"snapshots\", \"growth_per_day\"}}"
+                           " or {\"name\", \"history\"}")
         name = c.get("name")
         if not isinstance(name, str) or not name:
             raise BadInput(f"{where}: 'name' must be a non-empty string")
         if name in names:
             raise BadInput(f"{where}: cluster '{name}' is listed twice")
         names.add(name)
+        if "history" in c:
+            if set(c) & {"snapshots", "growth_per_day"}:
+                raise BadInput(f"{where}: give 'history' or 'snapshots', not both")
+            clusters.append(FleetCluster(name, (), None, _history(c["history"], r,
+                                                                  f"{where}.history")))
+            continue
         snaps = c.get("snapshots")
         if not isinstance(snaps, list) or not snaps:
             raise BadInput(f"{where}: 'snapshots' must list at least one snapshot")
@@ -214,11 +251,79 @@ def _fleet(r: _Reader) -> FleetSpec:
         if growth is not None:
             growth = _number(growth, f"{where}.growth_per_day")
         clusters.append(FleetCluster(name, tuple(parsed), growth))
-    grid = r.grid({
+    forecasts = {c.history is not None for c in clusters}
+    if len(forecasts) > 1:
+        raise BadInput(f"{r.source}: every cluster needs 'history', or none: one sweep "
+                       "answers forecasts or headroom, not both")
+    if forecasts == {True}:
+        by_days = _positive(r.get("by_days", (int, float), default=90.0), f"{r.source}: by_days")
+        return FleetSpec(tuple(clusters), r.grid(_forecast_keys(), required=False), by_days)
+    return FleetSpec(tuple(clusters), r.grid({
         "max.broker.partitions": (_limit_value, [SNAPSHOT_LIMIT]),
         "max.partitions": (_limit_value, [SNAPSHOT_LIMIT]),
-    }, required=False)
-    return FleetSpec(tuple(clusters), grid)
+    }, required=False))
+
+
+def forecast_grid(grid: dict[str, list], source: str = "grid") -> dict[str, list]:
+    """A fleet forecast sweep's grid, checked and completed with the knobs' defaults."""
+    return _Reader({"grid": grid}, Path("."), source).grid(_forecast_keys(), required=False)
+
+
+def _forecast_keys() -> dict:
+    keys = {k: (_forecast_limit, [SNAPSHOT_LIMIT])
+            for k in ("max.broker.partitions", "max.partitions")}
+    keys.update({k: (_number if isinstance(least, float)
+                     else (lambda v, w, least=least: _int(v, w, least)), [least])
+                 for k, least in FORECAST_KNOBS.items()})
+    return keys
+
+
+def _forecast_limit(value: Any, where: str) -> int | str:
+    if value is None:
+        raise BadInput(f"{where}: an unlimited limit is never reached; give a number or "
+                       f"'{SNAPSHOT_LIMIT}' (the cluster's own)")
+    return _limit_value(value, where)
+
+
+def _history(h: Any, r: _Reader, where: str) -> FleetHistory:
+    """A history object inline, or a JSON file holding one (relative to the spec)."""
+    if isinstance(h, str) and h:
+        h = read_json(r.base / h, where)
+    keys = {"times", "brokers", "broker_values", "cluster_values", "limits"}
+    if not isinstance(h, dict) or set(h) - keys or "times" not in h:
+        raise BadInput(f"{where}: expected a file name or {{{', '.join(sorted(keys))}}}")
+    times = _series(h.get("times"), f"{where}.times", nulls=False)
+    brokers = h.get("brokers")
+    if not isinstance(brokers, list) or not all(isinstance(b, str) and b for b in brokers) \
+            or len(set(brokers)) != len(brokers):
+        raise BadInput(f"{where}.brokers: expected a list of distinct broker ids as strings")
+    values = h.get("broker_values")
+    if not isinstance(values, list) or len(values) != len(brokers):
+        raise BadInput(f"{where}.broker_values: expected one list per broker "
+                       f"({len(brokers)}), got {type(values).__name__}")
+    rows = np.array([_series(v, f"{where}.broker_values[{i}]", len(times))
+                     for i, v in enumerate(values)], np.float64).reshape(len(brokers), len(times))
+    limits = h.get("limits", {})
+    if not isinstance(limits, dict) or set(limits) - {"max.broker.partitions", "max.partitions"}:
+        raise BadInput(f"{where}.limits: expected {{\"max.broker.partitions\", "
+                       "\"max.partitions\"}")
+    mbp, mp = (_limit_value(limits.get(k), f"{where}.limits.{k}")
+               for k in ("max.broker.partitions", "max.partitions"))
+    if SNAPSHOT_LIMIT in (mbp, mp):
+        raise BadInput(f"{where}.limits: give numbers or null (unlimited)")
+    return FleetHistory(np.array(times, np.float64), tuple(brokers), rows,
+                        np.array(_series(h.get("cluster_values"), f"{where}.cluster_values",
+                                         len(times)), np.float64), mbp, mp)
+
+
+def _series(values: Any, where: str, length: int | None = None, nulls: bool = True
+            ) -> tuple[float, ...]:
+    """Numbers >= 0 (null: a day with no data, as NaN), ``length`` of them when given."""
+    if not isinstance(values, list) or (length is not None and len(values) != length):
+        what = "numbers" if length is None else f"{length} numbers"
+        raise BadInput(f"{where}: expected a list of {what}")
+    return tuple(math.nan if v is None and nulls else float(_number(v, f"{where}[{i}]"))
+                 for i, v in enumerate(values))
 
 
 def _fleet_snapshot(s: Any, r: _Reader, where: str) -> FleetSnapshot:

@@ -5,8 +5,9 @@ them. Limit and throttle sweeps map scenario ids (spark.range) with mapInPandas,
 loaded snapshot (and plan) shipped once: a broadcast variable on classic Spark, decoded
 once per Python worker, or inside the function on Spark Connect (which has no
 broadcast). Quota sweeps group the requests by principal with applyInPandas (each
-principal's token bucket is independent); fleet sweeps group snapshot files by cluster
-with applyInPandas, so each cluster's files travel once, to one executor.
+principal's token bucket is independent); fleet sweeps group each cluster's snapshot files
+or partition history by cluster with applyInPandas (backend.spark.fleet), so each
+cluster's inputs travel once, to one executor.
 
 Each row carries its scenario's parameters; rows are the single-scenario CLI verb's
 figures for the same inputs. Progress is Spark's task count; cancelling interrupts the
@@ -17,12 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,11 +32,10 @@ from backend.engines import limits as limits_engine
 from backend.engines import quota as quota_engine
 from backend.engines import throttle as throttle_engine
 from backend.engines.fit import shortfall
-from backend.engines.fleet import cluster_headroom
 from backend.errors import BadInput
-from backend.model.io import load_snapshot
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot
+from backend.spark import fleet
 from backend.spark.session import is_connect
 from backend.spark.spec import (
     SNAPSHOT_LIMIT,
@@ -251,48 +249,6 @@ def quota_rows(requests: pd.DataFrame, spec: QuotaSpec, scenario: dict) -> dict:
     }
 
 
-# ---- fleet --------------------------------------------------------------------------------
-FLEET_COLUMNS = {
-    "scenario": "long", "max_broker_partitions": "long", "max_partitions": "long",
-    "cluster": "string", "broker": "long", "rack": "string", "replicas": "long",
-    "headroom": "long", "growth_per_day": "double", "days_to_limit": "double",
-    "cluster_replicas": "long", "cluster_headroom": "long",
-    "cluster_growth_per_day": "double", "cluster_days_to_limit": "double", "cluster_order": "long",
-}
-FLEET_INPUT = "cluster_order long, snapshot_order long, suffix string, content binary"
-
-
-def load_snapshot_bytes(content: bytes, suffix: str) -> Snapshot:
-    """A snapshot from a file's bytes, through the same loader the CLI uses."""
-    with tempfile.TemporaryDirectory(prefix="railyard-") as tmp:
-        path = Path(tmp) / f"snapshot{suffix}"
-        path.write_bytes(content)
-        return load_snapshot(path)
-
-
-def fleet_rows(spec: FleetSpec, scens: list[dict], files: pd.DataFrame) -> list[dict]:
-    """Every scenario's per-broker rows for the cluster whose snapshot files are ``files``."""
-    files = files.sort_values("snapshot_order")
-    c = int(files["cluster_order"].iloc[0])
-    cluster = spec.clusters[c]
-    snaps = [load_snapshot_bytes(b, s) for b, s in zip(files["content"], files["suffix"],
-                                                       strict=True)]
-    taken = [s.taken_at for s in cluster.snapshots]
-    own = snaps[-1].limits
-    rows = []
-    for s in scens:
-        mbp = own.max_broker_partitions if s["max_broker_partitions"] == SNAPSHOT_LIMIT \
-            else s["max_broker_partitions"]
-        mp = own.max_partitions if s["max_partitions"] == SNAPSHOT_LIMIT else s["max_partitions"]
-        cols = cluster_headroom(cluster.name, snaps, taken, cluster.growth_per_day,
-                                Limits(mbp, mp))
-        n = len(cols["broker"])
-        rows += [{"scenario": s["scenario"], "max_broker_partitions": mbp,
-                  "max_partitions": mp, "cluster_order": c,
-                  **{k: v[i] for k, v in cols.items()}} for i in range(n)]
-    return rows
-
-
 # ---- running on Spark ----------------------------------------------------------------------
 def _schema(columns: dict[str, str], detail: bool = False) -> str:
     extra = ", result string" if detail else ""
@@ -359,18 +315,21 @@ def sweep_frame(spark, spec, inputs: dict) -> tuple[Any, list[str]]:
         return out, ["scenario", "first_request"]
     if isinstance(spec, FleetSpec):
         scens = [{"scenario": i, **s} for i, s in enumerate(limit_scenarios(spec, None))]
-        columns = [*FLEET_COLUMNS, "error"]
+        declared = fleet.columns(spec)
+        columns = [*declared, "error"]
 
-        def per_cluster(files: pd.DataFrame) -> pd.DataFrame:
+        def per_cluster(part: pd.DataFrame) -> pd.DataFrame:
             try:
-                rows = [{**r, "error": None} for r in fleet_rows(spec, scens, files)]
+                rows = [{**r, "error": None} for r in fleet.cluster_rows(spec, scens, part)]
             except BadInput as e:
-                rows = [{c: None for c in columns} | {"error": str(e)}]
+                c = int(part["cluster_order"].iloc[0])
+                rows = [{"cluster": spec.clusters[c].name, "cluster_order": c,
+                         "error": str(e)}]
             return _frame(rows, columns)
 
-        frame = spark.createDataFrame(inputs["files"], FLEET_INPUT)
-        out = frame.groupBy("cluster_order").applyInPandas(per_cluster, _schema(FLEET_COLUMNS))
-        return out, ["scenario", "cluster_order", "broker"]
+        frame = spark.createDataFrame(inputs["fleet"], fleet.input_schema(spec))
+        out = frame.groupBy("cluster_order").applyInPandas(per_cluster, _schema(declared))
+        return out, fleet.order(spec)
     raise TypeError(f"not a sweep spec: {type(spec).__name__}")
 
 
@@ -385,6 +344,8 @@ def run_sweep(spark, spec, inputs: dict, progress: ProgressFn | None = None,
     frame, order = sweep_frame(spark, spec, inputs)
     table = _collect(spark, frame, progress, cancel)
     table = table.sort_by([(c, "ascending") for c in order])
+    if isinstance(spec, FleetSpec) and spec.forecasts:
+        return table.drop_columns(["cluster_order"])  # a cluster that cannot be fitted is a row
     errors = table.column("error")
     if errors.null_count < len(errors):
         i = next(i for i, e in enumerate(errors.to_pylist()) if e is not None)

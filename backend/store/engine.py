@@ -8,8 +8,11 @@ the conditional updates and the audit lock in backend.store.audit keep it correc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
@@ -24,6 +27,20 @@ _WRITE = "railyard_write"  # execution option marking a write transaction
 _MIGRATION_LOCK = 7_351_811  # pg_advisory_lock key: one process migrates at a time
 
 
+def json_dumps(value: Any) -> str:
+    """JSON columns as the json module writes them, value for value, at orjson's speed (a
+    100k-move plan's content is 6 MB: 0.1 s in json, 0.02 s in orjson). orjson writes NaN
+    and infinities as null and refuses integers past 64 bits: text holding a null, or a
+    value orjson refuses, is written by the json module instead, so what is read back
+    never changes. (Reading stays with json: decoding 100k small objects is allocation,
+    where orjson gains little.)"""
+    try:
+        out = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(value)
+    return json.dumps(value) if b"null" in out else out.decode()
+
+
 def make_engine(url: str) -> Engine:
     """An Engine for ``url`` (sqlite:///path or postgresql+psycopg://...); BadInput when
     the URL is not one Railyard can use."""
@@ -36,14 +53,16 @@ def make_engine(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(parsed, connect_args={"check_same_thread": False,
-                                                     "timeout": 60})
+                                                     "timeout": 60},
+                               json_serializer=json_dumps)
         _sqlite_transactions(engine)
         return engine
     if backend == "postgresql":
         if parsed.get_driver_name() != "psycopg":
             parsed = parsed.set(drivername="postgresql+psycopg")
         try:
-            return create_engine(parsed, pool_size=25, max_overflow=10)
+            return create_engine(parsed, pool_size=25, max_overflow=10,
+                                 json_serializer=json_dumps)
         except NoSuchModuleError:
             raise BadInput(f"store.url: no driver for {parsed.drivername}") from None
     raise BadInput(f"store.url: {backend} is not supported (use sqlite:///path or "

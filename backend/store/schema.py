@@ -170,3 +170,16 @@ exec_leases = Table(
     Column("expires_at", Float, nullable=False),
     Column("heartbeat_at", Float, nullable=False),
 )
+
+# ---- throttle sightings (migration 0003_throttle_sightings) ---------------------------------
+# Kafka does not record when a config was set: the first time Railyard saw each throttle
+# config with its current value (epoch seconds), so the Overview can say "first seen at".
+throttle_sightings = Table(
+    "throttle_sightings", metadata,
+    Column("cluster", String(200), primary_key=True),
+    Column("entity_type", String(8), primary_key=True),  # broker | topic
+    Column("name", String(255), primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("first_seen", Float, nullable=False),
+)

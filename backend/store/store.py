@@ -8,6 +8,7 @@ concurrent decisions on one plan exactly one changes a row; the caller refuses t
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
@@ -91,6 +92,36 @@ class AuditEntry:
         return {**asdict(self), "at": self.at.isoformat()}
 
 
+class WriterQueue:
+    """A lock taken in arrival order. A plain lock lets the thread that just released it
+    take it again before a woken waiter runs, so under 20 concurrent approvals a few
+    waited ten times longer than the rest (p95 five times the median); in turn, each
+    waits for those ahead of it only."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiting: deque[threading.Lock] = deque()
+        self._held = False
+
+    def __enter__(self) -> WriterQueue:
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return self
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.append(turn)
+        turn.acquire()  # the holder hands the queue over by releasing it
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._mutex:
+            if self._waiting:
+                self._waiting.popleft().release()  # still held: now by the next in line
+            else:
+                self._held = False
+
+
 class Store:
     """An open plan store (thread-safe: share one per process)."""
 
@@ -101,7 +132,7 @@ class Store:
         # SQLite has one writer at a time: this process's writers queue here and wake in
         # turn, instead of sleeping in SQLite's busy handler (its back-off is the tail
         # latency); other processes still wait on the database lock.
-        self._local_writers = threading.Lock() if engine.dialect.name == "sqlite" \
+        self._local_writers = WriterQueue() if engine.dialect.name == "sqlite" \
             else nullcontext()
 
     @contextmanager
@@ -150,16 +181,22 @@ def insert_plan(conn: Connection, **values: Any) -> int:
 
 # built once: statement construction costs more than running them on the approve path
 _PLAN_BY_ID = select(plans).where(plans.c.id == bindparam("plan_id"))
+_HEAD_BY_ID = select(*_LIST_COLUMNS).where(plans.c.id == bindparam("plan_id"))
 _DECISIONS_OF = select(decisions).where(decisions.c.plan_id == bindparam("plan_id")) \
     .order_by(decisions.c.id)
 _INSERT_DECISION = decisions.insert()
 
 
-def load_plan(conn: Connection, plan_id: int) -> Plan | None:
-    """The plan with its content, basis and decisions, or None."""
-    row = conn.execute(_PLAN_BY_ID, {"plan_id": plan_id}).mappings().first()
+def load_plan(conn: Connection, plan_id: int, whole: bool = True) -> Plan | None:
+    """The plan with its content, basis and decisions, or None; ``whole`` False: without
+    content and basis (None), megabytes of JSON to decode for a 100k-move plan."""
+    row = conn.execute(_PLAN_BY_ID if whole else _HEAD_BY_ID,
+                       {"plan_id": plan_id}).mappings().first()
     if row is None:
         return None
+    row = row if whole else {**row, "content": None, "basis": None}
+    if row["state"] == "proposed":  # no decision yet: each one moves the plan on
+        return Plan(**row)
     ds = conn.execute(_DECISIONS_OF, {"plan_id": plan_id}).mappings().all()
     return Plan(**row, decisions=tuple(
         Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]) for d in ds))

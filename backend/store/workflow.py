@@ -13,9 +13,10 @@ from backend.errors import Forbidden
 STATES = ("proposed", "approved", "executing", "completed", "failed", "cancelled",
           "rejected", "withdrawn", "expired")
 TERMINAL = frozenset({"completed", "failed", "cancelled", "rejected", "withdrawn", "expired"})
-KINDS = ("reassignment", "shrink")
+KINDS = ("reassignment", "shrink", "clear_throttles")
 ROLES = ("viewer", "operator", "approver", "admin")
-ACTIONS = ("view", "propose", "approve", "reject", "withdraw", "execute", "cancel")
+ACTIONS = ("view", "propose", "approve", "reject", "withdraw", "execute", "cancel",
+           "clear_throttles")  # clear_throttles: propose a plan deleting leftover throttles
 
 # action -> (states it may start from, state it leads to)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
@@ -37,7 +38,7 @@ _GRANTS: dict[str, dict[str, str]] = {
                  "cancel": "any"},
     "approver": {"view": "any", "approve": "others", "reject": "others"},
     "admin": {"view": "any", "propose": "any", "approve": "others", "reject": "others",
-              "withdraw": "own", "execute": "any", "cancel": "any"},
+              "withdraw": "own", "execute": "any", "cancel": "any", "clear_throttles": "any"},
 }
 _CELL = {"any": "yes", "own": "own plans only", "others": "others' plans only"}
 

@@ -13,7 +13,10 @@ admin APIs change a real one.
   from the snapshot or the max.broker.partitions / max.partitions broker configs) and
   the mutation quota (KIP-599, strict mode unless asked otherwise);
 - a failed broker's replicas leave the ISR (the last ISR member stays, Kafka never
-  empties an ISR) and its partitions elect the first live in-sync replica or go offline.
+  empties an ISR) and its partitions elect the first live in-sync replica or go offline;
+- partitions are deleted as the delete-partitions KIP would (backend/twin/deletions.py):
+  ReadOnly, None at the controller's check after the delay, Removed once every broker
+  holding a replica has deleted it.
 """
 
 from __future__ import annotations
@@ -25,20 +28,25 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from backend.engines.limits import TopicRequest, add_partitions, create_topics
+from backend.engines.shrink import CHECK_INTERVAL_MS
 from backend.errors import BadInput
 from backend.model.bounds import parse_broker_id
 from backend.model.csr import offsets_from_lengths
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
+from backend.twin.deletions import PartitionDeletions
 from backend.twin.faults import GatewayFaults
 from backend.twin.quotas import MutationQuotas
 from backend.twin.replication import StepFlows, step
 from backend.twin.state import (
     DEFAULT_RETENTION_MS,
     MODE_NAMES,
+    NO_ACCESS,
+    READ_ONLY,
     TwinState,
     replica_mask,
     row_map,
+    without_partitions,
     without_topics,
 )
 
@@ -63,6 +71,8 @@ class TwinSettings:
     network_bytes_per_sec: float = 125e6  # a follower broker's unthrottled fetch capacity
     traffic_noise: float = 0.05  # sigma of the per-topic lognormal noise on produce rates
     min_insync_replicas: int = 1  # Kafka's default for topics without an override
+    delete_partition_enable: bool = True  # delete.topic.partition.enable (the KIP)
+    delete_partition_interval_ms: int = CHECK_INTERVAL_MS  # ...interval.delay.ms
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,7 @@ class TwinCluster:
         self.moves: dict[tuple[str, int], Move] = {}
         self.quotas = MutationQuotas()
         self.faults = GatewayFaults()  # what the gateway answers instead, when injected
+        self.deletions = PartitionDeletions(self.settings.delete_partition_interval_ms)
         self.traffic_factor: dict[str, float] = {}  # topic name or "*" -> multiplier
         n_b = snap.n_brokers
         self.counters = {k: np.zeros(n_b) for k in (
@@ -158,6 +169,8 @@ class TwinCluster:
         self.time_ms += round(dt * 1000)
         if self.moves:
             self._complete_moves()
+        if self.deletions.pending:
+            self._advance_deletions()
         return flows
 
     def _topic_factors(self) -> np.ndarray:
@@ -435,17 +448,23 @@ class TwinCluster:
                       strict: bool = True) -> list[dict]:
         """CreateTopics: per topic in order, placement within the limits, then the quota."""
         with self.lock:
-            reqs, results = [], []
+            reqs, given, results = [], [], []
             for t in topics:
-                name, parts, rf = t.get("name"), t.get("partitions"), t.get("rf", 3)
+                name, manual = t.get("name"), t.get("assignment")
                 if not isinstance(name, str) or not name:
                     raise BadInput("each topic needs a non-empty 'name'")
-                reqs.append(TopicRequest(name, int(parts), int(rf)))
+                if manual is not None:
+                    given.append(self._manual_assignment(name, manual))
+                    reqs.append(TopicRequest(name, *given[-1].shape))
+                    continue
+                given.append(None)
+                reqs.append(TopicRequest(name, int(t.get("partitions")), int(t.get("rf", 3))))
             # As Kafka's controller does: per topic in order, place it, then charge the
             # quota; a rejected topic leaves no trace for the topics after it.
             snap, seed = self.snap, self._seed()
-            for req in reqs:
-                out = create_topics(snap, [req], self.limits(), seed=seed).topics[0]
+            for req, manual in zip(reqs, given, strict=True):
+                out = create_topics(snap, [req], self.limits(), seed=seed).topics[0] \
+                    if manual is None else self._check_manual(snap, req.name, manual)
                 if not out.ok:
                     err = "TOPIC_ALREADY_EXISTS" if "already exists" in (out.error or "") \
                         else "POLICY_VIOLATION"
@@ -465,6 +484,33 @@ class TwinCluster:
             if snap is not self.snap:
                 self._adopt(snap, row_map(self.snap, snap))
             return results
+
+    def _manual_assignment(self, name: str, manual) -> np.ndarray:
+        """CreateTopics' replica assignments (a list of replica lists, partition 0 first)
+        as broker positions, or BadInput naming what is wrong."""
+        if not isinstance(manual, list) or not manual or not all(
+                isinstance(r, list) and r and len(r) == len(manual[0]) and len(set(r)) == len(r)
+                for r in manual):
+            raise BadInput(f"topic '{name}': assignment must list each partition's distinct "
+                           "replicas, the same number for every partition")
+        ids = [b for r in manual for b in r]
+        return self.snap.broker_positions(ids).reshape(len(manual), len(manual[0]))
+
+    def _check_manual(self, snap: Snapshot, name: str, placed: np.ndarray) -> _Placed:
+        """A given assignment, checked against KIP-578's limits as the controller would."""
+        if snap.has_topic(name):
+            return _Placed(False, f"topic '{name}' already exists", None)
+        limits = self.limits()
+        after = snap.broker_replica_counts() + np.bincount(placed.ravel(),
+                                                           minlength=snap.n_brokers)
+        if limits.max_broker_partitions is not None and after.max() > limits.max_broker_partitions:
+            b = int(snap.broker_ids[int(np.argmax(after))])
+            return _Placed(False, f"broker {b} would hold {int(after.max())} replicas, over "
+                           f"max.broker.partitions={limits.max_broker_partitions}", None)
+        if limits.max_partitions is not None and after.sum() > limits.max_partitions:
+            return _Placed(False, f"the cluster would hold {int(after.sum())} replicas, over "
+                           f"max.partitions={limits.max_partitions}", None)
+        return _Placed(True, None, placed)
 
     def create_partitions(self, topic: str, total: int, user: str = "", client_id: str = "",
                           strict: bool = True) -> dict:
@@ -506,9 +552,78 @@ class TwinCluster:
                 self.moves = {k: v for k, v in self.moves.items() if k[0] not in gone}
                 for name in gone:
                     self.topic_configs.pop(name, None)
+                self.deletions.forget(gone)
                 new = without_topics(self.snap, np.asarray(drop))
                 self._adopt(new, row_map(self.snap, new))
             return results
+
+    # ---- partition deletion (the delete-partitions KIP) ----------------------------------------
+    def delete_partitions(self, topic: str, total: int, delay_ms: int, user: str = "",
+                          client_id: str = "", strict: bool = True) -> dict:
+        """DeletePartitions: keep ``total`` partitions of ``topic``; the rest go ReadOnly
+        (None at once when ``delay_ms`` is 0). Charged to the mutation quota like
+        DeleteTopics (one token per partition deleted). Per partition its mode."""
+        with self.lock:
+            if not self.settings.delete_partition_enable:
+                return _result(topic, "INVALID_REQUEST", "delete.topic.partition.enable is "
+                               "false on this cluster")
+            if not self.snap.has_topic(topic):
+                return _result(topic, "UNKNOWN_TOPIC_OR_PARTITION",
+                               f"topic '{topic}' does not exist")
+            t = self.snap.topic_index(topic)
+            n = self.snap.topic_partition_count(t)
+            if isinstance(total, bool) or not isinstance(total, int) or not 1 <= total < n:
+                return _result(topic, "INVALID_PARTITIONS", f"topic '{topic}' has {n} "
+                               f"partitions: keep 1 to {n - 1}, not {total}")
+            if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
+                return _result(topic, "INVALID_REQUEST",
+                               f"the delay must be a whole number of ms >= 0, got {delay_ms}")
+            if topic in self.deletions.pending:
+                return _result(topic, "INVALID_REQUEST",
+                               f"topic '{topic}' is already deleting partitions")
+            moving = sorted(p for tp, p in self.moves if tp == topic and p >= total)
+            if moving:
+                return _result(topic, "REASSIGNMENT_IN_PROGRESS",
+                               f"{topic}-{moving[0]} is being reassigned")
+            ans = self.quotas.admit(user, client_id, n - total, self.time_ms, strict)
+            if not ans.admitted:
+                return _result(topic, THROTTLING_QUOTA_EXCEEDED,
+                               "the controller mutation quota is exhausted", ans.throttle_ms)
+            self.deletions.request(topic, total, delay_ms, self.time_ms)
+            mode = READ_ONLY if delay_ms else NO_ACCESS
+            start = int(self.snap.topic_starts[t])
+            self.state.mode[start + total:start + n] = mode
+            self.version += 1
+            return {**_result(topic, None, None, ans.throttle_ms), "partitions": [
+                {"partition": p, "mode": MODE_NAMES[mode], "error": None}
+                for p in range(total, n)]}
+
+    def _advance_deletions(self) -> None:
+        """After a step: partitions turned None before it whose replicas' brokers are all
+        alive have been deleted (StopReplica answered) and leave the metadata; then the
+        controller's check turns due ReadOnly partitions None."""
+        snap = self.snap
+        gone = self.deletions.confirmed(snap, self.state.alive)
+        if gone:
+            ts = [snap.topic_index(d.topic) for d in gone]
+            rows = np.concatenate([np.arange(snap.topic_starts[t] + d.keep,
+                                             snap.topic_starts[t + 1])
+                                   for t, d in zip(ts, gone, strict=True)])
+            cut = {d.topic: d.keep for d in gone}
+            self.moves = {k: v for k, v in self.moves.items() if k[1] < cut.get(k[0], k[1] + 1)}
+            self._adopt(*without_partitions(snap, rows))
+        snap = self.snap
+        for d in self.deletions.due(self.time_ms):
+            t = snap.topic_index(d.topic)
+            self.state.mode[snap.topic_starts[t] + d.keep:snap.topic_starts[t + 1]] = NO_ACCESS
+            self.version += 1
+
+    def partition_modes(self, topic: str) -> list[str]:
+        """The Metadata API's ``mode`` of each partition of ``topic``."""
+        with self.lock:
+            t = self.snap.topic_index(topic)
+            modes = self.state.mode[self.snap.topic_starts[t]:self.snap.topic_starts[t + 1]]
+            return [MODE_NAMES[int(m)] for m in modes]
 
     def _seed(self) -> int:
         return int(self.rng.integers(1 << 31))
@@ -519,6 +634,15 @@ class TwinCluster:
         with self.lock:
             return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
                            part_rate=self.state.base_rate.copy())
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A topic's placement as create_topics reads it (the limit engine's outcome shape)."""
+
+    ok: bool
+    error: str | None
+    assignment: np.ndarray | None  # (partitions, RF) broker positions
 
 
 def _result(name: str, error: str | None, message: str | None, throttle_ms: int = 0) -> dict:

@@ -9,6 +9,7 @@ lasts: ``times`` calls, or until simulated second ``until`` (both: whichever end
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 
@@ -16,7 +17,8 @@ from backend.errors import BadInput
 from backend.gateways.base import GatewayError
 
 OPERATIONS = frozenset({"*", "describe_configs", "list_reassignments", "alter_configs",
-                        "alter_reassignments", "cancel_reassignments"})
+                        "alter_reassignments", "cancel_reassignments",
+                        "delete_partitions", "create_topics"})
 
 
 @dataclass
@@ -26,6 +28,22 @@ class Fault:
     message: str
     times: int | None  # calls left to fail; None = until ``until``
     until: float | None  # simulated seconds; None = until ``times`` runs out
+
+
+def validate(op: object, error: object, times: object, lasting: bool) -> None:
+    """BadInput unless ``op`` is an operation, ``error`` a Kafka error name (e.g.
+    NOT_CONTROLLER) and the fault has a count of calls or a duration (``lasting``)."""
+    if op not in OPERATIONS:
+        raise BadInput(f"gateway fault: operation must be one of {sorted(OPERATIONS)}, "
+                       f"got {op!r}")
+    if not isinstance(error, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", error):
+        raise BadInput(f"gateway fault: 'error' must be a Kafka error name such as "
+                       f"NOT_CONTROLLER, got {error!r}")
+    if times is None and not lasting:
+        raise BadInput("gateway fault: give 'calls' (how many) or 'for' (a duration)")
+    if times is not None and (isinstance(times, bool) or not isinstance(times, int)
+                              or times < 1):
+        raise BadInput(f"gateway fault: 'calls' must be a whole number >= 1, got {times!r}")
 
 
 class GatewayFaults:
@@ -38,15 +56,7 @@ class GatewayFaults:
 
     def add(self, op: str, error: str, times: int | None = None, until: float | None = None,
             message: str = "") -> None:
-        if op not in OPERATIONS:
-            raise BadInput(f"gateway fault: operation must be one of {sorted(OPERATIONS)}, "
-                           f"got '{op}'")
-        if not error or not isinstance(error, str):
-            raise BadInput("gateway fault: 'error' must be a Kafka error name")
-        if times is None and until is None:
-            raise BadInput("gateway fault: give 'calls' (how many) or 'for' (a duration)")
-        if times is not None and (isinstance(times, bool) or int(times) < 1):
-            raise BadInput(f"gateway fault: 'times' must be a whole number >= 1, got {times}")
+        validate(op, error, times, until is not None)
         with self._lock:
             self._faults.append(Fault(op, error, message or "injected by the scenario",
                                       None if times is None else int(times), until))

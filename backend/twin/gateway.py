@@ -1,14 +1,18 @@
 """The ClusterGateway over the simulated cluster (backend.twin.cluster.TwinCluster): the
-twin answers as Kafka's Admin API would, so tools drive it like a real cluster."""
+twin answers as Kafka's Admin API would, so tools drive it like a real cluster, and as a
+cluster implementing the delete-partitions KIP would (PartitionDeleter: DeletePartitions,
+and each partition's ``mode`` in describe_topics)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from backend.errors import BadInput
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import GatewayError
 from backend.model.bounds import parse_broker_id
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster
+from backend.twin.state import MODE_NAMES
 
 
 class TwinGateway:
@@ -36,6 +40,7 @@ class TwinGateway:
             isr = st.isr.tolist()
             off = snap.replica_offsets.tolist()
             leader = np.where(st.leader >= 0, snap.broker_ids[np.maximum(st.leader, 0)], -1)
+            modes = [MODE_NAMES[m] for m in st.mode.tolist()]
             out = []
             for t in wanted:
                 rows = range(int(snap.topic_starts[t]), int(snap.topic_starts[t + 1]))
@@ -44,6 +49,7 @@ class TwinGateway:
                             "partitions": [{
                                 "partition": r - rows.start,
                                 "leader": int(leader[r]),
+                                "mode": modes[r],
                                 "replicas": ids[off[r]:off[r + 1]],
                                 "isr": [b for b, ok in zip(ids[off[r]:off[r + 1]],
                                                            isr[off[r]:off[r + 1]],
@@ -54,8 +60,16 @@ class TwinGateway:
     def assignment(self) -> Snapshot:
         return self.twin.assignment()
 
+    def _read_fault(self, op: str) -> None:
+        """A fault on a read is Unavailable, as the Kafka gateway answers a refused read."""
+        try:
+            self.twin.faults.check(op, self.twin.now_seconds)
+        except GatewayError as e:
+            raise Unavailable(f"Twin cluster '{self.twin.snap.cluster}'",
+                              f"{op} refused: {e}") from None
+
     def describe_configs(self, entity_type: str, name: str) -> dict:
-        self.twin.faults.check("describe_configs", self.twin.now_seconds)
+        self._read_fault("describe_configs")
         with self.twin.lock:
             if entity_type == "broker":
                 if name != DEFAULT_BROKER:
@@ -67,6 +81,16 @@ class TwinGateway:
             else:
                 raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
             return {"entity_type": entity_type, "name": name, "configs": dict(store.get(name, {}))}
+
+    def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
+        self._read_fault("describe_configs")
+        with self.twin.lock:
+            if entity_type not in ("broker", "topic"):
+                raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
+            store = self.twin.broker_configs if entity_type == "broker" \
+                else self.twin.topic_configs
+            found = {name: {k: cfg[k] for k in keys if k in cfg} for name, cfg in store.items()}
+        return {name: got for name, got in sorted(found.items()) if got}
 
     def describe_client_quotas(self) -> list[dict]:
         with self.twin.lock:
@@ -84,7 +108,7 @@ class TwinGateway:
         return self.twin.alter_reassignments(plan)
 
     def list_reassignments(self) -> list[dict]:
-        self.twin.faults.check("list_reassignments", self.twin.now_seconds)
+        self._read_fault("list_reassignments")
         return self.twin.list_reassignments()
 
     def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:
@@ -92,6 +116,7 @@ class TwinGateway:
         return self.twin.cancel_reassignments(partitions)
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
+        self.twin.faults.check("create_topics", self.twin.now_seconds)
         return self.twin.create_topics(topics, user, client_id)
 
     def create_partitions(self, topic: str, total: int, user: str = "",
@@ -100,6 +125,14 @@ class TwinGateway:
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
         return self.twin.delete_topics(names, user, client_id)
+
+    def partition_deletion_enabled(self) -> bool:
+        return self.twin.settings.delete_partition_enable
+
+    def delete_partitions(self, topic: str, total: int, delay_ms: int, user: str = "",
+                          client_id: str = "") -> dict:
+        self.twin.faults.check("delete_partitions", self.twin.now_seconds)
+        return self.twin.delete_partitions(topic, total, delay_ms, user, client_id)
 
     def alter_client_quota(self, user: str | None, client_id: str | None,
                            rate: float | None) -> dict:

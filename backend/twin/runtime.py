@@ -1,4 +1,4 @@
-"""A running twin: scenario runner, exporters, its read-only HTTP API and a clock that maps
+"""A running twin: scenario runner, exporters, its HTTP API and a clock that maps
 wall time to simulated time (x speed). Used by `railyard twin serve`, the dashboard demo
 and integration tests."""
 
@@ -27,13 +27,14 @@ class TwinService:
 
     def __init__(self, snap: Snapshot, scenario: Scenario | None = None, speed: float = 1.0,
                  port_base: int = 0, dialect: Dialect = STRIMZI, tick: float = 0.5,
-                 api_port: int | None = None) -> None:
+                 api_port: int | None = None, api_token: str | None = None) -> None:
         self.scenario = scenario or Scenario()
         self.twin = TwinCluster(snap, self.scenario.settings)
         self.runner = ScenarioRunner(self.twin, self.scenario)
         self.speed, self.tick, self.dialect = speed, tick, dialect
         self.exporters = Exporters(self.twin, dialect, port_base)
-        self.api = None if api_port is None else TwinApi(TwinGateway(self.twin), api_port)
+        self.api = None if api_port is None else TwinApi(TwinGateway(self.twin), api_port,
+                                                          api_token)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -69,7 +70,8 @@ class TwinService:
     def write_targets(self, path: str | os.PathLike = TARGETS_FILE) -> dict:
         doc = {"cluster": self.twin.snap.cluster, "dialect": self.dialect.name,
                "targets": {str(b): t for b, t in self.targets.items()},
-               "api": None if self.api is None else self.api.url}
+               "api": None if self.api is None else self.api.url,
+               "api_writes": self.api is not None and self.api.writable}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(doc, indent=1))
         return doc

@@ -36,6 +36,7 @@ from backend.gateways.base import ClusterGateway
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster, TwinSettings
+from backend.twin.faults import validate as validate_fault
 from backend.twin.gateway import TwinGateway
 
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
@@ -130,6 +131,8 @@ def scenario_from_dict(obj: Any, source: str = "scenario") -> Scenario:
         if extra:
             raise BadInput(f"{where}: {e['action']} takes no '{sorted(extra)[0]}'")
         at = parse_seconds(e.get("at", 0), f"{where}.at")
+        if e["action"] == "gateway_fault":
+            _check_fault(args, where)
         every, times = _repeat(e, where)
         events += [Event(at + n * every, e["action"], _numbered(args, n) if times > 1 else args)
                    for n in range(times)]
@@ -142,6 +145,17 @@ def scenario_from_dict(obj: Any, source: str = "scenario") -> Scenario:
         settings=TwinSettings(**{**settings, "seed": settings.get("seed", seed)}),
         events=events,
     )
+
+
+def _check_fault(args: dict, where: str) -> None:
+    """A gateway fault is checked on load like every event, not when it fires."""
+    if "for" in args:
+        parse_seconds(args["for"], f"{where}.for")
+    try:
+        validate_fault(args.get("op", "*"), args.get("error"), args.get("calls"),
+                       "for" in args)
+    except BadInput as e:
+        raise BadInput(f"{where}: {e}") from None
 
 
 def _repeat(e: dict, where: str) -> tuple[float, int]:

@@ -246,15 +246,30 @@ def without_topics(snap: Snapshot, topics: np.ndarray) -> Snapshot:
     """``snap`` minus the given topic indexes (their partitions and replicas)."""
     drop_t = np.zeros(snap.n_topics, bool)
     drop_t[topics] = True
-    keep_rows = np.flatnonzero(~drop_t[snap.part_topic])
-    keep_reps = ~drop_t[snap.part_topic[snap.replica_partition]]
-    new_topic_index = np.cumsum(~drop_t) - 1
+    return _subset(snap, ~drop_t, ~drop_t[snap.part_topic])
+
+
+def without_partitions(snap: Snapshot, rows: np.ndarray) -> tuple[Snapshot, np.ndarray]:
+    """``snap`` minus the partitions ``rows`` (each its topic's highest-numbered ones, so
+    the rest keep their numbers), and the row in the result of each old row (-1: gone)."""
+    keep = np.ones(snap.n_partitions, bool)
+    keep[rows] = False
+    out = np.full(snap.n_partitions, -1, np.int64)
+    out[keep] = np.arange(int(keep.sum()))
+    return _subset(snap, np.ones(snap.n_topics, bool), keep), out
+
+
+def _subset(snap: Snapshot, keep_t: np.ndarray, keep_rows: np.ndarray) -> Snapshot:
+    """The topics ``keep_t`` and partitions ``keep_rows`` (masks) of ``snap``."""
+    rows = np.flatnonzero(keep_rows)
+    new_topic_index = np.cumsum(keep_t) - 1
     return Snapshot.build(
-        snap.cluster, snap.broker_ids, snap.broker_racks, snap.topic_names[~drop_t],
-        new_topic_index[snap.part_topic[keep_rows]],
-        offsets_from_lengths(snap.replication_factors[keep_rows]),
-        snap.replica_broker[keep_reps],
-        topic_internal=snap.topic_internal[~drop_t], topic_keyed=snap.topic_keyed[~drop_t],
-        part_size=snap.part_size[keep_rows], part_rate=snap.part_rate[keep_rows],
+        snap.cluster, snap.broker_ids, snap.broker_racks, snap.topic_names[keep_t],
+        new_topic_index[snap.part_topic[rows]],
+        offsets_from_lengths(snap.replication_factors[rows]),
+        snap.replica_broker[keep_rows[snap.replica_partition]],
+        topic_internal=snap.topic_internal[keep_t], topic_keyed=snap.topic_keyed[keep_t],
+        topic_retention_ms=snap.topic_retention_ms[keep_t],
+        part_size=snap.part_size[rows], part_rate=snap.part_rate[rows],
         limits=snap.limits,
     )

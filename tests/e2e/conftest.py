@@ -115,6 +115,16 @@ def wait_download(folder: Path, suffix: str, timeout: float = 30) -> Path:
                        f"{[p.name for p in folder.iterdir()]}")
 
 
+def choose(driver, dropdown_id: str, value: str) -> None:
+    """Pick ``value`` in a dcc.Dropdown (Dash 4: a button opening a list of options)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.find_element(By.ID, dropdown_id).click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_element(
+        By.XPATH, f"//label[@role='option'][.//input[@value='{value}']]")).click()
+
+
 def console_errors(driver) -> list[str]:
     """Severe browser console entries since the last call (the log is drained on read)."""
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -200,3 +210,63 @@ def _running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+# what a drawn plotly chart shows: its layout's annotation texts, its traces, and where the
+# browser drew its title, axis titles, legend and annotations (client rectangles)
+FIGURE = """
+const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!g || !g._fullLayout) { return null; }
+const box = e => { if (!e) { return null; } const r = e.getBoundingClientRect();
+                   return [r.left, r.top, r.right, r.bottom]; };
+return {
+  annotations: (g.layout.annotations || []).map(a => a.text),
+  traces: g.data.map(t => ({name: t.name, x: t.x, y: t.y, text: t.text || null,
+                            width: t.line ? t.line.width : null,
+                            size: t.marker ? t.marker.size : null})),
+  title: box(g.querySelector('.gtitle')), ytitle: box(g.querySelector('.ytitle')),
+  xtitle: box(g.querySelector('.xtitle')), legend: box(g.querySelector('.legend')),
+  svg: box(g.querySelector('.main-svg')),
+  notes: Array.from(g.querySelectorAll('.annotation')).map(e => ({
+    text: e.textContent, box: box(e.querySelector('.annotation-text') || e)}))};
+"""
+
+
+def figure_view(driver, css: str) -> dict | None:
+    """The chart under ``css`` as the browser drew it (see FIGURE)."""
+    return driver.execute_script(FIGURE, css)
+
+
+def inside(a: list, b: list) -> bool:
+    """Rectangle a lies within rectangle b (drawn whole, not cut off at b's edge)."""
+    return b[0] <= a[0] and b[1] <= a[1] and a[2] <= b[2] and a[3] <= b[3]
+
+
+def overlap(a: list | None, b: list | None) -> bool:
+    """Two drawn rectangles [left, top, right, bottom] cover some of the same pixels."""
+    return bool(a and b and a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+
+
+# every piece of text a plotly chart drew (titles, ticks, legend, bar values, annotations)
+# and the pairs of them drawn over each other
+TEXTS_OVERLAPPING = """
+const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!g) { return null; }
+const texts = Array.from(g.querySelectorAll('text'))
+  .filter(e => e.textContent.trim() && e.getBoundingClientRect().width > 0)
+  .map(e => { const r = e.getBoundingClientRect();
+              return {text: e.textContent, box: [r.left, r.top, r.right, r.bottom]}; });
+const hit = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+const pairs = [];
+for (let i = 0; i < texts.length; i++) {
+  for (let j = i + 1; j < texts.length; j++) {
+    if (hit(texts[i].box, texts[j].box)) { pairs.push([texts[i].text, texts[j].text]); }
+  }
+}
+return {count: texts.length, pairs: pairs};
+"""
+
+
+def texts_overlapping(driver, css: str) -> dict | None:
+    """{count: texts drawn, pairs: [(text, text) drawn over each other]} for a chart."""
+    return driver.execute_script(TEXTS_OVERLAPPING, css)

@@ -1,6 +1,7 @@
 """/capacity in a browser against a Prometheus holding 30 days of partition history: the
 page draws the forecast, a knob changes the URL and the answer, and the three exports
-arrive as files (the HTML opens with no server, the PDF's first page is not blank)."""
+arrive as files (the HTML opens with no server, the PDF's first page is not blank); the
+What-if page's fleet sweep forecasts every cluster from the same history on Spark."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import (
     SCREENSHOTS,
+    choose,
     console_errors,
     screenshot,
     start_dashboard,
@@ -32,7 +34,9 @@ def dashboard(prometheus, tmp_path_factory):  # noqa: F811 (the imported fixture
     d = start_dashboard(tmp_path_factory.mktemp("capacity-e2e"), {"clusters": [{
         "name": "history", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
         "prometheus": {"url": prometheus},
-        "limits": {"max.broker.partitions": 1200, "max.partitions": 5000}}]})
+        "limits": {"max.broker.partitions": 1200, "max.partitions": 5000}}, {
+        "name": "gone", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
+        "prometheus": {"url": "http://127.0.0.1:9"}}], "spark": {"master": "local[1]"}})
     try:
         yield d
     finally:
@@ -91,3 +95,35 @@ def test_monitoring_pages_link_the_incident_report_of_their_window(browser, dash
         lambda d: d.find_element(By.ID, "incident-report"))
     href = link.get_attribute("href")
     assert "/reports/incident.html?" in href and "range=abs" in href and "cluster=history" in href
+
+
+def test_fleet_sweep_forecasts_every_cluster_and_names_the_one_left_out(browser, dashboard,
+                                                                         downloads):
+    browser.get(dashboard.url + "/what-if?cluster=history&tab=sweeps")
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: d.find_element(By.ID, "wi-sw-kind"))
+    choose(browser, "wi-sw-kind", "fleet")
+    wait.until(lambda d: d.find_element(By.ID, "wi-sw-end").is_displayed())
+    assert browser.find_element(By.ID, "wi-sw-grid").get_attribute("value") == \
+        "growth_pct_month=0,10; add_brokers=0,2"
+    browser.find_element(By.ID, "wi-sw-end").send_keys("2024-01-30T23:00")
+    browser.find_element(By.ID, "wi-sw-run").click()
+    result = WebDriverWait(browser, 300).until(
+        lambda d: d.find_element(By.ID, "wi-sw-result").text
+        or d.find_element(By.ID, "wi-sw-error").text)
+    assert "rows in" in result, result
+    assert "left out gone: Prometheus at http://127.0.0.1:9" in result
+    bars = browser.execute_script(
+        "return document.getElementById('wi-sw-chart').querySelector('.js-plotly-plot')"
+        ".data.map(t => [t.type, t.name, t.x.length])")
+    assert [b[0] for b in bars] == ["bar"] * 4, bars  # 2 growths x 2 added broker counts
+    assert {b[1] for b in bars} == {f"growth_pct_month={g}, add_brokers={a}"
+                                    for g in (0.0, 10.0) for a in (0, 2)}
+    browser.find_element(By.ID, "wi-sw-download-button").click()
+    lines = wait_download(downloads, ".csv").read_text().splitlines()
+    header = lines[0].split(",")
+    assert {"cluster", "scope", "days", "brokers_to_add", "growth_pct_month"} <= set(header)
+    clusters = {line.split(",")[header.index("cluster")] for line in lines[1:]}
+    assert clusters == {"history"}
+    screenshot(browser, "what-if-fleet-sweep")
+    assert not console_errors(browser)

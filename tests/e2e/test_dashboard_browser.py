@@ -14,7 +14,17 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.twin.examples import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop, wait_download
+from tests.e2e.conftest import (
+    console_errors,
+    figure_view,
+    inside,
+    overlap,
+    screenshot,
+    start_dashboard,
+    stop,
+    texts_overlapping,
+    wait_download,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -70,6 +80,10 @@ def test_prometheus_down_banner(browser, dashboard):
     limit = demo_snapshot().limits.max_broker_partitions
     assert f"max.broker.partitions = {limit:,}" in browser.find_element(
         By.ID, "ov-broker-bars").text
+    # brokers 2 and 3 are within 10% of the limit: their value labels and the limit's own
+    # label are all readable, none drawn over another
+    drawn = texts_overlapping(browser, "#ov-broker-bars")
+    assert drawn["count"] > 9 and drawn["pairs"] == [], drawn
     # the twin gateway does not answer either: the assignment comes from the file, and says so
     wait_text(browser, "#ov-banners", "Twin at http://127.0.0.1:9: unreachable")
     assert "showing the assignment in" in browser.find_element(By.ID, "ov-banners").text
@@ -201,6 +215,27 @@ def test_sweep_runs_on_spark_with_progress(browser, dashboard, downloads):
     rows = wait_download(downloads, ".csv").read_text().splitlines()
     assert len(rows) == 1 + 15, rows  # a header and the 15 scenarios
     assert rows[0].startswith("scenario,max_broker_partitions,"), rows[0]
+    chart = figure_view(browser, "#wi-sw-chart")
+    # the chart's title and its y-axis title are both readable (not drawn over each other)
+    assert chart["title"] and chart["ytitle"] and not overlap(chart["title"], chart["ytitle"]), \
+        chart
+    # a line under an equal one still shows: each is wider, with larger markers, than
+    # every line drawn over it (add_brokers=0 under add_brokers=1 at the same answers)
+    lines = chart["traces"]
+    assert len(lines) == 3, lines
+    for i, under in enumerate(lines):
+        for over in lines[i + 1:]:
+            assert under["width"] > over["width"] and under["size"] > over["size"], lines
+    # the demo's racks are uneven once brokers are added: at its own limit, adding 2 brokers
+    # leaves the fullest broker less room (Kafka's rack-aware round-robin), and the chart
+    # says why instead of leaving an operator to guess
+    note = next(n for n in chart["notes"] if "Less room with more brokers" in n["text"])
+    assert "Each partition keeps one replica per rack" in note["text"], note
+    assert "At 12,500:" in note["text"] and "The cluster's total room still grows" in \
+        note["text"], note
+    assert inside(note["box"], chart["svg"]), chart  # the whole note, not cut off
+    for other in (chart["title"], chart["ytitle"], chart["legend"], chart["xtitle"]):
+        assert not overlap(note["box"], other), chart
     screenshot(browser, "what-if-sweep")
     assert console_errors(browser) == []
 
@@ -229,3 +264,66 @@ def test_sweep_cancel_stops_the_spark_job(browser, dashboard):
     browser.find_element(By.ID, "wi-sw-run").click()
     wait_text(browser, "#wi-sw-result", "2 rows in", timeout=120)
     assert console_errors(browser) == []
+
+
+def test_quota_replay_writes_each_burst_once_and_names_the_zero_line(browser, dashboard):
+    """The example workload's two principals share a burst of 55 (5/s x 11 samples x 1 s,
+    KIP-599's defaults): one labelled line names both, and no label sits on another."""
+    browser.get(dashboard.url + "/what-if?tab=quota")
+    wait_for(browser, "#wi-qu-run").click()
+    WebDriverWait(browser, 60).until(lambda b: any(
+        "burst" in t for t in (figure_view(b, "#wi-qu-bucket") or {}).get("annotations", [])))
+    chart = figure_view(browser, "#wi-qu-bucket")
+    bursts = [t for t in chart["annotations"] if t.startswith("burst")]
+    assert len(bursts) == 1 and bursts[0].startswith("burst 55: "), chart["annotations"]
+    assert len(bursts[0].split(": ", 1)[1].split(", ")) == 2, bursts
+    assert "0 tokens: below it, requests are throttled" in chart["annotations"]
+    drawn = chart["notes"]
+    assert len(drawn) == len(chart["annotations"]), drawn
+    for i, a in enumerate(drawn):
+        for b in drawn[i + 1:]:
+            assert not overlap(a["box"], b["box"]), (a, b)
+    screenshot(browser, "what-if-quota")
+    assert console_errors(browser) == []
+
+
+HEADERS_CUT = """
+return Array.from(document.querySelectorAll(arguments[0] + ' .ag-header-cell-text'))
+  .filter(e => e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight)
+  .map(e => e.textContent);
+"""
+
+
+def test_broker_grid_headers_whole_and_counts_with_separators(browser, dashboard):
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    wait_for(browser, "#br-grid .ag-row[row-id='3'] .ag-cell", timeout=60)
+    time.sleep(0.5)  # the grid sizes its columns to the panel once its rows are in
+    headers = [e.text for e in browser.find_elements(By.CSS_SELECTOR,
+                                                     "#br-grid .ag-header-cell-text")]
+    assert "bytes in" in headers and "max lag (messages)" in headers, headers
+    assert browser.execute_script(HEADERS_CUT, "#br-grid") == []  # none cut off
+    snap = demo_snapshot()
+    counts = dict(zip(snap.broker_ids.tolist(), snap.broker_replica_counts().tolist(),
+                      strict=True))
+    cell = browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-row[row-id='3'] "
+                                                 "[col-id='replicas']")
+    assert counts[3] >= 1000 and cell.text == f"{counts[3]:,}", cell.text  # "12,104"
+    # no figure from Prometheus here (it is down): the cell says so with a dash
+    rate = browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-row[row-id='3'] "
+                                                 "[col-id='bytes_in']")
+    assert rate.text == "-", rate.text
+    screenshot(browser, "brokers-grid")
+    assert console_errors(browser) == []
+
+
+def test_a_chart_that_cannot_draw_says_why_in_full(browser, dashboard):
+    """Prometheus is down: each broker chart says so, wrapped inside its panel (one long
+    line was cut off at both ends: "rometheus at http://127.0.0.1:9: unreachable ...")."""
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    for css in ("#br-bytes", "#br-lag", "#br-partitions"):
+        WebDriverWait(browser, 60).until(lambda b, css=css: any(
+            "unreachable" in n["text"] for n in (figure_view(b, css) or {}).get("notes", [])))
+        chart = figure_view(browser, css)
+        note = next(n for n in chart["notes"] if "unreachable" in n["text"])
+        assert "Prometheus at http://127.0.0.1:9" in note["text"], note
+        assert inside(note["box"], chart["svg"]), (css, note, chart["svg"])

@@ -12,7 +12,15 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.e2e.conftest import console_errors, screenshot, sign_in, start_demo, stop_demo
+from backend.twin.examples import demo_snapshot
+from tests.e2e.conftest import (
+    console_errors,
+    figure_view,
+    screenshot,
+    sign_in,
+    start_demo,
+    stop_demo,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -85,7 +93,7 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
     /throttles; tenant-a's quota shows on /quotas."""
     browser.get(demo.url + "/")
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
-        lambda b: card_value(b, "Reassigning") not in ("", "-", "0"))
+        lambda b: card_value(b, "Reassigning") not in ("", "-", "0", "no data"))
     assert 0 < int(card_value(browser, "Reassigning")) <= 150
     assert card_value(browser, "Throttles in force") != "0"
     browser.get(demo.url + "/throttles")
@@ -93,12 +101,13 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
         lambda b: all(s in b.find_element(By.ID, "th-eta").text
                       for s in ("moves at 1.00 MB/s", "Observed ETA", "MB left at")))
-    # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn
-    configured = browser.execute_script("""
-        const g = document.querySelector('#th-rates .js-plotly-plot');
-        return Object.fromEntries(g.data.filter(t => t.name.startsWith('configured'))
-            .map(t => [t.name, Math.max(...t.y.filter(v => v !== null))]));""")
-    assert configured == {"configured leader rate": 1e6, "configured follower rate": 1e6}
+    # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn, and
+    # the legend says their value
+    rates = figure_view(browser, "#th-rates")
+    ticks = {t["name"]: max(v for v in t["y"] if v is not None) for t in rates["traces"]
+             if "replication.throttled.rate" in t["name"]}
+    assert ticks == {"leader.replication.throttled.rate = 1 MB/s": 1e6,
+                     "follower.replication.throttled.rate = 1 MB/s": 1e6}, rates
     browser.get(demo.url + "/quotas")
     wait_chart(browser, "#qu-tokens", lambda c: True)
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
@@ -158,3 +167,20 @@ def test_time_range_change_changes_what_the_charts_show(browser, demo):
                and c["first_x"].startswith("2024-01-01"))
     screenshot(browser, "quotas-incident-review")
     assert console_errors(browser) == []
+
+
+def test_every_limit_line_says_its_value(browser, demo):
+    """A dashed line an operator has to hover to identify is no guard rail: the limit line
+    over the replicas series says which limit it is and its value, on every page."""
+    limit = f"max.broker.partitions = {demo_snapshot().limits.max_broker_partitions:,}"
+    for path, css in (("/brokers", "#br-partitions"), ("/", "#ov-partitions-series")):
+        browser.get(demo.url + path)
+        wait_chart(browser, css, lambda c: c["traces"] > 0)
+        assert limit in figure_view(browser, css)["annotations"], (path, limit)
+    # the configured throttle rates (1 MB/s in the demo) are written beside their lines
+    browser.get(demo.url + "/throttles")
+    wait_chart(browser, "#th-rates", lambda c: c["traces"] > 0)
+    rates = figure_view(browser, "#th-rates")
+    written = rates["annotations"] + [t["name"] for t in rates["traces"]] + [
+        t for tr in rates["traces"] for t in (tr["text"] or []) if isinstance(t, str)]
+    assert any("throttled.rate = 1 MB/s" in t for t in written), rates

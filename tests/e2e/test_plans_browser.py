@@ -5,6 +5,7 @@ Approve on their own plan."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -16,7 +17,10 @@ from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
 from backend.store.store import open_store
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster
 from backend.twin.examples import demo_snapshot
+from backend.twin.gateway import TwinGateway
 from tests.e2e.conftest import (
     console_errors,
     new_chromium,
@@ -36,19 +40,23 @@ USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1"),
 def dashboard(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("plans")
     save_snapshot(demo_snapshot(), tmp / "demo.parquet")
-    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin",
-                                                        "url": "http://127.0.0.1:9"},
+    # the live cluster proposals and approvals are checked against: a twin over HTTP
+    twin = TwinApi(TwinGateway(TwinCluster(demo_snapshot()))).start()
+    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin", "url": twin.url},
                             "snapshot": str(tmp / "demo.parquet")}],
               "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
               "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
                   {"name": n, "role": r, "password_hash": generate_password_hash(p)}
                   for n, (r, p) in USERS.items()]}}
-    d = start_dashboard(tmp, config)
-    d.store_url = config["store"]["url"]
     try:
-        yield d
+        d = start_dashboard(tmp, config)
+        d.store_url = config["store"]["url"]
+        try:
+            yield d
+        finally:
+            stop(d.proc)
     finally:
-        stop(d.proc)
+        twin.stop()
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +134,11 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     wait(operator).until(lambda d: d.find_elements(By.ID, "pv-state"))
     assert state_of(operator) == "approved"
     assert "arne" in operator.find_element(By.ID, "pv-decisions").text
+    # the exact JSON is read from the store when its panel is opened: the stored bytes
+    operator.find_element(By.ID, "pv-json-open").click()
+    wait(operator).until(lambda d: d.find_element(By.ID, "pv-json").text.strip())
+    shown_json = json.loads(operator.find_element(By.ID, "pv-json").text)
+    assert shown_json["partitions"] == plan.content["partitions"][:1000]
     assert console_errors(approver) == []
 
 

@@ -115,6 +115,9 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
         largest = np.zeros(twin.snap.n_partitions)
         np.maximum.at(largest, rp[live], size)
         behind = float((largest[rp[live]] - size).sum())
+        in_flight = np.bincount(rp, weights=twin.state.adding | twin.state.removing,
+                                minlength=twin.snap.n_partitions) > 0
+        behind_in_flight = float((largest[rp[live]] - size)[in_flight[rp[live]]].sum())
         quota = twin.quotas.metrics(twin.time_ms)[0]
     expect = {
         "partitions_per_broker": fig.gauges["partition_count"],
@@ -141,6 +144,12 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
               "replica_bytes_behind": behind}
     for concept, value in single.items():
         assert client.instant(concept)["value"].tolist() == [pytest.approx(value)], concept
+    # live pages ask for the partitions in flight only, read from the gateway
+    moves = TwinGateway(twin).list_reassignments()
+    _, concept, topics = monitoring._behind_job(moves)["behind"]
+    got = monitoring._moving_only(client.instant(concept, topics=topics), moves)
+    assert got["value"].sum() == pytest.approx(behind_in_flight)
+    assert 0 < behind_in_flight <= behind  # followers elsewhere would not count
     for concept, key in (("mutation_tokens", "tokens"), ("mutation_rate", "mutation_rate"),
                          ("mutation_throttle_time", "throttle_time")):
         frame = client.instant(concept)
@@ -156,7 +165,7 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
     assert time.time() - 5 < newest <= time.time()
     assert set(catalog.CATALOG) == set(expect) | set(single) | {
         "mutation_tokens_low", "mutation_throttle_time_high", "scrapes_in_window",
-        "newest_sample",  # the window-wide concepts above
+        "newest_sample", "replica_bytes_behind_in",  # the window-wide and in-flight ones
         # history and trend concepts: checked on backfilled history and by promtool
         # (test_capacity_history.py, test_alert_rules.py)
         "partitions_per_broker_peak", "cluster_replicas_peak", "partitions_per_broker_in_14d",
@@ -169,7 +178,7 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
 
 
 def test_expensive_concepts_read_railyards_recording_rules(stack):
-    """The Prometheus Railyard starts records the two heavy concepts; a client reads the
+    """The Prometheus Railyard starts records the heavy lag concept; a client reads the
     recorded series and gets what the full expression gives (the twin is frozen here)."""
     _, prom, client, stop, ticker = stack
     stop.set()  # freeze the twin, so both answers describe the same scrape
@@ -184,8 +193,8 @@ def test_expensive_concepts_read_railyards_recording_rules(stack):
         want = sorted(float(s["value"][1]) for s in full)
         assert sorted(recorded["value"]) == pytest.approx(want, rel=1e-9)
     missing = MetricsClient(prom.url, client.dialect.name, ttl=0, by="instance")
-    assert missing.promql("replica_bytes_behind") == catalog.promql(
-        "replica_bytes_behind", client.dialect, by="instance")  # no rule: the full expression
+    assert missing.promql("replica_lag_sum_per_broker") == catalog.promql(
+        "replica_lag_sum_per_broker", client.dialect, by="instance")  # no rule: the full one
 
 def test_overview_service_and_range_queries(stack):
     twin, _, client, _, _ = stack

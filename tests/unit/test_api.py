@@ -19,6 +19,7 @@ from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
 from dashboard.config import parse_config
+from tests.plan_helpers import moves, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "api.md"
@@ -27,7 +28,8 @@ PASSWORD = "pw-{}"
 USERS = {f"{role}{i}": role for role in ROLES for i in (1, 2)}
 OTHER_AUTHOR = "writer"  # the author of "someone else's" plans
 ALLOWED = {"view": 200, "propose": 201, "approve": 200, "reject": 200, "withdraw": 200,
-           "execute": 202, "cancel": 202}
+           "execute": 202, "cancel": 202, "clear_throttles": 201}
+LEFTOVER = ("broker", "1", "leader.replication.throttled.rate", "1000")  # set on the twin
 
 
 def basic(name: str) -> dict:
@@ -43,6 +45,7 @@ def env(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("api")
     twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"))
+    twin.alter_configs(*LEFTOVER[:2], {LEFTOVER[2]: LEFTOVER[3]})
     users = [{"name": n, "role": r, "password_hash": generate_password_hash(
         PASSWORD.format(n), method="pbkdf2:sha256:1000")} for n, r in
         {**USERS, OTHER_AUTHOR: "admin"}.items()]
@@ -110,6 +113,9 @@ def act(env, user: str, action: str, plan_id: int):
         return client.get(f"/api/v1/plans/{plan_id}", headers=headers)
     if action == "propose":
         return client.post("/api/v1/plans", json=env["body"], headers=headers)
+    if action == "clear_throttles":
+        return client.post("/api/v1/plans", json={"cluster": "demo", "kind": "clear_throttles"},
+                           headers=headers)
     body = {"approve": {"sha256": plan_service.get(env["store"], plan_id).sha256,
                         "comment": "fine"}, "reject": {"comment": "no"}}.get(action, {})
     return client.post(f"/api/v1/plans/{plan_id}/{action}", json=body, headers=headers)
@@ -117,7 +123,7 @@ def act(env, user: str, action: str, plan_id: int):
 
 STATE_FOR = {"view": "proposed", "propose": "proposed", "approve": "proposed",
              "reject": "proposed", "withdraw": "proposed", "execute": "approved",
-             "cancel": "executing"}
+             "cancel": "executing", "clear_throttles": "proposed"}
 
 
 @pytest.mark.parametrize("whose", ["own", "others"])
@@ -136,7 +142,7 @@ def test_role_action_matrix_matches_the_doc(env, role, action, whose):
         assert set(answer.get_json()) == {"error"}
     before = STATE_FOR[action]
     after = plan_service.get(env["store"], plan_id)
-    if allowed and action not in ("view", "propose", "cancel"):
+    if allowed and action not in ("view", "propose", "cancel", "clear_throttles"):
         assert after.state != before and answer.get_json()["state"] == after.state
     elif not allowed:
         assert after.state == before  # a refusal changes nothing
@@ -315,13 +321,7 @@ def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
     snap = twin.assignment()
     now = snap.replicas_of(snap.partition_row(entry["topic"], 0))
     moved = [now[1], now[0], *now[2:]]  # same brokers, another leader order: a real change
-    twin.alter_reassignments({"version": 1, "partitions": [
-        {"topic": entry["topic"], "partition": 0, "replicas": moved}]})
-    for _ in range(600):
-        if not twin.list_reassignments():
-            break
-        twin.advance(1.0)
-    assert not twin.list_reassignments()
+    settle(twin, moves((entry["topic"], 0, moved)))
     answer = client.post(f"/api/v1/plans/{plan['id']}/approve",
                          json={"sha256": plan["sha256"]}, headers=basic("approver1"))
     assert answer.status_code == 409
@@ -329,12 +329,39 @@ def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
     assert re.search(rf"\b{re.escape(entry['topic'])}-0\b", error) and "re-propose" in error
     assert plan_service.get(env["store"], plan["id"]).state == "proposed"
     # put it back: the twin is shared by this module's tests
-    twin.alter_reassignments({"version": 1, "partitions": [
-        {"topic": entry["topic"], "partition": 0, "replicas": now}]})
-    for _ in range(600):
-        if not twin.list_reassignments():
-            break
-        twin.advance(1.0)
+    settle(twin, moves((entry["topic"], 0, now)))
+
+
+def test_an_unreachable_gateway_makes_approve_and_execute_503_not_the_snapshot_file(env):
+    """A twin gateway pointing at a closed port (a real one, nobody listening): approve
+    and execute refuse with 503 naming the cluster and the cause, and change nothing."""
+    from backend.gateways.twin_http import TwinHttpGateway
+    from tests.servers import free_port
+
+    client, rt = env["client"], env["rt"]
+    proposed = make_plan(env, "operator1", "proposed")
+    approved = make_plan(env, "operator1", "approved")
+    sha = plan_service.get(env["store"], proposed).sha256
+    trail = {i: plan_service.audit_entries(env["store"], plan=i) for i in (proposed, approved)}
+    live, dead = rt.gateways["demo"], f"http://127.0.0.1:{free_port()}"
+    rt.gateways["demo"] = TwinHttpGateway(dead, timeout=2)
+    try:
+        approve = client.post(f"/api/v1/plans/{proposed}/approve", json={"sha256": sha},
+                              headers=basic("approver1"))
+        execute = client.post(f"/api/v1/plans/{approved}/execute", json={},
+                              headers=basic("operator1"))
+    finally:
+        rt.gateways["demo"] = live
+    for answer in (approve, execute):
+        assert answer.status_code == 503
+        error = answer.get_json()["error"]
+        assert error.startswith(f"Cluster 'demo': its gateway did not answer (Twin at {dead}: "
+                                "unreachable") and "\n" not in error
+        assert "never a snapshot file" in error
+    assert plan_service.get(env["store"], proposed).state == "proposed"
+    assert plan_service.get(env["store"], proposed).decisions == ()
+    assert plan_service.get(env["store"], approved).state == "approved"
+    assert trail == {i: plan_service.audit_entries(env["store"], plan=i) for i in trail}
 
 
 def test_execution_progress_pause_and_resume(env):
@@ -398,7 +425,7 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
         assert page.execution_answer(None, plan_id)[5:9] == (False, True, True, True)
         answer = page.execution_answer(ids.PV_EXECUTE, plan_id)
         assert answer[0] == "Done: execute sent." and answer[3] == "executing"
-        assert answer[9] is False  # the timer refreshes while it executes
+        assert answer[9] is True and answer[10] is False  # no migration; the timer runs
         twin, rt = env["twin"], env["rt"]
         thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__,
                                 rt.snapshot_of, holder="page-test")
@@ -411,3 +438,85 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
         answer = page.execution_answer(ids.PV_PAUSE, plan_id)
         assert answer[5:9] == (True, True, False, False)  # Resume and Cancel
         page.execution_answer(ids.PV_CANCEL, plan_id)
+
+
+def test_plan_page_executes_a_shrink_and_shows_its_stage(env):
+    """A shrink's Execute on the plan page: no Pause, the stage with the partitions in it
+    and the time to the next one; the API offers the migration only where the cluster
+    cannot delete partitions (here it can: the twin implements the KIP)."""
+    import sys
+    import time
+
+    import dash
+
+    from backend.services.execution import ExecutorThread
+    from backend.store.workflow import SYSTEM
+    from dashboard import ids
+
+    store, rt = env["store"], env["rt"]
+    for other in plan_service.list_plans(store, state="executing"):
+        plan_service.finish(store, SYSTEM, other.id, "cancelled")
+    page = sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path_template"] == "/plans/<plan_id>")]
+    snap = rt.snapshot_of("demo")
+    topic = str(snap.topic_names[1])
+    draft = plan_preview.from_shrink(snap, topic, 1, delay_ms=3_600_000)
+    plan = plan_service.propose(store, Actor("writer", "admin"), cluster="demo", kind="shrink",
+                                content=draft.content, preview=draft.preview, snapshot=snap)
+    plan_service.approve(store, Actor("decider", "admin"), plan.id, sha256=plan.sha256,
+                         snapshot_of=rt.snapshot_of)
+    r = env["client"].post(f"/api/v1/plans/{plan.id}/execute", json={"migration": True},
+                           headers=basic("operator1"))
+    assert r.status_code == 409 and "deletes partitions itself" in r.get_json()["error"]
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        answer = page.execution_answer(ids.PV_EXECUTE, plan.id)
+        assert answer[0] == "Done: execute sent." and answer[3] == "executing"
+        thread = ExecutorThread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                                holder="page-test")  # the earlier test's lease holder
+        for _ in range(4):  # an earlier test's execution winds down first
+            thread.cycle(time.time())
+        answer = page.execution_answer(None, plan.id)
+        assert answer[5:10] == (True, True, True, False, True)  # Cancel only
+        text = str(answer[2])
+        assert "stage ReadOnly" in text  # the delay of 1 h, less the seconds this took:
+        assert re.search(r"next: None in (1h 0m|59m \d+s) at the earliest", text)
+        thread.stop()
+    r = env["client"].get(f"/api/v1/plans/{plan.id}", headers=basic("viewer1"))
+    shrink = r.get_json()["execution"]["shrink"]
+    assert shrink["stage"] == "ReadOnly" and shrink["counts"]["ReadOnly"] == \
+        len(draft.content["removed_partitions"])
+
+
+def test_a_clear_throttles_plan_through_the_api(env):
+    client, twin = env["client"], env["twin"]
+    etype, name, key, value = LEFTOVER
+    answer = client.post("/api/v1/plans", headers=basic("admin1"), json={
+        "cluster": "demo", "kind": "clear_throttles", "title": "clear broker 1",
+        "configs": [{"entity_type": etype, "name": name, "key": key}]})
+    assert answer.status_code == 201, answer.get_json()
+    body = answer.get_json()
+    assert body["preview"] == {"configs": 1, "brokers": [name], "topics": []}
+    plan = client.get(f"/api/v1/plans/{body['id']}", headers=basic("viewer1")).get_json()
+    assert plan["kind"] == "clear_throttles" and plan["content"] == {"configs": [
+        {"entity_type": etype, "name": name, "key": key, "value": value}]}
+    refused = client.post("/api/v1/plans", headers=basic("operator1"),
+                          json={"cluster": "demo", "kind": "clear_throttles"})
+    assert refused.status_code == 403 and "admin" in refused.get_json()["error"]
+    bad = client.post("/api/v1/plans", headers=basic("admin1"), json={
+        "cluster": "demo", "kind": "clear_throttles",
+        "configs": [{"entity_type": "topic", "name": "topic-1", "key": key}]})
+    assert bad.status_code == 400 and "not a replication throttle" in bad.get_json()["error"]
+    twin.alter_configs(etype, name, {key: "2000"})
+    try:
+        stale = client.post(f"/api/v1/plans/{body['id']}/approve", headers=basic("approver1"),
+                            json={"sha256": body["sha256"]})
+        assert stale.status_code == 409
+        assert stale.get_json()["error"] == (
+            f"cluster demo changed since plan {body['id']} was proposed: broker 1 {key} "
+            f"{value} -> 2000: re-propose")
+    finally:
+        twin.alter_configs(etype, name, {key: value})
+    ok = client.post(f"/api/v1/plans/{body['id']}/approve", headers=basic("approver1"),
+                     json={"sha256": body["sha256"]})
+    assert ok.get_json() == {"id": body["id"], "state": "approved"}

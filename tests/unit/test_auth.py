@@ -286,6 +286,39 @@ def test_demo_users_are_generated_once_and_private(tmp_path):
 
     users = demo_users(tmp_path)
     assert [(n, r) for n, (r, _) in users.items()] == list(DEMO_USERS)
-    assert {r for r, _ in users.values()} == {"operator", "approver"}
+    assert {r for r, _ in users.values()} == {"operator", "approver", "admin"}
     assert demo_users(tmp_path) == users
     assert stat.S_IMODE(os.stat(tmp_path / "demo-users.json").st_mode) == 0o600
+    # a home from before the admin existed keeps its users and gains the admin
+    older = {n: v for n, v in users.items() if v[0] != "admin"}
+    (tmp_path / "demo-users.json").write_text(json.dumps(older))
+    again = demo_users(tmp_path)
+    assert {n: v for n, v in again.items() if n in older} == older
+    assert [r for r, _ in again.values()].count("admin") == 1
+
+
+def test_verified_passwords_are_remembered_briefly_and_not_past_a_new_password(monkeypatch):
+    """Basic credentials on every API request pay the password hash once, not per
+    request; past VERIFIED_SECONDS, or once the config holds a new hash, it is checked
+    again (and the old password is refused)."""
+    from dashboard.config import AuthSettings, User
+
+    checks = []
+    real = auth.check_password_hash
+    monkeypatch.setattr(auth, "check_password_hash",
+                        lambda h, p: checks.append(p) or real(h, p))
+    old = User("tess", "approver", generate_password_hash("first", "pbkdf2:sha256:1000"))
+    settings = AuthSettings("users", (old,))
+    assert [auth.check_password(settings, "tess", "first") for _ in range(3)] == \
+        ["approver"] * 3
+    assert len(checks) == 1
+    assert auth.check_password(settings, "tess", "wrong") is None and len(checks) == 2
+    monkeypatch.setattr(auth, "VERIFIED_SECONDS", 0.0)
+    assert auth.check_password(settings, "tess", "first") == "approver" and len(checks) == 3
+    monkeypatch.undo()
+    monkeypatch.setattr(auth, "check_password_hash",
+                        lambda h, p: checks.append(p) or real(h, p))
+    renewed = AuthSettings("users", (User("tess", "approver", generate_password_hash(
+        "second", "pbkdf2:sha256:1000")),))
+    assert auth.check_password(renewed, "tess", "first") is None
+    assert auth.check_password(renewed, "tess", "second") == "approver"

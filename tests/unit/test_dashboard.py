@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,13 @@ def test_charts_use_the_light_template_with_fixed_margins():
     fig = charts.rate_vs_configured(["1", "2"], [1e6, 0], [5e5, 0], [1e6, None], [2e6, None],
                                     "t")
     assert fig.layout.template.layout.xaxis.automargin is False
-    assert [t.name for t in fig.data][2:] == ["configured leader rate",
-                                              "configured follower rate"]
+    # one configured rate per side: the legend names the config and its value
+    assert [t.name for t in fig.data][2:] == ["leader.replication.throttled.rate = 1 MB/s",
+                                              "follower.replication.throttled.rate = 2 MB/s"]
+    differ = charts.rate_vs_configured(["1", "2"], [1e6, 0], [5e5, 0], [1e6, 5e5],
+                                       [None, None], "t")
+    assert differ.data[2].name == "configured leader rate"  # each tick says its own
+    assert list(differ.data[2].text) == ["1 MB/s", "500 kB/s"]
     assert len(pio.to_json(fig)) < 6000  # no polar, 3-D or map template in every figure
 
 
@@ -214,6 +220,10 @@ def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
         lines = [r for r in caplog.records if r.name == "railyard.dashboard"]
         assert len(lines) == 1 and lines[0].exc_info is None
         assert "\n" not in lines[0].getMessage()
+    # the wrong-typed state failed inside a page: the line says where, so a genuine bug
+    # answered as a forged request is found from the log alone
+    assert re.search(r"raised at pages/\w+\.py:\d+\)$", lines[0].getMessage()), \
+        lines[0].getMessage()
 
 
 def test_live_limit_figures_are_drawn_once_per_assignment_read(app, monkeypatch):

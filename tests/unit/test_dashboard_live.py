@@ -7,7 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from backend.metrics.client import MetricMissing
+from backend.errors import Unavailable
+from backend.metrics.client import MetricMissing, PrometheusSlow, PrometheusUnavailable
 from backend.model.snapshot import Limits
 from backend.services import monitoring
 from backend.services.cluster import ClusterSource
@@ -56,6 +57,21 @@ def test_observed_eta_is_remaining_bytes_over_the_observed_rate():
     assert err["error"] == "no series for x"
 
 
+def test_a_slow_bytes_query_does_not_hide_how_many_partitions_move():
+    """The bytes-behind join timed out (issue 14: 4.4-5.9 s against a 5 s timeout) while
+    ReassigningPartitions answered 150: the count stands, the ETA says why it is missing."""
+    slow = PrometheusSlow("Prometheus at http://p is slow (timed out after 5 s)")
+    eta = monitoring.observed_eta(slow, one(1e6), pd.DataFrame({"value": [50, 50, 50]}))
+    assert eta["moving"] == 150 and eta["eta_seconds"] is None
+    assert eta["why"] == "Prometheus slow" and "timed out after 5 s" in eta["error"]
+    # the count itself unreadable: which failure it was, never a bare "-"
+    down = PrometheusUnavailable("Prometheus at http://p is not answering (ConnectionError)")
+    for error, why in ((slow, "Prometheus slow"), (down, "Prometheus unreachable"),
+                       (MetricMissing("no series"), "no data")):
+        eta = monitoring.observed_eta(one(0.0), one(0.0), error)
+        assert eta["moving"] is None and eta["moving_why"] == why and eta["error"] == str(error)
+
+
 def test_principal_names():
     assert [monitoring.principal(*p) for p in (("a", ""), ("a", "c"), ("", "c"))] == \
         ["a", "a/c", "/c"]
@@ -90,3 +106,30 @@ def test_predicted_eta_of_the_moves_in_flight(twin):
     assert eta["moving"] == 4 and eta["throttle"] == 2e4
     assert eta["eta_seconds"] is None or eta["eta_seconds"] > 0
     assert monitoring.configured_rates(source)["6"] == {"leader": 2e4, "follower": 2e4}
+
+
+def test_bytes_behind_asks_only_for_the_topics_in_flight():
+    moves = [{"topic": "orders.v2", "partition": 1}, {"topic": "a", "partition": 0},
+             {"topic": "a", "partition": 3}]
+    assert monitoring._behind_job(moves) == {
+        "behind": ("now", "replica_bytes_behind_in", "a|orders[.]v2")}
+    assert monitoring._behind_job([]) == {}  # nothing moving: no query at all
+    down = Unavailable("Twin", "down")  # no list: every partition's, when any is moving
+    assert monitoring._behind_job(down) == {}
+    per_replica = pd.DataFrame({"topic": ["a", "a", "a", "orders.v2", "b"],
+                                "partition": ["0", "3", "4", "1", "0"],
+                                "value": [5.0, 7.0, 100.0, 11.0, 1000.0]})
+    kept = monitoring._moving_only(per_replica, moves)
+    assert kept["value"].sum() == 23.0  # a-4 and b-0 are not moving
+    assert monitoring._moving_only(None, [])["value"].sum() == 0
+    assert monitoring._moving_only(per_replica, down) is per_replica
+
+
+def test_bytes_behind_everywhere_only_when_prometheus_counts_moves():
+    """Without the gateway's list the join reads every replica's log size (a minute at
+    200k partitions): not asked when nothing is being reassigned."""
+    source = ClusterSource("c", None, Limits(), prometheus_url=None)  # asking would raise
+    assert monitoring._behind_everywhere(source, None, one(0.0)) is None
+    assert monitoring._behind_everywhere(source, None, MetricMissing("x")) is None
+    with pytest.raises(Unavailable):
+        monitoring._behind_everywhere(source, None, one(3.0))

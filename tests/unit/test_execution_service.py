@@ -147,19 +147,22 @@ def test_one_plan_at_a_time_per_cluster_and_only_under_the_lease(world):
     assert world.throttles() == {}
 
 
-def test_a_shrink_is_refused_with_the_migration_offered(world):
+def test_a_shrink_runs_beside_reassignments_under_the_same_thread(world):
+    """A shrink that reached executing (here through the workflow alone) runs the
+    delete-partitions stages on a twin that can delete partitions; its own execution
+    tests are tests/unit/test_shrink_execution.py."""
     from tests.plan_helpers import shrink_content
 
     snap = world.twin.assignment()
     plan = plans.propose(world.store, OPERATOR, cluster="small", kind="shrink",
-                         content=shrink_content("a", 2, 4), preview={}, snapshot=snap, now=T0)
+                         content={**shrink_content("a", 2, 4), "delay_ms": 0}, preview={},
+                         snapshot=snap, now=T0)
     plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256,
                   snapshot_of=lambda _c: snap, now=T0)
     plans.request_execute(world.store, OPERATOR, plan.id, snapshot_of=lambda _c: snap, now=T0)
-    world.cycle()
-    assert plans.get(world.store, plan.id).state == "failed"
-    last = plans.audit_entries(world.store, plan=plan.id)[-1]
-    assert last.action == "fail" and "migration" in last.detail["cause"]
+    world.until(plan.id, "completed")
+    assert world.twin.snap.topic_partition_count(world.twin.snap.topic_index("a")) == 2
+    assert execution.progress(world.store, plan.id)["shrink"]["stage"] == "Removed"
 
 
 def test_the_demo_starts_with_a_plan_the_scenario_leaves_alone(tmp_path):

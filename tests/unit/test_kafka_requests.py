@@ -162,6 +162,17 @@ def test_create_topics_lets_the_broker_place_replicas():
         k.create_topics_request([{"name": "t", "partitions": 0}], 5000)
 
 
+def test_create_topics_with_a_given_placement():
+    """kafka-topics --create --replica-assignment: no count or RF, one list per partition."""
+    req = k.create_topics_request([{"name": "t", "assignment": [[1, 2], [2, 3]]}], 5000)
+    assert _wire(req, 7)["topics"] == [{
+        "name": "t", "num_partitions": -1, "replication_factor": -1, "configs": [],
+        "assignments": [{"partition_index": 0, "broker_ids": [1, 2]},
+                        {"partition_index": 1, "broker_ids": [2, 3]}]}]
+    with pytest.raises(BadInput, match=r"topics\[0\]: expected \{name, assignment"):
+        k.create_topics_request([{"name": "t", "assignment": [[1, 2], [3]]}], 5000)
+
+
 def test_create_partitions_names_the_new_total():
     req = k.create_partitions_request("t", 12, 5000)
     assert _wire(req, 3) == {"topics": [{"name": "t", "count": 12, "assignments": None}],

@@ -173,3 +173,46 @@ def test_reused_walks_match_transcription(n, racks_n):
     for start, shift in [(0, 0), (5, 3), (7, 11)]:
         got = kafka_assign(n, 250, 3, start, shift=shift, start_partition=4, racks=racks)
         assert got.tolist() == reference_rack_aware(n, 250, 3, start, shift, racks, 4)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_walk_table_matches_transcription_on_random_shapes(seed):
+    """The (start, leader rack) table and the per-partition walk both equal Kafka's walk:
+    uneven racks, RF 1..5 (also above the rack count), any start, shift and first id, and
+    partition counts either side of brokers x racks (the table's threshold)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    n_racks = int(rng.integers(1, min(n, 6) + 1))
+    weights = rng.dirichlet(np.ones(n_racks) * 0.7)  # some racks much larger than others
+    racks = np.unique(rng.choice(n_racks, n, p=weights), return_inverse=True)[1]
+    rf = int(rng.integers(1, min(n, 5) + 1))
+    partitions = int(rng.integers(1, 3 * n * (racks.max() + 1)))
+    start, shift, first_pid = (int(x) for x in rng.integers(0, 3 * n, 3))
+    got = kafka_assign(n, partitions, rf, start, shift=shift, start_partition=first_pid,
+                       racks=racks).tolist()
+    assert got == reference_rack_aware(n, partitions, rf, start, shift, racks, first_pid)
+
+
+def reference_rack_unaware(n, partitions, rf, start, shift, start_partition=0):
+    """Line-by-line transcription of AdminUtils.assignReplicasToBrokersRackUnaware."""
+    out, cur = [], start_partition
+    for _ in range(partitions):
+        if cur > 0 and cur % n == 0:
+            shift += 1
+        first = (cur + start) % n
+        out.append([first] + [(first + 1 + (shift + j) % (n - 1)) % n for j in range(rf - 1)])
+        cur += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rack_unaware_matches_transcription_on_random_shapes(seed):
+    """Runs of one nextReplicaShift, partial first and last runs, fewer partitions than
+    brokers and many more, RF 1..5."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    rf = int(rng.integers(1, min(n, 5) + 1))
+    partitions = int(rng.integers(1, 5 * n))
+    start, shift, first_pid = (int(x) for x in rng.integers(0, 3 * n, 3))
+    got = kafka_assign(n, partitions, rf, start, shift=shift, start_partition=first_pid)
+    assert got.tolist() == reference_rack_unaware(n, partitions, rf, start, shift, first_pid)

@@ -56,3 +56,31 @@ def test_bad_content_is_bad_input(kind, content, match):
 
 def test_touched_lists_partitions_and_topics():
     assert touched("shrink", shrink_content("orders", to=3)) == ([("orders", 3)], ["orders"])
+
+
+def test_many_partitions_are_compared_as_arrays_and_named_in_basis_order():
+    """A 2,000-partition basis: exactly the moved partitions, a grown replica list and a
+    vanished topic are named, in the order the basis lists them."""
+    import numpy as np
+
+    from backend.twin.generate import generate_snapshot
+
+    snap = generate_snapshot(6, 3, 10, 2000, 3, seed=11, cluster="c1")
+    rows = np.arange(snap.n_partitions)
+    entries = [(str(snap.topic_names[snap.part_topic[r]]), int(snap.part_id[r])) for r in rows]
+    basis = basis_for(snap, "reassignment", moves(*[(t, p, [1]) for t, p in entries]))
+    assert basis_changes(basis, snap) == []
+    grid = {t: [snap.replicas_of(r) for r in rows[snap.part_topic == i]]
+            for i, t in enumerate(snap.topic_names.tolist())}
+    first, last = entries[5], entries[-1]
+    grid[first[0]][first[1]] = grid[first[0]][first[1]][::-1]
+    grid[last[0]][last[1]] = [*grid[last[0]][last[1]], 99]
+    gone = str(snap.topic_names[1])
+    del grid[gone]
+    now = cluster(grid, brokers=[*map(int, snap.broker_ids), 99], name="c1")
+    lost = [f"{t}-{p} no longer exists" for t, p in entries if t == gone]
+    assert basis_changes(basis, now) == [
+        f"{first[0]}-{first[1]} replicas {basis['partitions'][f'{first[0]}:{first[1]}']} -> "
+        f"{grid[first[0]][first[1]]}", *lost,
+        f"{last[0]}-{last[1]} replicas {basis['partitions'][f'{last[0]}:{last[1]}']} -> "
+        f"{grid[last[0]][last[1]]}"]

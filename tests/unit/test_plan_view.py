@@ -14,9 +14,12 @@ from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
 from backend.services import plans
+from backend.twin.cluster import TwinCluster
 from backend.twin.examples import demo_snapshot
+from backend.twin.gateway import TwinGateway
 from dashboard import drafts, runtime
 from dashboard.config import parse_config
+from tests.plan_helpers import moves, settle
 
 USERS = {"olga": "operator", "arne": "approver", "vera": "viewer"}
 
@@ -27,6 +30,7 @@ def app(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("plan-view")
     save_snapshot(demo_snapshot(), tmp / "demo.parquet")
+    twin = TwinCluster(demo_snapshot())
     app = create_app(parse_config({
         "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
                       "snapshot": str(tmp / "demo.parquet")}],
@@ -34,8 +38,8 @@ def app(tmp_path_factory):
         "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
         "auth": {"secret_key_file": str(tmp / "key"), "users": [
             {"name": n, "role": r, "password_hash": generate_password_hash("x")}
-            for n, r in USERS.items()]}}))
-    app.snapshot_file = tmp / "demo.parquet"
+            for n, r in USERS.items()]}}), gateways={"demo": TwinGateway(twin)})
+    app.twin = twin
     return app
 
 
@@ -156,7 +160,6 @@ def test_propose_approve_and_the_audit_log(app):
 def test_a_stale_plan_is_refused_naming_the_partition(app):
     """The cluster moves a partition the plan touches after the proposal: the approver
     is told which one and to re-propose, and the plan stays proposed."""
-    from backend.model.reassignment import reassignment_from_dict
     from dashboard import plan_views
 
     token = preview_as(app, "olga")
@@ -169,13 +172,10 @@ def test_a_stale_plan_is_refused_naming_the_partition(app):
     plan_id = int(href.rsplit("/", 1)[1])
     plan = plans.get(runtime.current().plan_store(), plan_id)
     first = plan.content["partitions"][0]
-    snap = demo_snapshot()
+    snap = app.twin.assignment()
     now = snap.replicas_of(snap.partition_row(first["topic"], first["partition"]))
     moved = [now[1], now[0], *now[2:]]  # a leader change is enough
-    changed = reassignment_from_dict({"version": 1, "partitions": [
-        {"topic": first["topic"], "partition": first["partition"], "replicas": moved}]},
-        snap).target(snap)
-    save_snapshot(changed, app.snapshot_file)
+    settle(app.twin, moves((first["topic"], first["partition"], moved)))
     try:
         ctx = as_user(app, "arne")
         try:
@@ -185,8 +185,101 @@ def test_a_stale_plan_is_refused_naming_the_partition(app):
         finally:
             ctx.pop()
     finally:
-        save_snapshot(snap, app.snapshot_file)
+        settle(app.twin, moves((first["topic"], first["partition"], now)))
+        runtime.current().snapshot_of("demo")  # the pages' cached read sees it at once
     name = f"{first['topic']}-{first['partition']}"
     assert refused[0].startswith("Refused: ") and name in refused[0]
     assert "re-propose" in refused[0]
     assert plans.get(runtime.current().plan_store(), plan_id).state == "proposed"
+
+
+def test_a_gateway_that_does_not_answer_is_refused_in_words(app):
+    """The cluster's gateway is a twin at a closed port (real, nobody listening): Approve
+    and Execute say which cluster did not answer and why, instead of checking the plan
+    against the snapshot file, and the plan stays as it was."""
+    from backend.gateways.twin_http import TwinHttpGateway
+    from dashboard import ids, plan_views
+    from tests.servers import free_port
+
+    store, rt = runtime.current().plan_store(), runtime.current()
+    made = []
+    for title in ("gateway down", "to execute"):
+        token = preview_as(app, "olga")
+        ctx = as_user(app, "olga")
+        try:
+            href, error = plan_views.propose(1, token, title)
+        finally:
+            ctx.pop()
+        assert error == ""
+        made.append(int(href.rsplit("/", 1)[1]))
+    proposed, approved = made
+    view = page("/plans/<plan_id>")
+    shown = {i: {"id": i, "sha256": plans.get(store, i).sha256} for i in (proposed, approved)}
+    ctx = as_user(app, "arne")
+    try:
+        click("pv-approve")
+        assert view.decide(1, None, None, shown[approved], "")[2] == "approved"
+        live, dead = rt.gateways["demo"], f"http://127.0.0.1:{free_port()}"
+        rt.gateways["demo"] = TwinHttpGateway(dead, timeout=2)
+        refused = view.decide(1, None, None, shown[proposed], "")
+    finally:
+        rt.gateways["demo"] = live
+        ctx.pop()
+    ctx = as_user(app, "olga")
+    try:
+        rt.gateways["demo"] = TwinHttpGateway(dead, timeout=2)
+        executed = view.execution_answer(ids.PV_EXECUTE, approved)
+    finally:
+        rt.gateways["demo"] = live
+        ctx.pop()
+    for message in (refused[0], executed[0]):
+        assert message.startswith(f"Refused: Cluster 'demo': its gateway did not answer "
+                                  f"(Twin at {dead}: unreachable")
+        assert "never a snapshot file" in message
+    assert executed[3] == "approved"
+    assert plans.get(store, proposed).state == "proposed"
+    assert plans.get(store, approved).state == "approved"
+
+
+def test_the_plan_page_paints_from_its_preview_and_reads_the_content_when_asked(
+        app, monkeypatch):
+    """The page of a stored reassignment is drawn from the preview numbers stored with it;
+    its content (megabytes at 100k moves) is read when the grid asks for rows and when
+    the exact JSON is opened."""
+    from dashboard import plan_views
+
+    token = preview_as(app, "olga")
+    ctx = as_user(app, "olga")
+    try:
+        href, _ = plan_views.propose(1, token, "lazy page")
+    finally:
+        ctx.pop()
+    store = runtime.current().plan_store()
+    plan = plans.get(store, int(href.rsplit("/", 1)[1]))
+    view = page("/plans/<plan_id>")
+
+    def whole(*_):
+        raise AssertionError("the page read the whole plan before painting")
+
+    monkeypatch.setattr(plans, "get", whole)
+    ctx = as_user(app, "arne")
+    try:
+        shown = view.layout(plan_id=str(plan.id))
+    finally:
+        ctx.pop()
+    monkeypatch.undo()
+    body = text_of(shown)
+    assert f"{plan.preview['replica_moves']:,}" in body and plan.sha256 in body
+    assert f"Per-partition changes ({plan.preview['partitions']:,} partitions)" in body
+    grid_token = next(c.data for c in shown.children if getattr(c, "id", "") == "plan-token")
+    rows = plan_views.grid_rows({"startRow": 0, "endRow": 3}, grid_token, None)
+    assert rows["rowCount"] == len(plan.content["partitions"]) and len(rows["rowData"]) == 3
+    # Propose kept the draft's grid for the page; without it, the stored plan gives the same
+    runtime.current().cache.delete(f"plan-grid:{plan.id}")
+    again = plan_views.grid_rows({"startRow": 0, "endRow": 3}, grid_token, None)
+    assert again == rows
+    data = {"id": plan.id, "sha256": plan.sha256}
+    text = view.open_json(1, data, None)
+    assert json.loads(text) == {**plan.content,
+                                "partitions": plan.content["partitions"][:view.JSON_ENTRIES]}
+    assert view.open_json(2, data, text) is dash.no_update  # closing it reads nothing

@@ -18,9 +18,9 @@ def test_every_concept_renders_in_both_dialects(name, dialect):
 
 def test_dialect_specific_names():
     assert catalog.promql("bytes_in_per_broker", "strimzi") == (
-        'sum by (broker) (rate(kafka_server_brokertopicmetrics_bytesin_total{topic!=""}[1m]))')
+        'sum by (broker) (rate(kafka_server_brokertopicmetrics_bytesin_total{topic=""}[1m]))')
     assert catalog.promql("bytes_in_per_broker", "confluent") == (
-        'sum by (broker) (rate(kafka_server_brokertopicmetrics_bytesinpersec{topic!=""}[1m]))')
+        'sum by (broker) (rate(kafka_server_brokertopicmetrics_bytesinpersec{topic=""}[1m]))')
     assert catalog.promql("replica_lag_sum_per_broker", "confluent") == (
         'sum by (broker) ({__name__=~"kafka_server_fetcherlagmetrics_consumerlag_clientid_.+"})')
 

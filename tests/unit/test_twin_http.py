@@ -41,6 +41,13 @@ def test_reads_match_the_in_process_gateway(pair):
     assert remote.describe_configs("broker", "1") == local.describe_configs("broker", "1")
     assert remote.describe_configs("broker", "1")["configs"][
         "leader.replication.throttled.rate"] == "1048576"
+    topic_list = {"follower.replication.throttled.replicas": "0:1"}
+    local.alter_configs("topic", topic["name"], topic_list)
+    rates = ["leader.replication.throttled.rate", "follower.replication.throttled.rate"]
+    assert remote.find_configs("broker", rates) == local.find_configs("broker", rates) == {
+        "1": {"leader.replication.throttled.rate": "1048576"}}
+    assert remote.find_configs("topic", list(topic_list)) == {topic["name"]: topic_list}
+    assert remote.find_configs("topic", rates) == {}
     assert remote.describe_client_quotas() == local.describe_client_quotas()
     assert remote.list_reassignments() == local.list_reassignments() != []
     a, b = remote.assignment(), local.assignment()
@@ -56,6 +63,8 @@ def test_bad_requests_are_one_line_bad_input(pair):
         remote.describe_topics(["no-such-topic"])
     with pytest.raises(BadInput, match="entity type"):
         remote.describe_configs("cluster", "x")
+    with pytest.raises(BadInput, match="entity type"):
+        remote.find_configs("cluster", ["x"])
 
 
 def test_a_stopped_twin_is_unavailable(pair):

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from backend.errors import BadInput
@@ -45,6 +46,22 @@ def test_throttle_and_quota_defaults():
     q = parse_spec({"kind": "quota", "requests": "r.jsonl", "grid": {"rate": [5]}})
     assert isinstance(q, QuotaSpec)
     assert (q.grid, q.mode, q.window_seconds) == ({"rate": [5], "samples": [11]}, "strict", 1)
+
+
+HISTORY = {"times": [0, 86400], "brokers": ["1"], "broker_values": [[1, None]],
+           "cluster_values": [1, 2], "limits": {"max.broker.partitions": 10}}
+
+
+def test_a_fleet_spec_of_histories_takes_the_forecast_knobs_and_reads_missing_days_as_nan():
+    spec = parse_spec({"kind": "fleet", "clusters": [{"name": "a", "history": HISTORY}],
+                       "grid": {"add_brokers": [0, 2]}, "by_days": 30})
+    assert spec.forecasts and spec.by_days == 30
+    assert spec.grid == {"max.broker.partitions": ["snapshot"], "max.partitions": ["snapshot"],
+                         "growth_pct_month": [0.0], "add_brokers": [0, 2],
+                         "topic_partitions": [0], "topic_rf": [1]}
+    h = spec.clusters[0].history
+    assert (h.max_broker_partitions, h.max_partitions) == (10, None)
+    assert h.broker_values.shape == (1, 2) and np.isnan(h.broker_values[0, 1])
 
 
 def test_fleet_spec_sorts_snapshots_by_time_and_reads_iso_times(tmp_path):
@@ -118,6 +135,22 @@ def test_bad_limit_specs_say_what_and_where(change, message):
                                      "growth_per_day": -1}]}, "growth_per_day"),
     ({"kind": "fleet", "clusters": [{"name": "a", "snapshots": ["x"]}],
       "grid": {"add_brokers": [1]}}, "unknown grid key"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": HISTORY},
+                                    {"name": "b", "snapshots": ["x"]}]}, "or none"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": HISTORY, "snapshots": ["x"]}]},
+     "not both"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": {**HISTORY, "brokers": [1]}}]},
+     "broker ids as strings"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": {
+        **HISTORY, "broker_values": [[1, 2, 3]]}}]}, r"broker_values\[0\]: expected a list of 2"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": {
+        **HISTORY, "cluster_values": [1, -2]}}]}, r"cluster_values\[1\]: expected a number"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": HISTORY}],
+      "grid": {"max.broker.partitions": [None]}}, "unlimited limit is never reached"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": HISTORY}],
+      "grid": {"topic_rf": [0]}}, "at least 1"),
+    ({"kind": "fleet", "clusters": [{"name": "a", "history": HISTORY}], "by_days": 0},
+     "by_days: must be larger than 0"),
     ([1, 2], "a sweep spec is a JSON object"),
 ])
 def test_bad_specs_of_other_kinds(spec, message):

@@ -1,0 +1,40 @@
+"""Throttle configs as a table: the Overview's leftover throttles (with when Railyard
+first saw each and the clear plan that names it) and a clear-throttles plan's configs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from dash import dcc, html
+
+SHOWN_CHARS = 120  # a long replica list is cut here; its full value is in the title
+
+
+def where(entity_type: str, name: str) -> str:
+    if entity_type == "broker":
+        return "every broker (default)" if name == "<default>" else f"broker {name}"
+    return f"topic {name}"
+
+
+def config_table(rows: list[dict], table_id: str | None = None) -> html.Table:
+    """One row per config: where, key, value, and (when the rows carry them) when
+    Railyard first saw it and the open clear plan naming it."""
+    seen = bool(rows) and "first_seen" in rows[0]
+    heads = ["where", "config", "value"] + (["first seen by Railyard", "moving now",
+                                              "clear plan"] if seen else [])
+    body = []
+    for r in rows:
+        value = r["value"]
+        cells = [html.Td(where(r["entity_type"], r["name"])), html.Td(html.Code(r["key"])),
+                 html.Td(value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + " ...",
+                         title=value, className="config-value")]
+        if seen:
+            at = datetime.fromtimestamp(r["first_seen"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            plan = r.get("clear_plan")
+            cells += [html.Td(at), html.Td("reassignment in flight" if r["moving"] else "-"),
+                      html.Td(dcc.Link(f"#{plan}", href=f"/plans/{plan}") if plan else "-")]
+        body.append(html.Tr(cells))
+    extra = {"id": table_id} if table_id else {}
+    return html.Div(html.Table([html.Thead(html.Tr([html.Th(h) for h in heads])),
+                                html.Tbody(body)], className="plans configs", **extra),
+                    className="configs-box")

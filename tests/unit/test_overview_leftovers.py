@@ -1,0 +1,91 @@
+"""The Overview's leftover throttles through its callbacks: listed with when Railyard
+first saw them, a Propose button for admins only (the service refuses anyone else
+anyway), and the clear plan's own page listing the configs it deletes."""
+
+from __future__ import annotations
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from backend.services import plans
+from backend.twin.cluster import TwinCluster
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
+from dashboard import ids, runtime
+from dashboard.config import parse_config
+from tests.unit.test_plan_view import as_user, page, text_of
+
+USERS = {"ines": "admin", "olga": "operator"}
+RATE = "leader.replication.throttled.rate"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from dashboard.app import create_app
+
+    tmp = tmp_path_factory.mktemp("leftovers")
+    twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 3, seed=3, cluster="demo"))
+    twin.alter_configs("broker", "2", {RATE: "5000000"})
+    app = create_app(parse_config({
+        "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"}}],
+        "cache": {"background_dir": str(tmp / "cache")},
+        "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+        "auth": {"secret_key_file": str(tmp / "key"), "users": [
+            {"name": n, "role": r, "password_hash": generate_password_hash("x")}
+            for n, r in USERS.items()]}}), gateways={"demo": TwinGateway(twin)})
+    return app
+
+
+def leftovers_as(app, user: str):
+    ctx = as_user(app, user)
+    try:
+        return page("/").show_leftovers({"cluster": "demo", "range": "1h"}, 0)
+    finally:
+        ctx.pop()
+
+
+def test_leftovers_are_listed_and_only_admins_get_the_button(app):
+    shown, rows, hidden = leftovers_as(app, "ines")
+    assert not hidden and [(r["entity_type"], r["name"], r["key"], r["value"])
+                           for r in rows] == [("broker", "2", RATE, "5000000")]
+    words = text_of(shown)
+    assert "broker 2" in words and RATE in words and "5000000" in words
+    assert "first seen by Railyard" in words and "does not record when a config was set" in words
+    assert leftovers_as(app, "olga")[2] is True
+
+
+def test_admin_proposes_the_listed_configs_and_its_page_shows_them(app):
+    _, rows, _ = leftovers_as(app, "olga")
+    ctx = as_user(app, "olga")
+    try:  # a forged click by an operator: the service refuses it
+        href, error = page("/").propose_clear(1, rows, {"cluster": "demo"})
+    finally:
+        ctx.pop()
+    assert error.startswith("Refused: the operator role may not clear_throttles")
+    ctx = as_user(app, "ines")
+    try:
+        href, error = page("/").propose_clear(1, rows, {"cluster": "demo"})
+        plan_id = int(href.rsplit("/", 1)[1])
+        layout = page("/plans/<plan_id>").layout(plan_id=str(plan_id))
+    finally:
+        ctx.pop()
+    assert error == ""
+    plan = plans.get(runtime.current().plan_store(), plan_id)
+    assert plan.kind == "clear_throttles" and plan.author == "ines"
+    assert plan.content["configs"] == [{"entity_type": "broker", "name": "2", "key": RATE,
+                                        "value": "5000000"}]
+    table = _find(layout, ids.PV_CLEAR_CONFIGS)
+    assert "broker 2" in text_of(table) and "5000000" in text_of(table)
+    assert leftovers_as(app, "ines")[1][0]["clear_plan"] == plan_id
+
+
+def _find(component, wanted: str):
+    if getattr(component, "id", None) == wanted:
+        return component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, list) else [children]:
+        if child is not None and not isinstance(child, str | int | float):
+            found = _find(child, wanted)
+            if found is not None:
+                return found
+    return None
