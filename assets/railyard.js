@@ -81,12 +81,14 @@ var dagfuncs = (window.dashAgGridFunctions = window.dashAgGridFunctions || {});
 /* 12500 -> "12,500"; 84.3 stays "84.3"; no value -> "-". */
 dagfuncs.thousands = function (value) {
     if (value === null || value === undefined || value === "") { return "-"; }
+    if (isNaN(Number(value))) { return String(value); }  // "never", "unlimited"
     return Number(value).toLocaleString("en-US", {maximumFractionDigits: 2});
 };
 
 /* A byte rate as components.charts.rate_text writes it: 950 B/s, 12.3 kB/s, 5.31 MB/s. */
 dagfuncs.byteRate = function (value) {
     if (value === null || value === undefined || value === "") { return "-"; }
+    if (isNaN(Number(value))) { return String(value); }
     const scales = [[1e9, "G"], [1e6, "M"], [1e3, "k"]];
     for (const [scale, prefix] of scales) {
         if (Math.abs(value) >= scale) {

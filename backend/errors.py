@@ -19,8 +19,8 @@ class Unavailable(RuntimeError):
     """A source the page needs is unreachable: ``what`` is shown in the banner."""
 
     def __init__(self, what: str, detail: str) -> None:
-        super().__init__(f"{what}: {' '.join(detail.split())}")
-        self.what = what
+        self.what, self.detail = what, " ".join(detail.split())
+        super().__init__(f"{what}: {self.detail}")
 
 
 class Forbidden(PermissionError):

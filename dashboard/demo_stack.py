@@ -7,7 +7,8 @@
   twin and backfilled with promtool once, kept under the demo's home), so incident review
   over an absolute range works out of the box;
 - a warm Spark session, and the dashboard, with the live twin read through its gateway;
-- sign-in on, with two demo users (an operator who proposes, an approver who approves)
+- sign-in on, with three demo users (an operator who proposes, an approver who approves,
+  an admin who may also propose clearing leftover throttles)
   whose passwords are generated once into the demo's home and printed at every start.
 
 Everything started here is stopped on Ctrl-C or SIGTERM (Prometheus runs in its own
@@ -48,7 +49,8 @@ from dashboard.config import (
 
 INCIDENT_EPOCH = 1_704_067_200  # the recorded hour starts 2024-01-01T00:00Z
 INCIDENT_STEP = 30  # seconds between recorded samples
-DEMO_USERS = (("olivia", "operator"), ("adam", "approver"))  # name, role
+# name, role; the admin may also propose clearing leftover throttles (the Overview's list)
+DEMO_USERS = (("olivia", "operator"), ("adam", "approver"), ("ines", "admin"))
 
 
 @dataclass
@@ -168,11 +170,15 @@ class DemoStack:
 
 def demo_users(home: Path) -> dict[str, tuple[str, str]]:
     """name -> (role, password) of the demo users: generated on the first start into
-    ``home/demo-users.json`` (mode 0600), the same on every later start."""
+    ``home/demo-users.json`` (mode 0600), the same on every later start (a demo user
+    added since is generated then)."""
     path = home / "demo-users.json"
-    if path.exists():
-        return {name: tuple(v) for name, v in json.loads(path.read_text()).items()}
-    users = {name: (role, secrets.token_urlsafe(9)) for name, role in DEMO_USERS}
+    users = {name: tuple(v) for name, v in json.loads(path.read_text()).items()} \
+        if path.exists() else {}
+    missing = [(name, role) for name, role in DEMO_USERS if name not in users]
+    if not missing:
+        return users
+    users.update({name: (role, secrets.token_urlsafe(9)) for name, role in missing})
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(users, f)

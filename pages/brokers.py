@@ -10,7 +10,7 @@ from dash import Input, Output, State, dcc, html, no_update
 from backend.errors import Unavailable
 from backend.services import limits, monitoring
 from components import banners, charts, monitor, tables, urlstate
-from dashboard import ids, runtime, shell
+from dashboard import caches, ids, runtime, shell
 
 dash.register_page(__name__, path="/brokers", name="Brokers", title="Railyard · Brokers",
                    order=1)
@@ -104,14 +104,19 @@ def show_broker(selected, rows, state):
     source = runtime.current().source(state["cluster"])
     title = f"Broker {broker} (rack {chosen['rack']})" + (
         "" if selected else ": the fullest broker; select a row to see another")
+    # drawn once per broker and window: the grid's refresh triggers this callback again
+    return (title, *caches.drawn(f"brokers:{broker}", state, w,
+                                 lambda: _broker_charts(source, broker, w)))
+
+
+def _broker_charts(source, broker: str, w) -> tuple:
     try:
         s = monitoring.broker_series(source, broker, w)
     except Unavailable as e:
         empty = charts.empty(f"Broker {broker} · {w.label}", str(e))
-        return title, empty, empty, empty
+        return empty, empty, empty
     limit = source.limits.max_broker_partitions
-    return (title,
-            monitor.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", w),
+    return (monitor.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", w),
             monitor.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages", w),
             monitor.figure(s["partitions"], f"Broker {broker}: partition replicas", "replicas",
                            w, limit=limit, limit_name="max.broker.partitions"))

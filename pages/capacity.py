@@ -11,7 +11,7 @@ from dash import Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
 from backend.services import capacity
-from components import banners, charts
+from components import banners, charts, tables
 from components import capacity as cap
 from dashboard import ids, reports, runtime
 
@@ -51,8 +51,9 @@ def layout(**query) -> html.Div:
         html.P(id=ids.CAP_ANSWER, className="answer"),
         html.Div(dag.AgGrid(
             id=ids.CAP_TABLE, rowData=[],
-            columnDefs=[{"field": k, "headerName": v} for k, v in cap.TABLE_COLUMNS.items()],
-            defaultColDef={"sortable": True, "resizable": True, "minWidth": 80},
+            columnDefs=[tables.number_column(k, v) if k in cap.COUNT_COLUMNS
+                        else {"field": k, "headerName": v} for k, v in cap.TABLE_COLUMNS.items()],
+            defaultColDef={**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 80},
             columnSize="responsiveSizeToFit", style={"height": "300px"},
             className="ag-theme-alpine", getRowStyle=ROW_STYLE), className="panel"),
         html.Div(dcc.Graph(id=ids.CAP_CLUSTER_CHART, config=GRAPH), className="panel"),

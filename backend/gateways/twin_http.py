@@ -4,10 +4,11 @@ half (TwinHttpGateway), all the dashboard needs; with the twin's token it is the
 ClusterGateway (TwinHttpWriter), so an executor in `railyard serve` can run plans on a
 twin that `railyard twin serve` runs in another process.
 
-A Kafka error the twin answers (409 with ``kafka_error``) is raised as the GatewayError
-the in-process gateway raises, so the executor retries it the same way; a write the twin
-refuses (no token, a wrong one, writes disabled) is CLUSTER_AUTHORIZATION_FAILED, which
-is not retried."""
+A Kafka error the twin answers to a write (409 with ``kafka_error``) is raised as the
+GatewayError the in-process gateway raises, so the executor retries it the same way; a
+refused read (503) is Unavailable, as the Kafka gateway answers one; a write the twin
+refuses (no token, a wrong one, writes disabled) is
+CLUSTER_AUTHORIZATION_FAILED, which is not retried."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ class TwinHttpGateway:
             if e.code in (401, 403):  # a refusal, as Kafka's: retrying will not help
                 raise GatewayError("CLUSTER_AUTHORIZATION_FAILED",
                                    f"twin at {self.url}: {detail}") from None
+            if e.code == 503 and "error" in answer:  # the twin says why it cannot answer
+                raise Unavailable(f"Twin at {self.url}", str(detail)) from None
             raise Unavailable(f"Twin at {self.url}", f"HTTP {e.code}: {detail}") from None
         except OSError as e:  # URLError and timeouts included
             reason = getattr(e, "reason", e)

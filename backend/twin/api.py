@@ -37,7 +37,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from backend.errors import BadInput
+from backend.errors import BadInput, Unavailable
 from backend.gateways.base import (
     ClusterGateway,
     ClusterReader,
@@ -165,6 +165,8 @@ class TwinApi:
                 except GatewayError as e:
                     return self._send(409, "json", {"error": str(e), "kafka_error": e.code,
                                                     "message": e.message})
+                except Unavailable as e:  # a read the cluster refused
+                    return self._send(503, "json", {"error": e.detail})
                 self._send(200, kind, body)
 
             def _send(self, status: int, kind: str, body, headers: dict | None = None) -> None:

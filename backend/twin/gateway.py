@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.errors import BadInput
+from backend.errors import BadInput, Unavailable
+from backend.gateways.base import GatewayError
 from backend.model.bounds import parse_broker_id
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster
@@ -59,8 +60,16 @@ class TwinGateway:
     def assignment(self) -> Snapshot:
         return self.twin.assignment()
 
+    def _read_fault(self, op: str) -> None:
+        """A fault on a read is Unavailable, as the Kafka gateway answers a refused read."""
+        try:
+            self.twin.faults.check(op, self.twin.now_seconds)
+        except GatewayError as e:
+            raise Unavailable(f"Twin cluster '{self.twin.snap.cluster}'",
+                              f"{op} refused: {e}") from None
+
     def describe_configs(self, entity_type: str, name: str) -> dict:
-        self.twin.faults.check("describe_configs", self.twin.now_seconds)
+        self._read_fault("describe_configs")
         with self.twin.lock:
             if entity_type == "broker":
                 if name != DEFAULT_BROKER:
@@ -74,7 +83,7 @@ class TwinGateway:
             return {"entity_type": entity_type, "name": name, "configs": dict(store.get(name, {}))}
 
     def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
-        self.twin.faults.check("describe_configs", self.twin.now_seconds)
+        self._read_fault("describe_configs")
         with self.twin.lock:
             if entity_type not in ("broker", "topic"):
                 raise BadInput(f"entity type must be 'broker' or 'topic', got '{entity_type}'")
@@ -99,7 +108,7 @@ class TwinGateway:
         return self.twin.alter_reassignments(plan)
 
     def list_reassignments(self) -> list[dict]:
-        self.twin.faults.check("list_reassignments", self.twin.now_seconds)
+        self._read_fault("list_reassignments")
         return self.twin.list_reassignments()
 
     def cancel_reassignments(self, partitions: list[tuple[str, int]] | None = None) -> dict:

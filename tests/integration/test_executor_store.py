@@ -1,6 +1,6 @@
 """The executor's records on both stores (SQLite and a real PostgreSQL): racers for a
-cluster's lease get exactly one winner, and a plan runs to completion with its config
-book, restoring every throttle."""
+cluster's lease get exactly one winner, a plan runs to completion with its config book,
+restoring every throttle, and throttle sightings keep their first time."""
 
 from __future__ import annotations
 
@@ -45,5 +45,27 @@ def test_a_plan_runs_and_restores_its_throttles(store_url):
         assert ex["state"] == "completed" and dict(gw.starts) == {"a-0": 1, "b-1": 1}
         assert twin.topic_configs["a"] == {"leader.replication.throttled.replicas": "*"}
         assert not any("throttled" in k for cfg in twin.broker_configs.values() for k in cfg)
+    finally:
+        store.close()
+
+
+def test_throttle_sightings_keep_the_first_time_per_value(store_url):
+    """When Railyard first saw each throttle config: kept while the value stays, renewed
+    when it changes or comes back after going, kept for a config an executing plan holds
+    (backend/store/sightings.py), per cluster."""
+    from backend.store.sightings import sightings
+
+    store = open_store(store_url)
+    try:
+        rate = ("broker", "1", "leader.replication.throttled.rate")
+        lists = ("topic", "t", "follower.replication.throttled.replicas")
+        assert sightings(store, "seen", {rate: "1", lists: "0:1"}, set(), 10.0) == {
+            rate: 10.0, lists: 10.0}
+        assert sightings(store, "seen", {rate: "1", lists: "0:2"}, set(), 20.0) == {
+            rate: 10.0, lists: 20.0}
+        assert sightings(store, "elsewhere", {rate: "1"}, set(), 30.0) == {rate: 30.0}
+        assert sightings(store, "seen", {}, {rate}, 40.0) == {}  # rate held, lists gone
+        assert sightings(store, "seen", {rate: "1", lists: "0:2"}, set(), 50.0) == {
+            rate: 10.0, lists: 50.0}
     finally:
         store.close()

@@ -286,9 +286,15 @@ def test_demo_users_are_generated_once_and_private(tmp_path):
 
     users = demo_users(tmp_path)
     assert [(n, r) for n, (r, _) in users.items()] == list(DEMO_USERS)
-    assert {r for r, _ in users.values()} == {"operator", "approver"}
+    assert {r for r, _ in users.values()} == {"operator", "approver", "admin"}
     assert demo_users(tmp_path) == users
     assert stat.S_IMODE(os.stat(tmp_path / "demo-users.json").st_mode) == 0o600
+    # a home from before the admin existed keeps its users and gains the admin
+    older = {n: v for n, v in users.items() if v[0] != "admin"}
+    (tmp_path / "demo-users.json").write_text(json.dumps(older))
+    again = demo_users(tmp_path)
+    assert {n: v for n, v in again.items() if n in older} == older
+    assert [r for r, _ in again.values()].count("admin") == 1
 
 
 def test_verified_passwords_are_remembered_briefly_and_not_past_a_new_password(monkeypatch):
