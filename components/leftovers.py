@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from dash import dcc, html
 
 SHOWN_CHARS = 120  # a long replica list is cut here; its full value is in the title
+SHOWN_ROWS = 500  # rows drawn at most (a browser table of thousands is slow to draw)
 
 
 def where(entity_type: str, name: str) -> str:
@@ -23,7 +24,7 @@ def config_table(rows: list[dict], table_id: str | None = None) -> html.Table:
     heads = ["where", "config", "value"] + (["first seen by Railyard", "moving now",
                                               "clear plan"] if seen else [])
     body = []
-    for r in rows:
+    for r in rows[:SHOWN_ROWS]:
         value = r["value"]
         cells = [html.Td(where(r["entity_type"], r["name"])), html.Td(html.Code(r["key"])),
                  html.Td(value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + " ...",
@@ -34,6 +35,9 @@ def config_table(rows: list[dict], table_id: str | None = None) -> html.Table:
             cells += [html.Td(at), html.Td("reassignment in flight" if r["moving"] else "-"),
                       html.Td(dcc.Link(f"#{plan}", href=f"/plans/{plan}") if plan else "-")]
         body.append(html.Tr(cells))
+    if len(rows) > SHOWN_ROWS:
+        body.append(html.Tr(html.Td(f"... and {len(rows) - SHOWN_ROWS:,} more (the first "
+                                    f"{SHOWN_ROWS:,} are shown)", colSpan=len(heads))))
     extra = {"id": table_id} if table_id else {}
     return html.Div(html.Table([html.Thead(html.Tr([html.Th(h) for h in heads])),
                                 html.Tbody(body)], className="plans configs", **extra),

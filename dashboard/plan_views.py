@@ -12,7 +12,7 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import plan_basis, plan_events, plan_preview
+from backend.services import plan_events, plan_preview
 from backend.services import plans as plan_service
 from backend.services.cluster import cluster_snapshot
 from backend.store.store import Plan
@@ -226,7 +226,7 @@ def propose(_clicks, token, title):
     rt = runtime.current()
     try:
         snap = rt.snapshot_of(draft.cluster)
-        changed = plan_basis.basis_changes(draft.basis(), snap)
+        changed = draft.changes(snap)
         if changed:
             more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
             raise Conflict(f"the cluster changed since this preview ({'; '.join(changed[:3])}"

@@ -10,7 +10,7 @@ from dash import Input, Output, State, dcc, html, no_update
 from backend.errors import Unavailable
 from backend.services import limits, monitoring
 from components import banners, charts, monitor, tables, urlstate
-from dashboard import caches, ids, runtime, shell
+from dashboard import caches, ids, plan_views, runtime, shell
 
 dash.register_page(__name__, path="/brokers", name="Brokers", title="Railyard · Brokers",
                    order=1)
@@ -116,10 +116,13 @@ def _broker_charts(source, broker: str, w) -> tuple:
         empty = charts.empty(f"Broker {broker} · {w.label}", str(e))
         return empty, empty, empty
     limit = source.limits.max_broker_partitions
-    return (monitor.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", w),
-            monitor.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages", w),
+    plans = plan_views.events_in(source.name, w.start, w.end)  # and execution batches
+    return (monitor.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", w,
+                           events=plans),
+            monitor.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages", w,
+                           events=plans),
             monitor.figure(s["partitions"], f"Broker {broker}: partition replicas", "replicas",
-                           w, limit=limit, limit_name="max.broker.partitions"))
+                           w, limit=limit, limit_name="max.broker.partitions", events=plans))
 
 
 @dash.callback(Output(ids.URL, "search", allow_duplicate=True),

@@ -32,7 +32,7 @@ def layout(**query) -> html.Div:
         html.Div([html.Div(dcc.Graph(id=ids.OV_HEALTH_SERIES, config=GRAPH), className="panel"),
                   html.Div(dcc.Graph(id=ids.OV_PARTITIONS_SERIES, config=GRAPH),
                            className="panel")], className="grid-2"),
-        html.Div([html.H3("Leftover throttles"),
+        html.Div([html.H3("Leftover throttles now"),
                   html.Div(id=ids.OV_LEFTOVERS),
                   dcc.Store(id=ids.OV_LEFTOVER_ROWS),
                   html.Button("Propose clearing these throttles", id=ids.OV_CLEAR,

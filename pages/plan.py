@@ -148,12 +148,16 @@ def _gateway(cluster: str):
     return runtime.current().gateways.get(cluster)
 
 
+def _migrating(p: dict | None) -> bool:
+    return ((p or {}).get("shrink") or {}).get("mode") == "migration"
+
+
 def _checklist(p: dict | None) -> tuple[list[dict], list[int]]:
     """A migration's steps as checklist options (step 1 is Railyard's; done steps stay
     checked), and the steps done."""
-    s = (p or {}).get("shrink") or {}
-    if s.get("mode") != "migration":
+    if not _migrating(p):
         return [], []
+    s = p["shrink"]
     running = p["state"] == "running"
     return ([{"label": f" {st['step']}. {st['text']}", "value": st["step"],
               "disabled": st["done"] or st["step"] == 1 or not running} for st in s["steps"]],
@@ -229,7 +233,8 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
     _, p = _execution_state(plan)
     hidden = _hidden_buttons(plan, p, may(who, "execute", plan.author) is None)
     return (message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None, plan.state,
-            f"state state-{plan.state}", *hidden, plan.state != "executing", *_checklist(p))
+            f"state state-{plan.state}", *hidden, plan.state != "executing",
+            *(_checklist(p) if _migrating(p) else (no_update, no_update)))
 
 
 @dash.callback(Output(ids.PV_CHECK_RESULT, "children"), Output(ids.PV_CHECK_RESULT, "className"),
@@ -240,11 +245,11 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
 def check_step(value, shown):
     """An operator checks a migration step off: the service decides whether they may and
     whether it is that step's turn, and audits it."""
-    if not shown:
-        return (no_update,) * 4
     store, who = runtime.current().plan_store(), auth.current_actor()
-    _, p = _execution_state(plan_service.get(store, shown["id"]))
-    done = {st["step"] for st in ((p or {}).get("shrink") or {}).get("steps", []) if st["done"]}
+    _, p = _execution_state(plan_service.get(store, shown["id"])) if shown else (None, None)
+    done = {st["step"] for st in p["shrink"]["steps"] if st["done"]} if _migrating(p) else set()
+    if not set(value or []) - done:  # the refresh setting what is done: no click
+        return (no_update,) * 4
     message, css = "", "inline-done"
     for step in sorted(set(value or []) - done):
         try:

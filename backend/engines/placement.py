@@ -3,7 +3,7 @@
 The arithmetic is Kafka's own, exactly: for a fixed start index the output equals
 Kafka's for the same brokers. Rack-unaware placement is closed-form per partition.
 Rack-aware placement reads each partition's followers from a table of Kafka's candidate
-walk (see ``_rack_aware_slots``), so no Python loop runs per partition or per replica.
+walk (see ``_rack_aware``), so no Python loop runs per partition or per replica.
 
 Brokers are given as positions 0..n-1 in ascending id order (as Kafka's callers sort
 them); racks as small integers (or None when no broker has a rack).
@@ -44,37 +44,21 @@ def rack_alternated(racks: np.ndarray) -> np.ndarray:
     return arranged.astype(np.int64)
 
 
-def _runs(start_partition: int, n_partitions: int, n: int, shift0: int
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """Kafka's nextReplicaShift for each run of partitions sharing it, and the runs'
-    lengths: it grows by 1 at every partition id > 0 that is a multiple of n."""
+def _block_shifts(start_partition: int, n_partitions: int, n: int, shift0: int
+                  ) -> np.ndarray:
+    """Kafka's nextReplicaShift in each block of n partition ids (b*n .. b*n + n - 1)
+    the new partitions touch: it grows by 1 at every partition id > 0 that is a multiple
+    of n, so one value holds for a whole block."""
     lo, hi = start_partition, start_partition + n_partitions
-    runs = (hi - 1) // n - lo // n + 1
-    lengths = np.full(runs, n, dtype=np.int64)
-    lengths[0] = min((lo // n + 1) * n, hi) - lo
-    if runs > 1:
-        lengths[-1] = hi - ((hi - 1) // n) * n
-    first_shift = shift0 + lo // n - (max(lo, 1) - 1) // n
-    return np.arange(first_shift, first_shift + runs), lengths
+    first = shift0 + lo // n - (max(lo, 1) - 1) // n
+    return np.arange(first, first + (hi - 1) // n - lo // n + 1)
 
 
-def _per_partition(per_run: np.ndarray, lengths: np.ndarray) -> np.ndarray | int:
-    """A per-run value for every partition (a plain number when there is one run)."""
-    return int(per_run[0]) if len(per_run) == 1 else np.repeat(per_run, lengths)
-
-
-def _ahead(slot: np.ndarray, step: np.ndarray | int, n: int) -> np.ndarray:
+def _ahead(slot: np.ndarray, step: np.ndarray, n: int,
+           out: np.ndarray | None = None) -> np.ndarray:
     """(slot + step) mod n for 0 <= slot < n and 0 <= step <= n, without a division."""
-    out = slot + step
+    out = np.add(slot, step, out=out)
     np.subtract(out, n, out=out, where=out >= n)
-    return out
-
-
-def _stack(columns: list[np.ndarray]) -> np.ndarray:
-    """Columns into a (rows, len(columns)) matrix, one contiguous copy per column."""
-    out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
-    for j, column in enumerate(columns):
-        out[:, j] = column
     return out
 
 
@@ -92,29 +76,32 @@ def kafka_assign(
     ``start_index`` and ``shift`` are Kafka's startIndex and nextReplicaShift; Kafka sets
     both to fixedStartIndex when one is given (``shift=None`` does the same).
     ``start_partition`` is the first new partition id (add-partitions).
+
+    Placed block by block of n partition ids (whole blocks, then cut to the new ids): in a
+    block the leaders' slots are one period of (id + startIndex) mod n and the shift is
+    one number, so every column is written once, from broadcasts, into the result.
     """
     validate_request(n_brokers, n_partitions, replication_factor)
     shift = start_index if shift is None else shift
     n, rf = n_brokers, replication_factor
-    shifts, lengths = _runs(start_partition, n_partitions, n, shift)
-    # the leader's slot, (partition id + startIndex) mod n, repeats with period n
-    cycle = (np.arange(n) + start_partition + start_index) % n
-    first = np.tile(cycle, -(-n_partitions // n))[:n_partitions]
+    shifts = _block_shifts(start_partition, n_partitions, n, shift)
+    skip = start_partition % n  # ids of the first block before the first new one
+    cycle = (np.arange(n) + start_partition - skip + start_index) % n
+    out = np.empty((len(shifts) * n, rf), dtype=np.int64)
+    grid = out.reshape(len(shifts), n, rf)  # block, id in block, replica
     if racks is None:
-        return _stack([first] + [_ahead(first, _per_partition(1 + (shifts + j) % (n - 1),
-                                                               lengths), n)
-                                 for j in range(rf - 1)])
-    racks = np.asarray(racks, dtype=np.int64)
-    arranged = rack_alternated(racks)
-    slots = _rack_aware_slots(first, shifts, lengths, racks[arranged], rf)
-    return _stack([np.take(arranged, column) for column in slots])
+        grid[:, :, 0] = cycle
+        for j in range(rf - 1):
+            _ahead(cycle, 1 + (shifts[:, None] + j) % (n - 1), n, out=grid[:, :, j + 1])
+    else:
+        _rack_aware(grid, cycle, shifts, np.asarray(racks, dtype=np.int64))
+    return out[skip:skip + n_partitions]
 
 
-def _rack_aware_slots(
-    first: np.ndarray, shifts: np.ndarray, lengths: np.ndarray, rack_of: np.ndarray, rf: int
-) -> list[np.ndarray]:
-    """Kafka's rack-aware follower walk: arranged-list slots per partition, one column per
-    replica, leader first (``shifts`` per run of ``lengths`` partitions, as ``_runs``).
+def _rack_aware(grid: np.ndarray, cycle: np.ndarray, shifts: np.ndarray,
+                racks: np.ndarray) -> None:
+    """Kafka's rack-aware placement into ``grid`` (block, id in block, replica), given
+    each id's leader slot in the rack-alternated list (``cycle``) and each block's shift.
 
     Kafka's candidates for a partition are the slots after ``start = first + 1 + shift *
     numRacks mod (n - 1)``, in a circle that skips the leader's slot, and Kafka's k is
@@ -125,26 +112,34 @@ def _rack_aware_slots(
     Once every rack is used (RF > numRacks) any slot not yet holding a replica is taken,
     so the rest are the next free slots after the last follower.
     """
-    n, p = len(rack_of), len(first)
+    n, rf = len(racks), grid.shape[2]
+    arranged = rack_alternated(racks)
+    rack_of = racks[arranged]
+    grid[:, :, 0] = arranged[cycle]
     if rf == 1:
-        return [first]
+        return
     width = int(rack_of.max()) + 1
     num_racks = int(np.count_nonzero(np.bincount(rack_of, minlength=width)))
-    start = _ahead(first, _per_partition(1 + (shifts * num_racks) % (n - 1), lengths), n)
-    leader_rack = np.take(rack_of, first)
+    start = _ahead(cycle, 1 + (shifts[:, None] * num_racks) % (n - 1), n)  # (blocks, n)
+    leader_rack = rack_of[cycle]
     m = min(rf, num_racks) - 1  # followers on racks of their own
-    columns = [first]
-    if m and n * width <= p:  # a table over every (start, leader rack) is the smaller job
+    columns: list[np.ndarray] = []
+    if m and n * width <= start.size:  # a table over every (start, leader rack) is smaller
         table = _new_racks(np.repeat(np.arange(n), width), np.tile(np.arange(width), n),
                            rack_of, m)
         key = start * width + leader_rack
-        columns += [np.take(np.ascontiguousarray(table[:, j]), key) for j in range(m)]
+        columns = [np.take(np.ascontiguousarray(table[:, j]), key) for j in range(m)]
     elif m:
-        columns += list(_new_racks(start, leader_rack, rack_of, m).T)
+        found = _new_racks(start.ravel(), np.broadcast_to(leader_rack, start.shape).ravel(),
+                           rack_of, m)
+        columns = [found[:, j].reshape(start.shape) for j in range(m)]
     if rf > m + 1:
-        after = columns[m] if m else start - 1
-        columns += list(_next_free(after, np.stack(columns, axis=1), n, rf - m - 1).T)
-    return columns
+        after = columns[-1] if m else start - 1
+        taken = np.stack([np.broadcast_to(cycle, start.shape), *columns], axis=-1)
+        rest = _next_free(after.ravel(), taken.reshape(-1, m + 1), n, rf - m - 1)
+        columns += [rest[:, j].reshape(start.shape) for j in range(rf - m - 1)]
+    for j, column in enumerate(columns):
+        grid[:, :, j + 1] = np.take(arranged, column)
 
 
 def _new_racks(start: np.ndarray, leader_rack: np.ndarray, rack_of: np.ndarray,

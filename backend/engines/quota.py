@@ -27,9 +27,9 @@ sweep prepares once and calls ``run`` per (rate, samples) scenario.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -398,60 +398,112 @@ def _one_bucket(level: float, rate: float, cap: float, elapsed_ms: list[int],
 REQUEST_COLUMNS = ("t", "user", "client_id", "partitions", "validate_only")
 
 
-def replay_frame(requests: pd.DataFrame, rate: float | None, samples: int = DEFAULT_SAMPLES,
-                 window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True,
-                 quotas: QuotaBook | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Replay a frame of requests (columns REQUEST_COLUMNS, t in seconds, time order).
+@dataclass(frozen=True)
+class Buckets:
+    """Per bucket (a quota entity's token bucket), in order of first request."""
+
+    user: list[str]
+    client_id: list[str]
+    rate: np.ndarray  # NaN: no quota
+    burst: np.ndarray
+    quota_entity: list[str]
+
+
+def replay_requests(user: Sequence[str], client_id: Sequence[str], t: np.ndarray,
+                    partitions: np.ndarray, validate_only: np.ndarray, rate: float | None,
+                    samples: int = DEFAULT_SAMPLES,
+                    window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True,
+                    quotas: QuotaBook | None = None) -> tuple[Replay, np.ndarray, Buckets]:
+    """Replay requests given as columns (t in seconds, time order), without pandas.
 
     ``rate`` is the quota of the entity (user=<default>, client-id=<default>), the one
     level that gives every (user, client-id) pair its own bucket; ``quotas`` adds
-    entities. Returns (per request: admitted, tokens_after, throttle_ms, bucket) and
-    (per bucket: user, client_id, rate, burst, quota_entity).
+    entities. Returns the per-request replay, each request's bucket, and the buckets.
     """
-    import pandas as pd
-
     book = _book(rate, quotas)
-    user_codes, users = pd.factorize(requests["user"])
-    client_codes, clients = pd.factorize(requests["client_id"])
-    pair_codes, pairs = pd.factorize(user_codes * len(clients) + client_codes)
+    user_codes, users = factorize(user)
+    client_codes, clients = factorize(client_id)
+    pair_codes, pairs = _first_seen(user_codes * len(clients) + client_codes)
     by_tags: dict[tuple[str, str], Resolution] = {}
     tag_ids: dict[tuple[str, str], int] = {}
     pair_bucket = np.empty(len(pairs), dtype=np.int64)
-    for i, code in enumerate(pairs):
+    for i, code in enumerate(pairs.tolist()):
         r = book.resolve(users[code // len(clients)], clients[code % len(clients)])
         by_tags.setdefault(r.tags, r)
         pair_bucket[i] = tag_ids.setdefault(r.tags, len(tag_ids))
     bucket = pair_bucket[pair_codes]
     tags = list(tag_ids)
     rates = np.array([np.nan if by_tags[t].rate is None else by_tags[t].rate for t in tags])
-    t_ms = java_ms(requests["t"].to_numpy(dtype=np.float64))
-    out = replay(bucket, t_ms, requests["partitions"].to_numpy(),
-                 requests["validate_only"].to_numpy(dtype=bool), rates, samples,
-                 window_seconds, strict)
+    out = replay(bucket, java_ms(t), np.asarray(partitions), np.asarray(validate_only, dtype=bool),
+                 rates, samples, window_seconds, strict)
+    return out, bucket, Buckets([t[0] for t in tags], [t[1] for t in tags], rates,
+                                burst(rates, samples, window_seconds),
+                                [by_tags[t].entity for t in tags])
+
+
+def replay_frame(requests: pd.DataFrame, rate: float | None, samples: int = DEFAULT_SAMPLES,
+                 window_seconds: float = DEFAULT_WINDOW_SECONDS, strict: bool = True,
+                 quotas: QuotaBook | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``replay_requests`` over a frame (columns REQUEST_COLUMNS). Returns (per request:
+    admitted, tokens_after, throttle_ms, bucket) and (per bucket: user, client_id, rate,
+    burst, quota_entity)."""
+    import pandas as pd
+
+    out, bucket, b = replay_requests(
+        requests["user"], requests["client_id"],
+        requests["t"].to_numpy(dtype=np.float64), requests["partitions"].to_numpy(),
+        requests["validate_only"].to_numpy(dtype=bool), rate, samples, window_seconds, strict,
+        quotas)
     per_request = pd.DataFrame({"admitted": out.admitted, "tokens_after": out.tokens_after,
                                 "throttle_ms": out.throttle_ms, "bucket": bucket})
-    buckets = pd.DataFrame({
-        "user": [t[0] for t in tags], "client_id": [t[1] for t in tags],
-        "rate": rates, "burst": burst(rates, samples, window_seconds),
-        "quota_entity": [by_tags[t].entity for t in tags]})
+    buckets = pd.DataFrame({"user": b.user, "client_id": b.client_id, "rate": b.rate,
+                            "burst": b.burst, "quota_entity": b.quota_entity})
     return per_request, buckets
 
 
-def bucket_totals(requests: pd.DataFrame, per_request: pd.DataFrame, n_buckets: int
+def bucket_totals(requests: Mapping[str, Any], per_request: Mapping[str, Any], n_buckets: int
                   ) -> dict[str, np.ndarray]:
     """Per bucket: requests, admitted, rejected, partitions admitted (validate-only requests
-    mutate nothing) and the worst throttle, from ``replay_frame``'s per-request frame."""
-    b = per_request["bucket"].to_numpy()
-    admitted = per_request["admitted"].to_numpy()
-    mutated = admitted & ~requests["validate_only"].to_numpy(dtype=bool)
+    mutate nothing) and the worst throttle; ``requests`` and ``per_request`` are frames or
+    mappings of arrays with ``replay_frame``'s columns."""
+    b = np.asarray(per_request["bucket"])
+    admitted = np.asarray(per_request["admitted"], dtype=bool)
+    mutated = admitted & ~np.asarray(requests["validate_only"], dtype=bool)
     count = np.bincount(b, minlength=n_buckets)
     n_admitted = np.bincount(b, weights=admitted, minlength=n_buckets).astype(np.int64)
-    parts = np.bincount(b, weights=np.where(mutated, requests["partitions"].to_numpy(), 0),
+    parts = np.bincount(b, weights=np.where(mutated, np.asarray(requests["partitions"]), 0),
                         minlength=n_buckets).astype(np.int64)
     max_throttle = np.zeros(n_buckets, dtype=np.int64)
-    np.maximum.at(max_throttle, b, per_request["throttle_ms"].to_numpy())
+    np.maximum.at(max_throttle, b, np.asarray(per_request["throttle_ms"]))
     return {"requests": count, "admitted": n_admitted, "rejected": count - n_admitted,
             "partitions_admitted": parts, "max_throttle_ms": max_throttle}
+
+
+# Past this many requests pandas' hash table factorizes faster than a dict costs to fill
+# (and its import is paid back); below it, the CLI's small workloads start without pandas.
+_PANDAS_FACTORIZE_MIN = 100_000
+
+
+def factorize(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """(codes, labels) with labels in order of first appearance, as pandas.factorize."""
+    if len(values) >= _PANDAS_FACTORIZE_MIN:
+        import pandas as pd
+
+        codes, labels = pd.factorize(values)  # a Series of arrow strings stays one
+        return codes.astype(np.int64), list(labels)
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64,
+                        count=len(values))
+    return codes, list(index)
+
+
+def _first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """factorize for integers: (new codes, distinct values), in order of first appearance."""
+    uniques, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], uniques[order]
 
 
 def java_ms(t_seconds: np.ndarray) -> np.ndarray:

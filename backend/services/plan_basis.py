@@ -77,28 +77,35 @@ def basis_changes(basis: dict, snap: Snapshot) -> list[str]:
     if not stored:
         return changes
     split = [k.rpartition(":") for k in stored]
-    names = [t for t, _, _ in split]
-    parts = np.array([int(p) for _, _, p in split], np.int64)
-    rows = _rows(snap, names, parts)
     was = list(stored.values())
-    width = max(max(map(len, was)), 1)
-    then = np.full((len(was), width), -1, np.int64)
+    then = np.full((len(was), max(max(map(len, was)), 1)), -1, np.int64)
     lengths = np.fromiter(map(len, was), np.int64, len(was))
-    then[np.arange(width)[None, :] < lengths[:, None]] = [b for r in was for b in r]
+    then[np.arange(then.shape[1])[None, :] < lengths[:, None]] = [b for r in was for b in r]
+    return changes + replica_changes(snap, [t for t, _, _ in split],
+                                     np.array([int(p) for _, _, p in split], np.int64), then)
+
+
+def replica_changes(snap: Snapshot, names: list[str], parts: np.ndarray,
+                    then: np.ndarray) -> list[str]:
+    """The partitions (``names[i]``-``parts[i]``) whose replicas in ``snap`` are not
+    ``then[i]`` (broker ids, leader first, -1 padded), one phrase each, in this order."""
+    rows = _rows(snap, names, parts)
     now = np.full_like(then, -1)
     present = rows >= 0
     if present.any():
         m = _id_matrix(snap, rows[present])
-        if m.shape[1] > width:  # a partition that grew replicas: compare the whole list
-            then = np.pad(then, ((0, 0), (0, m.shape[1] - width)), constant_values=-1)
+        if m.shape[1] > then.shape[1]:  # a partition that grew replicas: compare them all
+            then = np.pad(then, ((0, 0), (0, m.shape[1] - then.shape[1])), constant_values=-1)
             now = np.full_like(then, -1)
         now[present, :m.shape[1]] = m
+    changes = []
     for i in np.flatnonzero(~present | (then != now).any(axis=1)).tolist():
         name = f"{names[i]}-{parts[i]}"
         if not present[i]:
             changes.append(f"{name} no longer exists")
         else:
-            changes.append(f"{name} replicas {was[i]} -> {snap.replicas_of(int(rows[i]))}")
+            was = [b for b in then[i].tolist() if b >= 0]
+            changes.append(f"{name} replicas {was} -> {snap.replicas_of(int(rows[i]))}")
     return changes
 
 

@@ -5,7 +5,7 @@ shrink with its stages) and its preview (moves, bytes, ETA at a throttle, per-br
 before/after against max.broker.partitions, what it breaks, what it leaves undone), and
 for a reassignment the per-partition diff the page's grid pages through. The store takes
 the basis (the touched partitions as they are) itself when the draft is proposed
-(backend/services/plan_basis.py).
+(backend/services/plan_basis.py); Draft.changes says whether the cluster moved since.
 
 Everything here is computed by the engines over one snapshot, vectorised: a 100k-move
 plan previews in well under a second. No Dash, no store, no I/O.
@@ -28,6 +28,7 @@ from backend.errors import BadInput
 from backend.model.reassignment import Reassignment, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import shrink as shrink_service
+from backend.services.plan_basis import basis_changes, replica_changes
 
 KINDS = ("reassignment", "shrink")
 
@@ -57,8 +58,7 @@ class Draft:
 
     def basis(self) -> dict:
         """What the draft was computed on, in plan_basis' form: the replicas each touched
-        partition had (reassignments), the partition count (shrinks). A draft proposed
-        later is checked against the cluster with it (plan_basis.basis_changes)."""
+        partition had (reassignments), the partition count (shrinks)."""
         if self.kind == "shrink":
             return {"partitions": {}, "topics": {self.content["topic"]: self.content["from"]}}
         t = self.table
@@ -66,6 +66,17 @@ class Draft:
         return {"partitions": {f"{n}:{p}": [b for b in r if b >= 0] for n, p, r in
                                zip(names, t.part.tolist(), t.before.tolist(), strict=True)},
                 "topics": {}}
+
+    def changes(self, snap: Snapshot) -> list[str]:
+        """What differs between the cluster the draft was computed on and ``snap``: the
+        replicas of each touched partition (reassignments, compared as arrays), the
+        partition count (shrinks); one phrase each, as plan_basis.basis_changes says it.
+        A draft is checked with it before it is proposed."""
+        if self.kind == "shrink":
+            return basis_changes(self.basis(), snap)
+        t = self.table
+        names = np.array(t.topics, dtype=object)[t.topic].tolist()
+        return replica_changes(snap, names, t.part, t.before)
 
     @property
     def empty(self) -> bool:

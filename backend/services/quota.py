@@ -1,9 +1,11 @@
 """Mutation quota questions: replay a workload of CreateTopics/CreatePartitions/DeleteTopics
 requests through Kafka's KIP-599 token buckets.
 
-Workloads are JSON Lines (docs/quota.md); they are parsed with pyarrow so a million
-requests load in well under a second, and every check is vectorised and reports the
-first offending line by its number in the file.
+Workloads are JSON Lines (docs/quota.md). A large one is parsed with pyarrow, so a
+million requests load in well under a second; a small one (the CLI's usual) line by line
+in Python, so `railyard quota replay` starts without pyarrow or pandas. Both read the
+same columns and pass the same vectorised checks, which report the first offending line
+by its number in the file.
 """
 
 from __future__ import annotations
@@ -11,11 +13,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.json as pj
 
 from backend.engines import quota as engine
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
@@ -24,53 +24,199 @@ from backend.model.bounds import MAX_LONG
 from backend.model.io import read_json
 from backend.services import uploads
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 OPS = ("create_topics", "create_partitions", "delete_topics")
 RATE_KEY = "controller_mutation_rate"
 
-_SCHEMA = pa.schema([("t", pa.float64()), ("user", pa.string()), ("client_id", pa.string()),
-                     ("op", pa.string()), ("partitions", pa.int64()),
-                     ("validate_only", pa.bool_())])
+# column -> the JSON types a value may have (null aside), as pyarrow's schema takes them
+_TYPES: dict[str, tuple[type, ...]] = {
+    "t": (int, float), "user": (str,), "client_id": (str,), "op": (str,),
+    "partitions": (int,), "validate_only": (bool,)}
 _REQUIRED = ("t", "user", "op", "partitions")
 MAX_T = MAX_LONG / 1000
 MAX_INT32 = 2**31 - 1
+# Files up to this size are read in Python: below it, importing pyarrow costs more than
+# parsing the lines (about 10k requests).
+SMALL_FILE_BYTES = 1 << 20
+Columns = dict[str, Any]  # numpy arrays; the strings of a large file are pandas Series
 
 
 def load_requests(path: str | os.PathLike) -> pd.DataFrame:
-    """The workload as a frame (t, user, client_id, op, partitions, validate_only).
+    """The workload as a frame (t, user, client_id, op, partitions, validate_only)."""
+    import pandas as pd
+
+    return pd.DataFrame(load_columns(path))
+
+
+def load_columns(path: str | os.PathLike, small_file_bytes: int = SMALL_FILE_BYTES
+                 ) -> Columns:
+    """The workload as columns (t, user, client_id, op, partitions, validate_only).
 
     client_id defaults to "" and validate_only to false; anything else wrong is
-    BadInput naming the line.
+    BadInput naming the line. Files up to ``small_file_bytes`` are parsed in Python.
     """
     try:
-        table = pj.read_json(path, parse_options=pj.ParseOptions(
-            explicit_schema=_SCHEMA, unexpected_field_behavior="ignore"))
+        size = os.stat(path).st_size
     except FileNotFoundError:
         raise BadInput(f"{path}: no such requests file") from None
-    except (pa.ArrowInvalid, UnicodeDecodeError):
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read ({e.strerror or e}), expected a requests "
+                       "file") from None
+    if os.path.isdir(path):
+        raise BadInput(f"{path}: is a directory, expected a requests file")
+    if size <= small_file_bytes or _first_record_is_null(path):
+        columns, nulls, problem = _parse_lines(path)
+        if problem:
+            raise BadInput(problem)
+    else:
+        columns, nulls = _read_arrow(path)
+    _validate(path, columns, nulls)
+    return columns
+
+
+def _read_arrow(path: str | os.PathLike) -> tuple[Columns, Columns]:
+    """(columns, null masks of user, op and partitions); the strings stay pandas' arrow
+    strings (a million Python str objects would cost more than the parse)."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    schema = pa.schema([("t", pa.float64()), ("user", pa.string()),
+                        ("client_id", pa.string()), ("op", pa.string()),
+                        ("partitions", pa.int64()), ("validate_only", pa.bool_())])
+    try:
+        table = pj.read_json(path, parse_options=pj.ParseOptions(
+            explicit_schema=schema, unexpected_field_behavior="ignore"))
+        strings = table.select(["user", "client_id", "op"])
+        strings.validate(full=True)  # the reader leaves bad UTF-8 for the first str() to find
+        df = strings.to_pandas()
+        partitions = table.column("partitions")
+        columns = {"t": table.column("t").to_numpy().astype(np.float64),  # null: NaN
+                   "user": df["user"], "client_id": df["client_id"].fillna(""),
+                   "op": df["op"],
+                   "partitions": partitions.fill_null(0).to_numpy().astype(np.int64),
+                   "validate_only": table.column("validate_only").fill_null(False)
+                   .to_numpy().astype(bool)}
+        return columns, {"user": df["user"].isna().to_numpy(), "op": df["op"].isna().to_numpy(),
+                         "partitions": partitions.is_null().to_numpy()}
+    except (pa.ArrowException, UnicodeDecodeError):
         raise BadInput(_first_bad_line(path)) from None
-    except OSError as e:  # pyarrow says "Expected file path" for a folder
-        what = "is a directory" if os.path.isdir(path) else f"cannot read ({e.strerror or e})"
-        raise BadInput(f"{path}: {what}, expected a requests file") from None
-    df = table.to_pandas()
+
+
+def _first_record_is_null(path: str | os.PathLike) -> bool:
+    """pyarrow's reader crashes the process on a file whose first record is `null`."""
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                return line.strip() == b"null"
+    return False
+
+
+def _parse_lines(path: str | os.PathLike) -> tuple[Columns, Columns, str | None]:
+    """The requests as pyarrow reads them (a `null` line is a request of nulls, unknown
+    keys are ignored), up to the first line pyarrow would refuse: (columns, null masks of
+    user, op and partitions, what is wrong with that line or None)."""
+    rows: dict[str, list] = {c: [] for c in _TYPES}
+    problem = None
+    try:
+        with open(path, encoding="utf-8-sig") as f:  # pyarrow skips a byte-order mark
+            for number, line in enumerate(f, start=1):
+                if line.strip():
+                    problem = _add_line(rows, line, f"{path}: line {number}")
+                    if problem:
+                        break
+    except UnicodeDecodeError:
+        problem = f"{path}: not a UTF-8 text file"
+    if problem is None and not rows["t"] and os.path.getsize(path) == 0:
+        problem = f"{path}: not a JSON Lines file of requests"  # pyarrow: "Empty JSON file"
+    columns = {
+        "t": np.array([math.nan if v is None else v for v in rows["t"]], dtype=np.float64),
+        "user": np.array(rows["user"], dtype=object),
+        "client_id": np.array(["" if v is None else v for v in rows["client_id"]], dtype=object),
+        "op": np.array(rows["op"], dtype=object),
+        "partitions": np.array([v or 0 for v in rows["partitions"]], dtype=np.int64),
+        "validate_only": np.array([v is True for v in rows["validate_only"]], dtype=bool)}
+    nulls = {k: np.array([v is None for v in rows[k]], dtype=bool)
+             for k in ("user", "op", "partitions")}
+    return columns, nulls, problem
+
+
+def _add_line(rows: dict[str, list], line: str, where: str) -> str | None:
+    """Append one line's request to ``rows``, or say why pyarrow would refuse it."""
+    try:
+        obj = json.loads(line, object_pairs_hook=_pairs, parse_float=_double)
+    except json.JSONDecodeError as e:
+        return f"{where}: invalid JSON: {e.msg}"
+    except OverflowError:
+        return f"{where}: invalid JSON: a number too big to be stored in a double"
+    except _RepeatedKey as e:
+        return f"{where}: '{e}' is given twice"
+    if obj is None:
+        obj = {}
+    elif not isinstance(obj, dict):
+        return f"{where}: expected a JSON object per line"
+    values = [obj.get(key) for key in _TYPES]
+    for key, kinds, value in zip(_TYPES, _TYPES.values(), values, strict=True):
+        if value is not None and type(value) not in kinds:
+            return f"{where}: '{key}' has the wrong type: {value!r}"
+    t, partitions = values[0], values[4]
+    if partitions is not None and not -MAX_LONG - 1 <= partitions <= MAX_LONG:
+        return f"{where}: 'partitions' is past 2^63-1: {partitions}"
+    if type(t) is int:  # as pyarrow reads an integer into a double: past 1e308 is infinite
+        values[0] = float(t) if abs(t) < 1 << 1023 else math.inf if t > 0 else -math.inf
+    for column, value in zip(rows.values(), values, strict=True):
+        column.append(value)
+    return None
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _double(text: str) -> float:
+    """A JSON number as pyarrow reads it: 1e400 is an error, not infinity."""
+    value = float(text)
+    if math.isinf(value):
+        raise OverflowError(text)
+    return value
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return obj
+
+
+def _first_bad_line(path: str | os.PathLike) -> str:
+    """Why pyarrow refused the file, line by line (only on the error path)."""
+    return _parse_lines(path)[2] or f"{path}: not a JSON Lines file of requests"
+
+
+def _validate(path: str | os.PathLike, c: Columns, nulls: Columns) -> None:
+    """Refuse the first bad request. The string columns are numpy object arrays (small
+    files) or pandas Series (pyarrow's); both compare to a string elementwise."""
+    nulls = {"t": np.isnan(c["t"]), **nulls}
     for column in _REQUIRED:
-        missing = df[column].isna().to_numpy()
-        if missing.any():
-            _fail(path, missing, f"missing or null '{column}'")
-    df["client_id"] = df["client_id"].fillna("")
-    df["validate_only"] = df["validate_only"].fillna(False).astype(bool)
-    t = df["t"].to_numpy()
+        if nulls[column].any():
+            _fail(path, nulls[column], f"missing or null '{column}'")
+    t = c["t"]
     _check(path, ~(np.abs(t) <= MAX_T), "'t' must be a number of seconds within "
            f"+-{MAX_T:.3g} (Kafka's clock is a long of milliseconds)")
     earlier = np.zeros(len(t), dtype=bool)
     earlier[1:] = t[1:] < t[:-1]
     _check(path, earlier, "'t' is earlier than the previous request's (requests must be "
            "in time order)")
-    _check(path, ~df["op"].isin(OPS).to_numpy(), f"unknown 'op' (expected one of {OPS})")
-    _check(path, df["partitions"].to_numpy() < 0, "'partitions' must be >= 0")
-    _check(path, df["partitions"].to_numpy() > MAX_INT32,
+    known = np.zeros(len(t), dtype=bool)
+    for op in OPS:
+        known |= np.asarray(c["op"] == op)
+    _check(path, ~known, f"unknown 'op' (expected one of {OPS})")
+    _check(path, c["partitions"] < 0, "'partitions' must be >= 0")
+    _check(path, c["partitions"] > MAX_INT32,
            f"'partitions' is past Kafka's largest partition count ({MAX_INT32:,})")
-    _check(path, (df["user"] == "").to_numpy(), "'user' must not be empty")
-    return df
+    _check(path, np.asarray(c["user"] == ""), "'user' must not be empty")
 
 
 def _check(path: str | os.PathLike, bad: np.ndarray, what: str) -> None:
@@ -93,33 +239,6 @@ def _line_of_row(path: str | os.PathLike, row: int) -> int:
                 if seen == row:
                     return number
     return row + 1
-
-
-def _first_bad_line(path: str | os.PathLike) -> str:
-    """Find why pyarrow refused the file, line by line (only on the error path)."""
-    types = {"t": (int, float), "user": str, "client_id": str, "op": str, "partitions": int,
-             "validate_only": bool}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    return f"{path}: line {number}: invalid JSON: {e.msg}"
-                if not isinstance(obj, dict):
-                    return f"{path}: line {number}: expected a JSON object per line"
-                for key, kind in types.items():
-                    value = obj.get(key)
-                    if value is not None and (not isinstance(value, kind) or (
-                            isinstance(value, bool) and kind is not bool)):
-                        return f"{path}: line {number}: '{key}' has the wrong type: {value!r}"
-                    if isinstance(value, int) and not -MAX_LONG - 1 <= value <= MAX_LONG:
-                        return f"{path}: line {number}: '{key}' is past 2^63-1: {value}"
-    except UnicodeDecodeError:
-        return f"{path}: not a UTF-8 text file"
-    return f"{path}: not a JSON Lines file of requests"
 
 
 def load_quotas(path: str | os.PathLike) -> engine.QuotaBook:
@@ -159,36 +278,34 @@ def replay(requests_path: str | os.PathLike, rate: float | None, samples: int,
     if rate is None and quotas_path is None:
         raise BadInput("give --rate, --quotas or both")
     book = load_quotas(quotas_path) if quotas_path else None
-    requests = load_requests(requests_path)
-    per_request, buckets = engine.replay_frame(requests, rate, samples, window_seconds,
-                                               mode == "strict", book)
+    c = load_columns(requests_path)
+    out, bucket, buckets = engine.replay_requests(
+        c["user"], c["client_id"], c["t"], c["partitions"], c["validate_only"], rate, samples,
+        window_seconds, mode == "strict", book)
+    totals = engine.bucket_totals(c, {"bucket": bucket, "admitted": out.admitted,
+                                      "throttle_ms": out.throttle_ms}, len(buckets.rate))
     return {
         "burst": None if rate is None else engine.burst(rate, samples, window_seconds),
         "mode": mode,
-        "requests": _request_rows(per_request),
-        "principals": _principal_rows(requests, per_request, buckets),
+        "requests": _request_rows(out),
+        "principals": _principal_rows(buckets, totals),
     }
 
 
-def _request_rows(per_request: pd.DataFrame) -> list[dict]:
-    tokens = per_request["tokens_after"].to_numpy()
-    tokens_out = np.where(np.isnan(tokens), None, tokens).tolist()
+def _request_rows(out: engine.Replay) -> list[dict]:
+    tokens = np.where(np.isnan(out.tokens_after), None, out.tokens_after).tolist()
     return [{"index": i, "admitted": a, "tokens_after": tk, "throttle_ms": th}
-            for i, (a, tk, th) in enumerate(zip(per_request["admitted"].tolist(), tokens_out,
-                                                per_request["throttle_ms"].tolist(),
-                                                strict=True))]
+            for i, (a, tk, th) in enumerate(zip(out.admitted.tolist(), tokens,
+                                                out.throttle_ms.tolist(), strict=True))]
 
 
-def _principal_rows(requests: pd.DataFrame, per_request: pd.DataFrame,
-                    buckets: pd.DataFrame) -> list[dict]:
-    totals = engine.bucket_totals(requests, per_request, len(buckets))
+def _principal_rows(b: engine.Buckets, totals: dict[str, np.ndarray]) -> list[dict]:
     rows = []
-    for i, row in enumerate(buckets.itertuples(index=False)):
-        bounded = not math.isnan(row.rate)
+    for i, (rate, burst) in enumerate(zip(b.rate.tolist(), b.burst.tolist(), strict=True)):
+        bounded = not math.isnan(rate)
         rows.append({
-            "user": row.user, "client_id": row.client_id,
-            "quota_entity": row.quota_entity,
-            "rate": row.rate if bounded else None, "burst": row.burst if bounded else None,
+            "user": b.user[i], "client_id": b.client_id[i], "quota_entity": b.quota_entity[i],
+            "rate": rate if bounded else None, "burst": burst if bounded else None,
             **{k: int(v[i]) for k, v in totals.items()},
         })
     return rows
@@ -205,6 +322,8 @@ def whatif(requests_path: str, rate: float | None, samples: int = DEFAULT_SAMPLE
     """Replay a workload through KIP-599 strict token buckets: who is rejected, and when."""
     if rate is None or not rate > 0:
         raise BadInput("rate: give the controller_mutation_rate in partitions/s (> 0)")
+    import pandas as pd
+
     requests = load_requests(requests_path)
     answer = replay(requests_path, rate, samples, window_seconds, "strict", None)
     per_request = pd.DataFrame(answer["requests"])

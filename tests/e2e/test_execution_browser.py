@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -123,9 +124,15 @@ def execute(driver, url: str, plan_id: int) -> None:
 
 
 def bar(driver) -> float | None:
-    """The progress bar's value as the page shows it (None before it is drawn)."""
-    found = driver.find_elements(By.ID, "pv-progress-bar")
-    return float(found[0].get_attribute("value")) if found else None
+    """The progress bar's value as the page shows it (None before it is drawn). The page
+    redraws the bar every two seconds: one found just before a redraw is read again."""
+    for _ in range(5):
+        found = driver.find_elements(By.ID, "pv-progress-bar")
+        try:
+            return float(found[0].get_attribute("value")) if found else None
+        except StaleElementReferenceException:
+            continue
+    return None
 
 
 def state(driver) -> str:

@@ -80,6 +80,7 @@ def test_execute_a_shrink_and_watch_its_stage_advance(browser, world):
     t = twin.snap.topic_index(topic)
     before = twin.snap.topic_partition_count(t)
     plan_id = approved_shrink(store_url, twin, topic, before - 4)
+    console_errors(browser)  # drop what earlier tests' pages logged in this browser
     sign_in(browser, d.url, "olga", "o-pass-1")
     browser.get(f"{d.url}/plans/{plan_id}")
     wait = WebDriverWait(browser, 60)

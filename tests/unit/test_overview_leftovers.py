@@ -89,3 +89,13 @@ def _find(component, wanted: str):
             if found is not None:
                 return found
     return None
+
+
+def test_a_long_list_draws_its_first_rows_and_says_how_many_more():
+    from components.leftovers import SHOWN_ROWS, config_table
+
+    rows = [{"entity_type": "topic", "name": f"t{i}", "key": "x", "value": "0:1",
+             "first_seen": 0.0, "clear_plan": None, "moving": False}
+            for i in range(SHOWN_ROWS + 7)]
+    body = config_table(rows).children.children[1].children
+    assert len(body) == SHOWN_ROWS + 1 and "and 7 more" in text_of(body[-1])

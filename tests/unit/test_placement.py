@@ -179,7 +179,7 @@ def test_reused_walks_match_transcription(n, racks_n):
 def test_walk_table_matches_transcription_on_random_shapes(seed):
     """The (start, leader rack) table and the per-partition walk both equal Kafka's walk:
     uneven racks, RF 1..5 (also above the rack count), any start, shift and first id, and
-    partition counts either side of brokers x racks (the table's threshold)."""
+    fewer or more blocks of n partition ids than racks (the table's threshold)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 40))
     n_racks = int(rng.integers(1, min(n, 6) + 1))

@@ -189,3 +189,19 @@ def test_draft_basis_is_plan_basis_form():
     assert d.basis() == {"partitions": {"orders:0": [1, 2], "logs:1": [1]}, "topics": {}}
     s = pp.from_shrink(snap, "orders", 2)
     assert s.basis() == {"partitions": {}, "topics": {"orders": 4}}
+
+
+def test_draft_changes_are_its_basis_changes():
+    """The array comparison a draft is checked with before Propose says what comparing its
+    basis would say."""
+    from backend.services.plan_basis import basis_changes
+
+    snap = small()
+    d = pp.from_kafka_json(snap, plan(("orders", 0, [1, 4]), ("logs", 1, [2])))
+    assert d.changes(snap) == []
+    moved = pp.from_kafka_json(snap, plan(("orders", 0, [2, 1]))).table
+    now = reassignment_from_dict(moved.kafka_json(), snap).target(snap)
+    assert d.changes(now) == basis_changes(d.basis(), now) == [
+        "orders-0 replicas [1, 2] -> [2, 1]"]
+    s = pp.from_shrink(snap, "orders", 2)
+    assert s.changes(snap) == [] and s.changes(now) == []

@@ -132,3 +132,74 @@ def test_missing_file_and_missing_rate(tmp_path, capsys):
     w = write_lines(tmp_path / "w.jsonl", [req()])
     code, _, err = run(capsys, "--requests", w)
     assert code == 2 and "--rate" in err
+
+
+# Workloads both readers take; line-level problems both refuse with the same message.
+G = req(t=1)
+SAME_EITHER_WAY = {
+    "mixed": [req(t=i / 20, user=f"u{i % 4}", client_id=["", "a", "b"][i % 3], partitions=i % 7,
+                  validate_only=i % 5 == 0) for i in range(300)],
+    "optional-null": [{**G, "client_id": None, "validate_only": None}],
+    "blank-lines": ["", G, "   ", G],
+    "t-int-and-huge": [{**G, "t": 3}, {**G, "t": 10**23}],
+    "t-nan": ['{"t": NaN, "user": "u", "op": "create_topics", "partitions": 1}'],
+    "null-line": [G, "null"],  # pyarrow: a request of nulls
+    "empty-object": ["{}"],
+    "unknown-keys": [{**G, "x": {"y": [1]}}],
+    "partitions-min-long": [{**G, "partitions": -2**63}],
+    "partitions-past-long": [{**G, "partitions": 2**63}],
+    "t-true": [{**G, "t": True}],
+    "partitions-float": [{**G, "partitions": 1.0}],
+    "validate-only-int": [{**G, "validate_only": 1}],
+    "user-object": [{**G, "user": {"a": 1}}],
+    "key-twice": ['{"t": 1, "user": "u", "user": "v", "op": "create_topics", "partitions": 1}'],
+    "t-past-double": ['{"t": 1e400, "user": "u", "op": "create_topics", "partitions": 1}'],
+    "not-json": [G, "{oops"],
+    "not-object": [G, "[1]"],
+    "trailing-comma": ['{"t": 1, "user": "u", "op": "create_topics", "partitions": 1,}'],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAME_EITHER_WAY))
+def test_python_and_pyarrow_readers_agree(tmp_path, name):
+    """Small files are read line by line in Python (no pyarrow, no pandas), large ones by
+    pyarrow: the same columns, or the same one-line refusal."""
+    path = write_lines(tmp_path / "w.jsonl", SAME_EITHER_WAY[name])
+    python, arrow = _both_readers(path)
+    assert python == arrow
+
+
+def test_readers_agree_on_a_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(b'{"t": 1, "user": "\xff", "op": "create_topics", "partitions": 1}\n')
+    assert _both_readers(path) == [f"{path}: not a UTF-8 text file"] * 2
+
+
+def _both_readers(path) -> list:
+    from backend.errors import BadInput
+    from backend.services import quota
+
+    answers = []
+    for small_file_bytes in (1 << 30, -1):  # Python, then pyarrow
+        try:
+            answers.append({k: v.tolist() for k, v in
+                            quota.load_columns(path, small_file_bytes).items()})
+        except BadInput as e:
+            answers.append(str(e))
+    return answers
+
+
+def test_a_first_line_of_null_is_a_bad_line_not_a_crash(tmp_path, capsys):
+    """pyarrow's reader takes the process down on such a file; it never gets it."""
+    w = write_lines(tmp_path / "w.jsonl", ["null"] + [req(t=1)] * 20_000)
+    code, _, err = run(capsys, "--requests", w, "--rate", 5)
+    assert code == 2 and "line 1: missing or null 't'" in err
+
+
+def test_principal_without_a_quota_is_reported_as_null(tmp_path, capsys):
+    """An empty client id gets no bucket from the default entity (Kafka's metric tags)."""
+    w = write_lines(tmp_path / "w.jsonl", [req(client_id=""), req(client_id="a")])
+    code, out, _ = run(capsys, "--requests", w, "--rate", 5)
+    assert code == 0
+    assert [(p["client_id"], p["quota_entity"], p["rate"]) for p in out["principals"]] == [
+        ("", None, None), ("a", "/config/users/<default>/clients/<default>", 5.0)]
