@@ -101,8 +101,11 @@ def limit_bars(labels: Sequence[str], values: Sequence[float], limit: float | No
     labelled = [len(values) <= MAX_LABELLED_BARS or c != OK for c in colours]
     text = [f"{v:,.0f}" + ("" if limit is None else f" ({v / limit:.0%})") if show else ""
             for v, show in zip(values, labelled, strict=True)]
+    # labels of bars near or over the limit go inside the bar, halfway up: above the bar
+    # the limit line would strike through them
     fig.add_bar(x=list(labels), y=list(values), marker_color=colours, name=value_name,
-                text=text, textposition="outside", cliponaxis=False,
+                text=text, textposition=["outside" if c == OK else "inside" for c in colours],
+                insidetextanchor="middle", cliponaxis=False,
                 hovertemplate="%{x}: %{y:,.0f} " + value_name + "<extra></extra>")
     if limit is not None:
         _limit_line(fig, limit, limit_name, values)

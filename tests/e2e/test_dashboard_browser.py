@@ -84,6 +84,14 @@ def test_prometheus_down_banner(browser, dashboard):
     # label are all readable, none drawn over another
     drawn = texts_overlapping(browser, "#ov-broker-bars")
     assert drawn["count"] > 9 and drawn["pairs"] == [], drawn
+    # nor does the limit line strike through a bar's label
+    struck = browser.execute_script("""
+        const g = document.querySelector('#ov-broker-bars .js-plotly-plot');
+        const line = g.querySelector('.shapelayer path').getBoundingClientRect();
+        return Array.from(g.querySelectorAll('.bartext')).filter(t => {
+            const r = t.getBoundingClientRect();
+            return r.top < line.bottom && line.top < r.bottom; }).map(t => t.textContent);""")
+    assert struck == [], struck
     # the twin gateway does not answer either: the assignment comes from the file, and says so
     wait_text(browser, "#ov-banners", "Twin at http://127.0.0.1:9: unreachable")
     assert "showing the assignment in" in browser.find_element(By.ID, "ov-banners").text

@@ -66,3 +66,10 @@ def test_compact_answer_emits_the_plain_answers_json(capsys):
     assert compact == capsys.readouterr().out
     assert json.loads(compact)["topics"][1]["assignment"]["6"] == \
         result.to_dict()["topics"][1]["assignment"]["6"]
+
+
+def test_json_fallback_writes_the_rows_too(capsys):
+    """Past 64 bits orjson gives up and json writes the answer: the rows as a dict."""
+    rows = IndexedRows(0, np.array([[1, 0]]), np.array([3, 4]))
+    emit({"big": 2**70, "assignment": rows})
+    assert json.loads(capsys.readouterr().out) == {"big": 2**70, "assignment": {"0": [4, 3]}}
