@@ -123,7 +123,7 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int,
         raise Conflict(f"step {step + 1} is already checked off")
     if steps[step - 1]["state"] != "done":
         raise Conflict(f"step {step + 1} comes after step {step}, which is not done yet")
-    records.save_batch(plan_id, step, state="done", ended_at=now, done=1)
+    records.save_batch(plan_id, step, state="done", started_at=now, ended_at=now, done=1)
     text = plan.content["migration"]["steps"][step]
     plans.record(store, actor, plan_id, "migration_step_done",
                  detail={"step": step + 1, "text": text}, now=_at(now))

@@ -208,6 +208,7 @@ def test_refused_where_partitions_cannot_be_deleted_and_the_migration_offered(tm
         shrink_execution.check_step(w.store, OPERATOR, plan_id, 2, now=w.now())
     for step in (1, 2, 3):
         shrink_execution.check_step(w.store, OPERATOR, plan_id, step, now=w.now())
+        assert execution.progress(w.store, plan_id, w.now())["shrink"]["steps"][step]["done"]
         w.cycle()
     assert plans.get(w.store, plan_id).state == "completed"
     done = [(e.user, e.detail["step"]) for e in plans.audit_entries(w.store, plan=plan_id)

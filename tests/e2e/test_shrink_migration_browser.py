@@ -1,0 +1,81 @@
+"""An approved shrink on a cluster that cannot delete partitions (the twin over HTTP with
+delete.topic.partition.enable off, as Apache Kafka): Execute is refused in one line naming
+the migration; "Run the migration instead" creates the new topic with the plan's placement;
+the operator checks the remaining steps off one by one and the plan completes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from werkzeug.security import generate_password_hash
+
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
+from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop
+from tests.e2e.test_shrink_browser import TOKEN, USERS, approved_shrink
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp: Path = tmp_path_factory.mktemp("migration")
+    twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"),
+                       TwinSettings(traffic_noise=0.0, delete_partition_enable=False))
+    api = TwinApi(TwinGateway(twin), token=TOKEN).start()
+    (tmp / "token").write_text(TOKEN + "\n")
+    config = {"clusters": [{"name": "demo", "gateway": {
+                  "type": "twin", "url": api.url, "token_file": str(tmp / "token")}}],
+              "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+              "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
+                  {"name": n, "role": r, "password_hash": generate_password_hash(p)}
+                  for n, (r, p) in USERS.items()]}}
+    try:
+        d = start_dashboard(tmp, config)
+        try:
+            yield d, twin, config["store"]["url"]
+        finally:
+            stop(d.proc)
+    finally:
+        api.stop()
+
+
+def boxes(driver) -> list:
+    return driver.find_elements(By.CSS_SELECTOR, "#pv-checklist input")
+
+
+def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
+    d, twin, store_url = world
+    topic = str(twin.snap.topic_names[2])
+    keep = twin.snap.topic_partition_count(twin.snap.topic_index(topic)) - 4
+    plan_id = approved_shrink(store_url, twin, topic, keep)
+    console_errors(browser)  # drop what earlier tests' pages logged in this browser
+    sign_in(browser, d.url, "olga", "o-pass-1")
+    browser.get(f"{d.url}/plans/{plan_id}")
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "approved")
+    assert "cannot delete partitions" in browser.find_element(By.ID, "pv-execution").text
+    browser.find_element(By.ID, "pv-execute").click()
+    wait.until(lambda b: b.find_element(By.ID, "pv-exec-result").text.startswith("Refused"))
+    assert browser.find_element(By.ID, "pv-exec-result").text == (
+        f"Refused: cluster 'demo' cannot delete partitions (Apache Kafka has no "
+        f"DeletePartitions API): run the migration to '{topic}.p{keep}' instead")
+    assert browser.find_element(By.ID, "pv-state").text == "approved"
+    browser.find_element(By.ID, "pv-migrate").click()
+    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "executing")
+    wait.until(lambda b: "1 of 4 steps done" in b.find_element(By.ID, "pv-progress").text)
+    assert twin.snap.has_topic(f"{topic}.p{keep}")
+    assert [x.is_selected() for x in boxes(browser)] == [True, False, False, False]
+    screenshot(browser, "shrink-migration-checklist")
+    for step in (2, 3, 4):
+        wait.until(lambda b, s=step: boxes(b)[s - 1].is_enabled())
+        boxes(browser)[step - 1].click()
+        wait.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text
+                   == f"Done: step {s} checked off.")
+    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
+    assert console_errors(browser) == []
