@@ -7,6 +7,9 @@ DescribeConfigs, the KIP-599 ``throttle_time_ms`` of CreateTopics/CreatePartitio
 DeleteTopics, and the client-quota APIs kafka-python has no call for (docs/deploy.md lists
 which call uses which API).
 
+Apache Kafka cannot delete partitions, so this gateway is no PartitionDeleter
+(backend.gateways.base): a shrink runs as its migration here.
+
 A cluster that does not answer, refuses the credentials, or lacks an API raises
 backend.errors.Unavailable naming the bootstrap servers and the Kafka error, in one line
 (the executor retries it). A write the cluster refuses raises GatewayError with Kafka's
