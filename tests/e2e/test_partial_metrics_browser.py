@@ -65,6 +65,8 @@ def card(browser, label: str) -> tuple[str, str]:
 
 
 def test_reassigning_count_shows_when_the_bytes_figures_do_not(browser, dashboard):
+    browser.get("about:blank")  # off an earlier module's (stopped) dashboard, and drain
+    console_errors(browser)  # what its page logged
     browser.get(f"{dashboard.url}/throttles?cluster=partial&{WINDOW}")
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
         lambda b: b.find_elements(By.CSS_SELECTOR, "#th-eta .card"))
