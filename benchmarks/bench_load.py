@@ -133,7 +133,6 @@ def _stack(snap, home: Path, scrape: float):
 
 def run() -> list[Figure]:
     figures = []
-    load = os.getloadavg()[0]
     big = generate_snapshot(100, 10, 2000, 200_000, 3, seed=7, cluster="big")
     with tempfile.TemporaryDirectory(prefix="railyard-bench-load-") as tmp:
         for label, snap, scrape in (("demo", demo_snapshot(), 5.0),
@@ -141,11 +140,13 @@ def run() -> list[Figure]:
             source, prom, close = _stack(snap, Path(tmp) / label.split()[0], scrape)
             try:
                 wait_recorded(prom.url)
+                load = os.getloadavg()[0]
                 times, errors = _load(source)
+                load_after = os.getloadavg()[0]
             finally:
                 close()
             note = (f"{CLIENTS} clients x {SECONDS:g} s, live last 1 h, recording rules on; "
-                    f"load average {load:.1f} at start")
+                    f"load average {load:.1f} at start, {load_after:.1f} at the end")
             if errors:
                 note += f"; first error: {errors[0][:120]}"
             figures.append(Figure(f"live pages under {CLIENTS} clients: errors ({label})",

@@ -423,11 +423,11 @@ def replay_requests(user: Sequence[str], client_id: Sequence[str], t: np.ndarray
     book = _book(rate, quotas)
     user_codes, users = factorize(user)
     client_codes, clients = factorize(client_id)
-    pair_codes, pairs = _first_seen(user_codes * len(clients) + client_codes)
+    pair_codes, pairs = factorize(user_codes * len(clients) + client_codes)
     by_tags: dict[tuple[str, str], Resolution] = {}
     tag_ids: dict[tuple[str, str], int] = {}
     pair_bucket = np.empty(len(pairs), dtype=np.int64)
-    for i, code in enumerate(pairs.tolist()):
+    for i, code in enumerate(pairs):
         r = book.resolve(users[code // len(clients)], clients[code % len(clients)])
         by_tags.setdefault(r.tags, r)
         pair_bucket[i] = tag_ids.setdefault(r.tags, len(tag_ids))
@@ -484,26 +484,19 @@ def bucket_totals(requests: Mapping[str, Any], per_request: Mapping[str, Any], n
 _PANDAS_FACTORIZE_MIN = 100_000
 
 
-def factorize(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list]:
     """(codes, labels) with labels in order of first appearance, as pandas.factorize."""
     if len(values) >= _PANDAS_FACTORIZE_MIN:
         import pandas as pd
 
         codes, labels = pd.factorize(values)  # a Series of arrow strings stays one
         return codes.astype(np.int64), list(labels)
-    index: dict[str, int] = {}
+    if isinstance(values, np.ndarray):
+        values = values.tolist()  # Python ints hash faster than numpy's
+    index: dict[Any, int] = {}
     codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64,
                         count=len(values))
     return codes, list(index)
-
-
-def _first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """factorize for integers: (new codes, distinct values), in order of first appearance."""
-    uniques, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    return rank[inverse.reshape(-1)], uniques[order]
 
 
 def java_ms(t_seconds: np.ndarray) -> np.ndarray:

@@ -265,3 +265,36 @@ def test_a_migration_topic_that_is_not_the_plans_fails_it(tmp_path):
     assert plans.get(w.store, plan_id).state == "failed"
     assert "exists with 3 partitions, not the planned 2" in execution.progress(
         w.store, plan_id)["cause"]
+
+
+def test_crash_and_resume_mid_migration(tmp_path):
+    """Killed at every gateway call in turn while creating the migration's topic, and
+    restarted from the store: the topic is created once, as planned, and found again
+    after a crash that followed its creation."""
+    found = 0
+    for call in (1, 2, 3):  # DescribeClientQuotas, CreateTopics, Metadata (the check)
+        for after in (False, True):
+            w = World(tmp_path / f"{call}-{after}", enable=False, gateway=CrashingGateway)
+            plan_id = w.approved()
+            w.execute(plan_id, migration=True)
+            w.gw.crash_at = (call, after)
+            crashed = False
+            for _ in range(10):
+                try:
+                    w.cycle()
+                except Crash:
+                    crashed, w.gw.crash_at = True, None
+                    w.thread = w.new_thread()
+                    w.thread.records.release("small", "test")
+            assert crashed and w.shrink(plan_id)["steps"][0]["done"], (call, after)
+            found += "migration_topic_found" in w.actions(plan_id)
+            assert w.twin.snap.topic_partition_count(w.twin.snap.topic_index("a.p2")) == 2
+            actions = w.actions(plan_id)
+            assert actions.count("migration_topic_created") + \
+                actions.count("migration_topic_found") == 1
+            for step in (1, 2, 3):
+                shrink_execution.check_step(w.store, OPERATOR, plan_id, step, now=w.now())
+            w.cycle()
+            assert plans.get(w.store, plan_id).state == "completed", (call, after)
+            w.store.close()
+    assert found == 3  # killed once CreateTopics had reached the cluster: found again
