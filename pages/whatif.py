@@ -114,8 +114,7 @@ def preview_limits(_clicks, action, topic, partitions, rf, mbp, mp, state):
 
 
 def _throttle_tab() -> html.Div:
-    marks = {v: label for v, label in ((5, "100 KB/s"), (6, "1 MB/s"), (7, "10 MB/s"),
-                                       (8, "100 MB/s"), (9, "1 GB/s"))}
+    marks = {v: charts.rate_text(10 ** v) for v in range(5, 10)}  # 100 kB/s .. 1 GB/s
     return html.Div([
         html.P(["Choose a ", term("throttle", "throttle"), " for a reassignment: the ",
                 term("ETA", "eta"), ", the ", term("safe band"), " per broker and the ",

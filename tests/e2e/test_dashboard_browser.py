@@ -187,6 +187,21 @@ def test_throttle_whatif_shows_eta_and_band(browser, dashboard):
 def test_throttle_typed_exactly_and_each_eta_says_what_it_assumes(browser, dashboard):
     browser.get(dashboard.url + "/what-if?tab=throttle")
     wait_text(browser, "#wi-th-summary", "Predicted ETA", timeout=60)
+    # the slider keeps its width beside the box: its marks and the label readable apart
+    drawn = browser.execute_script("""
+        const row = document.querySelector('#wi-th-rate').closest('.slider-row');
+        const leaves = Array.from(row.querySelectorAll('*')).filter(e =>
+            e.children.length === 0 && e.textContent.trim() && e.getClientRects().length);
+        const boxes = leaves.map(e => { const r = e.getBoundingClientRect();
+            return {text: e.textContent.trim(), box: [r.left, r.top, r.right, r.bottom]}; });
+        const slider = document.querySelector('#wi-th-rate').getBoundingClientRect();
+        return {boxes: boxes, width: slider.width};""")
+    assert drawn["width"] >= 300, drawn
+    texts = drawn["boxes"]
+    assert len(texts) >= 4, texts  # the label, the marks, the unit
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            assert not overlap(a["box"], b["box"]), (a, b)
     box = wait_for(browser, "#wi-th-rate-exact")
     type_into(box, "5")
     box.send_keys(Keys.ENTER)
