@@ -243,7 +243,7 @@ def quota_rows(requests: pd.DataFrame, spec: QuotaSpec, scenario: dict) -> dict:
     return {
         **scenario, "mode": spec.mode,
         "user": bucket["user"], "client_id": bucket["client_id"],
-        "quota_entity": bucket["quota_entity"], "burst": float(bucket["burst"]),
+        "quota_entity": _null(bucket["quota_entity"]), "burst": _null(float(bucket["burst"])),
         **{k: int(v[0]) for k, v in totals.items()},
         "first_request": int(requests["seq"].iloc[0]),
     }

@@ -105,3 +105,23 @@ def test_added_brokers_are_empty_and_dealt_over_racks():
     assert more.broker_replica_counts()[6:].tolist() == [0, 0, 0, 0]
     assert (more.broker_replica_counts()[:6] == snap.broker_replica_counts()).all()
     assert with_brokers_added(snap, 0) is snap
+
+
+def test_a_principal_without_a_quota_is_a_row_with_null_burst_not_nan():
+    """A quota sweep row is JSON as `railyard quota replay` writes it: no quota, no burst
+    (null), never NaN (which the .json output refuses)."""
+    import json
+
+    import pandas as pd
+
+    from backend.spark.spec import QuotaSpec
+    from backend.spark.sweeps import quota_rows
+
+    requests = pd.DataFrame({"seq": [0, 1], "t": [0.0, 0.5], "user": ["u", "u"],
+                             "client_id": ["", ""], "partitions": [10, 600],
+                             "validate_only": [False, False]})
+    row = quota_rows(requests, QuotaSpec("r.jsonl", {"rate": [5.0], "samples": [11]}),
+                     {"scenario": 0, "rate": 5.0, "samples": 11})
+    assert row["quota_entity"] is None and row["burst"] is None
+    assert row["admitted"] == 2
+    json.dumps(row, allow_nan=False)
