@@ -57,8 +57,13 @@ _files_lock = threading.Lock()
 
 def cluster_read(source: ClusterSource, question: str, read: Callable[[], T]) -> T:
     """``read()``'s answer about this cluster, kept CLUSTER_TTL_SECONDS (failures are not
-    kept: the next ask tries again)."""
-    return _reads.fetch((source.name, question), read)
+    kept: the next ask tries again). Kept per source of the answer, not per name only: two
+    dashboards in one process (an app rebuilt with another config) never share answers."""
+    return _reads.fetch(_read_key(source, question), read)
+
+
+def _read_key(source: ClusterSource, question: str) -> tuple:
+    return source.name, source.snapshot_file, id(source.gateway), question
 
 
 def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
@@ -73,7 +78,7 @@ def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
     cluster without a gateway is its snapshot file."""
     if fresh:
         snap = _read_assignment(source, live=True)
-        _reads.put((source.name, "assignment"), snap)
+        _reads.put(_read_key(source, "assignment"), snap)
         return snap
     return cluster_read(source, "assignment", lambda: _read_assignment(source))
 
