@@ -291,7 +291,8 @@ def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: 
     fig.add_annotation(x=float(np.log10(chosen)), xref="x", y=1, yref="paper",
                        text=f"chosen {rate_text(chosen)}", showarrow=False,
                        xanchor="left", yanchor="top")
-    fig.update_xaxes(type="log", **{**BYTE_RATE_AXIS, "title": {"text": "throttle"}})
+    # a tick per power of ten: the in-between ticks of a log axis drop the unit ("2M")
+    fig.update_xaxes(type="log", dtick=1, **{**BYTE_RATE_AXIS, "title": {"text": "throttle"}})
     fig.update_yaxes(title="hours", rangemode="tozero")
     return fig
 

@@ -181,6 +181,10 @@ def test_throttle_whatif_shows_eta_and_band(browser, dashboard):
     browser.get(dashboard.url + "/what-if?tab=throttle")
     wait_text(browser, "#wi-th-summary", "Predicted ETA", timeout=60)
     wait_text(browser, "#wi-th-plan-name", "balance plan")
+    # every throttle tick says its unit (the log axis drew "2M", "5M" between "10MB/s"s)
+    ticks = browser.execute_script("""return Array.from(document.querySelectorAll(
+        '#wi-th-eta .xtick text')).map(t => t.textContent);""")
+    assert len(ticks) >= 3 and all(t.endswith("B/s") for t in ticks), ticks
     screenshot(browser, "what-if-throttle")
 
 
