@@ -43,6 +43,7 @@ OV_PARTITIONS_SERIES = "ov-partitions-series"
 OV_LEFTOVERS = "ov-leftovers"  # leftover throttle configs, now
 OV_LEFTOVER_ROWS = "ov-leftover-rows"  # the configs listed, as the admin saw them
 OV_LEFTOVER_TABLE = "ov-leftover-table"
+OV_LEFTOVER_SHOWN = "ov-leftover-shown"  # a digest of what the list shows: unchanged, not redrawn
 OV_CLEAR = "ov-clear"  # admins: propose a clear-throttles plan of the listed configs
 OV_CLEAR_RESULT = "ov-clear-result"
 

@@ -6,6 +6,8 @@ figure on the page is of the same moment), and the health figures and series."""
 
 from __future__ import annotations
 
+import hashlib
+
 import dash
 from dash import Input, Output, State, dcc, html, no_update
 
@@ -35,6 +37,7 @@ def layout(**query) -> html.Div:
         html.Div([html.H3("Leftover throttles now"),
                   html.Div(id=ids.OV_LEFTOVERS),
                   dcc.Store(id=ids.OV_LEFTOVER_ROWS),
+                  dcc.Store(id=ids.OV_LEFTOVER_SHOWN),
                   html.Button("Propose clearing these throttles", id=ids.OV_CLEAR,
                               className="button", hidden=True),
                   html.Div(id=ids.OV_CLEAR_RESULT, className="inline-error", role="alert")],
@@ -193,13 +196,24 @@ def charts_state(value: float, limit: float | None, near: float) -> str:
 
 # ---- leftover throttles ----------------------------------------------------------------------
 @dash.callback(Output(ids.OV_LEFTOVERS, "children"), Output(ids.OV_LEFTOVER_ROWS, "data"),
-               Output(ids.OV_CLEAR, "hidden"),
-               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
-def show_leftovers(state, _tick):
-    """Throttle configs no executing plan holds, now (configs have no history)."""
+               Output(ids.OV_CLEAR, "hidden"), Output(ids.OV_LEFTOVER_SHOWN, "data"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"),
+               State(ids.OV_LEFTOVER_SHOWN, "data"))
+def show_leftovers(state, _tick, shown):
+    """Throttle configs no executing plan holds, now (configs have no history). Redrawn
+    only when what it shows changed: a range change or a refresh leaves the list as it is
+    (re-laying out its long replica lists held the page's charts back by ~0.4 s)."""
+    drawn = _leftovers(state["cluster"])
+    digest = hashlib.sha256(f"{state['cluster']}|{drawn!r}".encode()).hexdigest()
+    if digest == shown:
+        return dash.no_update, dash.no_update, dash.no_update, dash.no_update
+    return (*drawn, digest)
+
+
+def _leftovers(cluster: str) -> tuple:
     rt = runtime.current()
     try:
-        got = throttle_leftovers.leftovers(rt.plan_store(), rt.source(state["cluster"]))
+        got = throttle_leftovers.leftovers(rt.plan_store(), rt.source(cluster))
     except Unavailable as e:
         return html.P(f"Leftover throttles cannot be listed: {e}", className="hint"), None, True
     rows = got["leftovers"]

@@ -4,10 +4,14 @@ anyway), and the clear plan's own page listing the configs it deletes."""
 
 from __future__ import annotations
 
+import time
+
+import dash
 import pytest
 from werkzeug.security import generate_password_hash
 
 from backend.services import plans
+from backend.services.cluster import CLUSTER_TTL_SECONDS
 from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
@@ -36,10 +40,12 @@ def app(tmp_path_factory):
     return app
 
 
-def leftovers_as(app, user: str):
+def leftovers_as(app, user: str, shown: str | None = None, range_: str = "1h"):
+    """What the list callback answers: (children, rows, button hidden), or no_update x3
+    when it is unchanged from ``shown`` (the digest it answered before)."""
     ctx = as_user(app, user)
     try:
-        return page("/").show_leftovers({"cluster": "demo", "range": "1h"}, 0)
+        return page("/").show_leftovers({"cluster": "demo", "range": range_}, 0, shown)[:3]
     finally:
         ctx.pop()
 
@@ -99,3 +105,25 @@ def test_a_long_list_draws_its_first_rows_and_says_how_many_more():
             for i in range(SHOWN_ROWS + 7)]
     body = config_table(rows).children.children[1].children
     assert len(body) == SHOWN_ROWS + 1 and "and 7 more" in text_of(body[-1])
+
+
+def test_a_range_change_or_refresh_leaves_an_unchanged_list_as_it_is(app):
+    ctx = as_user(app, "ines")
+    try:
+        first = page("/").show_leftovers({"cluster": "demo", "range": "1h"}, 0, None)
+        again = page("/").show_leftovers({"cluster": "demo", "range": "24h"}, 1, first[3])
+    finally:
+        ctx.pop()
+    assert first[1] and all(v is dash.no_update for v in again)
+    twin = runtime.current().source("demo").gateway.twin
+    twin.alter_configs("broker", "3", {RATE: "7000000"})
+    time.sleep(CLUSTER_TTL_SECONDS + 0.1)  # past the cluster-read cache: the new config is read
+    try:
+        ctx = as_user(app, "ines")
+        changed = page("/").show_leftovers({"cluster": "demo", "range": "24h"}, 2, first[3])
+    finally:
+        ctx.pop()
+        twin.alter_configs("broker", "3", delete=[RATE])
+        time.sleep(CLUSTER_TTL_SECONDS + 0.1)  # the next reader sees the module's twin again
+    assert ("broker", "3") in {(r["entity_type"], r["name"]) for r in changed[1]}
+    assert changed[3] != first[3]
