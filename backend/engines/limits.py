@@ -233,7 +233,10 @@ def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
     placer = _Placer(snap, limits, start_index, seed)
     outcomes = []
     for r in requests:
-        validate_request(snap.n_brokers, r.partitions, r.rf)
+        try:
+            validate_request(snap.n_brokers, r.partitions, r.rf)
+        except BadInput as e:  # Kafka's own check and wording, naming the topic asked for
+            raise BadInput(f"topic '{r.name}': {e}") from None
         start = placer.starts()
         if snap.has_topic(r.name):
             outcomes.append(TopicOutcome(r.name, False, error=f"topic '{r.name}' already exists"))

@@ -48,9 +48,6 @@ def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Lim
     ``compact``: assignments as mappings over the arrays (PlacementResult.to_dict)."""
     earlier: list[str] = []
     for t in topics:
-        if t.rf > snap.n_brokers:
-            raise BadInput(f"topic '{t.name}': replication factor {t.rf} is larger than the "
-                           f"{snap.n_brokers} brokers of cluster '{snap.cluster}'")
         if not snap.has_topic(t.name):
             check_no_collision(t.name, [*snap.topic_names, *earlier], "--topic")
         earlier.append(t.name)

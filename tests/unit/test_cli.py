@@ -39,7 +39,7 @@ def test_create_topics_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--topic", "a:1:4"], "replication factor 4 is larger than the 3 brokers"),
+    (["--topic", "a:1:4"], "topic 'a': replication factor: 4 larger than available brokers: 3"),
     (["--topic", "a:0:1"], "partitions must be larger than 0"),
     (["--topic", "a-1-1"], "expected NAME:PARTITIONS:RF"),
     (["--topic", "a:1:1", "--topic", "a:2:1"], "requested twice"),
