@@ -117,6 +117,7 @@ def test_propose_approve_and_the_audit_log(app):
         shown_page = view.layout(plan_id=str(plan_id))
         body = text_of(shown_page)
         assert "You wrote this plan" in body and plan.sha256 in body
+        assert view.NOT_YET in body  # the execution panel of a proposed plan says why empty
         token = next(c.data for c in shown_page.children if getattr(c, "id", "") == "plan-token")
         sent = plan_views.download(1, token)  # the file is the stored content, exactly
         assert sent["filename"] == f"plan-{plan_id}.json"
