@@ -127,8 +127,7 @@ def _execution(plan) -> html.Div:
     options, value = _checklist(p)
     return html.Div([
         html.H3("Execution"),
-        html.P(NOT_YET, className="hint") if plan.state == "proposed" else None,  # a rule,
-        # still true once approved in this page
+        html.P(NOT_YET, className="hint") if plan.state == "proposed" else None,
         html.P(shrink_execution.what_happens(_gateway(plan.cluster)), className="hint")
         if plan.kind == "shrink" else None,
         html.Div(buttons, className="form-row"),
@@ -142,6 +141,7 @@ def _execution(plan) -> html.Div:
     ], id=ids.PV_EXECUTION, className="panel")
 
 
+# said as a rule, so it stays true when the plan is approved without reloading the page
 NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
            "before it expires; its progress is shown here.")
 _BUTTONS = (("Execute", ids.PV_EXECUTE), ("Pause", ids.PV_PAUSE), ("Resume", ids.PV_RESUME),
