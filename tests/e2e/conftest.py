@@ -67,6 +67,16 @@ def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashbo
     return Dashboard(url, proc, log)
 
 
+def signed_in_config(tmp: Path, users: dict[str, tuple[str, str]]) -> dict:
+    """The config's auth for ``users`` ({name: (role, password)}) and a store of its own."""
+    from werkzeug.security import generate_password_hash
+
+    return {"store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+            "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
+                {"name": n, "role": r, "password_hash": generate_password_hash(p)}
+                for n, (r, p) in users.items()]}}
+
+
 def new_chromium():
     """A headless Debian chromium with its own cookies (a session of its own)."""
     from selenium import webdriver

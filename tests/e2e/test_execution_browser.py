@@ -22,14 +22,20 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
-from werkzeug.security import generate_password_hash
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import TwinSettings
 from backend.twin.runtime import TwinService
 from backend.twin.scenario import Scenario
-from tests.e2e.conftest import console_errors, new_chromium, screenshot, sign_in, start_dashboard
+from tests.e2e.conftest import (
+    console_errors,
+    new_chromium,
+    screenshot,
+    sign_in,
+    signed_in_config,
+    start_dashboard,
+)
 from tests.servers import stop
 
 pytestmark = pytest.mark.e2e
@@ -70,9 +76,7 @@ def stack(tmp_path_factory):
         config = {"clusters": [{"name": "exec", "gateway": {
                       "type": "twin", "url": twin.api.url,
                       "token_file": str(tmp / "twin.token")}}],
-                  "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
-                      {"name": n, "role": r, "password_hash": generate_password_hash(p)}
-                      for n, (r, p) in USERS.items()]}}
+                  **signed_in_config(tmp, USERS)}
         dashboard = start_dashboard(tmp, config)
         yield {"url": dashboard.url, "twin": twin, "gw": TwinHttpGateway(twin.api.url)}
     finally:

@@ -13,7 +13,6 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
-from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
 from backend.store.store import open_store
@@ -26,6 +25,7 @@ from tests.e2e.conftest import (
     new_chromium,
     screenshot,
     sign_in,
+    signed_in_config,
     start_dashboard,
     stop,
 )
@@ -44,10 +44,7 @@ def dashboard(tmp_path_factory):
     twin = TwinApi(TwinGateway(TwinCluster(demo_snapshot()))).start()
     config = {"clusters": [{"name": "demo", "gateway": {"type": "twin", "url": twin.url},
                             "snapshot": str(tmp / "demo.parquet")}],
-              "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
-              "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
-                  {"name": n, "role": r, "password_hash": generate_password_hash(p)}
-                  for n, (r, p) in USERS.items()]}}
+              **signed_in_config(tmp, USERS)}
     try:
         d = start_dashboard(tmp, config)
         d.store_url = config["store"]["url"]

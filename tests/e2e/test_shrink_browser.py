@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from werkzeug.security import generate_password_hash
 
 from backend.services import plan_preview
 from backend.services import plans as plan_service
@@ -21,7 +20,14 @@ from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop
+from tests.e2e.conftest import (
+    console_errors,
+    screenshot,
+    sign_in,
+    signed_in_config,
+    start_dashboard,
+    stop,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -39,10 +45,7 @@ def world(tmp_path_factory):
     (tmp / "token").write_text(TOKEN + "\n")
     config = {"clusters": [{"name": "demo", "gateway": {
                   "type": "twin", "url": api.url, "token_file": str(tmp / "token")}}],
-              "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
-              "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
-                  {"name": n, "role": r, "password_hash": generate_password_hash(p)}
-                  for n, (r, p) in USERS.items()]}}
+              **signed_in_config(tmp, USERS)}
     try:
         d = start_dashboard(tmp, config)
         try:

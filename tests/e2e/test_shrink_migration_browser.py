@@ -10,13 +10,19 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from werkzeug.security import generate_password_hash
 
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
-from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop
+from tests.e2e.conftest import (
+    console_errors,
+    screenshot,
+    sign_in,
+    signed_in_config,
+    start_dashboard,
+    stop,
+)
 from tests.e2e.test_shrink_browser import TOKEN, USERS, approved_shrink
 
 pytestmark = pytest.mark.e2e
@@ -31,10 +37,7 @@ def world(tmp_path_factory):
     (tmp / "token").write_text(TOKEN + "\n")
     config = {"clusters": [{"name": "demo", "gateway": {
                   "type": "twin", "url": api.url, "token_file": str(tmp / "token")}}],
-              "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
-              "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
-                  {"name": n, "role": r, "password_hash": generate_password_hash(p)}
-                  for n, (r, p) in USERS.items()]}}
+              **signed_in_config(tmp, USERS)}
     try:
         d = start_dashboard(tmp, config)
         try:
