@@ -6,6 +6,7 @@ Removed, and the plan completes with the topic's partition count down."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,10 @@ USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1")}
 DELAY_MS = 60_000  # requested at twin second 0: due at 60 s, run by the check at 300 s
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    tmp: Path = tmp_path_factory.mktemp("shrink")
-    twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"),
-                       TwinSettings(traffic_noise=0.0))
+@contextlib.contextmanager
+def served_twin_dashboard(tmp: Path, settings: TwinSettings):
+    """(dashboard, twin, store URL): a twin served with a token and a dashboard on it."""
+    twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"), settings)
     api = TwinApi(TwinGateway(twin), token=TOKEN).start()
     (tmp / "token").write_text(TOKEN + "\n")
     config = {"clusters": [{"name": "demo", "gateway": {
@@ -54,6 +54,13 @@ def world(tmp_path_factory):
             stop(d.proc)
     finally:
         api.stop()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    with served_twin_dashboard(tmp_path_factory.mktemp("shrink"),
+                               TwinSettings(traffic_noise=0.0)) as w:
+        yield w
 
 
 def approved_shrink(store_url: str, twin: TwinCluster, topic: str, keep: int) -> int:

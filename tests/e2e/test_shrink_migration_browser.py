@@ -5,47 +5,26 @@ the operator checks the remaining steps off one by one and the plan completes.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from backend.twin.api import TwinApi
-from backend.twin.cluster import TwinCluster, TwinSettings
-from backend.twin.gateway import TwinGateway
-from backend.twin.generate import generate_snapshot
+from backend.twin.cluster import TwinSettings
 from tests.e2e.conftest import (
     console_errors,
     screenshot,
     sign_in,
-    signed_in_config,
-    start_dashboard,
-    stop,
 )
-from tests.e2e.test_shrink_browser import TOKEN, USERS, approved_shrink
+from tests.e2e.test_shrink_browser import approved_shrink, served_twin_dashboard
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    tmp: Path = tmp_path_factory.mktemp("migration")
-    twin = TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="demo"),
-                       TwinSettings(traffic_noise=0.0, delete_partition_enable=False))
-    api = TwinApi(TwinGateway(twin), token=TOKEN).start()
-    (tmp / "token").write_text(TOKEN + "\n")
-    config = {"clusters": [{"name": "demo", "gateway": {
-                  "type": "twin", "url": api.url, "token_file": str(tmp / "token")}}],
-              **signed_in_config(tmp, USERS)}
-    try:
-        d = start_dashboard(tmp, config)
-        try:
-            yield d, twin, config["store"]["url"]
-        finally:
-            stop(d.proc)
-    finally:
-        api.stop()
+    with served_twin_dashboard(tmp_path_factory.mktemp("migration"), TwinSettings(
+            traffic_noise=0.0, delete_partition_enable=False)) as w:
+        yield w
 
 
 def boxes(driver) -> list:

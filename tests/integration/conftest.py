@@ -1,4 +1,5 @@
-"""Fixtures shared by integration tests: the plan store on SQLite and on PostgreSQL."""
+"""Fixtures shared by integration tests: the plan store on SQLite and on PostgreSQL, and a
+Tansu broker (a real Kafka-protocol server) per module with a Kafka gateway on it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from tests.servers import postgres_server
+from backend.gateways.config import parse_kafka
+from backend.gateways.kafka import KafkaGateway
+from tests.servers import postgres_server, tansu_broker
 
 _databases = itertools.count()
 
@@ -32,3 +35,18 @@ def store_url(request, tmp_path) -> str:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return server.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="module")
+def bootstrap(tmp_path_factory) -> Iterator[str]:
+    """A Tansu broker for the module's tests: its bootstrap address."""
+    yield from tansu_broker(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def gw(bootstrap) -> Iterator[KafkaGateway]:
+    """Railyard's Kafka gateway on that broker."""
+    g = KafkaGateway(parse_kafka({"bootstrap_servers": [bootstrap], "timeout_seconds": 5},
+                                 lambda key: f"cfg: {key}"), "tansu")
+    yield g
+    g.close()

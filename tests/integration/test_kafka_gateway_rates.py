@@ -20,14 +20,8 @@ from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.exporter import Exporters
 from backend.twin.generate import generate_snapshot
-from tests.servers import tansu_broker
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory):
-    yield from tansu_broker(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -18,23 +18,10 @@ from backend.errors import BadInput, Unavailable
 from backend.gateways.base import ClusterGateway
 from backend.gateways.config import parse_kafka
 from backend.gateways.kafka import KafkaGateway
-from tests.servers import free_port, tansu_broker
+from tests.servers import free_port
 
 LEADER = "leader.replication.throttled.replicas"
 FOLLOWER = "follower.replication.throttled.replicas"
-
-
-@pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory):
-    yield from tansu_broker(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def gw(bootstrap):
-    g = KafkaGateway(parse_kafka({"bootstrap_servers": [bootstrap], "timeout_seconds": 5},
-                                 lambda key: f"cfg: {key}"), "tansu")
-    yield g
-    g.close()
 
 
 @pytest.fixture(scope="module")

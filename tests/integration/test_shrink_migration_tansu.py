@@ -15,25 +15,9 @@ import pytest
 
 from backend.errors import Conflict
 from backend.gateways.base import can_delete_partitions
-from backend.gateways.config import parse_kafka
-from backend.gateways.kafka import KafkaGateway
 from backend.services import execution, plan_preview, plans, shrink_execution
 from backend.store.store import open_store
 from tests.plan_helpers import APPROVER, OPERATOR
-from tests.servers import tansu_broker
-
-
-@pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory):
-    yield from tansu_broker(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def gw(bootstrap):
-    g = KafkaGateway(parse_kafka({"bootstrap_servers": [bootstrap], "timeout_seconds": 5},
-                                 lambda key: f"cfg: {key}"), "tansu")
-    yield g
-    g.close()
 
 
 def test_refused_then_the_migration_runs_as_a_checklist(gw, tmp_path):
