@@ -92,6 +92,16 @@ def new_chromium():
     return driver
 
 
+@pytest.fixture(scope="module")
+def second_browser():
+    """A second user's own browser: separate cookies, so a separate session."""
+    driver = new_chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not (shutil.which("chromium") and shutil.which("chromedriver")):

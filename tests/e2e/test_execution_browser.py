@@ -30,7 +30,6 @@ from backend.twin.runtime import TwinService
 from backend.twin.scenario import Scenario
 from tests.e2e.conftest import (
     console_errors,
-    new_chromium,
     screenshot,
     sign_in,
     signed_in_config,
@@ -83,15 +82,6 @@ def stack(tmp_path_factory):
         if dashboard is not None:
             stop(dashboard.proc)
         twin.stop()
-
-
-@pytest.fixture(scope="module")
-def approver_browser():
-    driver = new_chromium()
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def propose(url: str, topic: str, count: int, replicas: list[int], throttle: int) -> int:
@@ -147,10 +137,10 @@ def throttles(gw: TwinHttpGateway) -> dict:
     return {etype: gw.find_configs(etype, keys) for etype, keys in KEYS.items()}
 
 
-def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, approver_browser,
+def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, second_browser,
                                                                  stack):
     url, gw = stack["url"], stack["gw"]
-    operator, approver = browser, approver_browser
+    operator, approver = browser, second_browser
     operator.delete_all_cookies()
     console_errors(operator)
     sign_in(operator, url, "olga", USERS["olga"][1])
@@ -201,9 +191,9 @@ def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, approv
     assert console_errors(operator) == []
 
 
-def test_admin_clears_leftover_throttles_from_the_overview(browser, approver_browser, stack):
+def test_admin_clears_leftover_throttles_from_the_overview(browser, second_browser, stack):
     url, gw, twin = stack["url"], stack["gw"], stack["twin"].twin
-    admin, approver = browser, approver_browser
+    admin, approver = browser, second_browser
     twin.alter_configs("broker", "4", {RATE: "123000"})
     twin.alter_configs("topic", "orders", {KEYS["topic"][0]: "0:3,1:3"})
     leftover = throttles(gw)

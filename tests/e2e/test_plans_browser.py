@@ -22,7 +22,6 @@ from backend.twin.examples import demo_snapshot
 from backend.twin.gateway import TwinGateway
 from tests.e2e.conftest import (
     console_errors,
-    new_chromium,
     screenshot,
     sign_in,
     signed_in_config,
@@ -54,16 +53,6 @@ def dashboard(tmp_path_factory):
             stop(d.proc)
     finally:
         twin.stop()
-
-
-@pytest.fixture(scope="module")
-def second_browser():
-    """The approver's own browser: separate cookies, so a separate session."""
-    driver = new_chromium()
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def wait(driver, timeout: float = 60):
