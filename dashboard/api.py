@@ -170,7 +170,7 @@ def approve(plan_id: int):
     plan = plan_service.approve(_store(), auth.current_actor(), plan_id,
                                 sha256=_text(body, "sha256", required=True),
                                 comment=_text(body, "comment") or "",
-                                snapshot_of=rt.snapshot_of,
+                                topics_of=rt.topics_of,
                                 configs_of=rt.throttle_configs_of)
     return jsonify(id=plan.id, state=plan.state)
 
@@ -201,7 +201,7 @@ def execute(plan_id: int):
     cluster = plan_service.get(_store(), plan_id).cluster
     plan = shrink_execution.request_execute(_store(), auth.current_actor(), plan_id,
                                             gateway=rt.gateways.get(cluster),
-                                            snapshot_of=rt.snapshot_of,
+                                            topics_of=rt.topics_of,
                                             configs_of=rt.throttle_configs_of,
                                             migration=migration)
     return jsonify(id=plan.id, state=plan.state), 202

@@ -15,7 +15,7 @@ from flask_caching import Cache
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
 from backend.services import plans, throttle_leftovers
-from backend.services.cluster import ClusterSource, cluster_snapshot
+from backend.services.cluster import ClusterSource, cluster_snapshot, touched_snapshot
 from backend.store.store import Store, open_store
 from dashboard.config import ClusterConfig, DashboardConfig
 
@@ -38,8 +38,13 @@ class Runtime:
             return self._store
 
     def snapshot_of(self, name: str) -> Snapshot:
-        """The cluster's assignment now (what approval and execution re-check plans on)."""
+        """The cluster's whole assignment now (what a plan is proposed and started on)."""
         return cluster_snapshot(self.source(name), fresh=True)
+
+    def topics_of(self, name: str, topics: list[str]) -> Snapshot:
+        """Only these topics of the cluster as they are now (what approval and execution
+        re-check a plan's basis on: a few topics, not a 200k-partition cluster's read)."""
+        return touched_snapshot(self.source(name), topics)
 
     def throttle_configs_of(self, name: str) -> dict[tuple[str, str, str], str]:
         """The cluster's throttle configs now (what a clear-throttles plan is checked on)."""

@@ -220,7 +220,7 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
         if action in (ids.PV_EXECUTE, ids.PV_MIGRATE):
             cluster = plan_service.get(store, plan_id).cluster
             shrink_execution.request_execute(store, who, plan_id, gateway=_gateway(cluster),
-                                             snapshot_of=rt.snapshot_of,
+                                             topics_of=rt.topics_of,
                                              configs_of=rt.throttle_configs_of,
                                              migration=action == ids.PV_MIGRATE)
         elif action == ids.PV_PAUSE:
@@ -345,7 +345,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
     try:
         if action == ids.PV_APPROVE:
             plan = plan_service.approve(store, who, shown["id"], sha256=shown["sha256"],
-                                        comment=comment, snapshot_of=rt.snapshot_of,
+                                        comment=comment, topics_of=rt.topics_of,
                                         configs_of=rt.throttle_configs_of)
         elif action == ids.PV_REJECT:
             plan = plan_service.reject(store, who, shown["id"], comment=comment,

@@ -10,8 +10,12 @@ and ``throttle_time_ms`` (KIP-599)."""
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
+from backend.model.csr import offsets_from_lengths
 from backend.model.snapshot import Snapshot
 
 
@@ -20,8 +24,12 @@ class ClusterReader(Protocol):
     def describe_cluster(self) -> dict:
         """{cluster, controller, brokers: [{id, rack, alive}]}"""
 
-    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
-        """[{name, internal, partitions: [{partition, leader, replicas, isr}]}]"""
+    def describe_topics(self, names: list[str] | None = None,
+                        missing_ok: bool = False) -> list[dict]:
+        """[{name, internal, partitions: [{partition, leader, replicas, isr}]}]: every
+        topic, or only ``names`` (one Metadata request for them, not the whole cluster). A
+        named topic the cluster does not have is BadInput, or left out with
+        ``missing_ok`` (a plan's re-check then reports it deleted)."""
 
     def assignment(self) -> Snapshot:
         """The current assignment as a snapshot (log sizes and write rates as known)."""
@@ -86,6 +94,24 @@ class PartitionDeleter(Protocol):
         """DeletePartitions (kafka-topics --alter --partitions TOTAL
         --delete-partitions-delay MS): keep ``total`` partitions; {name, error, message,
         throttle_time_ms, partitions: [{partition, mode, error}]}"""
+
+
+def topics_snapshot(cluster: str, topics: list[dict], brokers: list[dict] = ()) -> Snapshot:
+    """describe_topics' answer as a snapshot of those topics alone: their replicas, leader
+    first, on the ``brokers`` describe_cluster listed and any other broker a replica names
+    (racks unknown for those); no log sizes or write rates."""
+    partitions = [t["partitions"] for t in topics]
+    counts = np.fromiter(map(len, partitions), np.int64, len(partitions))
+    replicas = [p["replicas"] for p in chain.from_iterable(partitions)]
+    lengths = np.fromiter(map(len, replicas), np.int64, len(replicas))
+    flat = np.fromiter(chain.from_iterable(replicas), np.int64, int(lengths.sum()))
+    ids = np.union1d(np.array([b["id"] for b in brokers], np.int64), flat)
+    racks = {b["id"]: b.get("rack") for b in brokers}
+    return Snapshot.build(cluster, ids, [racks.get(b) for b in ids.tolist()],
+                          [t["name"] for t in topics],
+                          np.repeat(np.arange(len(topics)), counts),
+                          offsets_from_lengths(lengths), np.searchsorted(ids, flat),
+                          topic_internal=[bool(t.get("internal")) for t in topics])
 
 
 def can_delete_partitions(gw: ClusterReader) -> bool:

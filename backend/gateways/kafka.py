@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import kafka.errors as Errors
@@ -42,7 +43,7 @@ from kafka.protocol.admin import (
 )
 
 from backend.errors import BadInput, Unavailable
-from backend.gateways.base import GatewayError
+from backend.gateways.base import GatewayError, topics_snapshot
 from backend.gateways.config import KafkaConnection
 from backend.model.snapshot import DEFAULT_RETENTION_MS, Snapshot
 
@@ -403,11 +404,16 @@ class KafkaGateway:
                                     "alive": not b.get("is_fenced", False)}
                                    for b in meta["brokers"]), key=lambda b: b["id"])}
 
-    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
+    def describe_topics(self, names: list[str] | None = None,
+                        missing_ok: bool = False) -> list[dict]:
+        if names is not None and not names:
+            return []  # an empty list would read like None, every topic, to some clients
         topics = self._call("Metadata", lambda a: a.describe_topics(names))
         out = []
         for t in sorted(topics, key=lambda t: t["name"]):
             err, msg = error_of(t["error_code"])
+            if err == "UNKNOWN_TOPIC_OR_PARTITION" and missing_ok:
+                continue
             if err == "UNKNOWN_TOPIC_OR_PARTITION":
                 raise BadInput(f"no topic '{t['name']}' on {self.conn.servers}")
             if err is not None:
@@ -487,28 +493,20 @@ class KafkaGateway:
         notes: list[str] = []
         brokers = self.describe_cluster()["brokers"]
         topics = self.describe_topics()
-        ids = sorted({b["id"] for b in brokers})
-        racks = {b["id"]: b["rack"] for b in brokers}
-        named = sorted({r for t in topics for p in t["partitions"] for r in p["replicas"]}
-                       - set(ids))
+        snap = topics_snapshot(self.cluster, topics, brokers)
+        named = sorted(set(snap.broker_ids.tolist()) - {b["id"] for b in brokers})
         if named:
             notes.append(f"replicas name brokers the cluster does not list: {named}")
-            ids = sorted(set(ids) | set(named))
-        pos = {b: i for i, b in enumerate(ids)}
-        parts = [(ti, p) for ti, t in enumerate(topics) for p in t["partitions"]]
-        lengths = [len(p["replicas"]) for _, p in parts]
         sizes = self._log_sizes(notes)
         rates = self._topic_rates(notes)
         names = [t["name"] for t in topics]
-        snap = Snapshot.build(
-            self.cluster, ids, [racks.get(b) for b in ids], names,
-            [ti for ti, _ in parts], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-            [pos[r] for _, p in parts for r in p["replicas"]],
-            topic_internal=[t["internal"] for t in topics],
-            topic_retention_ms=self._retention(names, notes),
-            part_size=[sizes.get((names[ti], p["partition"]), 0) for ti, p in parts],
-            part_rate=[rates.get(names[ti], 0.0) / len(topics[ti]["partitions"])
-                       for ti, p in parts])
+        parts = [(t["name"], p["partition"], len(t["partitions"]))
+                 for t in topics for p in t["partitions"]]
+        snap = replace(
+            snap, topic_retention_ms=np.asarray(self._retention(names, notes), np.int64),
+            part_size=np.array([sizes.get((n, p), 0) for n, p, _ in parts], np.int64),
+            part_rate=np.array([rates.get(n, 0.0) / count for n, _, count in parts],
+                               np.float64))
         self.notes = notes  # set after a whole read only (`railyard snapshot capture`)
         return snap
 

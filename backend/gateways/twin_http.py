@@ -23,6 +23,8 @@ from backend.gateways.config import Secret
 from backend.model.io import snapshot_from_parquet_bytes
 from backend.model.snapshot import Snapshot
 
+MAX_QUERY = 8000  # characters of a GET's query: http.server refuses lines over 64 KiB
+
 
 class TwinHttpGateway:
     """ClusterReader for a twin another process runs; Unavailable when it does not answer."""
@@ -75,9 +77,13 @@ class TwinHttpGateway:
     def describe_cluster(self) -> dict:
         return self._json("/v1/cluster")
 
-    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
-        query = f"?{urlencode([('name', n) for n in names])}" if names else ""
-        return self._json(f"/v1/topics{query}")
+    def describe_topics(self, names: list[str] | None = None,
+                        missing_ok: bool = False) -> list[dict]:
+        if names is None:
+            return self._json("/v1/topics")
+        flag = [("missing_ok", "true")] if missing_ok else []
+        return [t for batch in _batches(names)
+                for t in self._json(f"/v1/topics?{urlencode(batch + flag)}")]
 
     def assignment(self) -> Snapshot:
         return snapshot_from_parquet_bytes(self._request("/v1/assignment"),
@@ -151,6 +157,21 @@ class TwinHttpWriter(TwinHttpGateway):
         return self._post(f"/v1/topics/{quote(topic, safe='')}/partitions/delete",
                           {"total": total, "delay_ms": delay_ms, "user": user,
                            "client_id": client_id})
+
+
+def _batches(names: list[str]) -> list[list[tuple[str, str]]]:
+    """``name=`` query pairs in batches whose query stays under MAX_QUERY (a plan
+    touching thousands of topics would otherwise exceed the server's URL limit)."""
+    batches: list[list[tuple[str, str]]] = []
+    size = MAX_QUERY
+    for n in names:
+        cost = len(quote(n, safe="")) + 6  # "&name="
+        if size + cost > MAX_QUERY:
+            batches.append([])
+            size = 0
+        batches[-1].append(("name", n))
+        size += cost
+    return batches
 
 
 def _configs_path(entity_type: str, name: str) -> str:

@@ -10,6 +10,7 @@ re-proposal instead of running moves computed for a cluster that no longer exist
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,28 +62,53 @@ def basis_for(snap: Snapshot | None, kind: str, content: dict) -> dict:
     return fingerprint(snap, partitions, topics)
 
 
+@dataclass(frozen=True)
+class StoredBasis:
+    """A stored basis as arrays, parsed once: the topics to read from the cluster and
+    what to compare them with."""
+
+    counts: dict[str, int]  # topic -> partition count when proposed (a shrink's topic)
+    names: list[str]  # the topic of each touched partition
+    parts: np.ndarray  # its partition number
+    then: np.ndarray  # its replicas when proposed, leader first, -1 padded
+
+    @classmethod
+    def parse(cls, basis: dict) -> StoredBasis:
+        stored = basis.get("partitions", {})
+        split = [k.rpartition(":") for k in stored]
+        was = list(stored.values())
+        then = np.full((len(was), max(max(map(len, was), default=0), 1)), -1, np.int64)
+        lengths = np.fromiter(map(len, was), np.int64, len(was))
+        then[np.arange(then.shape[1])[None, :] < lengths[:, None]] = [b for r in was for b in r]
+        return cls(dict(basis.get("topics", {})), [t for t, _, _ in split],
+                   np.array([int(p) for _, _, p in split], np.int64), then)
+
+    @property
+    def topics(self) -> list[str]:
+        """Every topic the basis names: all a re-check has to read."""
+        return sorted(set(self.names).union(self.counts))
+
+    def changes(self, snap: Snapshot) -> list[str]:
+        """What differs between this basis and ``snap`` (which holds at least its
+        topics that still exist), one phrase per partition or topic ("orders-3 replicas
+        [1, 2, 3] -> [1, 2, 4]"); empty when nothing changed. Compared as arrays: a
+        100k-partition plan is checked in tens of milliseconds."""
+        changes = []
+        for topic, count in self.counts.items():
+            now = snap.topic_partition_count(snap.topic_index(topic)) \
+                if snap.has_topic(topic) else None
+            if now is None:
+                changes.append(f"topic {topic} no longer exists")
+            elif now != count:
+                changes.append(f"{topic} partition count {count} -> {now}")
+        if not self.names:
+            return changes
+        return changes + replica_changes(snap, self.names, self.parts, self.then)
+
+
 def basis_changes(basis: dict, snap: Snapshot) -> list[str]:
-    """What differs between the stored basis and ``snap``, one phrase per partition or
-    topic ("orders-3 replicas [1, 2, 3] -> [1, 2, 4]"); empty when nothing changed.
-    Compared as arrays: a 100k-partition plan is checked in tens of milliseconds."""
-    changes = []
-    for topic, count in basis.get("topics", {}).items():
-        now = snap.topic_partition_count(snap.topic_index(topic)) if snap.has_topic(topic) \
-            else None
-        if now is None:
-            changes.append(f"topic {topic} no longer exists")
-        elif now != count:
-            changes.append(f"{topic} partition count {count} -> {now}")
-    stored = basis.get("partitions", {})
-    if not stored:
-        return changes
-    split = [k.rpartition(":") for k in stored]
-    was = list(stored.values())
-    then = np.full((len(was), max(max(map(len, was)), 1)), -1, np.int64)
-    lengths = np.fromiter(map(len, was), np.int64, len(was))
-    then[np.arange(then.shape[1])[None, :] < lengths[:, None]] = [b for r in was for b in r]
-    return changes + replica_changes(snap, [t for t, _, _ in split],
-                                     np.array([int(p) for _, _, p in split], np.int64), then)
+    """What differs between the stored basis and ``snap`` (StoredBasis.changes)."""
+    return StoredBasis.parse(basis).changes(snap)
 
 
 def replica_changes(snap: Snapshot, names: list[str], parts: np.ndarray,

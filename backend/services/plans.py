@@ -20,13 +20,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from backend.errors import BadInput, Conflict, NotFound, Unavailable
 from backend.model.snapshot import Snapshot
-from backend.services.plan_basis import basis_changes, basis_for, config_changes
+from backend.services.plan_basis import StoredBasis, basis_for, config_changes
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
 from backend.store.store import AuditEntry, Decision, Plan, Store
 from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
-SnapshotOf = Callable[[str], Snapshot]  # cluster name -> its current snapshot
+# (cluster name, topics) -> those topics as they are now, read from the live cluster (a
+# topic it no longer has is absent; a snapshot holding more is fine)
+TopicsOf = Callable[[str, list[str]], Snapshot]
 # cluster name -> its throttle configs now, (entity_type, name, key) -> value
 ConfigsOf = Callable[[str], dict[tuple[str, str, str], str]]
 CLEAR = "clear_throttles"
@@ -123,7 +125,7 @@ def list_plans(store: Store, cluster: str | None = None, state: str | None = Non
 
 
 def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: str = "",
-            snapshot_of: SnapshotOf, configs_of: ConfigsOf | None = None,
+            topics_of: TopicsOf, configs_of: ConfigsOf | None = None,
             now: datetime | None = None) -> Plan:
     """Approve exactly the bytes the approver was shown, for the cluster as it still is."""
     now = _now(now)
@@ -134,7 +136,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
     if sha256 != plan.sha256:
         raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
                        f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review it")
-    _check_basis(plan, snapshot_of, configs_of)
+    _check_basis(plan, topics_of, configs_of)
     return _change(store, actor, plan, "approve", now, decision=("approve", comment, sha256))
 
 
@@ -157,7 +159,7 @@ def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None =
     return _change(store, actor, plan, "withdraw", now)
 
 
-def request_execute(store: Store, actor: Actor, plan_id: int, *, snapshot_of: SnapshotOf,
+def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: TopicsOf,
                     configs_of: ConfigsOf | None = None, now: datetime | None = None) -> Plan:
     """approved -> executing, after re-checking expiry and the cluster (the executor
     then runs it)."""
@@ -166,7 +168,7 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, snapshot_of: Sn
     authorize(actor, "execute", plan.author)
     _check_state(plan, "execute")
     _check_unexpired(plan, now)
-    _check_basis(plan, snapshot_of, configs_of)
+    _check_basis(plan, topics_of, configs_of)
     return _change(store, actor, plan, "execute", now)
 
 
@@ -270,14 +272,15 @@ def _check_unexpired(plan: Plan, now: datetime) -> None:
                        f"re-propose it")
 
 
-def _check_basis(plan: Plan, snapshot_of: SnapshotOf, configs_of: ConfigsOf | None) -> None:
+def _check_basis(plan: Plan, topics_of: TopicsOf, configs_of: ConfigsOf | None) -> None:
     if plan.kind == CLEAR:
         if configs_of is None:
             raise Unavailable(f"Cluster '{plan.cluster}'", "its throttle configs were not "
                               "read: a clear-throttles plan is checked against them")
         changes = config_changes(plan.basis, configs_of(plan.cluster))
     else:
-        changes = basis_changes(plan.basis, snapshot_of(plan.cluster))
+        basis = StoredBasis.parse(plan.basis)
+        changes = basis.changes(topics_of(plan.cluster, basis.topics))
     if changes:
         named = "; ".join(changes[:MAX_CHANGES_NAMED])
         more = len(changes) - MAX_CHANGES_NAMED

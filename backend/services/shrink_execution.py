@@ -58,7 +58,7 @@ def what_happens(gw: ClusterReader | None) -> str:
 
 
 def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader | None,
-                    snapshot_of, configs_of=None, migration: bool = False,
+                    topics_of: plans.TopicsOf, configs_of=None, migration: bool = False,
                     now: datetime | None = None) -> Plan:
     """approved -> executing, for any plan (the API's and the plan page's Execute); a
     shrink only if this cluster can run it the way asked: the stages need a cluster that
@@ -67,7 +67,7 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: Cluste
     if plan.kind != "shrink":
         if migration:
             raise BadInput(f"migration: plan {plan_id} is a {plan.kind}; only a shrink has one")
-        return plans.request_execute(store, actor, plan_id, snapshot_of=snapshot_of,
+        return plans.request_execute(store, actor, plan_id, topics_of=topics_of,
                                      configs_of=configs_of, now=now)
     mode = mode_on(gateway)
     if mode is None:
@@ -82,7 +82,7 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: Cluste
                        "KIP's stages")
     if mode == MIGRATION and not plan.content["migration"]["ok"]:
         raise Conflict(f"the migration cannot be placed: {plan.content['migration']['error']}")
-    return plans.request_execute(store, actor, plan_id, snapshot_of=snapshot_of,
+    return plans.request_execute(store, actor, plan_id, topics_of=topics_of,
                                  configs_of=configs_of, now=now)
 
 

@@ -4,7 +4,7 @@ changes a twin that `railyard twin serve` runs (backend.gateways.twin_http is it
 Reads (GET, the ClusterReader half) are open to anyone on the loopback:
 
   /v1/cluster                    describe_cluster
-  /v1/topics[?name=T&name=U]     describe_topics
+  /v1/topics[?name=T&name=U]     describe_topics (&missing_ok=true: leave out unknown names)
   /v1/assignment                 the assignment as a Parquet snapshot
   /v1/configs/{broker|topic}/N   describe_configs
   /v1/configs/{broker|topic}?key=K&key=L   find_configs
@@ -65,7 +65,8 @@ def _reads(gw: ClusterReader, path: str, query: dict) -> tuple[str, object]:
         case ["cluster"]:
             return "json", gw.describe_cluster()
         case ["topics"]:
-            return "json", gw.describe_topics(query.get("name"))
+            return "json", gw.describe_topics(query.get("name"),
+                                              missing_ok=query.get("missing_ok") == ["true"])
         case ["assignment"]:
             return PARQUET, snapshot_to_parquet_bytes(gw.assignment())
         case ["configs", entity_type]:

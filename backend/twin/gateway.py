@@ -10,6 +10,7 @@ import numpy as np
 from backend.errors import BadInput, Unavailable
 from backend.gateways.base import GatewayError
 from backend.model.bounds import parse_broker_id
+from backend.model.csr import gather_index, offsets_from_lengths
 from backend.model.snapshot import Snapshot
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster
 from backend.twin.state import MODE_NAMES
@@ -31,30 +32,39 @@ class TwinGateway:
                                  "alive": bool(st.alive[i])}
                                 for i, b in enumerate(snap.broker_ids.tolist())]}
 
-    def describe_topics(self, names: list[str] | None = None) -> list[dict]:
+    def describe_topics(self, names: list[str] | None = None,
+                        missing_ok: bool = False) -> list[dict]:
         with self.twin.lock:
             snap, st = self.twin.snap, self.twin.state
-            wanted = range(snap.n_topics) if names is None else [snap.topic_index(n)
-                                                                 for n in names]
-            ids = snap.broker_ids[snap.replica_broker].tolist()
-            isr = st.isr.tolist()
-            off = snap.replica_offsets.tolist()
-            leader = np.where(st.leader >= 0, snap.broker_ids[np.maximum(st.leader, 0)], -1)
-            modes = [MODE_NAMES[m] for m in st.mode.tolist()]
-            out = []
-            for t in wanted:
-                rows = range(int(snap.topic_starts[t]), int(snap.topic_starts[t + 1]))
+            if names is None:
+                wanted = list(range(snap.n_topics))
+            else:  # BadInput naming a topic the twin does not have, unless missing_ok
+                wanted = [snap.topic_index(n) for n in names
+                          if not missing_ok or snap.has_topic(n)]
+            starts = snap.topic_starts
+            counts = np.diff(starts)[wanted] if wanted else np.zeros(0, np.int64)
+            rows = gather_index(starts, np.asarray(wanted, np.int64))
+            reps = gather_index(snap.replica_offsets, rows)  # only these topics' replicas
+            ids = snap.broker_ids[snap.replica_broker[reps]].tolist()
+            isr = st.isr[reps].tolist()
+            off = offsets_from_lengths(np.diff(snap.replica_offsets)[rows]).tolist()
+            leader = np.where(st.leader[rows] >= 0,
+                              snap.broker_ids[np.maximum(st.leader[rows], 0)], -1).tolist()
+            modes = [MODE_NAMES[m] for m in st.mode[rows].tolist()]
+            out, i = [], 0
+            for t, n in zip(wanted, counts.tolist(), strict=True):
                 out.append({"name": str(snap.topic_names[t]),
                             "internal": bool(snap.topic_internal[t]),
                             "partitions": [{
-                                "partition": r - rows.start,
-                                "leader": int(leader[r]),
+                                "partition": r - i,
+                                "leader": leader[r],
                                 "mode": modes[r],
                                 "replicas": ids[off[r]:off[r + 1]],
                                 "isr": [b for b, ok in zip(ids[off[r]:off[r + 1]],
                                                            isr[off[r]:off[r + 1]],
                                                            strict=True) if ok]}
-                                for r in rows]})
+                                for r in range(i, i + n)]})
+                i += n
             return out
 
     def assignment(self) -> Snapshot:

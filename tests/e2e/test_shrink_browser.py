@@ -74,7 +74,7 @@ def approved_shrink(store_url: str, twin: TwinCluster, topic: str, keep: int) ->
                                     kind="shrink", content=draft.content,
                                     preview=draft.preview, snapshot=snap)
         plan_service.approve(store, Actor("arne", "approver"), plan.id, sha256=plan.sha256,
-                             snapshot_of=lambda _c: twin.assignment())
+                             topics_of=lambda *_: twin.assignment())
         return plan.id
     finally:
         store.close()

@@ -30,15 +30,15 @@ def test_refused_then_the_migration_runs_as_a_checklist(gw, tmp_path):
     plan = plans.propose(store, OPERATOR, cluster="tansu", kind="shrink",
                          content=draft.content, preview=draft.preview, snapshot=snap, now=now)
     plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
-                  snapshot_of=lambda _c: gw.assignment(), now=now + timedelta(seconds=1))
+                  topics_of=lambda *_: gw.assignment(), now=now + timedelta(seconds=1))
     with pytest.raises(Conflict) as e:
         shrink_execution.request_execute(store, OPERATOR, plan.id, gateway=gw,
-                                         snapshot_of=lambda _c: gw.assignment())
+                                         topics_of=lambda *_: gw.assignment())
     assert str(e.value) == ("cluster 'tansu' cannot delete partitions (Apache Kafka has no "
                             "DeletePartitions API): run the migration to 'orders.p2' instead")
     assert plans.get(store, plan.id).state == "approved"
     shrink_execution.request_execute(store, OPERATOR, plan.id, gateway=gw, migration=True,
-                                     snapshot_of=lambda _c: gw.assignment())
+                                     topics_of=lambda *_: gw.assignment())
     thread = execution.ExecutorThread(store, ["tansu"], lambda _c: gw,
                                       lambda _c: gw.assignment(), holder="tansu-test")
     for _ in range(3):

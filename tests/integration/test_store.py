@@ -24,7 +24,7 @@ SNAP = orders_cluster()
 APPROVERS = [Actor(f"approver{i}", "approver", f"10.1.0.{i}") for i in range(10)]
 
 
-def same(_cluster):
+def same(_cluster, _topics):
     return SNAP
 
 
@@ -42,7 +42,7 @@ def test_round_trip(store_url):
         shrink = plans.propose(store, OPERATOR, cluster="c1", kind="shrink",
                                content=shrink_content(), preview={}, snapshot=SNAP, now=T0)
         assert [p.id for p in plans.list_plans(store, cluster="c1")] == [shrink.id, plan.id]
-        plans.approve(store, APPROVERS[0], plan.id, sha256=plan.sha256, snapshot_of=same,
+        plans.approve(store, APPROVERS[0], plan.id, sha256=plan.sha256, topics_of=same,
                       now=T0 + timedelta(seconds=1))
         assert plans.expire_due(store, now=T0 + timedelta(hours=24)) == [plan.id, shrink.id]
         assert [e.action for e in plans.audit_entries(store, since=T0 + timedelta(hours=1))] \
@@ -74,7 +74,7 @@ def test_concurrent_decisions_exactly_one_wins(store_url):
                     if i % 2:
                         plans.reject(store, actor, plan_id, comment="race", now=T0)
                     else:
-                        plans.approve(store, actor, plan_id, sha256=sha, snapshot_of=same,
+                        plans.approve(store, actor, plan_id, sha256=sha, topics_of=same,
                                       now=T0)
                     return "won"
                 except Conflict as e:
@@ -135,8 +135,8 @@ def test_tampering_is_found_by_audit_verify(store_url, tmp_path, capsys):
     plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
                          content=moves(("orders", 0, [3, 4])), preview={}, snapshot=SNAP,
                          now=T0)
-    plans.approve(store, APPROVERS[0], plan.id, sha256=plan.sha256, snapshot_of=same, now=T0)
-    plans.request_execute(store, OPERATOR, plan.id, snapshot_of=same, now=T0)
+    plans.approve(store, APPROVERS[0], plan.id, sha256=plan.sha256, topics_of=same, now=T0)
+    plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=T0)
     config = tmp_path / "railyard.yaml"
     config.write_text(yaml.safe_dump({
         "clusters": [{"name": "c1", "gateway": {"type": "twin", "url": "http://127.0.0.1:1"}}],

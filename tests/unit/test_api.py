@@ -19,7 +19,7 @@ from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
 from dashboard.config import parse_config
-from tests.plan_helpers import moves, settle
+from tests.plan_helpers import Recording, moves, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "api.md"
@@ -83,9 +83,9 @@ def make_plan(env, author: str, state: str) -> int:
     decider = Actor("decider", "admin")
     if state in ("approved", "executing"):
         plan_service.approve(store, decider, plan.id, sha256=plan.sha256,
-                             snapshot_of=rt.snapshot_of)
+                             topics_of=rt.topics_of)
     if state == "executing":
-        plan_service.request_execute(store, decider, plan.id, snapshot_of=rt.snapshot_of)
+        plan_service.request_execute(store, decider, plan.id, topics_of=rt.topics_of)
     return plan.id
 
 
@@ -313,6 +313,24 @@ def test_a_plan_shows_its_execution(env):
     assert cancel.status_code == 202 and cancel.get_json()["cancel_requested_at"]
 
 
+def test_approve_and_execute_read_only_the_plans_topics_from_the_gateway(env, monkeypatch):
+    """Not the whole cluster's assignment: a 200k-partition cluster's metadata per approval."""
+    from backend.store.workflow import SYSTEM
+    client = env["client"]
+    plan = client.post("/api/v1/plans", json=env["body"], headers=basic("operator1")).get_json()
+    gw = Recording(env["rt"].gateways["demo"])
+    monkeypatch.setitem(env["rt"].gateways, "demo", gw)
+    approved = client.post(f"/api/v1/plans/{plan['id']}/approve",
+                           json={"sha256": plan["sha256"]}, headers=basic("approver1"))
+    assert approved.status_code == 200, approved.get_json()
+    started = client.post(f"/api/v1/plans/{plan['id']}/execute", json={},
+                          headers=basic("operator1"))
+    assert started.status_code == 202, started.get_json()
+    touched = sorted({e["topic"] for e in env["body"]["plan"]["partitions"]})
+    assert gw.asked == [touched, touched] and gw.whole_reads == 0
+    plan_service.finish(env["store"], SYSTEM, plan["id"], "cancelled")
+
+
 def test_a_partition_moved_on_the_twin_makes_approve_409_naming_it(env):
     client, twin = env["client"], env["twin"]
     proposed = client.post("/api/v1/plans", json=env["body"], headers=basic("operator1"))
@@ -464,7 +482,7 @@ def test_plan_page_executes_a_shrink_and_shows_its_stage(env):
     plan = plan_service.propose(store, Actor("writer", "admin"), cluster="demo", kind="shrink",
                                 content=draft.content, preview=draft.preview, snapshot=snap)
     plan_service.approve(store, Actor("decider", "admin"), plan.id, sha256=plan.sha256,
-                         snapshot_of=rt.snapshot_of)
+                         topics_of=rt.topics_of)
     r = env["client"].post(f"/api/v1/plans/{plan.id}/execute", json={"migration": True},
                            headers=basic("operator1"))
     assert r.status_code == 409 and "deletes partitions itself" in r.get_json()["error"]

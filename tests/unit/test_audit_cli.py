@@ -30,7 +30,7 @@ def test_verify_intact_then_broken(tmp_path, capsys):
     plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
                          content=moves(("orders", 0, [3, 4])), preview={}, snapshot=snap,
                          now=T0)
-    plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=lambda _: snap,
+    plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=lambda *_: snap,
                   now=T0)
     code, out, _ = run_cli(capsys, "audit", "verify", "--config", config(tmp_path, url))
     assert code == 0 and json.loads(out) == {"intact": True, "rows": 2, "broken_at": None,

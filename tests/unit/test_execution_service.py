@@ -38,8 +38,8 @@ class World:
                              content=content, preview={"bytes_to_move": 10 * MB},
                              snapshot=snap, throttle=throttle, now=T0)
         plans.approve(self.store, APPROVER, plan.id, sha256=plan.sha256,
-                      snapshot_of=lambda _c: snap, now=T0 + timedelta(seconds=1))
-        plans.request_execute(self.store, OPERATOR, plan.id, snapshot_of=lambda _c: snap,
+                      topics_of=lambda *_: snap, now=T0 + timedelta(seconds=1))
+        plans.request_execute(self.store, OPERATOR, plan.id, topics_of=lambda *_: snap,
                               now=T0 + timedelta(seconds=2))
         return plan.id
 
@@ -158,8 +158,8 @@ def test_a_shrink_runs_beside_reassignments_under_the_same_thread(world):
                          content={**shrink_content("a", 2, 4), "delay_ms": 0}, preview={},
                          snapshot=snap, now=T0)
     plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256,
-                  snapshot_of=lambda _c: snap, now=T0)
-    plans.request_execute(world.store, OPERATOR, plan.id, snapshot_of=lambda _c: snap, now=T0)
+                  topics_of=lambda *_: snap, now=T0)
+    plans.request_execute(world.store, OPERATOR, plan.id, topics_of=lambda *_: snap, now=T0)
     world.until(plan.id, "completed")
     assert world.twin.snap.topic_partition_count(world.twin.snap.topic_index("a")) == 2
     assert execution.progress(world.store, plan.id)["shrink"]["stage"] == "Removed"
@@ -177,6 +177,6 @@ def test_the_demo_starts_with_a_plan_the_scenario_leaves_alone(tmp_path):
     assert execution.propose_demo_plan(store, twin.assignment(), OPERATOR) is None
     ScenarioRunner(twin, load_scenario(DEMO_SCENARIO)).advance_to(120)
     approved = plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
-                             snapshot_of=lambda _c: twin.assignment())
+                             topics_of=lambda *_: twin.assignment())
     assert approved.state == "approved"  # the scenario's own moves did not touch it
     store.close()

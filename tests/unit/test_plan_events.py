@@ -19,7 +19,7 @@ def test_events_in_a_window_for_one_cluster(tmp_path):
     mine = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
                          content=moves(("orders", 0, [1, 3])), preview={}, snapshot=snap,
                          title="move orders-0", now=T0)
-    plans.approve(store, APPROVER, mine.id, sha256=mine.sha256, snapshot_of=lambda _: snap,
+    plans.approve(store, APPROVER, mine.id, sha256=mine.sha256, topics_of=lambda *_: snap,
                   now=T0 + timedelta(minutes=5))
     plans.propose(store, OPERATOR, cluster="c2", kind="reassignment",
                   content=moves(("orders", 1, [2, 4])), preview={}, snapshot=snap,

@@ -30,7 +30,7 @@ from tests.plan_helpers import (
 SNAP = orders_cluster()
 
 
-def same(_cluster):
+def same(_cluster, _topics):
     return SNAP
 
 
@@ -49,7 +49,7 @@ def propose(store, actor=OPERATOR, **kw):
 
 def approved(store):
     plan = propose(store)
-    return plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=same,
+    return plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=same,
                          now=T0 + timedelta(hours=1))
 
 
@@ -118,9 +118,9 @@ def test_approve_by_another_approver(store):
 def test_admin_may_approve_someone_elses_plan_not_their_own(store):
     plan = propose(store, ADMIN)
     with pytest.raises(Forbidden, match="author of a plan may not approve it"):
-        plans.approve(store, ADMIN, plan.id, sha256=plan.sha256, snapshot_of=same, now=T0)
+        plans.approve(store, ADMIN, plan.id, sha256=plan.sha256, topics_of=same, now=T0)
     other = propose(store)
-    assert plans.approve(store, ADMIN, other.id, sha256=other.sha256, snapshot_of=same,
+    assert plans.approve(store, ADMIN, other.id, sha256=other.sha256, topics_of=same,
                          now=T0).state == "approved"
 
 
@@ -132,20 +132,20 @@ def test_admin_may_approve_someone_elses_plan_not_their_own(store):
 def test_approve_refuses_the_wrong_people(store, actor, match):
     plan = propose(store)
     with pytest.raises(Forbidden, match=match):
-        plans.approve(store, actor, plan.id, sha256=plan.sha256, snapshot_of=same, now=T0)
+        plans.approve(store, actor, plan.id, sha256=plan.sha256, topics_of=same, now=T0)
     assert plans.get(store, plan.id).state == "proposed"
 
 
 def test_approve_refuses_a_different_sha256(store):
     plan = propose(store)
     with pytest.raises(Conflict, match=r"sha256 you approved .* is not plan .*reload the"):
-        plans.approve(store, APPROVER, plan.id, sha256="ab" * 32, snapshot_of=same, now=T0)
+        plans.approve(store, APPROVER, plan.id, sha256="ab" * 32, topics_of=same, now=T0)
 
 
 def test_approve_refuses_an_expired_plan(store):
     plan = propose(store)
     with pytest.raises(Conflict, match="expired at 2026-03-02T09:00:00\\+00:00: re-propose"):
-        plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=same,
+        plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=same,
                       now=T0 + timedelta(hours=24))
 
 
@@ -156,7 +156,7 @@ def test_approve_refuses_a_changed_cluster_naming_the_partitions(store):
                        r"orders-0 replicas \[1, 2\] -> \[2, 1\]; orders-1 replicas "
                        r"\[2, 3\] -> \[2, 4\]: re-propose"):
         plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
-                      snapshot_of=lambda _: moved, now=T0)
+                      topics_of=lambda *_: moved, now=T0)
     assert plans.get(store, plan.id).state == "proposed"
 
 
@@ -167,14 +167,14 @@ def test_many_changes_are_counted_not_listed(store):
     moved = cluster({"orders": [[4, 3]] * 4, "audit": [[3, 1], [4, 2]]})
     with pytest.raises(Conflict, match=r"\(and 1 more\): re-propose"):
         plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
-                      snapshot_of=lambda _: moved, now=T0)
+                      topics_of=lambda *_: moved, now=T0)
 
 
 def test_a_decided_plan_cannot_be_decided_again(store):
     plan = approved(store)
     with pytest.raises(Conflict, match="plan 1 is approved, not proposed: it cannot be "
                        "approved now"):
-        plans.approve(store, APPROVER2, plan.id, sha256=plan.sha256, snapshot_of=same,
+        plans.approve(store, APPROVER2, plan.id, sha256=plan.sha256, topics_of=same,
                       now=T0)
     with pytest.raises(Conflict, match="cannot be rejected now"):
         plans.reject(store, APPROVER2, plan.id, now=T0)
@@ -188,7 +188,7 @@ def test_a_lost_race_is_a_clear_refusal(store, monkeypatch):
     monkeypatch.setattr(plans, "get", lambda _s, _i: stale if _i == plan.id else None)
     with pytest.raises(Conflict, match="changed while you acted \\(it is now rejected\\): "
                        "someone else decided first"):
-        plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=same, now=T0)
+        plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=same, now=T0)
     monkeypatch.undo()
     final = plans.get(store, plan.id)
     assert final.state == "rejected" and len(final.decisions) == 1
@@ -212,25 +212,25 @@ def test_reject_and_withdraw(store):
 def test_execute_rechecks_expiry_and_the_cluster(store):
     plan = approved(store)
     with pytest.raises(Forbidden, match="approver role may not execute"):
-        plans.request_execute(store, APPROVER, plan.id, snapshot_of=same, now=T0)
+        plans.request_execute(store, APPROVER, plan.id, topics_of=same, now=T0)
     with pytest.raises(Conflict, match="expired at"):
-        plans.request_execute(store, OPERATOR, plan.id, snapshot_of=same,
+        plans.request_execute(store, OPERATOR, plan.id, topics_of=same,
                               now=T0 + timedelta(days=2))
     moved = cluster({**ORDERS, "orders": [[2, 1], *ORDERS["orders"][1:]]})
     with pytest.raises(Conflict, match=r"orders-0 replicas \[1, 2\] -> \[2, 1\]: re-propose"):
-        plans.request_execute(store, OPERATOR, plan.id, snapshot_of=lambda _: moved, now=T0)
-    running = plans.request_execute(store, OPERATOR, plan.id, snapshot_of=same, now=T0)
+        plans.request_execute(store, OPERATOR, plan.id, topics_of=lambda *_: moved, now=T0)
+    running = plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=T0)
     assert running.state == "executing"
 
 
 def test_execute_needs_an_approved_plan(store):
     plan = propose(store)
     with pytest.raises(Conflict, match="is proposed, not approved: it cannot be executed"):
-        plans.request_execute(store, OPERATOR, plan.id, snapshot_of=same, now=T0)
+        plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=T0)
 
 
 def test_cancel_request_then_the_executor_finishes(store):
-    plan = plans.request_execute(store, OPERATOR, approved(store).id, snapshot_of=same,
+    plan = plans.request_execute(store, OPERATOR, approved(store).id, topics_of=same,
                                  now=T0)
     with pytest.raises(Forbidden, match="viewer role may not cancel"):
         plans.request_cancel(store, VIEWER, plan.id, now=T0)
@@ -252,7 +252,7 @@ def test_cancel_request_then_the_executor_finishes(store):
 def test_expire_due_moves_only_overdue_undecided_plans(store):
     old = propose(store)
     ok = approved(store)
-    running = plans.request_execute(store, OPERATOR, approved(store).id, snapshot_of=same,
+    running = plans.request_execute(store, OPERATOR, approved(store).id, topics_of=same,
                                     now=T0)
     fresh = propose(store, now=T0 + timedelta(hours=12))
     assert plans.expire_due(store, now=T0 + timedelta(hours=23)) == []

@@ -49,13 +49,13 @@ class World:
                              content=draft.content, preview=draft.preview, snapshot=snap,
                              now=T0)
         plans.approve(self.store, APPROVER, plan.id, sha256=plan.sha256,
-                      snapshot_of=lambda _c: snap, now=T0 + timedelta(seconds=1))
+                      topics_of=lambda *_: snap, now=T0 + timedelta(seconds=1))
         return plan.id
 
     def execute(self, plan_id: int, migration: bool = False) -> None:
         shrink_execution.request_execute(
             self.store, OPERATOR, plan_id, gateway=self.gw, migration=migration,
-            snapshot_of=lambda _c: self.twin.assignment(), now=T0 + timedelta(seconds=2))
+            topics_of=lambda *_: self.twin.assignment(), now=T0 + timedelta(seconds=2))
 
     def cycle(self, n: int = 1) -> None:
         for _ in range(n):

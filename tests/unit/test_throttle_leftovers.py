@@ -101,14 +101,14 @@ def test_only_admins_propose_a_clear_plan_and_someone_else_approves_it(world):
     assert {r["clear_plan"] for r in throttle_leftovers.leftovers(
         world.store, world.source, now=world.now(), fresh=True)["leftovers"]} == {plan.id}
     with pytest.raises(Forbidden, match="two people"):
-        plans.approve(world.store, ADMIN, plan.id, sha256=plan.sha256, snapshot_of=None,
+        plans.approve(world.store, ADMIN, plan.id, sha256=plan.sha256, topics_of=None,
                       configs_of=fresh(world), now=T0)
     world.twin.alter_configs("broker", "2", {LEADER_RATE: "5000"})
     with pytest.raises(Conflict, match=f"broker 2 {LEADER_RATE} 1000 -> 5000: re-propose"):
-        plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=None,
+        plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, topics_of=None,
                       configs_of=fresh(world), now=T0)
     world.twin.alter_configs("broker", "2", {LEADER_RATE: "1000"})
-    assert plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=None,
+    assert plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, topics_of=None,
                          configs_of=fresh(world), now=T0).state == "approved"
 
 
@@ -117,9 +117,9 @@ def test_the_executor_deletes_exactly_the_approved_configs(world):
     world.twin.alter_configs("topic", "b", {LEADER_LIST: "1:2", "retention.ms": "5000"})
     plan = throttle_leftovers.propose_clear(world.store, ADMIN, world.source, now=T0)
     world.twin.alter_configs("broker", "3", {LEADER_RATE: "7"})  # set after: not in the plan
-    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=None,
+    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, topics_of=None,
                   configs_of=fresh(world), now=T0)
-    plans.request_execute(world.store, ADMIN, plan.id, snapshot_of=None,
+    plans.request_execute(world.store, ADMIN, plan.id, topics_of=None,
                           configs_of=fresh(world), now=T0 + timedelta(seconds=1))
     world.until(plan.id, "completed")
     assert world.throttles() == {("broker", "3"): {LEADER_RATE: "7"}}
@@ -138,9 +138,9 @@ def test_the_executor_deletes_exactly_the_approved_configs(world):
 def test_a_config_changed_after_execute_is_not_deleted_and_the_plan_fails(world):
     world.twin.alter_configs("broker", "2", {LEADER_RATE: "1000", FOLLOWER_RATE: "1000"})
     plan = throttle_leftovers.propose_clear(world.store, ADMIN, world.source, now=T0)
-    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, snapshot_of=None,
+    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256, topics_of=None,
                   configs_of=fresh(world), now=T0)
-    plans.request_execute(world.store, ADMIN, plan.id, snapshot_of=None,
+    plans.request_execute(world.store, ADMIN, plan.id, topics_of=None,
                           configs_of=fresh(world), now=T0)
     world.twin.alter_configs("broker", "2", {FOLLOWER_RATE: "2000"})
     world.until(plan.id, "failed")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from backend.errors import BadInput, Unavailable
+from backend.gateways import twin_http
 from backend.gateways.base import ClusterGateway, ClusterReader
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.twin.api import TwinApi
@@ -55,6 +56,24 @@ def test_reads_match_the_in_process_gateway(pair):
     for column in ("broker_ids", "replica_broker", "replica_offsets", "part_topic",
                    "part_size", "part_rate"):
         assert np.array_equal(getattr(a, column), getattr(b, column)), column
+
+
+def test_named_topics_come_in_batches_and_unknown_ones_are_left_out_with_missing_ok(
+        pair, monkeypatch):
+    """What a plan's re-check asks: its topics only, in as many requests as the URL limit
+    needs, a deleted topic absent instead of an error."""
+    local, remote = pair
+    names = [t["name"] for t in local.describe_topics()][::-1]
+    monkeypatch.setattr(twin_http, "MAX_QUERY", 30)  # two names per request
+    sent = []
+    ask = remote._json
+    monkeypatch.setattr(remote, "_json", lambda path: sent.append(path) or ask(path))
+    got = remote.describe_topics([*names, "gone"], missing_ok=True)
+    assert got == local.describe_topics(names) and len(got) == 3
+    assert len(sent) == 2 and all("missing_ok=true" in path for path in sent)
+    assert remote.describe_topics([]) == [] and len(sent) == 2
+    with pytest.raises(BadInput, match="gone"):
+        remote.describe_topics(["gone"])
 
 
 def test_bad_requests_are_one_line_bad_input(pair):

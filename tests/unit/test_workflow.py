@@ -186,7 +186,7 @@ class PlanMachine(RuleBasedStateMachine):
     def call(self, plan, action, actor, right_sha):
         """The service call for ``action`` and whether the rules say it must succeed."""
         m, ok = self.expect(plan, action, actor)
-        at = {"snapshot_of": lambda _: self.snap(), "now": self.now}
+        at = {"topics_of": lambda *_: self.snap(), "now": self.now}
         if action == "approve":
             sha = plans.get(self.store, plan).sha256 if right_sha else "0" * 64
             return ok and right_sha and self.fresh(m), lambda: plans.approve(
