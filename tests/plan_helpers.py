@@ -65,18 +65,22 @@ def settle(twin, plan: dict, seconds: int = 600) -> None:
 
 class Recording:
     """A cluster's gateway, noting which topics the services read through it and how
-    often they read the whole assignment."""
+    often they read every topic."""
 
     def __init__(self, gw) -> None:
         self.gw, self.asked, self.whole_reads = gw, [], 0
 
-    def describe_topics(self, names=None, missing_ok=False):
-        self.asked.append(None if names is None else list(names))
-        return self.gw.describe_topics(names, missing_ok)
+    def topics_assignment(self, names):
+        self.asked.append(list(names))
+        return self.gw.topics_assignment(names)
 
     def assignment(self):
         self.whole_reads += 1
         return self.gw.assignment()
+
+    def describe_topics(self, names=None, missing_ok=False):
+        self.whole_reads += names is None
+        return self.gw.describe_topics(names, missing_ok)
 
     def __getattr__(self, name):
         return getattr(self.gw, name)

@@ -10,12 +10,8 @@ and ``throttle_time_ms`` (KIP-599)."""
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Protocol, runtime_checkable
 
-import numpy as np
-
-from backend.model.csr import offsets_from_lengths
 from backend.model.snapshot import Snapshot
 
 
@@ -33,6 +29,12 @@ class ClusterReader(Protocol):
 
     def assignment(self) -> Snapshot:
         """The current assignment as a snapshot (log sizes and write rates as known)."""
+
+    def topics_assignment(self, names: list[str]) -> Snapshot:
+        """Only the named topics' replicas now, leader first, read from the cluster (a
+        name it does not have is absent): what a plan's basis is re-checked on, a few
+        topics instead of a 200k-partition cluster's whole assignment. Log sizes and write
+        rates are not read (0 where the gateway does not have them at hand)."""
 
     def describe_configs(self, entity_type: str, name: str) -> dict:
         """{entity_type, name, configs: {key: value}} for 'broker' (id or '<default>') or
@@ -94,24 +96,6 @@ class PartitionDeleter(Protocol):
         """DeletePartitions (kafka-topics --alter --partitions TOTAL
         --delete-partitions-delay MS): keep ``total`` partitions; {name, error, message,
         throttle_time_ms, partitions: [{partition, mode, error}]}"""
-
-
-def topics_snapshot(cluster: str, topics: list[dict], brokers: list[dict] = ()) -> Snapshot:
-    """describe_topics' answer as a snapshot of those topics alone: their replicas, leader
-    first, on the ``brokers`` describe_cluster listed and any other broker a replica names
-    (racks unknown for those); no log sizes or write rates."""
-    partitions = [t["partitions"] for t in topics]
-    counts = np.fromiter(map(len, partitions), np.int64, len(partitions))
-    replicas = [p["replicas"] for p in chain.from_iterable(partitions)]
-    lengths = np.fromiter(map(len, replicas), np.int64, len(replicas))
-    flat = np.fromiter(chain.from_iterable(replicas), np.int64, int(lengths.sum()))
-    ids = np.union1d(np.array([b["id"] for b in brokers], np.int64), flat)
-    racks = {b["id"]: b.get("rack") for b in brokers}
-    return Snapshot.build(cluster, ids, [racks.get(b) for b in ids.tolist()],
-                          [t["name"] for t in topics],
-                          np.repeat(np.arange(len(topics)), counts),
-                          offsets_from_lengths(lengths), np.searchsorted(ids, flat),
-                          topic_internal=[bool(t.get("internal")) for t in topics])
 
 
 def can_delete_partitions(gw: ClusterReader) -> bool:

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import kafka.errors as Errors
@@ -43,8 +44,9 @@ from kafka.protocol.admin import (
 )
 
 from backend.errors import BadInput, Unavailable
-from backend.gateways.base import GatewayError, topics_snapshot
+from backend.gateways.base import GatewayError
 from backend.gateways.config import KafkaConnection
+from backend.model.csr import offsets_from_lengths
 from backend.model.snapshot import DEFAULT_RETENTION_MS, Snapshot
 
 if TYPE_CHECKING:
@@ -510,6 +512,10 @@ class KafkaGateway:
         self.notes = notes  # set after a whole read only (`railyard snapshot capture`)
         return snap
 
+    def topics_assignment(self, names: list[str]) -> Snapshot:
+        """One Metadata request for the named topics (not the cluster's), as a snapshot."""
+        return topics_snapshot(self.cluster, self.describe_topics(names, missing_ok=True))
+
     def _log_sizes(self, notes: list[str]) -> dict[tuple[str, int], int]:
         sizes: dict[tuple[str, int], int] = {}
         try:
@@ -621,6 +627,24 @@ class KafkaGateway:
         e = resp.entries[0]
         self._rejected("AlterClientQuotas", e.error_code, e.error_message)
         return {"user": user, "client_id": client_id, MUTATION_RATE: rate}
+
+
+def topics_snapshot(cluster: str, topics: list[dict], brokers: list[dict] = ()) -> Snapshot:
+    """describe_topics' answer as a snapshot of those topics alone: their replicas, leader
+    first, on the ``brokers`` describe_cluster listed and any other broker a replica names
+    (racks unknown for those); no log sizes or write rates."""
+    partitions = [t["partitions"] for t in topics]
+    counts = np.fromiter(map(len, partitions), np.int64, len(partitions))
+    replicas = [p["replicas"] for p in chain.from_iterable(partitions)]
+    lengths = np.fromiter(map(len, replicas), np.int64, len(replicas))
+    flat = np.fromiter(chain.from_iterable(replicas), np.int64, int(lengths.sum()))
+    ids = np.union1d(np.array([b["id"] for b in brokers], np.int64), flat)
+    racks = {b["id"]: b.get("rack") for b in brokers}
+    return Snapshot.build(cluster, ids, [racks.get(b) for b in ids.tolist()],
+                          [t["name"] for t in topics],
+                          np.repeat(np.arange(len(topics)), counts),
+                          offsets_from_lengths(lengths), np.searchsorted(ids, flat),
+                          topic_internal=[bool(t.get("internal")) for t in topics])
 
 
 def _result(name: str, code: int, message: str | None, throttle_ms: int) -> dict:

@@ -82,12 +82,21 @@ class TwinHttpGateway:
         if names is None:
             return self._json("/v1/topics")
         flag = [("missing_ok", "true")] if missing_ok else []
-        return [t for batch in _batches(names)
-                for t in self._json(f"/v1/topics?{urlencode(batch + flag)}")]
+        queries = [urlencode([("name", n) for n in batch] + flag) for batch in _batches(names)]
+        return [t for q in queries for t in self._json(f"/v1/topics?{q}")]
 
     def assignment(self) -> Snapshot:
         return snapshot_from_parquet_bytes(self._request("/v1/assignment"),
                                            f"{self.url}/v1/assignment")
+
+    def topics_assignment(self, names: list[str]) -> Snapshot:
+        """The twin's Parquet of those topics alone; the whole assignment, sliced here,
+        when their names would not fit in one URL."""
+        batches = _batches(names)
+        if len(batches) != 1:
+            return self.assignment().only_topics(names)
+        path = f"/v1/assignment?{urlencode([('topic', n) for n in batches[0]])}"
+        return snapshot_from_parquet_bytes(self._request(path), f"{self.url}{path}")
 
     def describe_configs(self, entity_type: str, name: str) -> dict:
         return self._json(_configs_path(entity_type, name))
@@ -159,17 +168,17 @@ class TwinHttpWriter(TwinHttpGateway):
                            "client_id": client_id})
 
 
-def _batches(names: list[str]) -> list[list[tuple[str, str]]]:
-    """``name=`` query pairs in batches whose query stays under MAX_QUERY (a plan
-    touching thousands of topics would otherwise exceed the server's URL limit)."""
-    batches: list[list[tuple[str, str]]] = []
+def _batches(names: list[str]) -> list[list[str]]:
+    """``names`` in batches whose query (``&name=N`` or ``&topic=N`` each) stays under
+    MAX_QUERY: a plan touching thousands of topics would exceed the server's URL limit."""
+    batches: list[list[str]] = []
     size = MAX_QUERY
     for n in names:
-        cost = len(quote(n, safe="")) + 6  # "&name="
+        cost = len(quote(n, safe="")) + len("&topic=")
         if size + cost > MAX_QUERY:
             batches.append([])
             size = 0
-        batches[-1].append(("name", n))
+        batches[-1].append(n)
         size += cost
     return batches
 

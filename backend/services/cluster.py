@@ -22,7 +22,7 @@ from typing import TypeVar
 from backend.cache import Store, TtlCache
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.errors import BadInput, Unavailable
-from backend.gateways.base import ClusterReader, topics_snapshot
+from backend.gateways.base import ClusterReader
 from backend.model.io import load_snapshot, save_snapshot
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits, Snapshot
 
@@ -85,18 +85,18 @@ def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:
 
 def touched_snapshot(source: ClusterSource, topics: list[str]) -> Snapshot:
     """The named topics' assignment read from the live cluster now, never kept or taken
-    from the cache: what approving and executing re-check a plan's basis on. One
-    Metadata request for those topics instead of the whole cluster's assignment; a topic
-    the cluster no longer has is absent (the check names it). A gateway that does not
+    from the cache: what approving and executing re-check a plan's basis on. Only those
+    topics (``topics_assignment``: one Metadata request for them on Kafka) instead of the
+    whole cluster's assignment; a topic the cluster no longer has is absent (the check
+    names it). A gateway that does not
     answer is Unavailable, as for ``cluster_snapshot(fresh=True)``; a cluster without a
     gateway is its snapshot file."""
     if source.gateway is None:
         return _read_assignment(source, live=True)
     try:
-        found = source.gateway.describe_topics(sorted(set(topics)), missing_ok=True)
+        return source.gateway.topics_assignment(sorted(set(topics)))
     except Unavailable as e:
         raise _not_live(source, e) from None
-    return topics_snapshot(source.name, found)
 
 
 def _not_live(source: ClusterSource, e: Unavailable) -> Unavailable:

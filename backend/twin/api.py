@@ -5,7 +5,8 @@ Reads (GET, the ClusterReader half) are open to anyone on the loopback:
 
   /v1/cluster                    describe_cluster
   /v1/topics[?name=T&name=U]     describe_topics (&missing_ok=true: leave out unknown names)
-  /v1/assignment                 the assignment as a Parquet snapshot
+  /v1/assignment[?topic=T&topic=U]  the assignment as a Parquet snapshot (of those topics:
+                                 topics_assignment)
   /v1/configs/{broker|topic}/N   describe_configs
   /v1/configs/{broker|topic}?key=K&key=L   find_configs
   /v1/quotas                     describe_client_quotas
@@ -67,6 +68,8 @@ def _reads(gw: ClusterReader, path: str, query: dict) -> tuple[str, object]:
         case ["topics"]:
             return "json", gw.describe_topics(query.get("name"),
                                               missing_ok=query.get("missing_ok") == ["true"])
+        case ["assignment"] if "topic" in query:
+            return PARQUET, snapshot_to_parquet_bytes(gw.topics_assignment(query["topic"]))
         case ["assignment"]:
             return PARQUET, snapshot_to_parquet_bytes(gw.assignment())
         case ["configs", entity_type]:

@@ -70,6 +70,9 @@ class TwinGateway:
     def assignment(self) -> Snapshot:
         return self.twin.assignment()
 
+    def topics_assignment(self, names: list[str]) -> Snapshot:
+        return self.twin.assignment().only_topics(names)
+
     def _read_fault(self, op: str) -> None:
         """A fault on a read is Unavailable, as the Kafka gateway answers a refused read."""
         try:

@@ -147,3 +147,24 @@ def test_fast_and_validating_plan_parsers_agree():
     assert fast[3] == slow[3]
     entries[3]["replicas"] = [True]  # JSON true is not a broker id
     assert _parse_fast(entries, snap) is None
+
+
+def test_only_topics_keeps_those_topics_rows_as_they_are():
+    """What a twin answers a plan's basis re-check: the named topics it has, sliced."""
+    snap = snapshot_from_dict(DOC)
+    only = snap.only_topics(["orders", "gone"])
+    assert list(only.topic_names) == ["orders"] and list(only.topic_keyed) == [True]
+    assert [only.replicas_of(r) for r in range(only.n_partitions)] == [[1, 3], [2, 3]]
+    assert list(only.part_size) == [0, 10] and list(only.part_rate) == [0.0, 1.5]
+    assert np.array_equal(only.broker_ids, snap.broker_ids) and only.limits == snap.limits
+    big = generate_snapshot(12, 3, 40, 2000, 3, seed=4)
+    names = [str(big.topic_names[t]) for t in (31, 2, 17)]
+    part = big.only_topics(names)
+    assert list(part.topic_names) == sorted(names, key=lambda n: big.topic_index(n))
+    for t in names:
+        first, n = big.topic_starts[big.topic_index(t)], part.topic_partition_count(
+            part.topic_index(t))
+        assert n == big.topic_partition_count(big.topic_index(t))
+        assert [part.replicas_of(part.partition_row(t, p)) for p in range(n)] == \
+            [big.replicas_of(int(first) + p) for p in range(n)]
+    assert big.only_topics([]).n_partitions == 0

@@ -76,6 +76,25 @@ def test_named_topics_come_in_batches_and_unknown_ones_are_left_out_with_missing
         remote.describe_topics(["gone"])
 
 
+def test_topics_assignment_is_the_named_topics_alone_over_http(pair, monkeypatch):
+    """One Parquet of those topics; the whole assignment, sliced, when the names would not
+    fit in one URL; either way what the in-process gateway answers."""
+    local, remote = pair
+    names = [t["name"] for t in local.describe_topics()]
+    asked = [names[2], "gone", names[0]]
+    sent = []
+    request = remote._request
+    monkeypatch.setattr(remote, "_request", lambda path: sent.append(path) or request(path))
+    for max_query in (twin_http.MAX_QUERY, 30):
+        monkeypatch.setattr(twin_http, "MAX_QUERY", max_query)
+        a, b = remote.topics_assignment(asked), local.topics_assignment(asked)
+        assert list(a.topic_names) == list(b.topic_names) == [names[0], names[2]]
+        for column in ("broker_ids", "replica_broker", "replica_offsets", "part_topic"):
+            assert np.array_equal(getattr(a, column), getattr(b, column)), column
+    assert [p.split("?")[0] for p in sent] == ["/v1/assignment"] * 2
+    assert "topic=" in sent[0] and "?" not in sent[1]
+
+
 def test_bad_requests_are_one_line_bad_input(pair):
     _, remote = pair
     with pytest.raises(BadInput, match="no-such-topic"):
