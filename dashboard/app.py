@@ -10,7 +10,6 @@ import dash
 from dash import Dash
 from flask_caching import Cache
 
-from backend.gateways.factory import open_gateway
 from dashboard import api, auth, caches, guard, ids, jobs, reports, runtime, shell
 from dashboard.config import DashboardConfig
 
@@ -38,9 +37,7 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
     api.install(app.server)
     reports.install(app.server)
     cache = Cache(app.server, config=caches.cache_config(config.cache))
-    opened = {c.name: open_gateway(c) for c in config.clusters}
-    remote = {name: gw for name, gw in opened.items() if gw is not None}
-    runtime.install(runtime.Runtime(config, cache, {**remote, **(gateways or {})}))
+    runtime.install(runtime.Runtime(config, cache, runtime.open_gateways(config, gateways)))
     app.layout = partial(shell.layout, config)  # per request: it names the user
     shell.register(app)
     guard.install(app)

@@ -68,6 +68,8 @@ class ServerSettings:
     port: int = 8050
     refresh_seconds: int = 15  # how often live and relative views re-query
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # a bigger upload is refused with a line
+    workers: int = 1  # server processes (`railyard serve`); more than 1 needs cache.type redis
+    threads: int = 4  # requests each process serves at once
 
 
 @dataclass(frozen=True)
@@ -170,8 +172,13 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
         raise BadInput(f"{root.where('near_limit_ratio')}: expected a share of the limit "
                        f"between 0 and 1, e.g. 0.9, got {near:g}")
     server = _server(root.mapping("server"))
+    cache = _cache(root.mapping("cache"))
+    if server.workers > 1 and cache.type != "redis":
+        raise BadInput(f"{source}: server.workers: {server.workers} processes need "
+                       f"cache.type: redis (a page's drafts and drawn figures are kept in the "
+                       f"cache, which each process must see)")
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
-                           cache=_cache(root.mapping("cache")), server=server, source=source,
+                           cache=cache, server=server, source=source,
                            auth=_auth(root, server), store=_store(root.mapping("store")),
                            plans=_plans(root.mapping("plans")), near_limit_ratio=near)
 
@@ -238,12 +245,14 @@ def _cache(node: _Node | None) -> CacheSettings:
 def _server(node: _Node | None) -> ServerSettings:
     if node is None:
         return ServerSettings()
-    node.only("host", "port", "refresh_seconds", "max_upload_bytes")
+    node.only("host", "port", "refresh_seconds", "max_upload_bytes", "workers", "threads")
     return ServerSettings(node.str("host") or "127.0.0.1",
                           node.int("port", default=8050, minimum=1),
                           node.int("refresh_seconds", default=15, minimum=1),
                           node.int("max_upload_bytes", default=DEFAULT_MAX_UPLOAD_BYTES,
-                                   minimum=1))
+                                   minimum=1),
+                          node.int("workers", default=1, minimum=1),
+                          node.int("threads", default=4, minimum=1))
 
 
 def _store(node: _Node | None) -> StoreSettings:

@@ -13,6 +13,7 @@ from pathlib import Path
 from flask_caching import Cache
 
 from backend.gateways.base import ClusterReader
+from backend.gateways.factory import open_gateway
 from backend.model.snapshot import Snapshot
 from backend.services import plans, throttle_leftovers
 from backend.services.cluster import ClusterSource, cluster_snapshot, touched_snapshot
@@ -88,3 +89,11 @@ def current() -> Runtime:
         raise RuntimeError("the dashboard runtime is not installed: build the app with "
                            "dashboard.app.create_app")
     return _runtime
+
+
+def open_gateways(config: DashboardConfig, in_process: dict | None = None) -> dict:
+    """Cluster name -> gateway: ``in_process`` ones (the demo's twin), else what each
+    cluster's config names; a snapshot-file cluster has none."""
+    opened = {c.name: open_gateway(c) for c in config.clusters if c.name not in
+              (in_process or {})}
+    return {**{n: gw for n, gw in opened.items() if gw is not None}, **(in_process or {})}

@@ -47,7 +47,8 @@ class Dashboard:
 
 def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashboard:
     port = free_port()
-    config = {**config, "server": {"host": "127.0.0.1", "port": port, "refresh_seconds": 5},
+    config = {**config, "server": {"refresh_seconds": 5, **config.get("server", {}),
+                                   "host": "127.0.0.1", "port": port},
               "cache": {"background_dir": str(tmp / "cache"), **config.get("cache", {})},
               "store": config.get("store", {"url": f"sqlite:///{tmp / 'railyard.db'}"})}
     path = tmp / "railyard.yaml"

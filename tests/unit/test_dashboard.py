@@ -28,6 +28,14 @@ def test_example_config_is_valid():
     assert demo.limits.max_broker_partitions == demo_snapshot().limits.max_broker_partitions
     assert demo.gateway.url == "http://127.0.0.1:9400" and demo.snapshot is None
     assert config.server.port == 8050 and config.cache.type == "simple"
+    assert (config.server.workers, config.server.threads) == (1, 4)
+
+
+def test_several_server_processes_share_a_redis_cache():
+    doc = {**GOOD, "server": {"workers": 3, "threads": 6},
+           "cache": {"type": "redis", "redis_url": "redis://127.0.0.1:6379/0"}}
+    server = parse_config(doc, "cfg").server
+    assert (server.workers, server.threads) == (3, 6)
 
 
 @pytest.mark.parametrize(("doc", "message"), [
@@ -47,6 +55,12 @@ def test_example_config_is_valid():
     ({"clusters": [GOOD["clusters"][0], GOOD["clusters"][0]]},
      "cfg: clusters: the name 'a' is used twice"),
     ({**GOOD, "cache": {"type": "redis"}}, "cfg: cache.redis_url: required when type is redis"),
+    ({**GOOD, "server": {"workers": 0}},
+     "cfg: server.workers: expected an integer >= 1, got 0"),
+    ({**GOOD, "server": {"threads": "many"}},
+     "cfg: server.threads: expected an integer >= 1, got 'many'"),
+    ({**GOOD, "server": {"workers": 2}},
+     "cfg: server.workers: 2 processes need cache.type: redis"),
 ])
 def test_config_errors_are_one_line(doc, message):
     with pytest.raises(BadInput) as e:
