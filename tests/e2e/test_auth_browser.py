@@ -44,7 +44,9 @@ def test_sign_in_see_your_name_sign_out(browser, dashboard):
     browser.find_element(By.ID, "login-user").send_keys("olivia")
     browser.find_element(By.ID, "login-password").send_keys("wrong")
     browser.find_element(By.ID, "login-submit").click()
-    assert "Wrong user name or password" in browser.find_element(By.ID, "login-error").text
+    # the answer is a new page: wait for it rather than racing the form's submission
+    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element(
+        (By.ID, "login-error"), "Wrong user name or password"))
 
     console_errors(browser)
     sign_in(browser, dashboard.url, "olivia", USERS["olivia"][1])
