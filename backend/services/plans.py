@@ -298,17 +298,18 @@ def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
             decision: tuple[str, str, str | None] | None = None, detail: Any = None) -> Plan:
     """One transition: conditional update, decision row, audit row, in one transaction."""
     target = TRANSITIONS[action][1]
-    made = ()
-    with store.write() as conn:
-        if not repo.update_plan(conn, plan.id, plan.state, plan.version, state=target,
-                                updated_at=now):
+    made, row = (), None
+    if decision is not None:
+        kind, comment, sha = decision
+        row = {"user": actor.name, "decision": kind, "comment": comment or "", "sha256": sha}
+        made = (Decision(actor.name, kind, comment or "", sha, now),)
+    if not store.transition(plan.id, plan.state, plan.version, state=target, at=now,
+                            decision=row, audit_row={
+                                "user": actor.name, "action": action,
+                                "before": plan.state, "after": target,
+                                "address": actor.address, "detail": detail}):
+        with store.read() as conn:
             _lost(conn, plan)
-        if decision is not None:
-            kind, comment, sha = decision
-            repo.insert_decision(conn, plan.id, actor.name, kind, comment or "", sha, now)
-            made = (Decision(actor.name, kind, comment or "", sha, now),)
-        append(conn, at=now, user=actor.name, action=action, plan_id=plan.id,
-               before=plan.state, after=target, address=actor.address, detail=detail)
     # the row is exactly this now: the update matched this version and nothing else changed
     return replace(plan, state=target, version=plan.version + 1, updated_at=now,
                    decisions=plan.decisions + made)

@@ -14,16 +14,16 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, select
+from sqlalchemy import Connection, Engine, bindparam, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from backend.errors import Unavailable
-from backend.store.audit import append, verify_audit
-from backend.store.engine import DEFAULT_URL, make_engine, migrate, writer
+from backend.store.audit import append, row_digest, verify_audit
+from backend.store.engine import DEFAULT_URL, json_dumps, make_engine, migrate, writer
 from backend.store.schema import audit, decisions, plans
 
 DEFAULT_EXPIRY_HOURS = 24.0
@@ -184,6 +184,26 @@ class Store:
             with self._writer.begin() as conn:
                 yield conn
 
+    def transition(self, plan_id: int, expect_state: str, expect_version: int, *,
+                   state: str, at: datetime, audit_row: dict,
+                   decision: dict | None = None) -> bool:
+        """One state change with its decision and audit rows, all or nothing; False when
+        the plan is no longer at (``expect_state``, ``expect_version``). On PostgreSQL it
+        is one statement, its own transaction: one round trip instead of five."""
+        if self._reader is not None:
+            with self._reader.connect() as conn:
+                return conn.execute(_PG_TRANSITION, _pg_transition_params(
+                    plan_id, expect_state, expect_version, state, at, audit_row,
+                    decision)).scalar_one() == 1
+        with self.write() as conn:
+            if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
+                               updated_at=at):
+                return False
+            if decision is not None:
+                insert_decision(conn, plan_id, at=at, **decision)
+            append(conn, at=at, plan_id=plan_id, **audit_row)
+            return True
+
     def verify_audit(self) -> dict:
         return verify_audit(self.engine)
 
@@ -259,6 +279,40 @@ def due_plans(conn: Connection, states: frozenset[str],
     q = select(plans.c.id, plans.c.state, plans.c.version).where(
         plans.c.state.in_(sorted(states)), plans.c.expires_at <= now).order_by(plans.c.id)
     return [tuple(r) for r in conn.execute(q)]
+
+
+# the audit trigger (migration 0001) chains the row inside the statement; decisions and
+# audit rows are written only when the update matched (they select from it)
+_PG_TRANSITION = text("""
+WITH u AS (
+    UPDATE plans SET state = :state, version = :version, updated_at = :at
+    WHERE id = :p_id AND state = :p_state AND version = :p_version RETURNING id),
+d AS (
+    INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at)
+    SELECT id, :d_user, :d_decision, :d_comment, :d_sha256, :at FROM u WHERE :decided),
+a AS (
+    INSERT INTO audit (at, "user", action, plan_id, before, after, address, detail, digest,
+                       prev_hash, hash)
+    SELECT :at, :a_user, :a_action, id, :a_before, :a_after, :a_address,
+           CAST(:a_detail AS json), :a_digest, '', '' FROM u)
+SELECT count(*) FROM u
+""")
+
+
+def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, state: str,
+                          at: datetime, audit_row: dict, decision: dict | None) -> dict:
+    """_PG_TRANSITION's parameters, each stored as the two-statement path stores it."""
+    a, d = audit_row, decision or {}
+    at = at.astimezone(UTC)
+    return {"p_id": plan_id, "p_state": expect_state, "p_version": expect_version,
+            "state": state, "version": expect_version + 1, "at": at,
+            "decided": decision is not None, "d_user": d.get("user"),
+            "d_decision": d.get("decision"), "d_comment": d.get("comment"),
+            "d_sha256": d.get("sha256"), "a_user": a["user"], "a_action": a["action"],
+            "a_before": a.get("before"), "a_after": a.get("after"),
+            "a_address": a.get("address"), "a_detail": json_dumps(a.get("detail")),
+            "a_digest": row_digest(at, a["user"], a["action"], plan_id, a.get("before"),
+                                   a.get("after"), a.get("address"), a.get("detail"))}
 
 
 _UPDATE_IF_UNCHANGED = plans.update().where(

@@ -52,6 +52,41 @@ def test_round_trip(store_url):
         store.close()
 
 
+def test_transitions_write_the_same_rows_on_both_stores(store_url):
+    """A transition is one statement on PostgreSQL and three on SQLite: both store the
+    decision and the audit rows exactly (times, unicode, a detail or none), and the chain
+    verifies, so the digest the statement stored is the one its fields give."""
+    store = open_store(store_url)
+    try:
+        first, second = (plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                                       content=moves(("orders", p, [3, 4])), preview={},
+                                       snapshot=SNAP, now=T0) for p in (0, 1))
+        at = T0 + timedelta(seconds=1)
+        plans.approve(store, APPROVERS[0], first.id, sha256=first.sha256, topics_of=same,
+                      comment="ok ✓ «ünïcode»", now=at)
+        plans.request_execute(store, OPERATOR, first.id, topics_of=same, now=at)
+        detail = {"moved": 1, "note": "fin ✓", "brokers": [3, 4], "none": None}
+        plans.finish(store, SYSTEM, first.id, "completed", detail=detail, now=at)
+        plans.withdraw(store, OPERATOR, second.id, now=at)
+        done = plans.get(store, first.id)
+        assert (done.state, done.version, done.updated_at) == ("completed", 4, at)
+        assert [(d.user, d.decision, d.comment, d.sha256, d.at) for d in done.decisions] == [
+            ("approver0", "approve", "ok ✓ «ünïcode»", first.sha256, at)]
+        rows = [(e.user, e.action, e.plan_id, e.before, e.after, e.address, e.detail, e.at)
+                for e in plans.audit_entries(store) if e.action != "propose"]
+        assert rows == [
+            ("approver0", "approve", first.id, "proposed", "approved", "10.1.0.0", None, at),
+            ("olga", "execute", first.id, "approved", "executing", "10.0.0.7", None, at),
+            (SYSTEM.name, "complete", first.id, "executing", "completed", SYSTEM.address,
+             detail, at),
+            ("olga", "withdraw", second.id, "proposed", "withdrawn", "10.0.0.7", None, at)]
+        assert plans.get(store, second.id).decisions == ()
+        assert store.verify_audit() == {"intact": True, "rows": 6, "broken_at": None,
+                                        "reason": None}
+    finally:
+        store.close()
+
+
 def test_concurrent_decisions_exactly_one_wins(store_url):
     """Ten approvers and rejecters race on each of six plans; every plan is decided once,
     the losers get a clear refusal, and audit rows equal the successful transitions."""
