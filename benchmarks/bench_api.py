@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,9 +71,10 @@ def _worker_app(doc: dict):
     from backend.twin.gateway import TwinGateway
     from dashboard.app import create_app
     from dashboard.config import parse_config
+    from dashboard.server import set_up
 
-    return create_app(parse_config(doc, "bench"),
-                      gateways={"bench": TwinGateway(TwinCluster(_snapshot()))}).server
+    return set_up(create_app(parse_config(doc, "bench"), gateways={
+        "bench": TwinGateway(TwinCluster(_snapshot()))})).server
 
 
 def _serve(doc: dict) -> None:
@@ -124,18 +126,28 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
         try:
             url = f"http://127.0.0.1:{port}/api/v1"
             _wait(url, server)
-            ctx = multiprocessing.get_context("fork")
+            # spawned: a fork would copy this process mid-way through its threads' locks
+            ctx = multiprocessing.get_context("spawn")
             ready, answers = ctx.Barrier(CLIENTS + 1), ctx.Queue()
             clients = [ctx.Process(target=_client, args=(
                 port, APPROVERS[c], {i: shas[i] for i in ids[c::CLIENTS]}, ready, answers))
                 for c in range(CLIENTS)]
             for p in clients:
                 p.start()
-            ready.wait()  # every client has signed in
+            try:
+                ready.wait(timeout=120)  # every client has signed in
+            except threading.BrokenBarrierError:
+                raise RuntimeError(f"a client did not sign in: {answers.get(timeout=5)}") \
+                    from None
             served = [psutil.Process(server.pid)]
             served += served[0].children(recursive=True)  # the workers
             cpu = [_cpu(served)]
-            took = [ms for _ in clients for ms in answers.get(timeout=600)]
+            took = []
+            for _ in clients:
+                answer = answers.get(timeout=600)
+                if isinstance(answer, str):
+                    raise RuntimeError(f"a client failed: {answer}")
+                took += answer
             for p in clients:
                 p.join()
             cpu_ms = (_cpu(served) - cpu[0]) * 1000 / max(len(took), 1)
@@ -151,19 +163,28 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
 def _client(port: int, user: str, plans: dict[int, str], ready, answers) -> None:
     """One API client (its own process, as clients are their own programs): sign in,
     wait for the others, approve its plans one after another; put its latencies in ms."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    token = base64.b64encode(f"{user}:pw-{user}".encode()).decode()
-    headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
-    conn.request("GET", "/api/v1/plans?state=completed", headers=headers)
-    _read(conn.getresponse())
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        token = base64.b64encode(f"{user}:pw-{user}".encode()).decode()
+        headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
+        conn.request("GET", "/api/v1/plans?state=completed", headers=headers)
+        _read(conn.getresponse())
+    except Exception as e:  # the others must not wait for it: say why, in a line
+        answers.put(f"{user} signing in: {type(e).__name__}: {e}")
+        ready.abort()
+        return
     ready.wait()
     took = []
-    for plan_id, sha in plans.items():
-        t0 = time.perf_counter()
-        conn.request("POST", f"/api/v1/plans/{plan_id}/approve",
-                     json.dumps({"sha256": sha}), headers)
-        _read(conn.getresponse())
-        took.append((time.perf_counter() - t0) * 1000)
+    try:
+        for plan_id, sha in plans.items():
+            t0 = time.perf_counter()
+            conn.request("POST", f"/api/v1/plans/{plan_id}/approve",
+                         json.dumps({"sha256": sha}), headers)
+            _read(conn.getresponse())
+            took.append((time.perf_counter() - t0) * 1000)
+    except Exception as e:
+        answers.put(f"{user} approving: {type(e).__name__}: {e}")
+        return
     answers.put(took)
 
 

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+from dash import Dash
+
 from dashboard import auth, caches, runtime
 from dashboard.app import create_app
 from dashboard.config import DashboardConfig
@@ -53,10 +55,19 @@ def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: 
 def worker_app(config: DashboardConfig, warm_spark_session: bool) -> Callable:
     """One worker process's WSGI app. Sweeps run in it, on a Spark session warmed in the
     background, unless they go to `railyard worker` through Redis (cache.type redis)."""
-    app = create_app(config)
+    app = set_up(create_app(config))
     if warm_spark_session and config.cache.type != "redis":
         warm_spark(config)
     return app.server
+
+
+def set_up(app: Dash) -> Dash:
+    """The app with Dash's set-up done. Dash finishes setting up on its first request,
+    without a lock: two first requests at once (a worker's threads, a browser's parallel
+    callbacks) broke each other ("dictionary changed size during iteration", callbacks
+    not yet registered). So one request runs here, before the server takes any."""
+    app.server.test_client().get("/login")
+    return app
 
 
 def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
@@ -105,7 +116,7 @@ def serve_here(config: DashboardConfig, gateways: dict, warm_spark_session: bool
     """Waitress in this process, for clusters that live in it."""
     import waitress
 
-    app = create_app(config, gateways)
+    app = set_up(create_app(config, gateways))
     executor = start_executor(runtime.current())
     if warm_spark_session:
         warm_spark(config)

@@ -1,0 +1,28 @@
+"""`railyard serve` finishes Dash's set-up before its server takes a request: Dash does it
+on the first request without a lock, so two first requests at once (a worker's threads,
+a browser's parallel callbacks) broke each other."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from dashboard.config import parse_config
+from dashboard.server import set_up
+
+
+def test_the_served_app_is_set_up_before_its_first_request(tmp_path):
+    from dashboard.app import create_app
+
+    doc = {"clusters": [{"name": "demo", "gateway": {"type": "twin",
+                                                     "url": "http://127.0.0.1:9"}}],
+           "cache": {"background_dir": str(tmp_path / "cache")},
+           "store": {"url": f"sqlite:///{tmp_path / 'railyard.db'}"}}
+    app = create_app(parse_config(doc, "cfg"))
+    assert not app._got_first_request["setup_server"]
+    assert set_up(app) is app and app._got_first_request["setup_server"]
+    client = app.server.test_client()
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: client.get("/_dash-dependencies"), range(16)))
+    counts = {len(a.get_json()) for a in answers if a.status_code == 200}
+    assert len(answers) == 16 and all(a.status_code == 200 for a in answers)
+    assert len(counts) == 1 and counts.pop() > 0
