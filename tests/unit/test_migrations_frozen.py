@@ -1,0 +1,36 @@
+"""A migration that has landed is never edited: a store already at its revision would never
+run the edit (Alembic upgrades by revision, not by content), so it would differ from a
+new one without anyone noticing. A change to the schema is a new migration; adding one
+here, with its sha256, is part of landing it. (0001 was edited once, before any release,
+when the PostgreSQL audit trigger was added; a store made before that must be made anew.)"""
+
+from __future__ import annotations
+
+import hashlib
+
+from backend.store import audit
+from backend.store.engine import MIGRATIONS
+
+LANDED = {
+    "0001_plans.py": "6207d0c7e0997e59f165ce79416192459ca94af1059668286b032fba01fca0c1",
+    "0002_executor.py": "549efd04281135a6ae6abb4dc8091359c3fb5a456cfc8ea8835b42c53ffd857c",
+    "0003_throttle_sightings.py":
+        "e6cad3a60adf6354b6fa0014cdc503ff44e724e5dc2e892d76e1c624599f5e1b",
+}
+
+
+def test_landed_migrations_are_unchanged_and_every_migration_is_listed():
+    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted((MIGRATIONS / "versions").glob("*.py"))}
+    unlisted = sorted(set(files) - set(LANDED))
+    assert not unlisted, f"new migrations {unlisted}: list them here with their sha256"
+    changed = [name for name, digest in LANDED.items() if files.get(name) != digest]
+    assert not changed, f"migrations {changed} changed after they landed: revert the " \
+                        f"edit and write a new migration instead"
+
+
+def test_what_0001_takes_from_the_code_is_as_it_landed():
+    """0001's PostgreSQL trigger uses the audit lock key and the chain's genesis hash from
+    backend.store.audit: changing either would change the migration without touching it."""
+    assert audit.AUDIT_LOCK == 7_351_812
+    assert audit.GENESIS == "0" * 64
