@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -119,6 +121,16 @@ def app(tmp_path_factory):
     doc = {"clusters": [{**GOOD["clusters"][0], "snapshot": str(tmp / "demo.parquet")}],
            "cache": {"background_dir": str(tmp / "cache")}}
     return create_app(parse_config(doc))
+
+
+def served_page(path: str) -> ModuleType:
+    """The page module the app serves at ``path``. Dash loads pages/ under names made from
+    the checkout's path; `import pages.x` would run a second copy, whose page takes the
+    same path and makes every later app in this process answer 500."""
+    import dash
+
+    return sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path"] == path)]
 
 
 def test_every_page_layout_builds(app):
@@ -243,8 +255,9 @@ def test_forged_callback_requests_get_400_and_one_log_line(app, caplog):
 def test_live_limit_figures_are_drawn_once_per_assignment_read(app, monkeypatch):
     """A range change or refresh while the assignment is unchanged redraws nothing (on a
     200k-partition cluster each draw is a plotly build of 100 bars)."""
-    import pages.overview as overview
     from backend.services import limits
+
+    overview = served_page("/")
 
     draws = []
     real = limits.guard_rails
