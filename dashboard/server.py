@@ -122,7 +122,7 @@ def serve_here(config: DashboardConfig, gateways: dict, warm_spark_session: bool
         warm_spark(config)
     settings = config.server
     server = waitress.create_server(app.server, host=settings.host, port=settings.port,
-                                    threads=settings.threads, _quiet=True)
+                                    threads=settings.threads)
     announce(f"http://{settings.host}:{settings.port}")
     try:
         server.run()
