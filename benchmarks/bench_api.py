@@ -15,9 +15,6 @@ printed beside every figure.
 
 from __future__ import annotations
 
-import base64
-import http.client
-import json
 import multiprocessing
 import os
 import statistics
@@ -32,6 +29,7 @@ from backend.services import plans
 from backend.store.store import open_store
 from backend.store.workflow import Actor
 from backend.twin.generate import generate_snapshot
+from benchmarks import api_client
 from benchmarks.common import Figure, on_both_stores
 
 CLIENTS = 20
@@ -129,7 +127,7 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
             # spawned: a fork would copy this process mid-way through its threads' locks
             ctx = multiprocessing.get_context("spawn")
             ready, answers = ctx.Barrier(CLIENTS + 1), ctx.Queue()
-            clients = [ctx.Process(target=_client, args=(
+            clients = [ctx.Process(target=api_client.run, args=(
                 port, APPROVERS[c], {i: shas[i] for i in ids[c::CLIENTS]}, ready, answers))
                 for c in range(CLIENTS)]
             for p in clients:
@@ -158,41 +156,6 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
         raise RuntimeError(f"{PLANS - len(took)} approvals failed")
     q = statistics.quantiles(took, n=100)
     return q[49], q[94], len(took), cpu_ms
-
-
-def _client(port: int, user: str, plans: dict[int, str], ready, answers) -> None:
-    """One API client (its own process, as clients are their own programs): sign in,
-    wait for the others, approve its plans one after another; put its latencies in ms."""
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        token = base64.b64encode(f"{user}:pw-{user}".encode()).decode()
-        headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
-        conn.request("GET", "/api/v1/plans?state=completed", headers=headers)
-        _read(conn.getresponse())
-    except Exception as e:  # the others must not wait for it: say why, in a line
-        answers.put(f"{user} signing in: {type(e).__name__}: {e}")
-        ready.abort()
-        return
-    ready.wait()
-    took = []
-    try:
-        for plan_id, sha in plans.items():
-            t0 = time.perf_counter()
-            conn.request("POST", f"/api/v1/plans/{plan_id}/approve",
-                         json.dumps({"sha256": sha}), headers)
-            _read(conn.getresponse())
-            took.append((time.perf_counter() - t0) * 1000)
-    except Exception as e:
-        answers.put(f"{user} approving: {type(e).__name__}: {e}")
-        return
-    answers.put(took)
-
-
-def _read(answer) -> bytes:
-    body = answer.read()
-    if answer.status != 200:
-        raise RuntimeError(f"HTTP {answer.status}: {body[:200]!r}")
-    return body
 
 
 def _cpu(processes) -> float:
