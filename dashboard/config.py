@@ -69,7 +69,7 @@ class ServerSettings:
     refresh_seconds: int = 15  # how often live and relative views re-query
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # a bigger upload is refused with a line
     workers: int = 1  # server processes (`railyard serve`); more than 1 needs cache.type redis
-    threads: int = 4  # requests each process serves at once
+    threads: int = 16  # requests each process serves at once (most wait on Prometheus)
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ def _server(node: _Node | None) -> ServerSettings:
                           node.int("max_upload_bytes", default=DEFAULT_MAX_UPLOAD_BYTES,
                                    minimum=1),
                           node.int("workers", default=1, minimum=1),
-                          node.int("threads", default=4, minimum=1))
+                          node.int("threads", default=16, minimum=1))
 
 
 def _store(node: _Node | None) -> StoreSettings:

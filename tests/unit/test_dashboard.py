@@ -30,7 +30,7 @@ def test_example_config_is_valid():
     assert demo.limits.max_broker_partitions == demo_snapshot().limits.max_broker_partitions
     assert demo.gateway.url == "http://127.0.0.1:9400" and demo.snapshot is None
     assert config.server.port == 8050 and config.cache.type == "simple"
-    assert (config.server.workers, config.server.threads) == (1, 4)
+    assert (config.server.workers, config.server.threads) == (1, 16)
 
 
 def test_several_server_processes_share_a_redis_cache():
