@@ -102,9 +102,11 @@ def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
 
 def _in_worker(loader: AppLoader, parent: int) -> Callable:
     """A worker's start: it ends with its parent, even one killed outright (a worker left
-    behind would keep the port and serve without the executor), then loads the app."""
+    behind would keep the port and serve without the executor), then loads the app.
+    SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it started, hung in its
+    signal handler (seen 1 start in 7); the parent's own stop still stops them gently."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
     if os.getppid() != parent:  # the parent died before the line above
         sys.exit(0)
