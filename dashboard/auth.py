@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 import flask
 from flask import Flask, g, request, session
+from flask.sessions import SecureCookieSessionInterface
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from backend.store.workflow import Actor
@@ -132,10 +133,26 @@ def install(server: Flask, auth: AuthSettings, port: int) -> None:
                          RAILYARD_CSRF_COOKIE=csrf_cookie_name(port))
     server.extensions["railyard.auth"] = auth
     server.extensions["railyard.failures"] = FailedSignIns()
+    server.session_interface = _BrowserSessions()
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
     server.add_url_rule("/login", "login", _login, methods=["GET", "POST"])
     server.add_url_rule("/logout", "logout", _logout, methods=["POST"])
+
+
+class _BrowserSessions(SecureCookieSessionInterface):
+    """Sessions for browsers only. API clients send HTTP Basic on every request: theirs
+    is an empty session that is never read from nor written to a cookie, which saves
+    building a signing serializer per request."""
+
+    def open_session(self, app: Flask, request: flask.Request):
+        if request.path.startswith(API_PREFIX):
+            return self.session_class()
+        return super().open_session(app, request)
+
+    def save_session(self, app: Flask, session, response: flask.Response) -> None:
+        if not request.path.startswith(API_PREFIX):
+            super().save_session(app, session, response)
 
 
 def secret_key(auth: AuthSettings) -> str:

@@ -56,7 +56,7 @@ def env(tmp_path_factory):
            "auth": {"users": users, "secret_key_file": str(tmp / "key")}}
     app = create_app(parse_config(doc, "cfg"), gateways={"demo": TwinGateway(twin)})
     rt = runtime.current()
-    return {"client": app.server.test_client(), "twin": twin, "rt": rt,
+    return {"client": app.server.test_client(), "app": app, "twin": twin, "rt": rt,
             "store": rt.plan_store(), "body": _body(twin)}
 
 
@@ -249,6 +249,26 @@ def test_error_shapes(env):
     state = client.get("/api/v1/plans?state=done", headers=basic("viewer1"))
     assert state.status_code == 400 and state.get_json()["error"].startswith("state:")
     assert plan_service.get(env["store"], plan_id).state == "proposed"
+
+
+def test_api_answers_carry_no_session(env):
+    """API clients authenticate on every request: the API neither reads a session cookie
+    nor sets one (not even the refresh a signed-in browser's session gets on each page),
+    so it signs nothing per request."""
+    client = env["app"].server.test_client()  # a browser of its own
+    page = client.get("/login").get_data(as_text=True)
+    token = page.split('name="csrf_token" value="')[1].split('"')[0]
+    signed_in = client.post("/login", data={"username": "viewer1", "csrf_token": token,
+                                            "next": "/", "password": PASSWORD.format(
+                                                "viewer1")})
+    assert signed_in.status_code == 302
+    assert any(c.startswith("railyard_session_") for c in
+               signed_in.headers.getlist("Set-Cookie"))
+    assert client.get("/login").headers.getlist("Set-Cookie")  # pages refresh it
+    for answer in (client.get("/api/v1/plans", headers=basic("viewer1")),
+                   client.get("/api/v1/plans")):
+        assert answer.headers.getlist("Set-Cookie") == []
+    assert client.get("/api/v1/plans").status_code == 401  # the cookie opens no API
 
 
 def test_author_cannot_approve_and_sha_must_match(env):
