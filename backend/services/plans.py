@@ -100,18 +100,18 @@ def _default_title(kind: str, content: dict) -> str:
 
 def get(store: Store, plan_id: int) -> Plan:
     """The plan with its content, basis and decisions; NotFound when there is none."""
-    return _load(store, plan_id, whole=True)
+    return _load(store, plan_id)
 
 
 def summary(store: Store, plan_id: int) -> Plan:
     """The plan and its decisions without content and basis (None): what its page paints
     first, without decoding megabytes of a 100k-move plan's JSON."""
-    return _load(store, plan_id, whole=False)
+    return _load(store, plan_id, content=False, basis=False)
 
 
-def _load(store: Store, plan_id: int, whole: bool) -> Plan:
+def _load(store: Store, plan_id: int, content: bool = True, basis: bool = True) -> Plan:
     with store.read() as conn:
-        plan = repo.load_plan(conn, plan_id, whole)
+        plan = repo.load_plan(conn, plan_id, content, basis)
     if plan is None:
         raise NotFound(f"no plan {plan_id}")
     return plan
@@ -129,7 +129,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
             now: datetime | None = None) -> Plan:
     """Approve exactly the bytes the approver was shown, for the cluster as it still is."""
     now = _now(now)
-    plan = get(store, plan_id)
+    plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
     authorize(actor, "approve", plan.author)
     _check_state(plan, "approve")
     _check_unexpired(plan, now)
@@ -144,7 +144,7 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
            sha256: str | None = None, now: datetime | None = None) -> Plan:
     """Reject a proposed plan (someone other than its author)."""
     now = _now(now)
-    plan = get(store, plan_id)
+    plan = summary(store, plan_id)
     authorize(actor, "reject", plan.author)
     _check_state(plan, "reject")
     return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
@@ -153,7 +153,7 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
 def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None = None) -> Plan:
     """The author takes back a plan nobody has decided yet."""
     now = _now(now)
-    plan = get(store, plan_id)
+    plan = summary(store, plan_id)
     authorize(actor, "withdraw", plan.author)
     _check_state(plan, "withdraw")
     return _change(store, actor, plan, "withdraw", now)
@@ -164,7 +164,7 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: Topi
     """approved -> executing, after re-checking expiry and the cluster (the executor
     then runs it)."""
     now = _now(now)
-    plan = get(store, plan_id)
+    plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
     authorize(actor, "execute", plan.author)
     _check_state(plan, "execute")
     _check_unexpired(plan, now)
@@ -176,7 +176,7 @@ def request_cancel(store: Store, actor: Actor, plan_id: int, *,
                    now: datetime | None = None) -> Plan:
     """Ask the executor to stop an executing plan; it then finishes it as cancelled."""
     now = _now(now)
-    plan = get(store, plan_id)
+    plan = summary(store, plan_id)
     authorize(actor, "cancel", plan.author)
     if plan.state != "executing":
         raise Conflict(f"plan {plan.id} is {plan.state}: only an executing plan can be "
@@ -198,7 +198,7 @@ def finish(store: Store, actor: Actor, plan_id: int, outcome: str, *, detail: An
     if outcome not in OUTCOMES:
         raise BadInput(f"outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
     now = _now(now)
-    plan = get(store, plan_id)
+    plan = summary(store, plan_id)
     authorize(actor, "execute", plan.author)
     _check_state(plan, OUTCOMES[outcome])
     return _change(store, actor, plan, OUTCOMES[outcome], now, detail=detail)

@@ -240,21 +240,24 @@ def insert_plan(conn: Connection, **values: Any) -> int:
 
 
 # built once: statement construction costs more than running them on the approve path
-_PLAN_BY_ID = select(plans).where(plans.c.id == bindparam("plan_id"))
-_HEAD_BY_ID = select(*_LIST_COLUMNS).where(plans.c.id == bindparam("plan_id"))
+_PLAN_BY_ID = {  # (with content, with basis): the plan's row
+    (content, basis): select(*[c for c in plans.c if (content or c.name != "content")
+                               and (basis or c.name != "basis")])
+    .where(plans.c.id == bindparam("plan_id"))
+    for content, basis in ((True, True), (False, True), (False, False))}
 _DECISIONS_OF = select(decisions).where(decisions.c.plan_id == bindparam("plan_id")) \
     .order_by(decisions.c.id)
 _INSERT_DECISION = decisions.insert()
 
 
-def load_plan(conn: Connection, plan_id: int, whole: bool = True) -> Plan | None:
-    """The plan with its content, basis and decisions, or None; ``whole`` False: without
-    content and basis (None), megabytes of JSON to decode for a 100k-move plan."""
-    row = conn.execute(_PLAN_BY_ID if whole else _HEAD_BY_ID,
-                       {"plan_id": plan_id}).mappings().first()
+def load_plan(conn: Connection, plan_id: int, content: bool = True,
+              basis: bool = True) -> Plan | None:
+    """The plan with its decisions, or None. Without ``content`` (or ``basis``) that
+    column is None and not read: a 100k-move plan's is megabytes of JSON to decode."""
+    row = conn.execute(_PLAN_BY_ID[content, basis], {"plan_id": plan_id}).mappings().first()
     if row is None:
         return None
-    row = row if whole else {**row, "content": None, "basis": None}
+    row = {"content": None, "basis": None, **row}
     if row["state"] == "proposed":  # no decision yet: each one moves the plan on
         return Plan(**row)
     ds = conn.execute(_DECISIONS_OF, {"plan_id": plan_id}).mappings().all()

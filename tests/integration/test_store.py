@@ -7,6 +7,7 @@ import json
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
 
 import yaml
@@ -15,7 +16,7 @@ from sqlalchemy import func, select
 from backend.errors import Conflict
 from backend.services import plans
 from backend.store.schema import audit, decisions
-from backend.store.store import open_store
+from backend.store.store import load_plan, open_store
 from backend.store.workflow import SYSTEM, Actor
 from tests.plan_helpers import OPERATOR, T0, moves, orders_cluster, shrink_content
 from tests.unit.helpers import run_cli
@@ -48,6 +49,28 @@ def test_round_trip(store_url):
         assert [e.action for e in plans.audit_entries(store, since=T0 + timedelta(hours=1))] \
             == ["expire", "expire"]
         assert store.verify_audit()["intact"]
+    finally:
+        store.close()
+
+
+def test_a_plan_loads_without_the_columns_a_caller_skips(store_url):
+    """Approve reads the basis but not the moves; a summary reads neither. What is left
+    out is None, never a stale or empty value; everything else is the whole plan's."""
+    store = open_store(store_url)
+    try:
+        content = moves(("orders", 0, [3, 4]))
+        plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                             content=content, preview={"eta_seconds": 1.0}, snapshot=SNAP,
+                             now=T0)
+        plans.reject(store, APPROVERS[0], plan.id, comment="later", now=T0)
+        with store.read() as conn:
+            whole = load_plan(conn, plan.id)
+            no_moves = load_plan(conn, plan.id, content=False)
+            head = load_plan(conn, plan.id, content=False, basis=False)
+        assert whole.content == content and whole.basis is not None
+        assert no_moves == replace(whole, content=None)
+        assert head == replace(whole, content=None, basis=None)
+        assert len(head.decisions) == 1 and head.decisions[0].comment == "later"
     finally:
         store.close()
 

@@ -185,7 +185,7 @@ def test_a_lost_race_is_a_clear_refusal(store, monkeypatch):
     plan = propose(store)
     stale = plans.get(store, plan.id)
     plans.reject(store, APPROVER2, plan.id, comment="no", now=T0)
-    monkeypatch.setattr(plans, "get", lambda _s, _i: stale if _i == plan.id else None)
+    monkeypatch.setattr(plans, "_load", lambda _s, _i, **_: stale if _i == plan.id else None)
     with pytest.raises(Conflict, match="changed while you acted \\(it is now rejected\\): "
                        "someone else decided first"):
         plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=same, now=T0)
