@@ -26,3 +26,35 @@ def test_the_served_app_is_set_up_before_its_first_request(tmp_path):
     counts = {len(a.get_json()) for a in answers if a.status_code == 200}
     assert len(answers) == 16 and all(a.status_code == 200 for a in answers)
     assert len(counts) == 1 and counts.pop() > 0
+
+
+def _start_up() -> list:
+    """A worker's app as far as the collector cares: objects made at start-up."""
+    return [{"made": i} for i in range(10_000)]
+
+
+def _start_worker(answers) -> None:
+    """A worker process's start, reporting how many objects the collector then skips."""
+    import gc
+    import os
+
+    from dashboard.server import _in_worker
+
+    app = _in_worker(_start_up, os.getppid())
+    answers.put((len(app), gc.get_freeze_count()))
+
+
+def test_a_worker_hides_what_start_up_made_from_the_collector():
+    """A full collection over a Dash app's start-up objects stalled a worker's threads
+    for ~90 ms; a worker freezes them once its app is loaded."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    answers = ctx.Queue()
+    worker = ctx.Process(target=_start_worker, args=(answers,))
+    worker.start()
+    try:
+        made, frozen = answers.get(timeout=60)
+    finally:
+        worker.join(30)
+    assert made == 10_000 and frozen >= made
