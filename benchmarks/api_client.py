@@ -4,14 +4,18 @@ twenty of them start without importing Railyard (spawned, they import this modul
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
+import threading
 import time
 
 
-def run(port: int, user: str, plans: dict[int, str], ready, answers) -> None:
+def run(port: int, user: str, plans: dict[int, str], ready, finished, answers) -> None:
     """One API client (its own process, as clients are their own programs): sign in,
-    wait for the others, approve its plans one after another; put its latencies in ms."""
+    wait for the others, approve its plans one after another; put its latencies in ms.
+    It exits only when every client has finished: a Python process's exit costs tens of
+    ms of CPU, which the clients still measuring would count as the server's latency."""
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         token = base64.b64encode(f"{user}:pw-{user}".encode()).decode()
@@ -33,8 +37,11 @@ def run(port: int, user: str, plans: dict[int, str], ready, answers) -> None:
             took.append((time.perf_counter() - t0) * 1000)
     except Exception as e:
         answers.put(f"{user} approving: {type(e).__name__}: {e}")
+        finished.abort()
         return
     answers.put(took)
+    with contextlib.suppress(threading.BrokenBarrierError):  # another client failed
+        finished.wait()
 
 
 def _read(answer) -> bytes:

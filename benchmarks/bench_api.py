@@ -126,9 +126,11 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
             _wait(url, server)
             # spawned: a fork would copy this process mid-way through its threads' locks
             ctx = multiprocessing.get_context("spawn")
-            ready, answers = ctx.Barrier(CLIENTS + 1), ctx.Queue()
+            ready, finished = ctx.Barrier(CLIENTS + 1), ctx.Barrier(CLIENTS)
+            answers = ctx.Queue()
             clients = [ctx.Process(target=api_client.run, args=(
-                port, APPROVERS[c], {i: shas[i] for i in ids[c::CLIENTS]}, ready, answers))
+                port, APPROVERS[c], {i: shas[i] for i in ids[c::CLIENTS]}, ready, finished,
+                answers))
                 for c in range(CLIENTS)]
             for p in clients:
                 p.start()
