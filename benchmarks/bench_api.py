@@ -30,7 +30,7 @@ from backend.store.store import open_store
 from backend.store.workflow import Actor
 from backend.twin.generate import generate_snapshot
 from benchmarks import api_client
-from benchmarks.common import Figure, on_both_stores
+from benchmarks.common import Figure, on_both_stores, server_cpu
 
 CLIENTS = 20
 PLANS = 400
@@ -109,8 +109,6 @@ def _propose(store_url: str) -> dict[int, str]:
 def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
     """(p50 ms, p95 ms, approvals, the server's CPU ms per approval) of CLIENTS HTTP
     clients approving PLANS plans."""
-    import psutil
-
     from tests.servers import free_port
 
     shas = _propose(store_url)
@@ -139,9 +137,7 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
             except threading.BrokenBarrierError:
                 raise RuntimeError(f"a client did not sign in: {answers.get(timeout=5)}") \
                     from None
-            served = [psutil.Process(server.pid)]
-            served += served[0].children(recursive=True)  # the workers
-            cpu = [_cpu(served)]
+            cpu = [server_cpu(server.pid)]
             took = []
             for _ in clients:
                 answer = answers.get(timeout=600)
@@ -150,7 +146,7 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
                 took += answer
             for p in clients:
                 p.join()
-            cpu_ms = (_cpu(served) - cpu[0]) * 1000 / max(len(took), 1)
+            cpu_ms = (server_cpu(server.pid) - cpu[0]) * 1000 / max(len(took), 1)
         finally:
             server.terminate()
             server.join(20)
@@ -158,11 +154,6 @@ def _measure(store_url: str, redis_url: str) -> tuple[float, float, int, float]:
         raise RuntimeError(f"{PLANS - len(took)} approvals failed")
     q = statistics.quantiles(took, n=100)
     return q[49], q[94], len(took), cpu_ms
-
-
-def _cpu(processes) -> float:
-    """User + system CPU seconds of ``processes`` so far."""
-    return sum(sum(p.cpu_times()[:2]) for p in processes)
 
 
 def _wait(url: str, server: multiprocessing.Process, timeout: float = 120) -> None:

@@ -27,7 +27,7 @@ from backend.model.io import save_snapshot
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import plan_preview
 from backend.twin.generate import generate_snapshot
-from benchmarks.common import Figure, best_of
+from benchmarks.common import Figure, best_of, server_cpu
 
 MOVES = 100_000
 RUNS = 3
@@ -78,7 +78,6 @@ def _browser_first_paint(tmp: Path, snap: Snapshot, plan: dict
                          ) -> tuple[list[float], list[float], list[float]]:
     """Preview first paints, stored page first paints, and the server's CPU seconds for
     each stored page (user + sys: what the shared machine's load does not inflate)."""
-    import psutil
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -94,7 +93,6 @@ def _browser_first_paint(tmp: Path, snap: Snapshot, plan: dict
         "snapshot": str(tmp / "big.parquet")}], "store": {"url": store_url}})
     driver = _browser()
     times, views, cpu = [], [], []
-    served = psutil.Process(dash.proc.pid)
     try:
         for _ in range(RUNS + 1):  # the first run warms the server's snapshot cache
             driver.get(dash.url + "/reassignments")
@@ -112,11 +110,11 @@ def _browser_first_paint(tmp: Path, snap: Snapshot, plan: dict
         plan_id = _propose(store_url, snap, plan)
         for _ in range(RUNS):
             driver.get("about:blank")
-            c0, t0 = sum(served.cpu_times()[:2]), time.perf_counter()
+            c0, t0 = server_cpu(dash.proc.pid), time.perf_counter()
             driver.get(f"{dash.url}/plans/{plan_id}")
             WebDriverWait(driver, 120, poll_frequency=0.01).until(_drawn)
             views.append(time.perf_counter() - t0)
-            cpu.append(sum(served.cpu_times()[:2]) - c0)
+            cpu.append(server_cpu(dash.proc.pid) - c0)
     finally:
         driver.quit()
         stop(dash.proc)

@@ -32,6 +32,15 @@ class Figure:
                 f"(target {sign} {self.target:,} {self.unit}){note}")
 
 
+def server_cpu(pid: int) -> float:
+    """User + system CPU seconds so far of process ``pid`` and its workers (`railyard
+    serve` answers requests in child processes: the parent alone shows none of it)."""
+    import psutil
+
+    server = psutil.Process(pid)
+    return sum(sum(p.cpu_times()[:2]) for p in [server, *server.children(recursive=True)])
+
+
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     """Fastest wall time of ``repeat`` runs (seconds) and the last result."""
     best, result = float("inf"), None
