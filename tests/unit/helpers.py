@@ -37,3 +37,9 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
         code = e.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def login_token(client) -> str:
+    """The CSRF token the sign-in page puts in its form (a Flask test client)."""
+    page = client.get("/login").get_data(as_text=True)
+    return page.split('name="csrf_token" value="')[1].split('"')[0]

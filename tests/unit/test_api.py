@@ -20,6 +20,7 @@ from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
 from dashboard.config import parse_config
 from tests.plan_helpers import Recording, moves, settle
+from tests.unit.helpers import login_token
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "api.md"
@@ -256,9 +257,8 @@ def test_api_answers_carry_no_session(env):
     nor sets one (not even the refresh a signed-in browser's session gets on each page),
     so it signs nothing per request."""
     client = env["app"].server.test_client()  # a browser of its own
-    page = client.get("/login").get_data(as_text=True)
-    token = page.split('name="csrf_token" value="')[1].split('"')[0]
-    signed_in = client.post("/login", data={"username": "viewer1", "csrf_token": token,
+    signed_in = client.post("/login", data={"username": "viewer1",
+                                            "csrf_token": login_token(client),
                                             "next": "/", "password": PASSWORD.format(
                                                 "viewer1")})
     assert signed_in.status_code == 302

@@ -17,6 +17,7 @@ from backend.cli import main as cli
 from backend.errors import BadInput
 from dashboard import auth
 from dashboard.config import parse_config
+from tests.unit.helpers import login_token
 
 PORT = 8050  # the config's default: cookie names carry it
 CSRF_COOKIE = auth.csrf_cookie_name(PORT)
@@ -50,12 +51,6 @@ def users_app(tmp_path):
 def cookie(client, name):
     found = client.get_cookie(name)
     return found.value if found else None
-
-
-def login_token(client) -> str:
-    """The CSRF token the sign-in page puts in its form."""
-    page = client.get("/login").get_data(as_text=True)
-    return page.split('name="csrf_token" value="')[1].split('"')[0]
 
 
 def sign_in(client, name, password=None, token=None):
