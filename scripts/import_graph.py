@@ -22,7 +22,7 @@ FLOORS = {  # folder -> floor; a folder may import its own floor or lower
     "backend/engines": 2,
     "backend/metrics": 3, "backend/gateways": 3, "backend/spark": 3, "backend/store": 3,
     "backend/cache": 3,
-    "backend/twin": 4, "backend/executor": 4,
+    "backend/twin": 4, "backend/executor": 4, "backend/localkafka": 4,
     "backend/services": 5,
     "components": 6,
     "dashboard": 7,

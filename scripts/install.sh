@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # command-on-PATH -> Debian package that provides it
 declare -A DEBS=(
   [java]=openjdk-17-jre-headless
+  [mvn]=maven  # fetches Apache Kafka and the JMX exporter (deploy/kafka/pom.xml)
   [prometheus]=prometheus
   [promtool]=prometheus
   [chromium]=chromium
@@ -58,4 +59,19 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".${extras}"
   touch "$stamp"
+fi
+
+# Apache Kafka's broker and tools and the JMX exporter agent, from Maven Central into
+# var/kafka/VERSION/libs (deploy/kafka/pom.xml pins the versions): `railyard kafka up`,
+# `railyard demo --kafka` and the tests run them. Fetched again only when the pom changes.
+if [ "${RAILYARD_IMAGE:-}" != 1 ]; then
+  pom=deploy/kafka/pom.xml
+  kafka_version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")
+  kafka_home=var/kafka/$kafka_version
+  if [ ! -f "$kafka_home/.fetched" ] || [ "$pom" -nt "$kafka_home/.fetched" ]; then
+    echo "fetching Apache Kafka $kafka_version with Maven into $kafka_home/libs"
+    rm -rf "$kafka_home/libs"
+    mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$PWD/$kafka_home/libs"
+    touch "$kafka_home/.fetched"
+  fi
 fi

@@ -23,3 +23,35 @@ def _each_page_registered_once():
     twice = sorted(m for m, page in pages.PAGE_REGISTRY.items() if paths[page["path"]] > 1)
     assert not twice, (f"page modules {twice} share a path: use the module the app serves "
                        f"(sys.modules[page['module']]), not `import pages.x`")
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory):
+    """Apache Kafka (deploy/kafka/pom.xml's version, fetched by `make install`): three KRaft
+    brokers in racks r0, r1, r2 on 127.0.0.1, each with the JMX exporter and Railyard's
+    rules; one cluster for the whole test session, stopped at its end. Tests share it:
+    each names its own topics (a prefix of its module) and puts back what it changes."""
+    from backend.localkafka import dist
+    from backend.localkafka.cluster import LocalKafka
+
+    if not (dist.home() / "libs").is_dir():
+        pytest.fail(f"Apache Kafka's jars are missing from {dist.home()}: run `make install`")
+    cluster = LocalKafka(tmp_path_factory.mktemp("kafka"), brokers=3, racks=3)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_gateway(kafka_cluster):
+    """Railyard's Kafka gateway on the session's Apache Kafka cluster."""
+    from backend.gateways.config import parse_kafka
+    from backend.gateways.kafka import KafkaGateway
+
+    gw = KafkaGateway(parse_kafka({"bootstrap_servers": kafka_cluster.bootstrap_servers,
+                                   "timeout_seconds": 10}, lambda key: f"cfg: {key}"),
+                      "kafka")
+    yield gw
+    gw.close()

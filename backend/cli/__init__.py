@@ -37,6 +37,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "reassign": ("reassign", "plan and check partition reassignments"),
     "whatif": ("whatif", "what-if sweeps on Spark (docs/whatif.md)"),
     "twin": ("twin", "the simulated cluster and its exporters"),
+    "kafka": ("kafka", "Apache Kafka brokers on 127.0.0.1 to try Railyard on"),
     "prometheus": ("prometheus", "start or stop Prometheus for the twin"),
     "serve": ("serve", "run the dashboard (config/railyard.example.yaml documents the "
                        "config file)"),

@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="action", required=True)
     up = actions.add_parser("up", help="write the scrape config and start prometheus")
     up.add_argument("--targets-file", default=str(TARGETS_FILE),
-                    help="written by `railyard twin serve`")
+                    help="written by `railyard twin serve`, or a Prometheus file_sd file "
+                         "such as `railyard kafka up` writes")
     up.add_argument("--port", type=port_or_zero, default=9090, help="0: any free port")
     up.add_argument("--scrape-interval", type=positive_float, default=5.0, help="seconds")
     up.add_argument("--home", default=str(HOME), help="config, pid file and data/ live here")
@@ -46,9 +47,27 @@ def _up(a: argparse.Namespace) -> dict:
     if (Path(a.home) / "prometheus.pid").exists():
         raise BadInput(f"prometheus already running ({Path(a.home) / 'prometheus.pid'}); "
                        "`railyard prometheus down` first")
+    targets, cluster, dialect = scrape_targets(doc, a.targets_file)
     server = PrometheusProcess(a.home, a.port or None)
-    server.write_config(scrape_config(doc["targets"], doc.get("cluster", "twin"),
-                                      a.scrape_interval), doc.get("dialect", "strimzi"))
+    server.write_config(scrape_config(targets, cluster, a.scrape_interval), dialect)
     server.start()
     return {"url": server.url, "pid": server.proc.pid, "config": str(server.config_path),
-            "data": str(server.data_dir), "targets": len(doc["targets"])}
+            "data": str(server.data_dir), "targets": len(targets)}
+
+
+def scrape_targets(doc: object, path: str) -> tuple[dict[str, str], str, str]:
+    """({broker: host:port}, cluster, dialect) of the twin's targets file, or of a file_sd
+    list whose groups each label one broker (`railyard kafka up`'s targets.json: the JMX
+    exporter with Railyard's rules, the strimzi dialect)."""
+    if isinstance(doc, dict) and isinstance(doc.get("targets"), dict):
+        return doc["targets"], doc.get("cluster", "twin"), doc.get("dialect", "strimzi")
+    groups = doc if isinstance(doc, list) else []
+    try:
+        targets = {str(g["labels"]["broker"]): g["targets"][0] for g in groups}
+        cluster = {g["labels"].get("cluster", "kafka") for g in groups}
+    except (KeyError, IndexError, TypeError):
+        targets, cluster = {}, set()
+    if not targets or len(cluster) != 1:
+        raise BadInput(f"{path}: expected the twin's targets file or a file_sd list of "
+                       "groups labelled broker (and one cluster)")
+    return targets, cluster.pop(), "strimzi"
