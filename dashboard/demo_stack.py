@@ -1,8 +1,10 @@
 """`railyard demo`: the whole stack on 127.0.0.1, started in order and stopped in reverse.
 
 - the twin with the demo scenario (backend/twin/scenarios/demo.yaml) and one exporter per
-  broker, in this process;
-- Prometheus scraping them (a fresh TSDB each run: the twin starts from t=0);
+  broker, in this process; or, with ``--kafka``, Apache Kafka (dashboard/demo_kafka.py:
+  three racked KRaft brokers with the JMX exporter, topics holding real data and a
+  producer writing at a steady rate);
+- Prometheus scraping them (a fresh TSDB each run: the cluster starts from t=0);
 - a second Prometheus serving the recorded incident hour (incident.yaml rendered by the
   twin and backfilled with promtool once, kept under the demo's home), so incident review
   over an absolute range works out of the box;
@@ -46,6 +48,7 @@ from dashboard.config import (
     StoreSettings,
     User,
 )
+from dashboard.demo_kafka import KafkaDemo
 
 INCIDENT_EPOCH = 1_704_067_200  # the recorded hour starts 2024-01-01T00:00Z
 INCIDENT_STEP = 30  # seconds between recorded samples
@@ -61,25 +64,27 @@ class DemoSettings:
     speed: float = 1.0
     scrape_interval: float = 5.0
     warm_spark: bool = True
+    kafka: bool = False  # Apache Kafka (dashboard/demo_kafka.py) instead of the twin
 
 
 @dataclass
 class DemoStack:
     settings: DemoSettings
     twin: TwinService | None = None
+    kafka: KafkaDemo | None = None
     prometheus: list[PrometheusProcess] = field(default_factory=list)
 
     def start(self, say) -> DashboardConfig:
         s, home = self.settings, self.settings.home
         home.mkdir(parents=True, exist_ok=True)
-        self.twin = TwinService(demo_snapshot(), load_scenario(DEMO_SCENARIO), s.speed,
-                                port_base=0, dialect=STRIMZI).start()
-        targets = self.twin.write_targets(home / "targets.json")["targets"]
-        say(f"twin: cluster 'demo' ({self.twin.twin.snap.n_brokers} brokers, demo scenario "
-            f"at x{s.speed:g}), exporters on {', '.join(targets.values())}")
+        if s.kafka:
+            self.kafka = KafkaDemo(home / "kafka")
+            name, targets = "kafka", self.kafka.start(say)
+        else:
+            name, targets = "demo", self._start_twin(say)
         live = PrometheusProcess(home / "prometheus", s.prometheus_port or None)
-        shutil.rmtree(live.data_dir, ignore_errors=True)  # the twin starts again from t=0
-        live.write_config(scrape_config(targets, "demo", s.scrape_interval))
+        shutil.rmtree(live.data_dir, ignore_errors=True)  # the cluster starts from t=0
+        live.write_config(scrape_config(targets, name, s.scrape_interval))
         self.prometheus.append(live.start(retention="2d"))
         say(f"prometheus: {live.url} scraping {len(targets)} exporters every "
             f"{s.scrape_interval:g} s (pid {live.proc.pid})")
@@ -89,9 +94,22 @@ class DemoStack:
         users = demo_users(home)
         for name, (role, password) in users.items():
             say(f"user: {name} ({role}) password {password}  (demo only)")
-        config = self._config(live.url, incident.url, home, users)
+        live_cluster = self.kafka.cluster_config(live.url) if self.kafka else \
+            ClusterConfig("demo", Gateway("twin"), PrometheusSettings(live.url),
+                          limits=self.twin.twin.snap.limits)
+        config = self._config(live_cluster, incident.url, home, users)
         self._propose_demo_plan(config, users, say)
         return config
+
+    def _start_twin(self, say) -> dict[str, str]:
+        """The twin and its exporters in this process: {broker: exporter host:port}."""
+        s = self.settings
+        self.twin = TwinService(demo_snapshot(), load_scenario(DEMO_SCENARIO), s.speed,
+                                port_base=0, dialect=STRIMZI).start()
+        targets = self.twin.write_targets(s.home / "targets.json")["targets"]
+        say(f"twin: cluster 'demo' ({self.twin.twin.snap.n_brokers} brokers, demo scenario "
+            f"at x{s.speed:g}), exporters on {', '.join(targets.values())}")
+        return targets
 
     def _propose_demo_plan(self, config: DashboardConfig, users: dict, say) -> None:
         """One plan proposed by the demo operator, waiting for the demo approver."""
@@ -101,10 +119,11 @@ class DemoStack:
 
         operator = next(n for n, (role, _) in users.items() if role == "operator")
         approver = next(n for n, (role, _) in users.items() if role == "approver")
+        actor = Actor(operator, "operator", "127.0.0.1")
         store = open_store(config.store.url)
         try:
-            plan = execution.propose_demo_plan(store, self.twin.twin.assignment(),
-                                               Actor(operator, "operator", "127.0.0.1"))
+            plan = self.kafka.propose_plan(store, actor) if self.kafka else \
+                execution.propose_demo_plan(store, self.twin.twin.assignment(), actor)
         finally:
             store.close()
         if plan is not None:
@@ -131,19 +150,17 @@ class DemoStack:
         self.prometheus.append(prom.start(retention="100y"))  # the blocks are from 2024
         return prom
 
-    def _config(self, live_url: str, incident_url: str, home: Path,
+    def _config(self, live: ClusterConfig, incident_url: str, home: Path,
                 users: dict[str, tuple[str, str]]) -> DashboardConfig:
         from werkzeug.security import generate_password_hash
 
-        snap = self.twin.twin.snap
         auth = AuthSettings("users", users=tuple(
             User(name, role, generate_password_hash(password))
             for name, (role, password) in users.items()),
             secret_key_file=str(home / "secret_key"))
         return DashboardConfig(
             clusters=(
-                ClusterConfig("demo", Gateway("twin"), PrometheusSettings(live_url),
-                              limits=snap.limits),
+                live,
                 ClusterConfig("incident", Gateway("twin"), PrometheusSettings(incident_url),
                               limits=incident_snapshot().limits,
                               snapshot=str(home / "incident" / "incident.parquet")),
@@ -154,7 +171,8 @@ class DemoStack:
             auth=auth, store=StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}"))
 
     def gateways(self) -> dict:
-        return {"demo": TwinGateway(self.twin.twin)}
+        """The in-process twin's gateway; Kafka's is opened from the config."""
+        return {} if self.twin is None else {"demo": TwinGateway(self.twin.twin)}
 
     def stop(self, say) -> None:
         for prom in reversed(self.prometheus):
@@ -166,6 +184,9 @@ class DemoStack:
             self.twin.stop()
             self.twin = None
             say("stopped the twin and its exporters")
+        if self.kafka is not None:
+            self.kafka.stop(say)
+            self.kafka = None
 
 
 def demo_users(home: Path) -> dict[str, tuple[str, str]]:

@@ -1,6 +1,6 @@
 """`railyard demo`: the full stack (twin, exporters, Prometheus, Spark, dashboard) on
-127.0.0.1 until Ctrl-C; `railyard demo --report`: the demo cluster's guard rails and two
-what-ifs, as a text report."""
+127.0.0.1 until Ctrl-C (`--kafka`: Apache Kafka instead of the twin); `railyard demo
+--report`: the demo cluster's guard rails and two what-ifs, as a text report."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="simulated seconds per wall second")
     p.add_argument("--scrape-interval", type=positive_float, default=5.0, help="seconds")
     p.add_argument("--home", default="var/demo", help="where the demo keeps its files")
+    p.add_argument("--kafka", action="store_true",
+                   help="run the live cluster on Apache Kafka (3 racked KRaft brokers from "
+                        "`make install`, real data, a steady producer) instead of the twin")
     p.add_argument("--no-warm-spark", action="store_true",
                    help="do not start the Spark session at start-up")
     p.set_defaults(func=_demo)
@@ -39,7 +42,7 @@ def _demo(a: argparse.Namespace) -> None:
     from dashboard.demo_stack import DemoSettings, run  # Dash is imported only when serving
 
     run(DemoSettings(Path(a.home), a.port, a.prometheus_port, a.speed, a.scrape_interval,
-                     not a.no_warm_spark))
+                     not a.no_warm_spark, kafka=a.kafka))
 
 
 def _report(_: argparse.Namespace) -> None:
