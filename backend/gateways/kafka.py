@@ -20,6 +20,7 @@ before anything is sent.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from kafka.protocol.admin import (
 )
 
 from backend.errors import BadInput, Unavailable
+from backend.gateways import kafka_eof  # noqa: F401 (a failed login's answer is kept)
 from backend.gateways.base import GatewayError
 from backend.gateways.config import KafkaConnection
 from backend.model.csr import offsets_from_lengths
@@ -280,15 +282,26 @@ def own_configs(result: Any, rtype: int, rname: str) -> dict[str, str]:
 
 # ---- the gateway ----------------------------------------------------------------------------
 class _LastError(logging.Handler):
-    """Keeps kafka-python's last connection error, the cause behind a bootstrap timeout."""
+    """Keeps kafka-python's last connection error, the cause behind a bootstrap timeout,
+    and the first refusal no retry cures: bad SASL credentials or an untrusted certificate
+    (kafka-python retries them until its timeout, and Kafka answers repeated failed logins
+    by just closing the socket, which would hide the cause). Records from threads that ran
+    before this attempt began (an earlier attempt's client, still retrying) are not its own."""
+
+    REFUSALS = ("SaslAuthenticationFailedError", "CERTIFICATE_VERIFY_FAILED")
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self.last: str | None = None
+        self.refused: str | None = None
+        self.before = {t.ident for t in threading.enumerate()}
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.name.startswith("kafka.net.connection"):
+        if record.name.startswith("kafka.net.connection") and record.thread not in self.before:
             self.last = record.getMessage().rsplit(">: ", 1)[-1]
+            if self.refused is None and any(r in self.last for r in self.REFUSALS):
+                cause = self.last.removeprefix("Connection lost: ")
+                self.refused = re.sub(r"\b(\w+: )\1", r"\1", cause)  # "X: X: why" -> "X: why"
 
 
 class KafkaGateway:
@@ -348,9 +361,14 @@ class KafkaGateway:
         try:
             worker = threading.Thread(target=build, name="railyard-kafka-connect", daemon=True)
             worker.start()
-            worker.join(self.conn.timeout_seconds + CONNECT_GRACE_SECONDS)
+            deadline = time.monotonic() + self.conn.timeout_seconds + CONNECT_GRACE_SECONDS
+            while worker.is_alive() and seen.refused is None and time.monotonic() < deadline:
+                worker.join(0.05)
         finally:
             logging.getLogger("kafka").removeHandler(seen)
+        if seen.refused is not None and "admin" not in box:  # the worker gives up by itself
+            raise Unavailable(self.what, f"{self.conn.security_protocol} connection refused: "
+                              f"{seen.refused}")
         cause = f" (last error: {seen.last})" if seen.last else ""
         if worker.is_alive():
             raise Unavailable(self.what, f"no answer within {self.conn.timeout_seconds:g} s "
