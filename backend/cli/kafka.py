@@ -25,13 +25,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--racks", type=positive_int, default=3,
                     help="broker.rack r0..r(R-1), round-robin")
     up.add_argument("--heap", default="320m", help="each broker's Java heap")
+    up.add_argument("--secure", action="store_true",
+                    help="also give every broker SSL, SASL_PLAINTEXT and SASL_SSL client "
+                         "listeners (SASL: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; one user "
+                         "each): a test CA, the brokers' certificate and one password file "
+                         "per user under DIR/security/; cluster.json's `security` lists "
+                         "each listener's bootstrap servers and these files (no password)")
     up.add_argument("--for", dest="duration", type=positive_float,
                     help="stop after this many seconds (default: until Ctrl-C or SIGTERM)")
     up.set_defaults(func=_up)
 
 
 def _up(a: argparse.Namespace) -> None:
-    cluster = LocalKafka(a.dir, a.brokers, a.racks, heap=a.heap)
+    cluster = LocalKafka(a.dir, a.brokers, a.racks, heap=a.heap, secure=a.secure)
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())

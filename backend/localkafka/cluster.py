@@ -6,7 +6,8 @@ The first three brokers (all of them when there are fewer) are also the controll
 stop one broker and keep a quorum. Every broker gets ``broker.rack`` r0..r(R-1) round-robin.
 Everything lives under one folder: ``broker-ID/`` (server.properties, data/, server.log)
 and, once every broker answers, ``cluster.json`` and ``targets.json`` (a Prometheus
-file_sd file).
+file_sd file). With ``secure``, every broker also has SSL, SASL_PLAINTEXT and SASL_SSL
+client listeners (backend/localkafka/security.py; their files under ``security/``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from backend.errors import BadInput, Unavailable
 from backend.localkafka import dist
+from backend.localkafka.security import LISTENERS, Security
 
 RULES = dist.ROOT / "deploy" / "jmx-exporter" / "kafka-broker.yaml"
 MAX_CONTROLLERS = 3
@@ -57,6 +59,7 @@ class Broker:
     exporter_port: int
     dir: Path
     proc: subprocess.Popen | None = field(default=None, repr=False)
+    secure_ports: dict[str, int] = field(default_factory=dict)  # listener name -> port
 
     @property
     def log(self) -> Path:
@@ -98,7 +101,7 @@ class LocalKafka:
     answers, ``stop`` ends them all (SIGTERM, then SIGKILL after ``grace`` seconds)."""
 
     def __init__(self, root: str | os.PathLike, brokers: int = 3, racks: int = 3,
-                 heap: str = "320m", grace: float = 30.0) -> None:
+                 heap: str = "320m", grace: float = 30.0, secure: bool = False) -> None:
         if not 1 <= brokers <= 64:
             raise BadInput(f"--brokers must be 1 to 64, got {brokers}")
         if not 1 <= racks <= brokers:
@@ -109,17 +112,25 @@ class LocalKafka:
         if used:
             raise BadInput(f"{self.root} already holds a cluster's data ({used[0]}): give "
                            "an empty or new --dir")
-        ports = free_ports(3 * brokers)
+        ports = free_ports((3 + (len(LISTENERS) if secure else 0)) * brokers)
+        extra = iter(ports[3 * brokers:])
         controllers = min(brokers, MAX_CONTROLLERS)
         self.brokers = [Broker(i, f"r{(i - 1) % racks}", ports[3 * i - 3],
                                ports[3 * i - 2] if i <= controllers else None,
-                               ports[3 * i - 1], self.root / f"broker-{i}")
+                               ports[3 * i - 1], self.root / f"broker-{i}",
+                               secure_ports={n: next(extra) for n in LISTENERS} if secure
+                               else {})
                         for i in range(1, brokers + 1)]
         self.cluster_id = cluster_id()
+        self.security = Security(self.root) if secure else None
 
     @property
     def bootstrap_servers(self) -> list[str]:
         return [f"127.0.0.1:{b.port}" for b in self.brokers]
+
+    def listener_servers(self, name: str) -> list[str]:
+        """Bootstrap servers of one secure listener (SSL, SASL_PLAINTEXT, SASL_SSL)."""
+        return [f"127.0.0.1:{b.secure_ports[name]}" for b in self.brokers]
 
     def broker(self, broker_id: int) -> Broker:
         return next(b for b in self.brokers if b.id == broker_id)
@@ -132,17 +143,21 @@ class LocalKafka:
         voters = ",".join(f"{c.id}@127.0.0.1:{c.controller_port}" for c in self.brokers
                           if c.controller_port)
         listeners = [f"PLAINTEXT://127.0.0.1:{b.port}"]
+        clients = [f"{n}://127.0.0.1:{p}" for n, p in b.secure_ports.items()]
         if b.controller_port:
             listeners.append(f"CONTROLLER://127.0.0.1:{b.controller_port}")
+        protocols = ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT",
+                     *(f"{n}:{n}" for n in b.secure_ports)]
+        secure = self.security.properties(b.secure_ports) if self.security else {}
         return {
             "process.roles": "broker,controller" if b.controller_port else "broker",
             "node.id": str(b.id),
             "controller.quorum.voters": voters,
             "controller.listener.names": "CONTROLLER",
-            "listeners": ",".join(listeners),
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{b.port}",
+            "listeners": ",".join(listeners + clients),
+            "advertised.listeners": ",".join([f"PLAINTEXT://127.0.0.1:{b.port}", *clients]),
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "listener.security.protocol.map": ",".join(protocols),
             "broker.rack": b.rack,
             "log.dirs": str(b.dir / "data"),
             "num.partitions": "1",
@@ -162,13 +177,17 @@ class LocalKafka:
             "background.threads": "2",
             "log.cleaner.threads": "1",
             "log.cleaner.dedupe.buffer.size": "2097152",
+            **secure,
         }
 
     def _write(self, b: Broker) -> Path:
         (b.dir / "data").mkdir(parents=True, exist_ok=True)
         (b.dir / "log4j2.properties").write_text(LOG4J.format(log=b.log))
         path = b.dir / "server.properties"
-        path.write_text("".join(f"{k}={v}\n" for k, v in self.properties(b).items()))
+        path.unlink(missing_ok=True)  # with --secure it holds PLAIN passwords: owner-only
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write("".join(f"{k}={v}\n" for k, v in self.properties(b).items()))
         return path
 
     # -- lifecycle --
@@ -179,6 +198,8 @@ class LocalKafka:
         dist.libs()  # fails early, naming `make install`, when the jars are missing
         self.root.mkdir(parents=True, exist_ok=True)
         try:
+            if self.security:
+                self.security.write()
             with ThreadPoolExecutor(len(self.brokers)) as pool:
                 list(pool.map(self._format, self.brokers))
             for b in self.brokers:
@@ -193,7 +214,8 @@ class LocalKafka:
         """kafka-storage format: the log dir's meta.properties for this cluster id."""
         props = self._write(b)
         out = subprocess.run(dist.java_command(dist.STORAGE, [
-            "format", "-t", self.cluster_id, "-c", str(props), "--ignore-formatted"],
+            "format", "-t", self.cluster_id, "-c", str(props), "--ignore-formatted",
+            *(self.security.format_args if self.security else [])],
             jvm=[f"-Dlog4j2.configurationFile={b.dir / 'log4j2.properties'}"]),
             capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
@@ -255,8 +277,12 @@ class LocalKafka:
                                       f"exited with code {b.proc.returncode} while starting; "
                                       f"its log: {b.log}")
             slow = [b.id for b in running if not _answers(b.exporter_url)]
+            closed = [f"{b.id}:{n}" for b in running for n, p in b.secure_ports.items()
+                      if not _accepts(p)]
             if slow:
                 waiting = f"the JMX exporter of broker(s) {slow}"
+            elif closed:
+                waiting = f"the secure listeners {closed}"
             else:
                 live = self.live_brokers()
                 missing = sorted({b.id for b in running} - live)
@@ -290,13 +316,19 @@ class LocalKafka:
 
     # -- what others read --
     def describe(self) -> dict:
-        return {"kafka_version": dist.KAFKA_VERSION, "cluster_id": self.cluster_id,
-                "bootstrap_servers": self.bootstrap_servers,
-                "brokers": [{"id": b.id, "rack": b.rack, "port": b.port,
-                             "controller": b.controller_port is not None,
-                             "exporter_url": b.exporter_url, "log": str(b.log)}
-                            for b in self.brokers],
-                "targets_file": str(self.root / "targets.json")}
+        """cluster.json: addresses and file paths (never a password)."""
+        doc = {"kafka_version": dist.KAFKA_VERSION, "cluster_id": self.cluster_id,
+               "bootstrap_servers": self.bootstrap_servers,
+               "brokers": [{"id": b.id, "rack": b.rack, "port": b.port,
+                            "controller": b.controller_port is not None,
+                            "exporter_url": b.exporter_url, "log": str(b.log),
+                            **({"listeners": dict(b.secure_ports)} if b.secure_ports else {})}
+                           for b in self.brokers],
+               "targets_file": str(self.root / "targets.json")}
+        if self.security:
+            doc["security"] = self.security.describe(
+                {n: self.listener_servers(n) for n in LISTENERS})
+        return doc
 
     def targets(self) -> list[dict]:
         """Prometheus file_sd: one group per broker, labelled broker, rack and cluster."""
@@ -322,6 +354,15 @@ def _write_json(path: Path, doc: object) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     tmp.replace(path)
+
+
+def _accepts(port: int) -> bool:
+    """Whether a loopback port takes TCP connections (a listener is bound and open)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 def _answers(url: str) -> bool:

@@ -3,6 +3,7 @@ up` configures (pure parts; tests/integration/test_kafka_up.py starts them)."""
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -111,3 +112,69 @@ def test_targets_are_file_sd_groups_the_prometheus_verb_reads(tmp_path):
     assert (cluster, dialect) == ("kafka", "strimzi")
     with pytest.raises(BadInput, match=r"t\.json: expected"):
         scrape_targets([{"targets": []}], "t.json")
+
+
+def test_secure_adds_ssl_and_sasl_client_listeners_beside_plaintext(tmp_path):
+    from backend.localkafka.security import LISTENERS, MECHANISMS
+    plain, k = LocalKafka(tmp_path / "p"), LocalKafka(tmp_path / "s", secure=True)
+    b = k.brokers[0]
+    assert list(b.secure_ports) == list(LISTENERS) == ["SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+    ports = [p for x in k.brokers for p in (x.port, x.controller_port, x.exporter_port,
+                                            *x.secure_ports.values()) if p]
+    assert len(set(ports)) == len(ports)
+    props = k.properties(b)
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"  # brokers talk as before
+    assert props["advertised.listeners"].split(",") == [
+        f"PLAINTEXT://127.0.0.1:{b.port}",
+        *(f"{n}://127.0.0.1:{b.secure_ports[n]}" for n in LISTENERS)]
+    assert props["listener.security.protocol.map"].split(",") == [
+        "CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT", "SSL:SSL",
+        "SASL_PLAINTEXT:SASL_PLAINTEXT", "SASL_SSL:SASL_SSL"]
+    assert props["ssl.keystore.type"] == "PEM"
+    for name in ("sasl_plaintext", "sasl_ssl"):
+        assert props[f"listener.name.{name}.sasl.enabled.mechanisms"] == ",".join(MECHANISMS)
+        plain_user = k.security.users[0]
+        assert f'user_{plain_user.username}="{plain_user.password}"' in \
+            props[f"listener.name.{name}.plain.sasl.jaas.config"]
+    # without secure, nothing changes
+    p = plain.properties(plain.brokers[0])
+    assert p["listener.security.protocol.map"] == "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+    assert not any(key.startswith(("ssl.", "listener.name.")) for key in p)
+    assert "security" not in plain.describe()
+
+
+def test_scram_users_are_formatted_salted_never_with_their_password(tmp_path):
+    import base64
+    import hashlib
+    k = LocalKafka(tmp_path, secure=True)
+    args = k.security.format_args
+    assert args == k.security.format_args  # one salt per user, the same for every broker
+    scram = [u for u in k.security.users if u.mechanism.startswith("SCRAM")]
+    assert args[::2] == ["--add-scram"] * len(scram) == ["--add-scram"] * 2
+    for user, arg in zip(scram, args[1::2], strict=True):
+        assert user.password not in arg
+        m = re.fullmatch(rf'{user.mechanism}=\[name={user.username},iterations=4096,'
+                         r'salt="([^"]+)",saltedpassword="([^"]+)"\]', arg)
+        assert m, arg
+        digest = "sha" + user.mechanism.rsplit("-", 1)[1]
+        assert base64.b64decode(m[2]) == hashlib.pbkdf2_hmac(
+            digest, user.password.encode(), base64.b64decode(m[1]), 4096)
+
+
+def test_cluster_json_names_password_files_not_passwords(tmp_path):
+    k = LocalKafka(tmp_path, secure=True)
+    doc = k.describe()
+    text = json.dumps(doc)
+    assert all(u.password not in text and u.password not in repr(u) for u in k.security.users)
+    assert [u["password_file"] for u in doc["security"]["users"]] == [
+        str(tmp_path / "security" / "passwords" / u.username) for u in k.security.users]
+    assert doc["security"]["ca_file"] == str(tmp_path / "security" / "ca.pem")
+    assert doc["brokers"][0]["listeners"] == k.brokers[0].secure_ports
+
+
+def test_kafka_up_documents_secure(capsys):
+    from backend.cli import build_parser
+    with pytest.raises(SystemExit):
+        build_parser(["kafka", "up", "--help"]).parse_args(["kafka", "up", "--help"])
+    text = "".join(capsys.readouterr().out.split())  # argparse wraps at hyphens
+    assert "--secure" in text and "SASL_SSL" in text and "SCRAM-SHA-512" in text
