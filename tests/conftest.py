@@ -30,13 +30,15 @@ def kafka_cluster(tmp_path_factory):
     """Apache Kafka (deploy/kafka/pom.xml's version, fetched by `make install`): three KRaft
     brokers in racks r0, r1, r2 on 127.0.0.1, each with the JMX exporter and Railyard's
     rules; one cluster for the whole test session, stopped at its end. Tests share it:
-    each names its own topics (a prefix of its module) and puts back what it changes."""
+    each names its own topics (a prefix of its module) and puts back what it changes.
+    Clients of the gateway use the PLAINTEXT listener; the SSL, SASL_PLAINTEXT and
+    SASL_SSL listeners beside it (``secure``) are for tests/integration/test_kafka_security.py."""
     from backend.localkafka import dist
     from backend.localkafka.cluster import LocalKafka
 
     if not (dist.home() / "libs").is_dir():
         pytest.fail(f"Apache Kafka's jars are missing from {dist.home()}: run `make install`")
-    cluster = LocalKafka(tmp_path_factory.mktemp("kafka"), brokers=3, racks=3)
+    cluster = LocalKafka(tmp_path_factory.mktemp("kafka"), brokers=3, racks=3, secure=True)
     cluster.start()
     try:
         yield cluster
