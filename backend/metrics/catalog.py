@@ -33,9 +33,13 @@ CATALOG: dict[str, Concept] = {
         "Partition replicas hosted per broker (ReplicaManager PartitionCount)"),
     "leaders_per_broker": Concept(
         "sum by ({by}) ({d.leader_count})", ("{by}",), "partitions", "Leaders per broker"),
+    # every KRaft controller publishes GlobalPartitionCount and OfflinePartitionsCount
+    # (metadata .../controller/metrics/ControllerMetadataMetricsPublisher.java runs on each
+    # one; only ZooKeeper mode zeroed them on inactive controllers): a sum would count the
+    # cluster once per controller, so one controller's value (the highest) stands for it
     "cluster_partitions": Concept(
-        "sum({d.global_partitions})", (), "partitions",
-        "Partitions in the cluster (controller's GlobalPartitionCount)"),
+        "max({d.global_partitions})", (), "partitions",
+        "Partitions in the cluster (GlobalPartitionCount, one controller's)"),
     "cluster_replicas": Concept(
         "sum({d.partition_count})", (), "replicas", "Partition replicas in the cluster"),
     "partitions_per_broker_peak": Concept(
@@ -73,8 +77,8 @@ CATALOG: dict[str, Concept] = {
                              "When Prometheus last scraped any broker (epoch seconds)"),
     "active_controllers": Concept("sum({d.active_controller})", (), "brokers",
                                   "Active controllers (1 when healthy)"),
-    "offline_partitions": Concept("sum({d.offline_partitions})", (), "partitions",
-                                  "Partitions without a leader"),
+    "offline_partitions": Concept("max({d.offline_partitions})", (), "partitions",
+                                  "Partitions without a leader (one controller's count)"),
     # ---- traffic -------------------------------------------------------------------------
     # per broker from the all-topics meter (the series without a topic label; Kafka marks
     # it with every topic's): 100 series at 200k partitions instead of 58k per-topic ones
@@ -106,7 +110,7 @@ CATALOG: dict[str, Concept] = {
         "sum by ({by}) ({d.follower_byte_rate})", ("{by}",), "bytes/s",
         "Throttled replication bytes/s fetched (FollowerReplication byte-rate)"),
     "replica_lag_sum_per_broker": Concept(
-        "sum by ({by}) ({d.consumer_lag_selector})", ("{by}",), "messages",
+        "sum by ({by}) ({d.consumer_lag})", ("{by}",), "messages",
         "KIP-73's SumReplicaLag, derived: FetcherLagMetrics ConsumerLag summed per broker"),
     "max_lag_growth_per_broker": Concept(
         "deriv((max by ({by}) ({d.max_lag}))[{window}:1m])", ("{by}",), "messages/s",
@@ -141,11 +145,17 @@ CATALOG: dict[str, Concept] = {
     "mutation_tokens_low": Concept(
         "min by (user, client_id) (min_over_time({d.mutation_tokens}[{window}]))",
         ("user", "client_id"), "tokens", "Fewest tokens per principal over the window"),
+    # KRaft controllers never record ControllerMutation throttle-time (NaN: requests reach
+    # them forwarded, core .../RequestHandlerHelper.scala throttles only non-forwarded
+    # ones); the forwarding broker records what it told the client in its Request
+    # throttle-time (sendForwardedResponse). ">= 0" drops NaN, so either source counts.
     "mutation_throttle_time_high": Concept(
-        "max by (user, client_id) (max_over_time({d.mutation_throttle_time}[{window}]))",
+        "max by (user, client_id) (max_over_time({d.mutation_throttle_time}[{window}]) >= 0 "
+        "or max_over_time({d.request_throttle_time}[{window}]) >= 0)",
         ("user", "client_id"), "ms", "Largest throttle time per principal over the window"),
     "mutation_throttle_time": Concept(
-        "max by (user, client_id) ({d.mutation_throttle_time})", ("user", "client_id"), "ms",
+        "max by (user, client_id) ({d.mutation_throttle_time} >= 0 "
+        "or {d.request_throttle_time} >= 0)", ("user", "client_id"), "ms",
         "Average throttle time per principal"),
 }
 

@@ -21,6 +21,7 @@ from urllib3.util.retry import Retry
 from backend.cache import Store, TtlCache
 from backend.metrics import catalog
 from backend.metrics.recording import recorded_name
+from backend.metrics.tags import principal_of
 
 RULES_CHECK_SECONDS = 60
 
@@ -134,9 +135,12 @@ class MetricsClient:
                                 "do not export it, or Prometheus has not scraped them yet",
                                 query)
         labels = catalog.label_columns(concept, self.by)
+        principals = "user" in labels and "client_id" in labels
         rows = []
         for series in raw:
             tags = {lab: series["metric"].get(lab, "") for lab in labels}
+            if principals:  # as Kafka's quota APIs name them, not as the MBean holds them
+                tags["user"], tags["client_id"] = principal_of(tags["user"], tags["client_id"])
             samples = series["values"] if ranged else [series["value"]]
             rows += [{**tags, "timestamp": float(t), "value": float(v)} for t, v in samples]
         frame = pd.DataFrame(rows, columns=[*labels, "timestamp", "value"])

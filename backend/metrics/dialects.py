@@ -7,11 +7,22 @@ How the names arise from Kafka's MBeans:
 - Strimzi lowercases names only: meters become ``..._bytesin_total`` (the ``PerSec``
   dropped), ``FetcherLagMetrics`` keeps its ``clientId`` label.
 - Confluent lowercases names and label names; meters keep ``persec`` and have no
-  ``_total``; its first rule (``name=(.+), topic=(.+), partition=(.+)``) swallows the
-  fetcher's ``clientId=ReplicaFetcherThread-0-<leader>`` into the *name*, so consumer
-  lag per partition is ``..._consumerlag_clientid_replicafetcherthread_0_<leader>``.
+  ``_total``. Per-partition fetcher lag is ``kafka_server_fetcherlagmetrics_consumerlag``
+  with ``clientid``, ``topic`` and ``partition`` labels: Confluent's rule for
+  ``name=(.+), clientId=(.+), topic=(.+), partition=(.*)`` comes before its
+  ``name, topic, partition`` rule since jmx-monitoring-stacks' April 2023 rules (before
+  that the clientId was folded into the name, ``..._consumerlag_clientid_<fetcher>``,
+  which Railyard no longer queries).
 - The guard-rail metrics (KIP-73 byte-rate, KIP-599 ControllerMutation) are exported by
-  neither; deploy/jmx-exporter/ ships the rules that give them the names below.
+  neither; deploy/jmx-exporter/ ships the rules that give them the names below. Confluent's
+  current exclude list no longer hides ``kafka.server`` beans, so appending those rules is
+  enough there.
+- On KRaft the controller never records ControllerMutation ``throttle-time`` (clients'
+  requests reach it forwarded, and core .../RequestHandlerHelper.scala
+  sendResponseMaybeThrottleWithControllerQuota throttles only non-forwarded ones): the
+  broker that forwarded the request records the throttle the client was told in its
+  ``kafka.server:type=Request`` ``throttle-time`` (sendForwardedResponse), which
+  deploy/jmx-exporter/ exports as ``kafka_server_request_throttle_time``.
 """
 
 from __future__ import annotations
@@ -30,7 +41,6 @@ class Dialect:
     reassignment_bytes_out: str
     counter_type: str  # how the meters are typed: "counter" or "unknown" (untyped)
     client_label: str  # FetcherLagMetrics / ReplicaFetcherManager clientId label
-    lag_in_name: bool  # consumer lag's fetcher clientId folded into the metric name
     partition_count: str = "kafka_server_replicamanager_partitioncount"
     leader_count: str = "kafka_server_replicamanager_leadercount"
     under_replicated: str = "kafka_server_replicamanager_underreplicatedpartitions"
@@ -47,19 +57,8 @@ class Dialect:
     mutation_rate: str = "kafka_server_controllermutation_mutation_rate"
     mutation_tokens: str = "kafka_server_controllermutation_tokens"
     mutation_throttle_time: str = "kafka_server_controllermutation_throttle_time"
-
-    def consumer_lag_name(self, leader_id: int) -> str:
-        """The series name of per-partition fetcher lag from a fetcher of ``leader_id``."""
-        if self.lag_in_name:
-            return f"{self.consumer_lag}_clientid_replicafetcherthread_0_{leader_id}"
-        return self.consumer_lag
-
-    @property
-    def consumer_lag_selector(self) -> str:
-        """A PromQL selector matching every per-partition fetcher lag series."""
-        if self.lag_in_name:
-            return f'{{__name__=~"{self.consumer_lag}_clientid_.+"}}'
-        return self.consumer_lag
+    # what a forwarding broker told the client (KRaft): type=Request throttle-time
+    request_throttle_time: str = "kafka_server_request_throttle_time"
 
 
 STRIMZI = Dialect(
@@ -72,7 +71,6 @@ STRIMZI = Dialect(
     reassignment_bytes_out="kafka_server_brokertopicmetrics_reassignmentbytesout_total",
     counter_type="counter",
     client_label="clientId",
-    lag_in_name=False,
 )
 
 CONFLUENT = Dialect(
@@ -85,7 +83,6 @@ CONFLUENT = Dialect(
     reassignment_bytes_out="kafka_server_brokertopicmetrics_reassignmentbytesoutpersec",
     counter_type="unknown",
     client_label="clientid",
-    lag_in_name=True,
 )
 
 DIALECTS = {d.name: d for d in (STRIMZI, CONFLUENT)}

@@ -353,6 +353,11 @@ def throttles(source: ClusterSource, span: Span) -> dict:
         got["behind"] = _behind_everywhere(source, span, got["reassigning"])
     configured = configured_rates(source) if live else None
     leader, follower = _by_broker(got["leader"]), _by_broker(got["follower"])
+    idle = _idle_throttles(configured, leader, follower)
+    for side, rates in (("leader", leader), ("follower", follower)):
+        rates.update(dict.fromkeys(idle[side], 0.0))
+        if idle[side] and isinstance(got[side], MetricMissing):
+            got[side] = None  # no series anywhere: every configured throttle is idle
     brokers = sorted(set(leader) | set(follower) | set(configured or {}), key=_id_order)
     lead_t = series(got["leader_t"], "broker", drop_zero=True)
     foll_t = series(got["follower_t"], "broker", drop_zero=True)
@@ -374,6 +379,20 @@ def throttles(source: ClusterSource, span: Span) -> dict:
         "observed_eta": eta,
         "predicted_eta": predicted_eta(source) if live else None,
     }
+
+
+def _idle_throttles(configured: dict[str, dict] | None, leader: dict[str, float],
+                    follower: dict[str, float]) -> dict[str, list[str]]:
+    """Brokers with a KIP-73 rate configured whose byte-rate has no series: Kafka creates the
+    LeaderReplication/FollowerReplication sensor on a broker's first throttled bytes and
+    drops it after an hour without any (core .../ReplicationQuotaManager.scala), so a
+    throttle that is set but idle moves 0 bytes/s rather than having no data."""
+    out: dict[str, list[str]] = {"leader": [], "follower": []}
+    for b, rates in (configured or {}).items():
+        for side, seen in (("leader", leader), ("follower", follower)):
+            if rates.get(side) and b not in seen:
+                out[side].append(b)
+    return out
 
 
 def in_flight(source: ClusterSource) -> list[dict] | Unavailable:

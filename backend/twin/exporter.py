@@ -22,6 +22,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from backend.metrics.dialects import Dialect
+from backend.metrics.tags import client_label, user_label
 from backend.twin.cluster import TwinCluster
 
 
@@ -55,6 +56,7 @@ class _Figures:
     follower: np.ndarray  # bool per replica: an online partition's follower
     lag_msgs: np.ndarray  # float per replica
     gauges: dict[str, np.ndarray]  # per broker position
+    sensors: dict[str, np.ndarray]  # bool per broker position: the byte-rate bean exists
 
 
 def _figures(twin: TwinCluster) -> _Figures:
@@ -86,7 +88,12 @@ def _figures(twin: TwinCluster) -> _Figures:
 
     max_lag = np.zeros(n_b)
     np.maximum.at(max_lag, rb[follower], lag_msgs[follower])
-    ctrl = np.arange(n_b) == twin.controller()
+    active = twin.controller()
+    ctrl = np.arange(n_b) == active
+    # every KRaft controller (the first three brokers, as backend.localkafka runs them)
+    # publishes the cluster-wide gauges, not only the active one
+    # (metadata .../controller/metrics/ControllerMetadataMetricsPublisher.java)
+    quorum = (np.arange(n_b) < QUORUM) | ctrl
     gauges = {
         "partition_count": np.bincount(rb, minlength=n_b).astype(float),
         "leader_count": led(np.ones(n_p, bool)),
@@ -94,15 +101,31 @@ def _figures(twin: TwinCluster) -> _Figures:
         "under_min_isr": led(isr_size < min_isr[snap.part_topic]),
         "reassigning": led(moving),
         "active_controller": ctrl.astype(float),
-        "offline_partitions": ctrl * float((~online).sum()),
-        "global_partitions": ctrl * float(n_p),
+        "offline_partitions": quorum * float((~online).sum()),
+        "global_partitions": quorum * float(n_p),
         "max_lag": max_lag,
         "leader_byte_rate": twin.throttled_rate["leader"],
         "follower_byte_rate": twin.throttled_rate["follower"],
     }
-    fig = _Figures(stamp, replicas_of, follower, lag_msgs, gauges)
+    fig = _Figures(stamp, replicas_of, follower, lag_msgs, gauges, {
+        key: _sensor_alive(st.derived, key, gauges[key], twin.time_ms)
+        for key in ("leader_byte_rate", "follower_byte_rate")})
     st.derived["figures"] = fig
     return fig
+
+
+QUORUM = 3  # controllers among the first brokers (combined broker+controller nodes)
+SENSOR_EXPIRY_MS = 3600 * 1000  # ClientQuotaManager.InactiveSensorExpirationTimeSeconds
+
+
+def _sensor_alive(derived: dict, key: str, rate: np.ndarray, now_ms: int) -> np.ndarray:
+    """Whether each broker's KIP-73 byte-rate bean exists: Kafka creates the
+    LeaderReplication/FollowerReplication sensor when a broker first moves throttled bytes
+    (core .../ReplicationQuotaManager.scala record) and removes it after an hour without
+    any (its sensor expiry), so a throttle that is configured but idle has no series."""
+    last = derived.setdefault(("throttle_seen_ms", key), np.full(len(rate), -1, np.int64))
+    last[rate > 0] = now_ms
+    return (last >= 0) & (now_ms - last < SENSOR_EXPIRY_MS)
 
 
 _GAUGE_HELP = {
@@ -112,8 +135,8 @@ _GAUGE_HELP = {
     "under_min_isr": "Led partitions below min.insync.replicas",
     "reassigning": "Led partitions being reassigned",
     "active_controller": "1 on the active controller",
-    "offline_partitions": "Partitions without a leader (controller only)",
-    "global_partitions": "Partitions in the cluster (controller only)",
+    "offline_partitions": "Partitions without a leader (every controller)",
+    "global_partitions": "Partitions in the cluster (every controller)",
     "max_lag": "Largest follower lag on this broker, in messages",
     "leader_byte_rate": "KIP-73 throttled bytes/s sent (leader side)",
     "follower_byte_rate": "KIP-73 throttled bytes/s fetched (follower side)",
@@ -125,6 +148,8 @@ def broker_families(twin: TwinCluster, b: int, dialect: Dialect) -> list[Family]
     fig = _figures(twin)
     fams = []
     for key, help_ in _GAUGE_HELP.items():
+        if key in fig.sensors and not fig.sensors[key][b]:
+            continue
         labels, cols = ((dialect.client_label,), [["Replica"]]) if key == "max_lag" else ((), [])
         fams.append(Family(getattr(dialect, key), "gauge", help_, labels, cols,
                            values=np.array([fig.gauges[key][b]])))
@@ -207,31 +232,35 @@ def _label_cache(twin: TwinCluster, b: int, dialect: Dialect, mine: np.ndarray,
         return labels, columns, prefixes
 
     lead_ids = snap.broker_ids[st.replica_leader_broker[follower]]
-    lag = []
-    if dialect.lag_in_name:
-        for lid in np.unique(lead_ids).tolist():
-            idx = np.flatnonzero(lead_ids == lid)
-            name = dialect.consumer_lag_name(lid)
-            lag.append((name, series(name, None, follower[idx], None), idx))
-    else:
-        heads = [f'{dialect.client_label}="ReplicaFetcherThread-0-{lid}",'
-                 for lid in lead_ids.tolist()]
-        lag.append((dialect.consumer_lag,
-                    series(dialect.consumer_lag, dialect.client_label, follower, heads),
-                    np.arange(len(follower))))
+    heads = [f'{dialect.client_label}="ReplicaFetcherThread-0-{lid}",'
+             for lid in lead_ids.tolist()]
+    lag = [(dialect.consumer_lag,
+            series(dialect.consumer_lag, dialect.client_label, follower, heads),
+            np.arange(len(follower)))]
     cache[key] = {"log": series(dialect.log_size, None, mine, None), "lag": lag}
     return cache[key]
 
 
 def _mutation_quota(twin: TwinCluster, dialect: Dialect) -> list[Family]:
+    """KIP-599 buckets as a KRaft cluster exports them: the principal's names encoded as in
+    Kafka's MBean tags (backend.metrics.tags), ControllerMutation throttle-time NaN (the
+    controller never throttles forwarded requests, so its Avg has no samples) and the
+    throttle clients were told in the Request throttle-time (the forwarding broker's; the
+    twin has no connections, so the active controller's broker exports it)."""
     rows = twin.quotas.metrics(twin.time_ms)
-    cols = [[r["user"] for r in rows], [r["client_id"] for r in rows]]
+    cols = [[user_label(r["user"]) for r in rows], [client_label(r["client_id"]) for r in rows]]
     labels = ("user", "client_id")
-    return [Family(name, "gauge", help_, labels, cols, values=np.array([r[key] for r in rows]))
+    nan = {"throttle_time": np.full(len(rows), np.nan)}
+    return [Family(name, "gauge", help_, labels, cols,
+                   values=nan.get(key) if name == dialect.mutation_throttle_time else
+                   np.array([r[key] for r in rows], dtype=float))
             for name, key, help_ in (
                 (dialect.mutation_rate, "mutation_rate", "KIP-599 partition mutations/s"),
                 (dialect.mutation_tokens, "tokens", "KIP-599 tokens left (< 0: throttled)"),
-                (dialect.mutation_throttle_time, "throttle_time", "KIP-599 average throttle ms"))]
+                (dialect.mutation_throttle_time, "throttle_time",
+                 "KIP-599 average throttle ms (NaN on KRaft)"),
+                (dialect.request_throttle_time, "throttle_time",
+                 "Average throttle ms the broker told the client"))]
 
 
 # ---- rendering ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import urllib.error
 import urllib.request
 
@@ -29,7 +30,8 @@ def busy_twin() -> TwinCluster:
 
 
 def samples(text: str) -> set:
-    return {(s.name, tuple(sorted(s.labels.items())), s.value)
+    """(name, labels, value); NaN as the string "NaN" (NaN != NaN would never match)."""
+    return {(s.name, tuple(sorted(s.labels.items())), "NaN" if math.isnan(s.value) else s.value)
             for fam in text_string_to_metric_families(text) for s in fam.samples}
 
 
@@ -53,8 +55,14 @@ def test_dialect_names_and_labels():
             "kafka_server_fetcherlagmetrics_consumerlag",
             "kafka_server_controllermutation_tokens"} <= names_s
     assert "kafka_server_brokertopicmetrics_bytesinpersec" in names_c
-    assert any(n.startswith("kafka_server_fetcherlagmetrics_consumerlag_clientid_"
-                            "replicafetcherthread_0_") for n in names_c)
+    # Confluent's rules since April 2023: lag per partition under one name, clientid label
+    # (no more "..._consumerlag_clientid_replicafetcherthread_0_<leader>" names)
+    assert not any(n.startswith("kafka_server_fetcherlagmetrics_consumerlag_")
+                   for n in names_c)
+    lag_c = [s for s in confluent if s[0] == "kafka_server_fetcherlagmetrics_consumerlag"]
+    assert lag_c and all({k for k, _ in s[1]} == {"clientid", "topic", "partition"}
+                         and dict(s[1])["clientid"].startswith("ReplicaFetcherThread-0-")
+                         for s in lag_c)
     lag = [s for s in strimzi if s[0] == "kafka_server_fetcherlagmetrics_consumerlag"]
     assert all(dict(s[1])["clientId"].startswith("ReplicaFetcherThread-0-") for s in lag)
     # the broker total has no topic label and equals the sum of the topics
@@ -77,3 +85,54 @@ def test_exporters_serve_each_broker_and_a_dead_one_answers_503():
         assert err.value.code == 503
     finally:
         exporters.stop()
+
+
+def test_every_controller_exports_the_cluster_wide_gauges():
+    """KRaft: GlobalPartitionCount and OfflinePartitionsCount on each of the three
+    controllers (combined nodes 1-3), ActiveControllerCount 1 on one of them only."""
+    twin = TwinCluster(generate_snapshot(5, 0, 4, 30, 3, seed=4), TwinSettings(seed=1))
+    gauges = {}
+    for broker in twin.snap.broker_ids.tolist():
+        got = samples(TwinCollector(twin, broker, STRIMZI).exposition())
+        gauges[broker] = {name: value for name, _, value in got}
+    first3 = twin.snap.broker_ids.tolist()[:3]
+    for broker, got in gauges.items():
+        expected = twin.snap.n_partitions if broker in first3 else 0
+        assert got["kafka_controller_kafkacontroller_globalpartitioncount"] == expected
+    assert sum(g["kafka_controller_kafkacontroller_activecontrollercount"]
+               for g in gauges.values()) == 1
+
+
+def test_quota_principals_are_encoded_as_kafkas_mbean_tags():
+    """Kafka URL-encodes the user (Sanitizer.sanitize) and quotes a client id with
+    characters outside [\\w-%. \\t] (Sanitizer.jmxSanitize); throttle-time of the
+    ControllerMutation bean is NaN on KRaft, the Request bean's holds it (KIP-599)."""
+    twin = TwinCluster(generate_snapshot(3, 0, 2, 6, 1, seed=1), TwinSettings(seed=1))
+    twin.set_mutation_quota("CN=a,O=b", None, 1.0)
+    twin.create_topics([{"name": f"q{i}", "partitions": 8, "rf": 1} for i in range(3)],
+                       user="CN=a,O=b", client_id="app:1")
+    active = int(twin.snap.broker_ids[twin.controller()])
+    got = samples(TwinCollector(twin, active, STRIMZI).exposition())
+    tokens = [s for s in got if s[0] == "kafka_server_controllermutation_tokens"]
+    assert [dict(s[1])["user"] for s in tokens] == ["CN%3Da%2CO%3Db"]
+    [throttle] = [s for s in got if s[0] == "kafka_server_controllermutation_throttle_time"]
+    assert throttle[2] == "NaN"
+    [told] = [s for s in got if s[0] == "kafka_server_request_throttle_time"]
+    assert told[2] > 0
+
+
+def test_replication_byte_rate_exists_only_after_throttled_traffic():
+    """KIP-73's LeaderReplication/FollowerReplication sensors are made on a broker's first
+    throttled bytes: a configured but idle throttle exports no byte-rate series."""
+    twin = TwinCluster(generate_snapshot(3, 0, 2, 6, 3, seed=1), TwinSettings(seed=1))
+    names = {s[0] for b in twin.snap.broker_ids.tolist()
+             for s in samples(TwinCollector(twin, b, STRIMZI).exposition())}
+    assert STRIMZI.leader_byte_rate not in names
+    assert STRIMZI.follower_byte_rate not in names
+    busy = busy_twin()  # leaders 1-3 send throttled bytes; 4 is down, 5 and 6 send none
+    for b in busy.snap.broker_ids.tolist():
+        pos = int(busy.snap.broker_positions([b])[0])
+        if not busy.state.alive[pos]:
+            continue
+        names = {s[0] for s in samples(TwinCollector(busy, b, STRIMZI).exposition())}
+        assert (STRIMZI.leader_byte_rate in names) == (busy.throttled_rate["leader"][pos] > 0)
