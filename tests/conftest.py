@@ -57,3 +57,11 @@ def kafka_gateway(kafka_cluster):
                       "kafka")
     yield gw
     gw.close()
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Tests on the session's Apache Kafka carry the ``kafka`` mark (`make e2e-kafka` runs
+    them alone; `make test` runs them with the rest)."""
+    for item in items:
+        if "kafka_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.kafka)
