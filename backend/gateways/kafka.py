@@ -64,6 +64,7 @@ CONNECT_GRACE_SECONDS = 2.0  # beyond the bootstrap timeout before giving up on 
 OWN_SOURCE = {TOPIC: 1, BROKER: 2}  # DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG
 DEFAULT_BROKER_SOURCE = 3  # DYNAMIC_DEFAULT_BROKER_CONFIG
 FIND_BATCH = 1000  # topics per DescribeConfigs when sweeping for configs
+READ_BACK_POLL_SECONDS = 0.05  # between reads while a write spreads to the brokers
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +243,14 @@ def quotas_from(resp: Any) -> list[dict]:
     return sorted(out, key=lambda q: (str(q["user"]), str(q["client_id"])))
 
 
+def shows_quota(quotas: list[dict], user: str | None, client_id: str | None,
+                rate: float | None) -> bool:
+    """Whether quotas_from's list shows the entity at ``rate`` (absent when None)."""
+    got = next((q[MUTATION_RATE] for q in quotas
+                if q["user"] == user and q["client_id"] == client_id), None)
+    return got == (None if rate is None else float(rate))
+
+
 def reassignments_from(resp: Any) -> list[dict]:
     """In-flight moves of a ListPartitionReassignments answer. A partition with nothing
     adding or removing is not moving (Kafka never lists one; Tansu lists every partition
@@ -278,6 +287,16 @@ def own_configs(result: Any, rtype: int, rname: str) -> dict[str, str]:
     own = DEFAULT_BROKER_SOURCE if rtype == BROKER and rname == "" else OWN_SOURCE[rtype]
     return {c.name: c.value for c in result.configs
             if c.config_source == own and c.value is not None}
+
+
+def shows_write(result: Any, rtype: int, rname: str, set_: dict, delete: list[str]) -> bool:
+    """Whether a DescribeConfigs answer already shows an IncrementalAlterConfigs: every set
+    key has its new value (from any source: Tansu labels what it stores DEFAULT_CONFIG) and
+    no deleted key is still set on the entity itself."""
+    values = {(c.name, c.value) for c in result.configs}
+    own = own_configs(result, rtype, rname)
+    return all((k, str(v)) in values for k, v in set_.items()) \
+        and not any(k in own for k in delete)
 
 
 # ---- the gateway ----------------------------------------------------------------------------
@@ -451,7 +470,15 @@ class KafkaGateway:
         """Only the configs set on the entity itself (what the executor records and puts
         back); defaults and static server.properties values are left out."""
         rtype, rname = resource(entity_type, name)
-        node = self._broker_node(rname) if rtype == BROKER and rname else None
+        return {"entity_type": entity_type, "name": name,
+                "configs": own_configs(self._config_result(entity_type, name), rtype, rname)}
+
+    def _config_result(self, entity_type: str, name: str, node: int | None = None) -> Any:
+        """The DescribeConfigs result for one entity, every config with its source, from
+        ``node`` (any broker when None; a broker's own configs always from that broker)."""
+        rtype, rname = resource(entity_type, name)
+        if rtype == BROKER and rname:
+            node = self._broker_node(rname)
         resp = self._send("DescribeConfigs", describe_configs_request([(rtype, rname)]), node)
         result = resp.results[0]
         err, msg = error_of(result.error_code, result.error_message)
@@ -459,8 +486,7 @@ class KafkaGateway:
             raise BadInput(f"no topic '{name}' on {self.conn.servers}")
         if err is not None:
             raise Unavailable(self.what, f"DescribeConfigs {entity_type} '{name}': {err}: {msg}")
-        return {"entity_type": entity_type, "name": name,
-                "configs": own_configs(result, rtype, rname)}
+        return result
 
     def find_configs(self, entity_type: str, keys: list[str]) -> dict[str, dict[str, str]]:
         """Topics: DescribeConfigs for FIND_BATCH topics at a time (all their configs:
@@ -494,7 +520,11 @@ class KafkaGateway:
         return int(rname)
 
     def describe_client_quotas(self) -> list[dict]:
-        resp = self._send("DescribeClientQuotas", describe_client_quotas_request())
+        return self._quotas(None)
+
+    def _quotas(self, node: int | None) -> list[dict]:
+        """DescribeClientQuotas answered by ``node`` (any broker when None)."""
+        resp = self._send("DescribeClientQuotas", describe_client_quotas_request(), node)
         self._refused("DescribeClientQuotas", resp.error_code, resp.error_message)
         return quotas_from(resp)
 
@@ -591,7 +621,34 @@ class KafkaGateway:
             raise BadInput(f"{entity_type} '{name}': {err}: {msg}")
         self._rejected(f"IncrementalAlterConfigs {entity_type} '{name}'", r.error_code,
                        r.error_message)
-        return self.describe_configs(entity_type, name)
+        return self._read_back(entity_type, name, set_ or {}, delete or [])
+
+    def _read_back(self, entity_type: str, name: str, set_: dict, delete: list[str]) -> dict:
+        """describe_configs once every broker that may answer it shows the write just
+        accepted. In KRaft the controller commits an alter before answering, but each
+        broker applies it from the metadata log a moment later: read at once, Apache Kafka
+        4.1 showed the values from before the write (on topics and the default entity,
+        about one alter in two), and any broker may answer the next read (the executor's
+        record of a prior value among them). Polls up to ``timeout_seconds``; after that
+        (a sensitive key reads back as null) answers what was read, the write being
+        accepted."""
+        rtype, rname = resource(entity_type, name)
+        pending = [None] if rtype == BROKER and rname else self._live_nodes()
+        deadline = time.monotonic() + self.conn.timeout_seconds
+        result = None
+        while True:
+            for node in list(pending):
+                result = self._config_result(entity_type, name, node)
+                if shows_write(result, rtype, rname, set_, delete):
+                    pending.remove(node)
+            if not pending or time.monotonic() >= deadline:
+                break
+            time.sleep(READ_BACK_POLL_SECONDS)
+        return {"entity_type": entity_type, "name": name,
+                "configs": own_configs(result, rtype, rname)}
+
+    def _live_nodes(self) -> list[int]:
+        return [b["id"] for b in self.describe_cluster()["brokers"] if b["alive"]]
 
     def alter_reassignments(self, plan: dict) -> dict:
         moves = reassignment_moves(plan)
@@ -644,6 +701,17 @@ class KafkaGateway:
                                                                            rate))
         e = resp.entries[0]
         self._rejected("AlterClientQuotas", e.error_code, e.error_message)
+        # as for configs (_read_back): each broker applies the controller's record a
+        # moment later, so a page reading quotas right after showed the old rate; wait
+        # until every live broker shows the new one (up to timeout_seconds)
+        pending = self._live_nodes()
+        deadline = time.monotonic() + self.conn.timeout_seconds
+        while True:
+            pending = [n for n in pending
+                       if not shows_quota(self._quotas(n), user, client_id, rate)]
+            if not pending or time.monotonic() >= deadline:
+                break
+            time.sleep(READ_BACK_POLL_SECONDS)
         return {"user": user, "client_id": client_id, MUTATION_RATE: rate}
 
 
