@@ -1,0 +1,292 @@
+"""The plan flow on Apache Kafka through /api/v1, with a producer writing.
+
+`railyard serve` (an operator and an approver; the cluster's gateway `{type: kafka}` on the
+session's three brokers, its Prometheus a real one scraping the brokers' JMX exporters
+through Railyard's rules) proposes a drain of broker 3, the approver approves it, the
+operator executes it with a throttle. The drain is Railyard's planner's, on this module's
+own topics only: the cluster is shared, and other tests' topics stay where they are.
+
+Then faults: `railyard serve` SIGKILLed mid-execution and started again; a broker
+stopped mid-reassignment and started again; a cancel mid-move."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from backend.gateways.kafka import KafkaGateway, topics_snapshot
+from backend.metrics.client import MetricsClient
+from backend.metrics.server import PrometheusProcess, scrape_config
+from backend.services import reassign
+from tests.e2e.conftest import Dashboard, start_dashboard
+from tests.kafka_moves import (
+    FOLLOWER_RATE,
+    LEADER_RATE,
+    SteadyWriter,
+    create_placed,
+    delete_topics,
+    fill,
+    in_flight,
+    log_sizes,
+    replicas,
+    throttle_state,
+    wait_until,
+)
+from tests.servers import stop
+
+pytestmark = pytest.mark.integration
+
+MB = 1024 * 1024
+USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1")}
+BROKERS = (1, 2, 3)
+DRAINED = 3
+# partition -> replicas, leader first: broker 3 holds one replica of each. Draining it
+# copies p0 and p1 into broker 2, p2 and p3 into broker 1, from leaders 3, 1, 3, 2.
+PLACEMENT = [[3, 1], [1, 3], [3, 2], [2, 3]]
+SIZES = [1 * MB, 3 * MB, 1 * MB, 3 * MB]  # the small ones finish first: progress rises
+SCRAPE_SECONDS = 1.0
+# an operator's own throttle, on a broker the drain needs: overwritten while it moves and
+# back, exactly, afterwards
+OPERATORS_OWN = {("broker", "1"): {FOLLOWER_RATE: "90000000"}}
+
+
+@dataclass
+class Stack:
+    """The servers of this module and how to reach them."""
+
+    tmp: Path
+    config: dict
+    gw: KafkaGateway
+    metrics: MetricsClient
+    bootstrap: list[str]
+    dashboard: Dashboard
+
+    @property
+    def api(self) -> str:
+        return self.dashboard.url + "/api/v1"
+
+    def restart(self) -> None:
+        """`railyard serve` again on the same store (after the old one was killed)."""
+        self.dashboard = start_dashboard(self.tmp, self.config)
+
+    def call(self, user: str, method: str, path: str, body: dict | None = None) -> dict:
+        auth = base64.b64encode(f"{user}:{USERS[user][1]}".encode()).decode()
+        req = urllib.request.Request(
+            self.api + path, None if method == "GET" else json.dumps(body or {}).encode(),
+            {"Authorization": f"Basic {auth}", "Content-Type": "application/json"},
+            method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            raise AssertionError(f"{method} {path}: HTTP {e.code}: {e.read()[:500]!r}") from None
+
+    def plan(self, plan_id: int) -> dict:
+        return self.call("olga", "GET", f"/plans/{plan_id}")
+
+    def audit(self, plan_id: int) -> list[dict]:
+        return self.call("arne", "GET", f"/audit?plan={plan_id}")["entries"]
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_cluster, kafka_gateway, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("kafka-flow")
+    prom = PrometheusProcess(tmp / "prom")
+    prom.write_config(scrape_config({b.id: b.exporter_url.split("/")[2]
+                                     for b in kafka_cluster.brokers}, "kafka", SCRAPE_SECONDS),
+                      "strimzi", rules_interval=SCRAPE_SECONDS)
+    prom.start()
+    config = {
+        "clusters": [{"name": "kafka",
+                      "gateway": {"type": "kafka",
+                                  "bootstrap_servers": kafka_cluster.bootstrap_servers},
+                      "prometheus": {"url": prom.url, "dialect": "strimzi"}}],
+        "auth": {"secret_key_file": str(tmp / "secret_key"), "users": [
+            {"name": n, "role": r, "password_hash": generate_password_hash(p)}
+            for n, (r, p) in USERS.items()]}}
+    s = None
+    try:
+        s = Stack(tmp, config, kafka_gateway, MetricsClient(prom.url, "strimzi", ttl=0),
+                  kafka_cluster.bootstrap_servers, start_dashboard(tmp, config))
+        yield s
+    finally:
+        if s is not None:
+            stop(s.dashboard.proc)
+        prom.stop()
+
+
+@pytest.fixture
+def topic(stack, request):
+    """This test's own topic, placed and filled; afterwards no move of it is in flight,
+    no throttle is left on the brokers, and the topic is gone."""
+    gw = stack.gw
+    name = "ex-flow-" + request.node.name.removeprefix("test_")[:30].replace("_", "-")
+    delete_topics(gw, [name])
+    assert throttle_state(gw, BROKERS, []) == {}, "throttles left on the shared cluster"
+    create_placed(gw, {name: PLACEMENT})
+    fill(stack.bootstrap, [name], SIZES)
+    try:
+        yield name
+    finally:
+        if in_flight(gw, [name]):
+            gw.cancel_reassignments(list(in_flight(gw, [name])))
+        for (etype, n), cfg in throttle_state(gw, BROKERS, []).items():
+            gw.alter_configs(etype, n, delete=list(cfg))
+        delete_topics(gw, [name])
+
+
+def set_operators_own(gw: KafkaGateway) -> None:
+    for (etype, name), cfg in OPERATORS_OWN.items():
+        gw.alter_configs(etype, name, set_=cfg)
+
+
+def drain_plan(gw: KafkaGateway, topic: str) -> dict:
+    """Railyard's planner draining broker 3, on a snapshot holding only ``topic``."""
+    snap = topics_snapshot("kafka", gw.describe_topics([topic]),
+                           gw.describe_cluster()["brokers"])
+    out = reassign.generate(snap, reassign.goal("drain", (DRAINED,)), snap.limits)
+    assert out["ok"], out["summary"]
+    return out["plan"]
+
+
+def propose_and_approve(stack: Stack, topic: str, throttle: int) -> tuple[int, dict]:
+    """The operator proposes the drain, the approver approves what they were shown."""
+    proposed = stack.call("olga", "POST", "/plans", {
+        "cluster": "kafka", "kind": "reassignment", "throttle": throttle,
+        "title": f"drain broker {DRAINED} ({topic})", "plan": drain_plan(stack.gw, topic)})
+    plan = stack.call("arne", "GET", f"/plans/{proposed['id']}")
+    moves = plan["content"]["partitions"]
+    assert {m["topic"] for m in moves} == {topic}  # nobody else's topic
+    assert len(moves) == len(PLACEMENT) and all(DRAINED not in m["replicas"] for m in moves)
+    assert stack.call("arne", "POST", f"/plans/{plan['id']}/approve",
+                      {"sha256": plan["sha256"], "comment": "drain"})["state"] == "approved"
+    return plan["id"], plan
+
+
+def by_broker_range(metrics: MetricsClient, concept: str, start: float,
+                    end: float) -> dict[int, list[tuple[float, float]]]:
+    """Every (time, value) Prometheus holds of ``concept`` per broker between start and
+    end, one per scrape."""
+    frame = metrics.range(concept, start, end, step=f"{SCRAPE_SECONDS:g}s")
+    out: dict[int, list[tuple[float, float]]] = {}
+    for b, t, v in zip(frame["broker"], frame["timestamp"], frame["value"], strict=True):
+        out.setdefault(int(b), []).append((t.timestamp(), float(v)))
+    return out
+
+
+def over_the_quota(samples: list[tuple[float, float]], quota: float,
+                   response: float) -> list[tuple[float, float]]:
+    """The samples of one broker's throttled byte-rate above what KIP-73 allows.
+
+    The broker measures the rate as the bytes of its retained samples over the time since
+    the oldest (Kafka's SimpleRate, at least one 1 s sample window), and admits a
+    throttled fetch while that rate is under the quota: the bytes measured exceed
+    quota x elapsed by at most the last response admitted (KIP-73: "a large cluster could
+    exceed the quota with the first request"). So a rate read ``elapsed`` seconds after
+    the first throttled bytes is at most quota + response / elapsed. The first scrape
+    showing bytes is at most one scrape after them, and a range query's step may read a
+    scrape up to one interval old: both are taken off ``elapsed``."""
+    moving = [t for t, v in samples if v > 0]
+    if not moving:
+        return []
+    first = moving[0]
+    return [(t, v) for t, v in samples
+            if v > quota + response / max(t - first - SCRAPE_SECONDS, 1.0)]
+
+
+# ---- the flow ---------------------------------------------------------------------------------
+THROTTLE = 500_000  # bytes/s per broker and side (KIP-73): 4 MiB into brokers 1 and 2, ~8 s
+WRITE_RATE = 20_000  # bytes/s the producer keeps writing, far under the throttle
+# the largest response a throttled fetch can bring (replica.fetch.max.bytes, 1 MiB by
+# default, per partition): two moving partitions per broker and side here
+RESPONSE = 2 * MB
+
+
+def test_drain_through_the_api_on_apache_kafka(stack, topic):
+    gw = stack.gw
+    set_operators_own(gw)
+    before = throttle_state(gw, BROKERS, [topic])
+    assert before == OPERATORS_OWN
+    with SteadyWriter(stack.bootstrap, [(topic, p) for p in range(len(PLACEMENT))],
+                      WRITE_RATE) as writer:
+        plan_id, plan = propose_and_approve(stack, topic, THROTTLE)
+        assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
+
+        progress, seen_configs, moving_from, moving_to = [], None, None, None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ex = stack.plan(plan_id)["execution"]
+            flying = in_flight(gw, [topic])
+            if flying and moving_from is None:
+                moving_from = time.time()
+            if flying and seen_configs is None:
+                seen_configs = throttle_state(gw, BROKERS, [topic])
+            if not flying and moving_from is not None and moving_to is None:
+                moving_to = time.time()
+            if ex is not None:
+                progress.append((ex["partitions_done"], ex["bytes_done"]))
+                if ex["state"] in ("completed", "failed", "cancelled"):
+                    break
+            time.sleep(0.5)
+    assert ex["state"] == "completed", ex
+    assert stack.plan(plan_id)["state"] == "completed"
+
+    # progress rose: never back, through at least one step between none and all
+    parts = [p for p, _ in progress]
+    assert parts == sorted(parts) and parts[-1] == len(PLACEMENT), progress
+    assert any(0 < p < len(PLACEMENT) for p in parts), progress
+    assert [b for _, b in progress] == sorted(b for _, b in progress), progress
+    # the total is the proposal's estimate; each batch counts the sizes when it starts,
+    # after the producer wrote some more
+    assert ex["bytes_done"] >= ex["bytes_total"] >= sum(SIZES)
+
+    # while it moved: the throttle on every broker the drain needs, the operator's own
+    # overwritten (KIP-73: both rates on every source and destination broker)
+    rate = str(THROTTLE)
+    assert seen_configs is not None and moving_from is not None
+    assert {k: v for k, v in seen_configs.items() if k[0] == "broker"} == {
+        ("broker", str(b)): {LEADER_RATE: rate, FOLLOWER_RATE: rate} for b in BROKERS}
+
+    # Prometheus, through the exporter rules Railyard ships: the throttled byte-rates
+    # (LeaderReplication, FollowerReplication) at or under the throttle while data moved
+    start = stack.plan(plan_id)["execution"]["per_batch"][0]["started_at"]
+    end = (moving_to or time.time()) + SCRAPE_SECONDS
+    wait_until(lambda: time.time() > end + 2 * SCRAPE_SECONDS, 10,
+               "Prometheus to have scraped past the move")
+    peaks, late = {}, {}
+    for concept in ("leader_throttled_rate", "follower_throttled_rate"):
+        samples = by_broker_range(stack.metrics, concept, start, end)
+        for b, values in samples.items():
+            assert not over_the_quota(values, THROTTLE, RESPONSE), (concept, b, values)
+        peaks[concept] = {b: round(max(v for _, v in vs)) for b, vs in samples.items()}
+        late[concept] = {b: round(max([v for t, v in vs if t >= vs[0][0] + 3] or [0]))
+                         for b, vs in samples.items()}
+    # the throttle was what held the copy back: the destinations fetched at about it
+    assert max(peaks["follower_throttled_rate"].values()) >= 0.5 * THROTTLE, peaks
+    print(f"\nthrottle {THROTTLE} B/s; peak byte-rates {peaks}; peaks from 3 s on {late}; "
+          f"moved in {(moving_to or end) - moving_from:.1f} s; producer wrote {writer.sent} B")
+
+    # afterwards: the new replicas hold the data, broker 3 none of it, and the only
+    # throttle left is the operator's own, exactly as it was
+    now = replicas(gw, [topic])[topic]
+    assert [sorted(r) for r in now] == [sorted(m["replicas"])
+                                        for m in plan["content"]["partitions"]]
+    sizes = log_sizes(gw, [topic])
+    for p, reps in enumerate(now):
+        assert {b for t, q, b in sizes if q == p} == set(reps)
+        assert {sizes[(topic, p, b)] for b in reps} == {sizes[(topic, p, reps[0])]}
+        assert sizes[(topic, p, reps[0])] >= SIZES[p]
+    assert throttle_state(gw, BROKERS, [topic]) == before
+    actions = [e["action"] for e in stack.audit(plan_id)]
+    assert actions[:3] == ["propose", "approve", "execute"] and actions[-1] == "complete"
+    assert {"config_set", "batch_started", "config_restored", "batch_finished"} <= set(actions)
+    assert "execution_retry" not in actions, stack.audit(plan_id)
+
