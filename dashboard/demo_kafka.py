@@ -26,21 +26,25 @@ DRAINED = 3
 
 
 class KafkaDemo:
-    """The demo's Apache Kafka, its data and its producer, under ``home``."""
+    """The demo's Apache Kafka, its data and its producer, under ``home``. ``cluster``: a
+    running cluster to use instead of starting one (the tests' session cluster)."""
 
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.cluster: LocalKafka | None = None
+    def __init__(self, home: Path, cluster: LocalKafka | None = None,
+                 topic_bytes: int = DEMO_BYTES, producer_rate: float = PRODUCER_RATE) -> None:
+        self.home, self.topic_bytes, self.producer_rate = home, topic_bytes, producer_rate
+        self.cluster, self.owned = cluster, cluster is None
         self.producer: SteadyProducer | None = None
 
     def start(self, say) -> dict[str, str]:
         """Start the brokers, fill the topics, start the producer; {broker: exporter}."""
-        shutil.rmtree(self.home, ignore_errors=True)  # the demo's own folder: a new cluster
-        self.cluster = LocalKafka(self.home, brokers=3, racks=3)
-        doc = self.cluster.start()
+        if self.owned:
+            shutil.rmtree(self.home, ignore_errors=True)  # the demo's own folder
+            self.cluster = LocalKafka(self.home, brokers=3, racks=3)
+            self.cluster.start()
+        doc = self.cluster.describe()
         say(f"kafka: Apache Kafka {doc['kafka_version']}, brokers "
             + ", ".join(f"{b['id']} (rack {b['rack']}) on 127.0.0.1:{b['port']}"
-                        for b in doc["brokers"]) + f"; logs under {self.home}")
+                        for b in doc["brokers"]) + f"; logs under {self.cluster.root}")
         gateway = self.gateway()
         try:
             results = gateway.create_topics([{"name": t, "partitions": n, "rf": 2}
@@ -51,11 +55,11 @@ class KafkaDemo:
         if refused:
             raise RuntimeError(f"creating the demo topics: {refused[0]}")
         for i, (topic, parts) in enumerate(TOPICS.items()):
-            fill(self.cluster.bootstrap_servers, topic, parts, DEMO_BYTES, seed=i)
-        say(f"kafka: topics {', '.join(TOPICS)} ({DEMO_BYTES // 1_000_000} MB each, RF 2); "
-            f"a producer writes {PRODUCER_RATE // 1000} kB/s")
+            fill(self.cluster.bootstrap_servers, topic, parts, self.topic_bytes, seed=i)
+        say(f"kafka: topics {', '.join(TOPICS)} ({self.topic_bytes / 1e6:g} MB each, RF 2); "
+            f"a producer writes {self.producer_rate / 1000:g} kB/s")
         self.producer = SteadyProducer(self.cluster.bootstrap_servers, TOPICS,
-                                       PRODUCER_RATE).start()
+                                       self.producer_rate).start()
         return {str(g["labels"]["broker"]): g["targets"][0] for g in self.cluster.targets()}
 
     def gateway_config(self) -> GatewayConfig:
@@ -100,7 +104,7 @@ class KafkaDemo:
         if self.producer is not None:
             self.producer.stop()
             say(f"stopped the producer ({self.producer.sent // 1_000_000} MB written)")
-        if self.cluster is not None:
+        if self.cluster is not None and self.owned:
             self.cluster.stop()
             say("stopped the Kafka brokers (their data stays under "
                 f"{self.home} until the next demo)")
