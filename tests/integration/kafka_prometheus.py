@@ -1,5 +1,5 @@
 """Debian's Prometheus scraping the session's Apache Kafka brokers (their JMX exporters,
-through deploy/jmx-exporter/kafka-broker.yaml) every second, with Railyard's recording rules
+through deploy/jmx-exporter/kafka-broker.yaml) every two seconds, with Railyard's recording rules
 as the app writes them; and polling with a deadline."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from backend.metrics.client import MetricsError
 from backend.metrics.recording import RULES_FILE
 from backend.metrics.server import PrometheusProcess
 
-SCRAPE_SECONDS = 1.0
+SCRAPE_SECONDS = 2.0  # a JMX exporter scrape of a broker on a busy 2-core machine can take
+# over a second: a shorter scrape timeout loses whole scrapes
 
 
 def kafka_prometheus(kafka_cluster: Any, home: Path) -> Iterator[PrometheusProcess]:
@@ -36,7 +37,7 @@ def kafka_prometheus(kafka_cluster: Any, home: Path) -> Iterator[PrometheusProce
 
 
 def poll(what: str, ask: Callable[[], Any], ok: Callable[[Any], bool],
-         timeout: float = 60.0) -> Any:
+         timeout: float = 90.0) -> Any:
     """``ask()`` until ``ok`` holds for its answer (metrics errors count as not yet);
     AssertionError with the last answer after ``timeout`` seconds."""
     deadline, last = time.monotonic() + timeout, None
