@@ -45,15 +45,14 @@ def create_placed(gw: KafkaGateway, topics: dict[str, list[list[int]]]) -> None:
     bad = [r for r in results if r.get("error")]
     assert not bad, bad
 
-    def ready() -> bool:
+    def placed() -> dict | None:
         got = gw.describe_topics(list(topics), missing_ok=True)
-        return len(got) == len(topics) and all(
+        ok = len(got) == len(topics) and all(
             p["leader"] in p["replicas"] and sorted(p["isr"]) == sorted(p["replicas"])
             for t in got for p in t["partitions"])
-    wait_until(ready, 60, f"topics {sorted(topics)} to be ready")
-    placed = {t["name"]: [p["replicas"] for p in t["partitions"]]
-              for t in gw.describe_topics(list(topics))}
-    assert placed == topics, placed
+        return {t["name"]: [p["replicas"] for p in t["partitions"]] for t in got} if ok \
+            else None
+    assert wait_until(placed, 60, f"topics {sorted(topics)} to be ready") == topics
 
 
 def delete_topics(gw: KafkaGateway, names: Iterable[str]) -> None:

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from werkzeug.security import generate_password_hash
 
+from backend.errors import Unavailable
 from backend.gateways.kafka import KafkaGateway, topics_snapshot
 from backend.metrics.client import MetricsClient
 from backend.metrics.server import PrometheusProcess, scrape_config
@@ -40,6 +43,7 @@ from tests.kafka_moves import (
     throttle_state,
     wait_until,
 )
+from tests.kafka_tools import kafka_reassign
 from tests.servers import stop
 
 pytestmark = pytest.mark.integration
@@ -138,9 +142,20 @@ def topic(stack, request):
     finally:
         if in_flight(gw, [name]):
             gw.cancel_reassignments(list(in_flight(gw, [name])))
-        for (etype, n), cfg in throttle_state(gw, BROKERS, []).items():
+        for (etype, n), cfg in settled_throttles(gw, []).items():
             gw.alter_configs(etype, n, delete=list(cfg))
         delete_topics(gw, [name])
+
+
+def settled_throttles(gw: KafkaGateway, topics: list[str]) -> dict:
+    """throttle_state, once every broker answers: the first call after a broker came back
+    can fail while the admin client's metadata does not list it yet."""
+    def read():
+        try:
+            return throttle_state(gw, BROKERS, topics), True
+        except Unavailable:
+            return None
+    return wait_until(read, 30, "every broker to answer DescribeConfigs")[0]
 
 
 def set_operators_own(gw: KafkaGateway) -> None:
@@ -290,3 +305,167 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
     assert {"config_set", "batch_started", "config_restored", "batch_finished"} <= set(actions)
     assert "execution_retry" not in actions, stack.audit(plan_id)
 
+
+
+# ---- faults ------------------------------------------------------------------------------------
+def execute_and_wait_in_flight(stack: Stack, topic: str, throttle: int) -> tuple[int, dict]:
+    """Propose, approve and execute the drain; return once Kafka lists all its moves."""
+    plan_id, plan = propose_and_approve(stack, topic, throttle)
+    assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
+    wait_until(lambda: len(in_flight(stack.gw, [topic])) == len(PLACEMENT), 60,
+               "the drain's moves to be in flight")
+    return plan_id, plan
+
+
+def wait_ended(stack: Stack, plan_id: int, timeout: float) -> dict:
+    """The execution once it has ended (the API answering all along)."""
+    def ended():
+        ex = stack.plan(plan_id)["execution"]
+        return ex if ex is not None and ex["state"] in ("completed", "failed",
+                                                        "cancelled") else None
+    return wait_until(ended, timeout, f"plan {plan_id} to end", every=0.5)
+
+
+def restart_broker(kafka_cluster, gw: KafkaGateway, broker: int) -> None:
+    """Start a stopped broker again and wait until the cluster lists it alive (the
+    cluster is shared) and ``gw`` reaches it. start_broker also waits for every exporter
+    to answer within 2 s, which a loaded machine can miss; what matters here is the
+    broker. The gateway's first request after a broker came back can fail
+    (UnknownBrokerIdError: its admin client's metadata does not list it yet)."""
+    try:
+        kafka_cluster.start_broker(broker)
+    except Unavailable as e:
+        print(f"start_broker({broker}): {e}")
+    wait_until(lambda: broker in kafka_cluster.live_brokers(), 180,
+               f"broker {broker} to be alive again", every=1)
+
+    def reached() -> bool:
+        try:
+            gw.list_reassignments()
+            gw.describe_configs("broker", str(broker))
+        except Unavailable:
+            return False
+        return True
+    wait_until(reached, 30, f"the gateway to reach broker {broker}")
+
+
+def test_broker_stopped_mid_reassignment_and_started_again(stack, topic, kafka_cluster):
+    """Broker 2, a destination of the drain, stops mid-move. Kafka's own tool cannot even
+    set a throttle then (KAFKA-13392: a broker's configs are altered through that broker).
+    Railyard says at once what it waits for, gives up after its retry budget (cancelling
+    the moves, putting back every throttle it can), and puts back broker 2's once it is
+    back; the API answers all along."""
+    gw = stack.gw
+    set_operators_own(gw)
+    before = throttle_state(gw, BROKERS, [topic])
+    plan_id, _plan = execute_and_wait_in_flight(stack, topic, 250_000)
+    said = []
+
+    def execution() -> dict:
+        t = time.monotonic()
+        ex = stack.plan(plan_id)["execution"]
+        assert time.monotonic() - t < 15, "the API hung while broker 2 was down"
+        said.append((round(time.monotonic() - stopped, 1), ex["state"], ex["error"],
+                     ex["cause"]))
+        return ex
+
+    try:
+        kafka_cluster.stop_broker(2)
+        stopped = time.monotonic()
+        ex = wait_until(lambda: (e := execution())["error"] and "broker 2" in e["error"] and e,
+                        30, "Railyard to say it waits for broker 2", every=1)
+        assert ex["state"] == "running"
+        assert ex["error"].startswith("BROKER_NOT_AVAILABLE: broker 2 is down while "
+                                      f"{topic}-"), ex
+        # past the retry budget it gives up while broker 2 is still down: the moves are
+        # cancelled and every throttle but broker 2's is back already
+        ex = wait_until(lambda: (e := execution())["cause"] and e, 90,
+                        "Railyard to give up on the moves", every=1)
+        assert ex["cause"].startswith("gave up after 5 attempts: BROKER_NOT_AVAILABLE: "
+                                      "broker 2 is down"), ex
+        wait_until(lambda: not in_flight(gw, [topic]), 30, "the moves to be cancelled")
+        wait_until(lambda: throttle_state(gw, (1, 3), [topic]) == before, 30,
+                   "the throttles of brokers 1 and 3 and the topic to be put back")
+        assert execution()["state"] == "failing"  # broker 2's throttle is still booked
+    finally:
+        restart_broker(kafka_cluster, gw, 2)
+    ex = wait_ended(stack, plan_id, 180)
+    assert ex["state"] == "failed", said
+    assert settled_throttles(gw, [topic]) == before
+    assert not in_flight(gw, [topic])
+    assert [sorted(r) for r in replicas(gw, [topic])[topic]] == [sorted(r) for r in PLACEMENT]
+    audit = stack.audit(plan_id)
+    actions = [e["action"] for e in audit]
+    assert actions.count("reassignments_cancelled") == 1 and actions[-1] == "fail"
+    restored = [e["detail"]["name"] for e in audit if e["action"] == "config_restored"
+                and e["detail"]["entity_type"] == "broker"]
+    assert restored[-1] == "2" and sorted(restored) == ["1", "2", "3"]
+    firsts = {}
+    for t, state, error, _cause in said:
+        firsts.setdefault((state, error), t)
+    print(f"\nbroker 2 down: what Railyard said (seconds after the stop) {firsts}")
+
+
+def test_serve_killed_mid_execution_resumes_after_a_restart(stack, topic):
+    """SIGKILL `railyard serve` while its executor has a batch in flight: the throttles stay
+    on (nothing could put them back), Kafka goes on copying; a new `railyard serve` on the
+    same store takes the cluster's lease over once it expires (30 s), follows the batch
+    still in flight without sending it again, completes the plan and puts every throttle
+    back."""
+    gw = stack.gw
+    set_operators_own(gw)
+    before = throttle_state(gw, BROKERS, [topic])
+    throttle = 150_000  # 4 MiB into brokers 1 and 2: ~28 s, past the restart
+    plan_id, plan = execute_and_wait_in_flight(stack, topic, throttle)
+    wait_until(lambda: stack.plan(plan_id)["execution"]["per_batch"][0]["state"] == "running",
+               30, "the batch to be marked running")
+    stack.dashboard.proc.send_signal(signal.SIGKILL)
+    stack.dashboard.proc.wait(30)
+    held = throttle_state(gw, BROKERS, [topic])
+    assert held[("broker", "1")] == {LEADER_RATE: str(throttle), FOLLOWER_RATE: str(throttle)}
+    stack.restart()
+    restarted = time.time()
+    still_moving = bool(in_flight(gw, [topic]))
+    ex = wait_ended(stack, plan_id, 180)
+    assert ex["state"] == "completed", ex
+    audit = stack.audit(plan_id)
+    actions = [e["action"] for e in audit]
+    # started once, the batch's moves sent once: nothing moved twice
+    assert actions.count("execution_started") == 1
+    [started] = [e["detail"] for e in audit if e["action"] == "batch_started"]
+    assert started["started"] == started["partitions"] == len(PLACEMENT)
+    [finished] = [e for e in audit if e["action"] == "batch_finished"]
+    assert still_moving and finished["detail"]["partitions"] == len(PLACEMENT)
+    assert datetime.fromisoformat(finished["at"]).timestamp() > restarted
+    assert settled_throttles(gw, [topic]) == before
+    assert [sorted(r) for r in replicas(gw, [topic])[topic]] == [
+        sorted(m["replicas"]) for m in plan["content"]["partitions"]]
+
+
+def test_cancel_mid_move_leaves_no_reassignment_and_puts_throttles_back(stack, topic):
+    """Cancel while the drain moves: the moves in flight are cancelled (they go back to
+    their replicas; a move that already finished stays done), Kafka's own tool lists no
+    reassignment, and every throttle is as it was."""
+    gw = stack.gw
+    set_operators_own(gw)
+    before = throttle_state(gw, BROKERS, [topic])
+    plan_id, plan = execute_and_wait_in_flight(stack, topic, 250_000)
+    assert stack.call("olga", "POST", f"/plans/{plan_id}/cancel")["state"] == "executing"
+    ex = wait_ended(stack, plan_id, 60)
+    assert ex["state"] == "cancelled", ex
+    assert stack.plan(plan_id)["state"] == "cancelled"
+    listed = kafka_reassign(stack.bootstrap[0], ["--list"]).stdout
+    assert topic not in listed, listed
+    assert not in_flight(gw, [topic])
+    assert settled_throttles(gw, [topic]) == before
+    audit = stack.audit(plan_id)
+    [cancelled] = [e["detail"]["partitions"] for e in audit
+                   if e["action"] == "reassignments_cancelled"]
+    assert audit[-1]["action"] == "cancel"
+    # the 3 MiB partitions need ~12 s at the throttle: they were still moving
+    assert {f"{topic}-1", f"{topic}-3"} <= set(cancelled)
+    targets = [m["replicas"] for m in plan["content"]["partitions"]]
+    now = replicas(gw, [topic])[topic]
+    for p, reps in enumerate(now):
+        back = f"{topic}-{p}" in cancelled
+        assert sorted(reps) == sorted(PLACEMENT[p] if back else targets[p]), (p, reps, cancelled)
