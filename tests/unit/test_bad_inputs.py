@@ -290,6 +290,7 @@ SWEEP = ["whatif", "sweep", "--spec", "{spec}", "--no-progress"]
 REPLAY = ["quota", "replay", "--requests", "{requests}"]
 TWIN = ["twin", "serve", "--for", "1", "--targets-file", "{out}/targets.json"]
 PROM = ["prometheus", "up", "--home", "{out}/prom"]
+KAFKA = ["kafka", "up", "--dir", "{out}/kafka", "--for", "1"]
 # (case id, argv, a part of the expected message or None)
 ARG_CASES = [
     ("generate-partitions-1e11", [*GEN[:6], "--partitions", "100000000000", "--out",
@@ -426,6 +427,12 @@ ARG_CASES = [
      None),
     ("twin-scenario-bad", [*TWIN, "--snapshot", "{snap}", "--scenario",
                            "{dir}/scenario-bad.yaml"], None),
+    ("kafka-brokers-0", [*KAFKA, "--brokers", "0"], None),
+    ("kafka-brokers-65", [*KAFKA, "--brokers", "65", "--racks", "1"], "1 to 64"),
+    ("kafka-racks-past-brokers", [*KAFKA, "--brokers", "2", "--racks", "3"],
+     "--racks must be 1 to the number of brokers (2)"),
+    ("kafka-for-0", [*KAFKA, "--for", "0"], None),
+    ("kafka-no-dir", ["kafka", "up"], "--dir"),
     ("prometheus-targets-missing", [*PROM, "--targets-file", "{dir}/nope.json"], None),
     ("prometheus-targets-bad", [*PROM, "--targets-file", "{dir}/plan-invalid-json.json"], None),
     ("prometheus-port-past-65535", [*PROM, "--targets-file", "{dir}/targets.json", "--port",
