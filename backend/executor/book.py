@@ -99,7 +99,7 @@ class ConfigBook:
             try:
                 self.gw.alter_configs(etype, name, set_=put or None, delete=drop or None)
             except (GatewayError, Unavailable, BadInput) as e:
-                error = error or e
+                error = error or self._why(etype, name, e)
                 continue
             done += recs
             self.audit("config_restored", {"entity_type": etype, "name": name,
@@ -111,6 +111,22 @@ class ConfigBook:
                     for r in done])
         if error is not None:
             raise error
+
+    def _why(self, etype: str, name: str, e: Exception) -> Exception:
+        """A broker that is down cannot take its configs back: Kafka alters a broker's
+        configs through that very broker (KAFKA-13392), and the client's error names a
+        connection or an unknown node id, not the broker. Say which broker the executor
+        waits for (a retriable error, so the restore budget applies); ``e`` otherwise."""
+        if etype != "broker" or not name.isdigit():
+            return e
+        try:
+            brokers = self.gw.describe_cluster()["brokers"]
+        except (GatewayError, Unavailable):
+            return e
+        if any(str(b["id"]) == name and b["alive"] for b in brokers):
+            return e
+        return GatewayError("BROKER_NOT_AVAILABLE", f"broker {name} is down: its throttle "
+                            f"configs are put back once it is up again ({e})")
 
 
 def in_words(rows: list[dict], most: int = 10) -> str:

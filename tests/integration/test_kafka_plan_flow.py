@@ -386,7 +386,13 @@ def test_broker_stopped_mid_reassignment_and_started_again(stack, topic, kafka_c
         wait_until(lambda: not in_flight(gw, [topic]), 30, "the moves to be cancelled")
         wait_until(lambda: throttle_state(gw, (1, 3), [topic]) == before, 30,
                    "the throttles of brokers 1 and 3 and the topic to be put back")
-        assert execution()["state"] == "failing"  # broker 2's throttle is still booked
+        # broker 2's throttle is still booked, and Railyard says what it waits for
+        ex = wait_until(lambda: (e := execution())["error"] and "put back" in e["error"] and e,
+                        30, "Railyard to say it waits for broker 2 to put its throttle back",
+                        every=1)
+        assert ex["state"] == "failing"
+        assert ex["error"].startswith("BROKER_NOT_AVAILABLE: broker 2 is down: its throttle "
+                                      "configs are put back once it is up again ("), ex
     finally:
         restart_broker(kafka_cluster, gw, 2)
     ex = wait_ended(stack, plan_id, 180)

@@ -99,3 +99,44 @@ def test_without_a_fault_the_budget_changes_nothing(rig):
     rig.start(1, plan(("a", 0, [3, 2]), ("b", 1, [2, 3])), 4 * MB, per_broker=1)
     assert rig.run(1)["state"] == "completed"
     assert rig.throttle_configs() == {} and "execution_retry" not in rig.journal.actions(1)
+
+
+class _UnreachableBroker:
+    """The rig's gateway, except that broker ``down`` takes no config change: on Apache
+    Kafka a broker's configs are altered through that broker (KAFKA-13392), so while it
+    is stopped the client fails with a connection error or an unknown node id."""
+
+    def __init__(self, gw, down: str) -> None:
+        self.gw, self.down = gw, down
+
+    def __getattr__(self, name):
+        return getattr(self.gw, name)
+
+    def alter_configs(self, entity_type, name, set_=None, delete=None):
+        from backend.errors import Unavailable
+        if entity_type == "broker" and name == self.down:
+            raise Unavailable("Kafka at 127.0.0.1:9092",
+                              f"IncrementalAlterConfigs failed: UnknownBrokerIdError: {name}")
+        return self.gw.alter_configs(entity_type, name, set_=set_, delete=delete)
+
+
+def test_a_broker_down_while_its_throttle_is_put_back_is_named_and_waited_for(rig):
+    """Seen on Apache Kafka 4.1.1 (tests/integration/test_kafka_plan_flow.py): the error
+    while putting back a stopped broker's throttle named a connection, not the broker."""
+    rig.start(1, plan(("a", 0, [3, 2])), 1 * MB)
+    rig.step(1)
+    rig.twin.fail_broker(3)
+    rig.client = _UnreachableBroker(rig.gw, "3")
+    rig.executor = rig.new_executor()
+    assert rig.records.request(1, ("running",), "cancelling", rig.now)
+    for _ in range(3):
+        ex = rig.step(1)
+    assert ex["state"] == "cancelling"
+    assert ex["error"].startswith("BROKER_NOT_AVAILABLE: broker 3 is down: its throttle "
+                                  "configs are put back once it is up again (")
+    assert set(rig.throttle_configs()) == {("broker", "3")}  # the others are back
+    rig.twin.recover_broker(3)
+    rig.client = rig.gw
+    rig.executor = rig.new_executor()
+    ex = rig.run(1)
+    assert ex["state"] == "cancelled" and rig.throttle_configs() == {}
