@@ -1,0 +1,51 @@
+"""/throttles in the browser while Railyard moves data on Apache Kafka: the session's three
+brokers, `railyard serve` with the Kafka gateway and a real Prometheus scraping the brokers'
+JMX exporters (tests/integration/test_kafka_plan_flow.py's stack, on this module's own
+topic). The operator signs in, a drain approved by a second user runs with a throttle,
+and the page shows the move: partitions reassigning (Prometheus), the throttle engine's
+prediction at the throttle Railyard set, and both KIP-73 rates by name on the chart of
+throttled bytes per broker."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.e2e.conftest import console_errors, screenshot, sign_in
+from tests.e2e.test_dashboard_live import card_value
+from tests.integration.test_kafka_plan_flow import (  # noqa: F401 (fixtures)
+    PLACEMENT,
+    USERS,
+    execute_and_wait_in_flight,
+    stack,
+    topic,
+    wait_ended,
+)
+from tests.kafka_moves import in_flight
+
+pytestmark = pytest.mark.e2e
+
+THROTTLE = 150_000  # bytes/s: 4 MiB into brokers 1 and 2 take ~28 s, the page has time
+
+
+def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  # noqa: F811
+    sign_in(browser, stack.dashboard.url, "olga", USERS["olga"][1])
+    plan_id, _plan = execute_and_wait_in_flight(stack, topic, THROTTLE)
+    try:
+        browser.get(stack.dashboard.url + "/throttles?cluster=kafka")
+        wait = WebDriverWait(browser, 60, poll_frequency=0.5)
+        wait.until(lambda b: f"{len(PLACEMENT)} moves at {THROTTLE / 1e6:.2f} MB/s"
+                   in b.find_element(By.ID, "th-eta").text)
+        wait.until(lambda b: card_value(b, "Reassigning") == f"{len(PLACEMENT)} partitions")
+        # the bars of throttled bytes/s per broker carry the rates Railyard set, by name
+        for key in ("leader", "follower"):
+            wait.until(lambda b, key=key: f"{key}.replication.throttled.rate = 150 kB/s"
+                       in b.page_source)
+        assert in_flight(stack.gw, [topic]), "the move ended before the page showed it"
+        screenshot(browser, "throttles-apache-kafka-move")
+        assert "Traceback" not in browser.page_source
+        assert console_errors(browser) == []
+    finally:
+        stack.call("olga", "POST", f"/plans/{plan_id}/cancel")
+        assert wait_ended(stack, plan_id, 60)["state"] == "cancelled"
