@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from kafka import KafkaProducer
 
-RECORD_BYTES = 10_000  # one record's value; incompressible (compression off)
+RECORD_BYTES = 10_000  # one steady record's value (compression off)
+FILL_RECORD_BYTES = 100_000  # fill's records: fewer, so kafka-python's per-record cost is small
 
 
 def producer(bootstrap: Sequence[str], client_id: str = "railyard-workload") -> KafkaProducer:
@@ -19,14 +20,14 @@ def producer(bootstrap: Sequence[str], client_id: str = "railyard-workload") -> 
 
 
 def fill(bootstrap: Sequence[str], topic: str, partitions: int, total_bytes: int,
-         seed: int = 0) -> int:
+         seed: int = 0, record_bytes: int = FILL_RECORD_BYTES) -> int:
     """Write ``total_bytes`` of record values spread evenly over the topic's partitions;
     returns the bytes written. Values are pseudo-random (seeded) so the log holds what
     was sent, byte for byte."""
     import random
     rng = random.Random(seed)
-    value = rng.randbytes(RECORD_BYTES)
-    count = max(total_bytes // RECORD_BYTES, partitions)
+    value = rng.randbytes(record_bytes)
+    count = max(total_bytes // record_bytes, partitions)
     p = producer(bootstrap)
     try:
         for i in range(count):
@@ -34,7 +35,7 @@ def fill(bootstrap: Sequence[str], topic: str, partitions: int, total_bytes: int
         p.flush(timeout=120)
     finally:
         p.close(timeout=10)
-    return count * RECORD_BYTES
+    return count * record_bytes
 
 
 class SteadyProducer:
