@@ -1,9 +1,9 @@
 """Apache Kafka figures (`railyard kafka up`'s brokers, 4.1.1 from Maven Central): how long
 three racked KRaft brokers take to answer; a throttled reassignment of at least 1 GB across
-the three brokers run by Railyard's executor, its predicted ETA (KIP-73 maths at proposal,
-services.plan_preview.throttle_figures) against the time it actually took (target: within
-15%); and the executor's own time per tick on Apache Kafka (gateway calls included: on a
-real cluster they are most of it).
+the three brokers run by Railyard's executor in its default batches, its predicted ETA
+(KIP-73 maths at proposal, services.plan_preview.throttle_figures) against the time it
+actually took (target: within 15%); and the executor's own time per tick on Apache Kafka
+(gateway calls included: on a real cluster they are most of it).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from backend.engines.batches import PER_BROKER
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor
 from backend.executor.records import ExecutionRecords
@@ -32,7 +33,6 @@ THROTTLE = 9_000_000  # bytes/s per broker: each broker receives ~360 MB, about 
 START_TARGET_S = 30.0
 ETA_TARGET = 0.15
 TICK_TARGET_MS = 250.0
-PER_BROKER = 3  # moves per broker in a batch: the 12 moves run in batches, as plans do
 
 
 def _ring(partition: int, shift: int) -> list[int]:
