@@ -15,7 +15,6 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.e2e.conftest import console_errors, screenshot, sign_in
 from tests.e2e.test_dashboard_live import card_value
 from tests.integration.test_kafka_plan_flow import (  # noqa: F401 (fixtures)
-    PLACEMENT,
     USERS,
     execute_and_wait_in_flight,
     stack,
@@ -35,9 +34,14 @@ def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  
     try:
         browser.get(stack.dashboard.url + "/throttles?cluster=kafka")
         wait = WebDriverWait(browser, 60, poll_frequency=0.5)
-        wait.until(lambda b: f"{len(PLACEMENT)} moves at {THROTTLE / 1e6:.2f} MB/s"
-                   in b.find_element(By.ID, "th-eta").text)
-        wait.until(lambda b: card_value(b, "Reassigning") == f"{len(PLACEMENT)} partitions")
+        # the page's counts are the moves in flight now (a 1 MiB partition can finish with
+        # its first fetch, before the throttle bites: KIP-73 admits the first response)
+        def shows_the_move(b) -> bool:
+            n = len(in_flight(stack.gw, [topic]))
+            return n > 0 and f"{n} moves at {THROTTLE / 1e6:.2f} MB/s" in \
+                b.find_element(By.ID, "th-eta").text and \
+                card_value(b, "Reassigning") == f"{n} partitions"
+        wait.until(shows_the_move)
         # the bars of throttled bytes/s per broker carry the rates Railyard set, by name
         for key in ("leader", "follower"):
             wait.until(lambda b, key=key: f"{key}.replication.throttled.rate = 150 kB/s"
@@ -47,5 +51,6 @@ def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  
         assert "Traceback" not in browser.page_source
         assert console_errors(browser) == []
     finally:
-        stack.call("olga", "POST", f"/plans/{plan_id}/cancel")
-        assert wait_ended(stack, plan_id, 60)["state"] == "cancelled"
+        if stack.plan(plan_id)["state"] == "executing":  # no need to wait for the end
+            stack.call("olga", "POST", f"/plans/{plan_id}/cancel")
+        assert wait_ended(stack, plan_id, 60)["state"] in ("cancelled", "completed")

@@ -309,11 +309,16 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
 
 # ---- faults ------------------------------------------------------------------------------------
 def execute_and_wait_in_flight(stack: Stack, topic: str, throttle: int) -> tuple[int, dict]:
-    """Propose, approve and execute the drain; return once Kafka lists all its moves."""
+    """Propose, approve and execute the drain; return once Kafka lists its large moves
+    (a 1 MiB partition can be done with its first fetch) and the executor has marked the
+    batch running."""
     plan_id, plan = propose_and_approve(stack, topic, throttle)
     assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
-    wait_until(lambda: len(in_flight(stack.gw, [topic])) == len(PLACEMENT), 60,
-               "the drain's moves to be in flight")
+    large = {(topic, p) for p, size in enumerate(SIZES) if size > MB}
+    wait_until(lambda: large <= set(in_flight(stack.gw, [topic])), 60,
+               "the drain's large moves to be in flight")
+    wait_until(lambda: stack.plan(plan_id)["execution"]["per_batch"][0]["state"] == "running",
+               30, "the batch to be marked running")
     return plan_id, plan
 
 
@@ -423,8 +428,6 @@ def test_serve_killed_mid_execution_resumes_after_a_restart(stack, topic):
     before = throttle_state(gw, BROKERS, [topic])
     throttle = 150_000  # 4 MiB into brokers 1 and 2: ~28 s, past the restart
     plan_id, plan = execute_and_wait_in_flight(stack, topic, throttle)
-    wait_until(lambda: stack.plan(plan_id)["execution"]["per_batch"][0]["state"] == "running",
-               30, "the batch to be marked running")
     stack.dashboard.proc.send_signal(signal.SIGKILL)
     stack.dashboard.proc.wait(30)
     held = throttle_state(gw, BROKERS, [topic])
