@@ -43,7 +43,7 @@ from tests.kafka_moves import (
     throttle_state,
     wait_until,
 )
-from tests.kafka_tools import kafka_reassign
+from tests.kafka_tools import kafka_configs, kafka_reassign
 from tests.servers import stop
 
 pytestmark = pytest.mark.integration
@@ -398,6 +398,15 @@ def test_broker_stopped_mid_reassignment_and_started_again(stack, topic, kafka_c
         assert ex["state"] == "failing"
         assert ex["error"].startswith("BROKER_NOT_AVAILABLE: broker 2 is down: its throttle "
                                       "configs are put back once it is up again ("), ex
+        # Kafka's own kafka-configs cannot set a throttle on broker 2 either: the request
+        # must go to that broker (KAFKA-13392), so it times out
+        short = stack.tmp / "short-timeouts.properties"
+        short.write_text("default.api.timeout.ms=5000\nrequest.timeout.ms=3000\n")
+        tool = kafka_configs(stack.bootstrap[0], [
+            "--command-config", str(short), "--alter", "--entity-type", "brokers",
+            "--entity-name", "2", "--add-config", f"{LEADER_RATE}=1"], check=False)
+        assert tool.returncode != 0, tool.stdout
+        assert "Timeout" in tool.stdout + tool.stderr, (tool.stdout, tool.stderr[-2000:])
     finally:
         restart_broker(kafka_cluster, gw, 2)
     ex = wait_ended(stack, plan_id, 180)
