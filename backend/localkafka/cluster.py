@@ -92,8 +92,13 @@ def free_ports(count: int) -> list[int]:
 
 
 def cluster_id() -> str:
-    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 (Uuid.toString)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 (Uuid.toString), drawn
+    again when it starts with '-', as Uuid.randomUuid does (clients/.../common/Uuid.java):
+    `kafka-storage format -t -x...` would read such an id as an option."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class LocalKafka:
@@ -269,6 +274,7 @@ class LocalKafka:
         running broker unfenced; Unavailable naming a broker that exited, and its log."""
         deadline = time.monotonic() + timeout
         running = [b for b in self.brokers if b.proc is not None]
+        answered: set[int] = set()  # exporters that answered once (a loaded JVM is slow)
         waiting = "the brokers to start"
         while time.monotonic() < deadline:
             for b in running:
@@ -276,7 +282,9 @@ class LocalKafka:
                     raise Unavailable(f"Kafka broker {b.id}",
                                       f"exited with code {b.proc.returncode} while starting; "
                                       f"its log: {b.log}")
-            slow = [b.id for b in running if not _answers(b.exporter_url)]
+            answered |= {b.id for b in running
+                         if b.id not in answered and _answers(b.exporter_url)}
+            slow = [b.id for b in running if b.id not in answered]
             closed = [f"{b.id}:{n}" for b in running for n, p in b.secure_ports.items()
                       if not _accepts(p)]
             if slow:
@@ -367,7 +375,7 @@ def _accepts(port: int) -> bool:
 
 def _answers(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as r:
+        with urllib.request.urlopen(url, timeout=10) as r:
             return r.status == 200
     except OSError:
         return False

@@ -96,6 +96,16 @@ def test_cluster_ids_are_kafkas_22_character_base64():
     assert len(ids) == 50 and all(re.fullmatch(r"[A-Za-z0-9_-]{22}", i) for i in ids)
 
 
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch):
+    """1 in 64 random UUIDs encode with a leading '-', which `kafka-storage format -t`
+    reads as an option; Kafka's Uuid.randomUuid draws again, and so does cluster_id."""
+    import uuid as uuid_module
+    dash = uuid_module.UUID(bytes=bytes([0xF8]) + bytes(15))  # base64 '-A...'
+    draws = iter([dash, dash, uuid_module.UUID(int=1)])
+    monkeypatch.setattr(uuid_module, "uuid4", lambda: next(draws))
+    assert cluster_id() == "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
 def test_free_ports_are_distinct():
     ports = free_ports(30)
     assert len(set(ports)) == 30
