@@ -300,6 +300,10 @@ def shows_write(result: Any, rtype: int, rname: str, set_: dict, delete: list[st
 
 
 # ---- the gateway ----------------------------------------------------------------------------
+class _StaleMetadata(Exception):
+    """The client named a broker its metadata lacks; _call retries once, afresh."""
+
+
 class _LastError(logging.Handler):
     """Keeps kafka-python's last connection error, the cause behind a bootstrap timeout,
     and the first refusal no retry cures: bad SASL credentials or an untrusted certificate
@@ -402,10 +406,26 @@ class KafkaGateway:
         return box["admin"]
 
     def _call(self, api: str, fn: Callable[[KafkaAdminClient], Any]) -> Any:
-        """Run ``fn`` with the client; Kafka's failures become one-line Unavailable."""
+        """Run ``fn`` with the client; Kafka's failures become one-line Unavailable. A
+        broker the client's metadata does not know yet (one that just came back) is asked
+        once more on a fresh client: kafka-python raises UnknownBrokerIdError before it
+        sends anything (net/manager.py get_connection), so nothing is sent twice."""
+        try:
+            return self._call_once(api, fn)
+        except _StaleMetadata:
+            self.close()
+            return self._call_once(api, fn, retry=False)
+
+    def _call_once(self, api: str, fn: Callable[[KafkaAdminClient], Any],
+                   retry: bool = True) -> Any:
         admin = self._client()
         try:
             return fn(admin)
+        except Errors.UnknownBrokerIdError as e:
+            if retry:
+                raise _StaleMetadata from e
+            self.close()
+            raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
         except Errors.IncompatibleBrokerVersion:
             raise Unavailable(self.what, f"the broker does not support {api}") from None
         except (Errors.KafkaError, OSError) as e:
