@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime
 
 import numpy as np
@@ -84,3 +88,19 @@ class Recording:
 
     def __getattr__(self, name):
         return getattr(self.gw, name)
+
+
+def api_call(api: str, user: str, password: str, method: str, path: str,
+             body: dict | None = None) -> dict:
+    """One /api/v1 request as ``user`` (HTTP Basic, JSON); an HTTP error fails the test
+    with its status and body."""
+    auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+    req = urllib.request.Request(
+        api + path, None if method == "GET" else json.dumps(body or {}).encode(),
+        {"Authorization": f"Basic {auth}", "Content-Type": "application/json"},
+        method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raise AssertionError(f"{method} {path}: HTTP {e.code}: {e.read()[:500]!r}") from None

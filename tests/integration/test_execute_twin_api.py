@@ -8,13 +8,10 @@ any broker or touched topic, and the token is in no log and no audit entry."""
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +25,7 @@ from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.model.io import save_snapshot
 from backend.model.snapshot import Snapshot
 from tests.e2e.conftest import start_dashboard
+from tests.plan_helpers import api_call
 from tests.servers import stop
 
 pytestmark = pytest.mark.integration
@@ -100,16 +98,7 @@ def stack(tmp_path_factory):
 
 
 def call(api: str, user: str, method: str, path: str, body: dict | None = None) -> dict:
-    auth = base64.b64encode(f"{user}:{USERS[user][1]}".encode()).decode()
-    req = urllib.request.Request(
-        api + path, None if method == "GET" else json.dumps(body or {}).encode(),
-        {"Authorization": f"Basic {auth}", "Content-Type": "application/json"},
-        method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        raise AssertionError(f"{method} {path}: HTTP {e.code}: {e.read()[:500]!r}") from None
+    return api_call(api, user, USERS[user][1], method, path, body)
 
 
 def by_broker(client: MetricsClient, concept: str) -> dict[int, float]:

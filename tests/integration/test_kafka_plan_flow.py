@@ -11,12 +11,8 @@ stopped mid-reassignment and started again; a cancel mid-move."""
 
 from __future__ import annotations
 
-import base64
-import json
 import signal
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +40,7 @@ from tests.kafka_moves import (
     wait_until,
 )
 from tests.kafka_tools import kafka_configs, kafka_reassign
+from tests.plan_helpers import api_call
 from tests.servers import stop
 
 pytestmark = pytest.mark.integration
@@ -82,16 +79,7 @@ class Stack:
         self.dashboard = start_dashboard(self.tmp, self.config)
 
     def call(self, user: str, method: str, path: str, body: dict | None = None) -> dict:
-        auth = base64.b64encode(f"{user}:{USERS[user][1]}".encode()).decode()
-        req = urllib.request.Request(
-            self.api + path, None if method == "GET" else json.dumps(body or {}).encode(),
-            {"Authorization": f"Basic {auth}", "Content-Type": "application/json"},
-            method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            raise AssertionError(f"{method} {path}: HTTP {e.code}: {e.read()[:500]!r}") from None
+        return api_call(self.api, user, USERS[user][1], method, path, body)
 
     def plan(self, plan_id: int) -> dict:
         return self.call("olga", "GET", f"/plans/{plan_id}")
