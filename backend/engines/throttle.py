@@ -297,6 +297,41 @@ def catch_up_seconds(nbytes: np.ndarray, keep_up: np.ndarray, throttle: float) -
     return np.where((nbytes == 0) & (keep_up == 0), 0.0, eta)
 
 
+def batched_eta_seconds(snap: Snapshot, plan: Reassignment, batches: list[np.ndarray],
+                        throttle: float) -> float:
+    """Seconds to run ``plan`` as the executor runs it: ``batches`` (plan entry indexes,
+    engines.batches.execution_batches) one after another, each as long as its slowest
+    broker at ``throttle`` (KIP-73 rates bound each broker, and a batch ends when its last
+    move does). Where the per-broker cap puts uneven work in each batch this is longer
+    than the whole plan's ETA, which lets every broker's copies overlap. inf when a batch
+    never catches up (the throttle at or below its keep-up writes)."""
+    moves = proposed_moves(snap, plan)
+    nb, nbat = snap.n_brokers, len(batches)
+    if not len(moves) or not nbat:
+        return 0.0
+    batch_of_entry = np.full(len(plan), -1, np.int64)
+    batch_of_entry[np.concatenate(batches)] = np.repeat(np.arange(nbat),
+                                                        [len(b) for b in batches])
+    batch = batch_of_entry[np.searchsorted(plan.rows, moves.rows)]  # plan rows ascend
+    size = snap.part_size[moves.rows].astype(np.float64)
+    rate = snap.part_rate[moves.rows]
+    n_dst = moves.n_destinations.astype(np.float64)
+    dst_move = np.repeat(np.arange(len(moves)), moves.n_destinations)
+    cells = nbat * nb
+
+    def per_cell(keys: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(keys, weights=weights, minlength=cells)
+
+    into = batch[dst_move] * nb + moves.dst_brokers
+    out_of = batch * nb + moves.leader
+    eta = np.maximum(
+        catch_up_seconds(per_cell(into, size[dst_move]), per_cell(into, rate[dst_move]),
+                         throttle),
+        catch_up_seconds(per_cell(out_of, size * n_dst), per_cell(out_of, rate * n_dst),
+                         throttle))
+    return float(eta.reshape(nbat, nb).max(axis=1).sum())
+
+
 def safe_band(client_in: np.ndarray, replication_factor: np.ndarray,
               capacity: float) -> tuple[np.ndarray, np.ndarray]:
     """KIP-73 Q&A 4: IN < T < N - IN/R, as (low, high) per broker."""
