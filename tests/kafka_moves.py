@@ -1,6 +1,6 @@
 """Helpers for the executor tests on the session's Apache Kafka cluster: topics of their own
-("ex-" prefix, placed explicitly), the same incompressible data in each, a producer that
-keeps writing, and reads of the replication throttle configs (KIP-73) and reassignments.
+("ex-" prefix, placed explicitly), the same incompressible data in each, and reads of the
+replication throttle configs (KIP-73) and reassignments.
 
 The cluster is shared with other tests: these helpers only create, fill and delete the
 topics they are given, and `throttle_state` reads configs without changing them."""
@@ -8,7 +8,6 @@ topics they are given, and `throttle_state` reads configs without changing them.
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -89,40 +88,6 @@ def fill(bootstrap: list[str], topics: list[str], sizes: list[int], seed: int = 
     finally:
         prod.close(10)
     return sum(size // RECORD * RECORD for size in sizes)
-
-
-class SteadyWriter:
-    """A producer writing ``rate`` bytes/s into the given partitions until stopped (the
-    keep-up traffic a throttle must leave room for)."""
-
-    def __init__(self, bootstrap: list[str], targets: list[tuple[str, int]],
-                 rate: float) -> None:
-        self.bootstrap, self.targets, self.rate = bootstrap, targets, rate
-        self.sent = 0
-        self._halt = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name="railyard-ex-writer")
-
-    def __enter__(self) -> SteadyWriter:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._halt.set()
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        prod = producer(self.bootstrap)
-        value = random.Random(11).randbytes(4096)
-        every = len(value) * len(self.targets) / self.rate
-        try:
-            while not self._halt.wait(every):
-                for topic, p in self.targets:
-                    prod.send(topic, value=value, partition=p)
-                    self.sent += len(value)
-            prod.flush(30)
-        finally:
-            prod.close(10)
 
 
 def throttle_state(gw: KafkaGateway, brokers: Iterable[int],

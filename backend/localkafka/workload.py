@@ -58,6 +58,12 @@ class SteadyProducer:
         self._stop.set()
         self._thread.join(30)
 
+    def __enter__(self) -> SteadyProducer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def _run(self) -> None:
         p = producer(self.bootstrap, "railyard-steady-producer")
         value = bytes(RECORD_BYTES)

@@ -22,6 +22,7 @@ from werkzeug.security import generate_password_hash
 
 from backend.errors import Unavailable
 from backend.gateways.kafka import KafkaGateway, topics_snapshot
+from backend.localkafka.workload import SteadyProducer
 from backend.metrics.client import MetricsClient
 from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.services import reassign
@@ -29,7 +30,6 @@ from tests.e2e.conftest import Dashboard, start_dashboard
 from tests.kafka_moves import (
     FOLLOWER_RATE,
     LEADER_RATE,
-    SteadyWriter,
     create_placed,
     delete_topics,
     fill,
@@ -218,8 +218,7 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
     set_operators_own(gw)
     before = throttle_state(gw, BROKERS, [topic])
     assert before == OPERATORS_OWN
-    with SteadyWriter(stack.bootstrap, [(topic, p) for p in range(len(PLACEMENT))],
-                      WRITE_RATE) as writer:
+    with SteadyProducer(stack.bootstrap, {topic: len(PLACEMENT)}, WRITE_RATE) as writer:
         plan_id, plan = propose_and_approve(stack, topic, THROTTLE)
         assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
 
