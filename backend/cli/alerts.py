@@ -41,7 +41,8 @@ def targets(config_path: str, dashboard_url: str | None) -> list[AlertTarget]:
     config = load_config(config_path)
     url = dashboard_url or f"http://{config.server.host}:{config.server.port}"
     return [AlertTarget(c.name, c.limits, c.prometheus.dialect if c.prometheus else "strimzi",
-                        dashboard_url=url) for c in config.clusters]
+                        dashboard_url=url, near_limit_ratio=config.near_limit_ratio)
+            for c in config.clusters]
 
 
 def _generate(a: argparse.Namespace) -> dict:

@@ -2,12 +2,12 @@
 
 Every panel's query is a catalog concept's PromQL in the cluster's dialect (rates over
 Grafana's $__rate_interval), so Grafana and Railyard show the same numbers; limits are
-drawn as thresholds."""
+drawn as thresholds at the alert rules' levels (rules.limit_levels)."""
 
 from __future__ import annotations
 
 from backend.metrics import catalog
-from backend.metrics.rules import AlertTarget
+from backend.metrics.rules import AlertTarget, limit_levels
 
 RATE_WINDOW = "$__rate_interval"
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
@@ -40,7 +40,10 @@ def dashboard(t: AlertTarget) -> dict:
         steps = [{"color": "green", "value": None}]
         limit = limits.get(limit_name) if limit_name else None
         if limit is not None:
-            steps += [{"color": "orange", "value": 0.8 * limit}, {"color": "red", "value": limit}]
+            colours = {"warning": "orange", "critical": "red"}
+            steps += [{"color": colours[severity], "value": share * limit}
+                      for share, severity in limit_levels(t.near_limit_ratio)]
+            steps.append({"color": "dark-red", "value": limit})
             title = f"{title} (limit {limit_name}={limit})"
         panels.append({
             "id": i + 1, "type": "timeseries", "title": title, "datasource": DATASOURCE,

@@ -4,8 +4,9 @@ One rule group per cluster and naming dialect, so every expression is a catalog 
 (the same PromQL the dashboard runs). Every alert says what to do and links the dashboard
 page that shows it, over a window that covers the alert. Rules:
 
-- partitions per broker (and replicas in the cluster) above 80% and 90% of
-  max.broker.partitions (max.partitions);
+- partitions per broker (and replicas in the cluster) near max.broker.partitions
+  (max.partitions): critical from the config's near_limit_ratio (the share the dashboard
+  colours "near"), a warning one tenth of the limit before it (80% and 90% by default);
 - predict_linear over the last 7 days reaching a limit within 14 days;
 - a replication throttle left behind: throttled replication traffic while no
   reassignment is in flight, for 10 minutes (a throttled-replica list still names
@@ -21,10 +22,11 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from backend.metrics import catalog
-from backend.model.snapshot import Limits
+from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
 
 TREND_WINDOW = "7d"  # history predict_linear fits
 LAG_WINDOW = "10m"
+WARNING_LEAD = 0.1  # the warning fires this share of the limit before "near": time to plan
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,14 @@ class AlertTarget:
     dialect: str = "strimzi"
     by: str = "broker"  # the label naming a broker in the scrape config
     dashboard_url: str = "http://127.0.0.1:8050"
+    near_limit_ratio: float = NEAR_LIMIT_RATIO  # the config's: from which share it is "near"
+
+
+def limit_levels(near_limit_ratio: float) -> tuple[tuple[float, str], ...]:
+    """(share of a limit, severity) of the limit alerts and of Grafana's thresholds: the
+    dashboard's "near" is critical, and a warning comes WARNING_LEAD of the limit earlier."""
+    return ((round(near_limit_ratio - WARNING_LEAD, 4), "warning"),
+            (near_limit_ratio, "critical"))
 
 
 PAGE_WINDOW = {"capacity": "window", "throttles": "range", "quotas": "range"}  # URL key
@@ -64,11 +74,12 @@ def rules(t: AlertTarget) -> list[dict]:
     broker = f"{{{{ $labels.{t.by} }}}}"
     mbp, mp = t.limits.max_broker_partitions, t.limits.max_partitions
     out = []
-    for pct, severity in ((80, "warning"), (90, "critical")):
+    for share, severity in limit_levels(t.near_limit_ratio):
+        pct = f"{share * 100:g}"
         if mbp is not None:
             out.append(_alert(
                 t, f"RailyardBrokerPartitionsAbove{pct}Percent",
-                f"{q('partitions_per_broker')} > {pct / 100} * {mbp}", "5m", severity,
+                f"{q('partitions_per_broker')} > {share} * {mbp}", "5m", severity,
                 f"Broker {broker} hosts over {pct}% of max.broker.partitions={mbp}",
                 "At the limit Kafka refuses new topics and partitions on this broker "
                 "(KIP-578): move replicas off it (railyard reassign, goal limits) or add "
@@ -77,7 +88,7 @@ def rules(t: AlertTarget) -> list[dict]:
         if mp is not None:
             out.append(_alert(
                 t, f"RailyardClusterReplicasAbove{pct}Percent",
-                f"{q('cluster_replicas')} > {pct / 100} * {mp}", "5m", severity,
+                f"{q('cluster_replicas')} > {share} * {mp}", "5m", severity,
                 f"The cluster hosts over {pct}% of max.partitions={mp} replicas",
                 "At the limit Kafka refuses every new topic and partition (KIP-578): delete "
                 "unused topics or raise max.partitions; the capacity page says when.",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -39,7 +40,7 @@ def write_rules(targets: list[AlertTarget], out_dir: str | Path,
         for t in targets:
             path = Path(out_dir) / dialect / f"{t.cluster}.rules.yml"
             path.parent.mkdir(parents=True, exist_ok=True)
-            doc = rule_file(AlertTarget(t.cluster, t.limits, dialect, t.by, t.dashboard_url))
+            doc = rule_file(replace(t, dialect=dialect))
             path.write_text(yaml.safe_dump(doc, sort_keys=False, width=100))
             problem = promtool_check(path)
             if problem:
