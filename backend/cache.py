@@ -3,7 +3,7 @@
 
 Two kinds exist: Prometheus answers (backend.metrics.client, lifetime the dashboard's
 cache timeout) and cluster reads (backend.services.cluster: assignments and configs, a
-few seconds). Where the entries live is a ``Store``: in process by default; the
+few seconds). Where the entries live is a ``CacheBackend``: in process by default; the
 dashboard hands in its configured store (flask-caching, in process or Redis) so every
 dashboard process shares Prometheus answers. The backend itself imports no Flask.
 """
@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 
 
-class Store(Protocol):
+class CacheBackend(Protocol):
     """Where entries live: what cachelib / flask-caching backends offer."""
 
     def get(self, key: str) -> Any: ...
@@ -75,9 +75,9 @@ class _Flight:
 class TtlCache:
     """One kind of answer. ``ttl`` <= 0 keeps nothing (every ask computes)."""
 
-    def __init__(self, kind: str, ttl: float, store: Store | None = None) -> None:
+    def __init__(self, kind: str, ttl: float, store: CacheBackend | None = None) -> None:
         self.kind, self.ttl = kind, ttl
-        self.store: Store = store if store is not None else LocalStore()
+        self.store: CacheBackend = store if store is not None else LocalStore()
         self._flights: dict[str, _Flight] = {}
         self._flights_lock = threading.Lock()
 

@@ -1,9 +1,8 @@
 """Server entry: serve the dashboard on a production WSGI server, on loopback by default.
 
 `railyard serve` runs Granian (HTTP in Rust, the app in ``server.workers`` spawned Python
-processes of ``server.threads`` threads each): Werkzeug's development server parsed
-every request in Python and served one process, which capped 20 concurrent approvals at
-a p95 of 68-100 ms. The executor and the plan-expiry sweep run once, in the parent.
+processes of ``server.threads`` threads each), so concurrent users are not queued behind
+one Python process. The executor and the plan-expiry sweep run once, in the parent.
 The demo keeps its twin in its own process, so it serves from that process (waitress).
 """
 
@@ -104,8 +103,8 @@ def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
 def _in_worker(loader: AppLoader, parent: int) -> Callable:
     """A worker's start: it ends with its parent, even one killed outright (a worker left
     behind would keep the port and serve without the executor), then loads the app.
-    SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it started, hung in its
-    signal handler (seen 1 start in 7); the parent's own stop still stops them gently."""
+    SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it starts, can hang in
+    its signal handler; the parent's own stop still stops them gently."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
@@ -117,10 +116,9 @@ def _in_worker(loader: AppLoader, parent: int) -> Callable:
 
 
 def freeze_start_up() -> None:
-    """Take what start-up made (the Dash app, the layouts, the libraries: 240k objects)
-    out of the garbage collector's sight. A full collection over them stalled every
-    thread of the process for about 90 ms, which showed as all 20 approve clients
-    slowing at the same moment; what requests make is collected as before."""
+    """Take what start-up made (the Dash app, the layouts, the libraries) out of the
+    garbage collector's sight: a full collection over them stalls every thread of the
+    process at once. What requests make is collected as before."""
     gc.collect()
     gc.freeze()
 

@@ -4,8 +4,8 @@ Reducing a topic from n to m partitions removes the highest-numbered n - m parti
 Each goes ReadOnly at once (producers stop writing to it, consumers still read), then
 None after the delay (filtered out, data deleted), checked every
 delete.topic.partition.interval.delay.ms (300,000 ms by default). Apache Kafka never
-adopted the KIP (FACTS.md), so the plan is a what-if for brokers that implement it;
-the service adds the migration that works on any cluster today.
+adopted the KIP (its Admin.createPartitions only adds), so the plan is a what-if for
+brokers that implement it; the service adds the migration that works on any cluster today.
 """
 
 from __future__ import annotations

@@ -84,7 +84,8 @@ class ClusterGateway(ClusterReader, Protocol):
 
 @runtime_checkable
 class PartitionDeleter(Protocol):
-    """A cluster implementing the delete-partitions KIP (Apache Kafka does not: FACTS.md).
+    """A cluster implementing the delete-partitions KIP (Apache Kafka does not: its
+    Admin.createPartitions only adds partitions, and nothing removes one).
     Its describe_topics gives each partition the Metadata API's ``mode`` (ReadWrite,
     ReadOnly, None); a partition the cluster no longer lists was removed."""
 

@@ -18,7 +18,7 @@ from prometheus_api_client import PrometheusApiClientException, PrometheusConnec
 from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
-from backend.cache import Store, TtlCache
+from backend.cache import CacheBackend, TtlCache
 from backend.metrics import catalog
 from backend.metrics.recording import recorded_name
 from backend.metrics.tags import principal_of
@@ -56,7 +56,7 @@ class MetricsClient:
     """Catalog queries against one Prometheus, in one naming dialect."""
 
     def __init__(self, url: str, dialect: str = "strimzi", timeout: float = 5.0,
-                 cache: Store | None = None, ttl: float = 5, by: str = "broker") -> None:
+                 cache: CacheBackend | None = None, ttl: float = 5, by: str = "broker") -> None:
         self.url = url
         self.dialect = catalog.dialect(dialect)
         self.timeout, self.by = timeout, by

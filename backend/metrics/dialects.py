@@ -1,7 +1,7 @@
 """Prometheus names a Kafka broker's metrics get under the two widely used JMX-exporter
-rule sets (FACTS.md): Strimzi's kafka-metrics.yaml and Confluent's jmx-monitoring-stacks
-kafka_broker.yml. The twin exports these names and the PromQL catalog queries them, so
-both sides read them from here.
+rule sets: Strimzi's packaging/examples/metrics/kafka-metrics.yaml and Confluent's
+jmx-monitoring-stacks shared-assets/jmx-exporter/kafka_broker.yml. The twin exports these
+names and the PromQL catalog queries them, so both sides read them from here.
 
 How the names arise from Kafka's MBeans:
 - Strimzi lowercases names only: meters become ``..._bytesin_total`` (the ``PerSec``

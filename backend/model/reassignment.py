@@ -1,6 +1,8 @@
 """Kafka's reassignment JSON ({"version":1,"partitions":[...]}) as arrays over a snapshot.
 
-Validated as kafka-reassign-partitions validates it (FACTS.md): a non-empty list, no
+Validated as kafka-reassign-partitions validates it (Kafka's
+tools/src/main/java/org/apache/kafka/tools/reassign/ReassignPartitionsCommand.java): a
+non-empty list, no
 empty replica list, no duplicate partition, no duplicate broker within a partition,
 log_dirs (optional) as long as replicas; plus Railyard's own checks that every topic,
 partition and broker exists in the snapshot it is applied to.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from backend.cache import Store, TtlCache
+from backend.cache import CacheBackend, TtlCache
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.errors import BadInput, Unavailable
 from backend.gateways.base import ClusterReader
@@ -41,7 +41,7 @@ class ClusterSource:
     dialect: str = "strimzi"
     prometheus_timeout: float = 5.0
     metrics_ttl: int = 10
-    metrics_cache: Store | None = field(default=None, compare=False)  # the dashboard's
+    metrics_cache: CacheBackend | None = field(default=None, compare=False)  # the dashboard's
     gateway: ClusterReader | None = field(default=None, compare=False)  # live cluster
     default_mutation_rate: float | None = None  # KIP-599 quota of the default principal
     quota_window_num: int = DEFAULT_SAMPLES

@@ -1,6 +1,6 @@
 """One step of simulated time: produce traffic, retention, replication under KIP-73 throttles.
 
-Kafka's rules, as arrays over replicas (FACTS.md, KIP-73 and KAFKA-4313):
+Kafka's rules, as arrays over replicas (KIP-73, Kafka's ReplicationQuotaManager, KAFKA-4313):
 - producers write to the leaders of writable partitions (ReadWrite mode, online); a
   topic's traffic spreads over its writable partitions, so a ReadOnly partition's share
   moves to its siblings;
