@@ -20,12 +20,12 @@ from pathlib import Path
 
 from backend.model.io import save_snapshot
 from backend.services import whatif
-from backend.spark import daemons
 from backend.spark.session import settings_from, stop_session
 from backend.spark.spec import parse_spec
 from backend.twin.generate import generate_snapshot
 from benchmarks.bench_throttle import random_reassignment
 from benchmarks.common import Figure, best_of
+from tests import spark_servers
 
 # 30,000 new replicas: rejected under the low limits, so "brokers to add" is searched too
 WORKLOAD = [{"topic": "payments", "partitions": 2000, "rf": 3},
@@ -86,7 +86,7 @@ def run() -> list[Figure]:
                                        "local[1]", 10.0, "half the local[2] target: "
                                        "one core"))
             stop_session()
-            with daemons.standalone_cluster(d / "standalone", cores=2) as url:
+            with spark_servers.standalone_cluster(d / "standalone", cores=2) as url:
                 figures.append(_throughput(
                     limits, settings_from(master=url, env={}), "standalone, 1 worker x 2 cores",
                     20.0, "master + worker started from the pyspark package"))

@@ -22,11 +22,11 @@ from backend.model.io import save_snapshot
 from backend.model.reassignment import reassignment_between
 from backend.model.snapshot import Limits
 from backend.services import whatif
-from backend.spark import daemons
 from backend.spark.session import get_session, settings_from, stop_session
 from backend.spark.spec import parse_spec
 from backend.spark.sweeps import SweepCancelled, with_brokers_added
 from backend.twin.generate import generate_snapshot
+from tests import spark_servers
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")]
@@ -104,12 +104,12 @@ def backend(request, tmp_path_factory):
         if request.param == "local":
             settings = settings_from(master="local[2]")
         elif request.param == "standalone":
-            url = stack.enter_context(daemons.standalone_cluster(work, cores=2))
+            url = stack.enter_context(spark_servers.standalone_cluster(work, cores=2))
             settings = settings_from(master=url, config={"conf": {
                 "spark.executor.memory": "768m", "spark.cores.max": "2"}})
         else:
             settings = settings_from(remote=stack.enter_context(
-                daemons.connect_server(work, master="local[2]")))
+                spark_servers.connect_server(work, master="local[2]")))
         stack.callback(stop_session)
         get_session(settings)
         yield request.param, settings

@@ -3,8 +3,10 @@
 The pip package ships sbin/spark-daemon.sh and sbin/start-connect-server.sh (not
 start-master.sh), so a standalone master and worker are started as spark-daemon.sh
 start org.apache.spark.deploy.master.Master / ...worker.Worker, and a Spark Connect
-server with start-connect-server.sh. Used by the integration tests and benchmarks; each
-context manager stops what it started, even when the body fails.
+server with start-connect-server.sh. The integration tests and benchmarks run sweeps on
+them (Railyard itself only connects to a master or Connect URL it is given, through
+backend.spark.session); each context manager stops what it started, even when the body
+fails.
 """
 
 from __future__ import annotations

@@ -1,0 +1,74 @@
+"""The house rules a script or a scan can check: imports follow docs/architecture.md's
+"may import" column, modules cite public sources, and no public name is kept alive by
+tests alone."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("backend", "dashboard", "pages", "components", "scripts")
+
+
+def product_files() -> list[Path]:
+    return [f for d in PRODUCT for f in sorted((ROOT / d).rglob("*.py"))]
+
+
+def import_graph():
+    spec = importlib.util.spec_from_file_location("import_graph",
+                                                  ROOT / "scripts" / "import_graph.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_graph"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_modules_cite_public_sources_not_a_file_outside_the_repository():
+    citing = [f.relative_to(ROOT).as_posix() for f in product_files()
+              if "FACTS.md" in f.read_text(encoding="utf-8")]
+    assert citing == []
+
+
+def test_one_class_named_store():
+    """backend.store.Store is the plan store; the cache's backend has its own name."""
+    defining = [f.relative_to(ROOT).as_posix() for f in product_files()
+                for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ClassDef) and node.name == "Store"]
+    assert defining == ["backend/store/store.py"]
+
+
+def used_names() -> set[str]:
+    """Every name the product reads: names, attributes, imported names."""
+    out: set[str] = set()
+    for f in product_files():
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                out.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                out.add(node.attr)
+            elif isinstance(node, ast.ImportFrom):
+                out.update(a.name for a in node.names)
+    return out
+
+
+CHECKED_FOR_DEAD_CODE = ("backend/spark", "backend/metrics", "components/banners.py",
+                         "components/charts.py", "components/monitor.py",
+                         "components/timerange.py", "components/leftovers.py",
+                         "components/tables.py")
+
+
+def test_no_public_function_is_used_by_tests_alone():
+    used = used_names()
+    dead = []
+    for where in CHECKED_FOR_DEAD_CODE:
+        path = ROOT / where
+        for f in [path] if path.suffix == ".py" else sorted(path.rglob("*.py")):
+            for node in ast.parse(f.read_text(encoding="utf-8")).body:
+                if (isinstance(node, ast.FunctionDef | ast.ClassDef)
+                        and not node.name.startswith("_") and not node.decorator_list
+                        and node.name not in used):
+                    dead.append(f"{f.relative_to(ROOT).as_posix()}:{node.name}")
+    assert dead == []
