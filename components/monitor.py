@@ -1,9 +1,12 @@
 """What every monitoring page's callbacks share: the window a view asks for, and live
-answers turned into figures and banners (the page's frame is dashboard.shell.page_frame)."""
+answers turned into figures and banners (the page's frame is dashboard.shell.page_frame,
+the callback's skeleton dashboard.monitoring_view.monitored)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 from dash import dcc, html
@@ -23,6 +26,45 @@ def window(state: dict) -> tuple[timerange.Window, list]:
             banners.banner(f"Time range: {e}; showing live instead", "warning")]
 
 
+@dataclass
+class View:
+    """One drawing of a monitoring page: the cluster and window asked for, the source read,
+    the banners so far (a page's draw adds its own), and when the cluster's data ends if
+    it all lies before the window (then that is why every figure is empty)."""
+
+    cluster: str
+    window: timerange.Window
+    source: Any  # backend.services.cluster.ClusterSource
+    notes: list = field(default_factory=list)
+    data_end: float | None = None
+
+    @property
+    def when(self) -> str:
+        """'now', or when a past window ends: the moment a "now" figure shows."""
+        return "now" if self.window.refreshing else f"at {self.window.end_label}"
+
+    def missing(self, error: object) -> str:
+        """Why a figure could not be drawn: the window before the cluster's data, when it is
+        (the metric's own error would guess at exporters), else the error."""
+        if self.data_end is None:
+            return str(error)
+        return f"no data in {self.window.label}: the cluster's metrics end at {_iso(self.data_end)}"
+
+    def note(self, figure: dict) -> str | None:
+        """A card's note when its figure could not be read (None when it was)."""
+        return None if figure["error"] is None else self.missing(figure["error"])
+
+    def figure(self, frame_or_error, title: str, unit: str, **options) -> Any:
+        """``figure`` over this view's window, saying the real reason when it is empty."""
+        if not isinstance(frame_or_error, pd.DataFrame):
+            frame_or_error = self.missing(frame_or_error)
+        return figure(frame_or_error, title, unit, self.window, **options)
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
+
+
 def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
            limit: float | None = None, limit_name: str = "limit", events: list | None = None):
     """A time-series figure over the window, or a figure saying why there is none;
@@ -40,11 +82,6 @@ def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
 
 def _utc(t: float) -> str:
     return pd.Timestamp(t, unit="s").strftime("%Y-%m-%d %H:%M:%S")
-
-
-def metric_note(figure: dict) -> str | None:
-    """A card's note when its figure could not be read."""
-    return figure["error"]
 
 
 def data_elsewhere(newest: float | None, cluster: str, path: str, link_id: str) -> list:

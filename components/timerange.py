@@ -34,6 +34,11 @@ class Window:
             return f"{_iso(self.start)} to {_iso(self.end)} UTC"
         return "last 15 min, live" if self.key == "live" else f"last {LABELS[self.key]}"
 
+    @property
+    def end_label(self) -> str:
+        """When the window ends, as its label writes it: what a past view shows "at"."""
+        return f"{_iso(self.end)} UTC"
+
     def as_dict(self) -> dict:
         return {"key": self.key, "start": self.start, "end": self.end, "step": self.step,
                 "refreshing": self.refreshing}

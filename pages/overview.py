@@ -19,7 +19,8 @@ from components import banners, charts, monitor
 from components.help import term
 from components.leftovers import config_table
 from components.tables import card
-from dashboard import auth, caches, ids, plan_views, runtime, shell
+from dashboard import auth, ids, plan_views, runtime, shell
+from dashboard.monitoring_view import monitored
 
 dash.register_page(__name__, path="/", name="Overview", title="Railyard · Overview", order=0)
 
@@ -85,7 +86,7 @@ def _assignment_view(source, w):
                      or source.gateway is None else "from the cluster, now")
         else:
             g = limits.guard_rails_at(source, w)
-            where = f"from Prometheus at {w.label.split(' to ')[-1]}"
+            where = f"from Prometheus at {w.end_label}"
     except Unavailable as e:
         return [], charts.empty("Partitions per broker", "No partition counts to show"), \
             [banners.banner(str(e), "error")]
@@ -110,33 +111,23 @@ def _assignment_view(source, w):
                Output(ids.OV_METRIC_BANNERS, "children"),
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show_health(state, _tick):
-    w, notes = monitor.window(state)
-    return caches.drawn("overview", state, w, lambda: _health(state, w, notes))
+    return monitored("overview", "/", state, monitoring.health, _health,
+                     ("Partition health", "Partitions per broker over time"))
 
 
-def _health(state, w, notes):
-    source = runtime.current().source(state["cluster"])
-    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
-                                             state["cluster"], "/", ids.JUMP_TO_DATA)]
-    try:
-        h = monitoring.health(source, w)
-    except Unavailable as e:
-        why = str(e)
-        return [], charts.empty("Partition health", why), \
-            charts.empty("Partitions per broker over time", why), \
-            [banners.banner(why, "warning"), *notes]
-    limit = source.limits.max_broker_partitions
-    plans = plan_views.events_in(state["cluster"], w.start, w.end)
-    return (_health_cards(h["figures"], w),
-            monitor.figure(h["health_series"], "Partition health", "partitions", w,
-                           events=plans),
-            monitor.figure(h["partitions_series"], "Partition replicas per broker" + (
+def _health(h: dict, view: monitor.View) -> tuple:
+    w = view.window
+    limit = view.source.limits.max_broker_partitions
+    plans = plan_views.events_in(view.cluster, w.start, w.end)
+    return (_health_cards(h["figures"], view),
+            view.figure(h["health_series"], "Partition health", "partitions", events=plans),
+            view.figure(h["partitions_series"], "Partition replicas per broker" + (
                 f" ({h['partitions_shown']})" if h["partitions_shown"] else ""), "replicas",
-                           w, limit=limit, limit_name="max.broker.partitions", events=plans),
-            notes)
+                        limit=limit, limit_name="max.broker.partitions", events=plans))
 
 
-def _health_cards(f: dict, w) -> list:
+def _health_cards(f: dict, view: monitor.View) -> list:
+    w = view.window
     at = "at the end of the window" if not w.refreshing else "now"
 
     def count(label, key, bad="over", detail_name="brokers", when=at):
@@ -144,7 +135,7 @@ def _health_cards(f: dict, w) -> list:
         value = fig["value"]
         state = "ok" if not value else bad
         detail = fig["detail"]
-        note = monitor.metric_note(fig) or (
+        note = view.note(fig) or (
             f"{detail_name} {', '.join(map(str, detail[:8]))}{' ...' if len(detail) > 8 else ''}"
             if detail else when)
         return card(label, fig.get("why") or "-" if value is None else f"{value:,.0f}", state,
@@ -157,8 +148,8 @@ def _health_cards(f: dict, w) -> list:
         count(term("Offline", "offline"), "offline"),
         count("Reassigning", "reassigning", bad="near"),
         count("Brokers down", "brokers_down"),
-        count(term("Throttles in force", "throttle"), "throttles", bad="near",
-              detail_name="configured on brokers" if throttles.get("basis") == "configured"
+        count(term("Throttles in force (brokers)", "throttle"), "throttles", bad="near",
+              detail_name="rates configured on brokers" if throttles.get("basis") == "configured"
               else "throttled traffic on brokers"),
         count(term("Throttled principals", "tokens"), "throttled_principals",
               detail_name=f"throttled in {w.label}:", when=f"none in {w.label}"),

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, dcc, html
 
-from backend.errors import Unavailable
 from backend.services import monitoring
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card
-from dashboard import caches, ids, runtime, shell
+from dashboard import ids, shell
+from dashboard.monitoring_view import monitored
 
 dash.register_page(__name__, path="/quotas", name="Quotas", title="Railyard · Quotas",
                    order=3)
@@ -36,47 +36,40 @@ def layout(**query) -> html.Div:
                Output(ids.QU_THROTTLE, "figure"), Output(ids.QU_BANNERS, "children"),
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
-    w, notes = monitor.window(state)
-    return caches.drawn("quotas", state, w, lambda: _draw(state, w, notes))
+    return monitored("quotas", "/quotas", state, monitoring.quotas, _draw,
+                     ("Tokens per principal", "Tokens per principal over time",
+                      "Partition mutation rate", "Throttle time"))
 
 
-def _draw(state, w, notes):
-    source = runtime.current().source(state["cluster"])
-    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
-                                             state["cluster"], "/quotas", ids.JUMP_TO_DATA)]
-    try:
-        q = monitoring.quotas(source, w)
-    except Unavailable as e:
-        empty = charts.empty("Mutation quotas", str(e))
-        return [], empty, empty, empty, empty, [banners.banner(str(e), "warning"), *notes]
-    when = "now" if w.refreshing else f"at {w.label.split(' to ')[-1]}"
+def _draw(q: dict, view: monitor.View) -> tuple:
+    w = view.window
     if q["now"]:
         rows = q["now"]
         tokens = charts.tokens_vs_burst([r["principal"] for r in rows],
                                         [r["tokens"] for r in rows],
                                         [r["burst"] for r in rows],
-                                        f"Tokens per principal {when}, against its burst")
+                                        f"Tokens per principal {view.when}, against its burst")
         if any(r["burst"] is None for r in rows):
-            notes.append(banners.banner(
+            view.notes.append(banners.banner(
                 "The burst of some principals is unknown: their quota comes from the "
                 "cluster's gateway (or quota.controller_mutation_rate in the config).", "info"))
     else:
         tokens = charts.empty("Tokens per principal",
-                              q["now_error"] or "No principal has a quota")
+                              view.missing(q["now_error"]) if q["now_error"]
+                              else "No principal has a quota")
     throttled = q["throttled"]
     names = throttled["detail"]
     cards = [
         card(term("Throttled principals", "strict"),
              "-" if throttled["value"] is None else f"{throttled['value']:,.0f}",
              "over" if names else "ok",
-             monitor.metric_note(throttled) or (
+             view.note(throttled) or (
                  f"throttled in {w.label}: " + ", ".join(names) if names
                  else f"nobody was throttled in {w.label}")),
         card(term("Principals with a quota", "burst"), f"{len(q['now'])}", "ok",
              ", ".join(r["principal"] for r in q["now"]) or None),
     ]
     return (cards, tokens,
-            monitor.figure(q["tokens_series"], "Tokens per principal", "tokens", w),
-            monitor.figure(q["rate_series"], "Partition mutation rate", "partitions/s", w),
-            monitor.figure(q["throttle_series"], "Throttle time", "ms", w),
-            notes)
+            view.figure(q["tokens_series"], "Tokens per principal", "tokens"),
+            view.figure(q["rate_series"], "Partition mutation rate", "partitions/s"),
+            view.figure(q["throttle_series"], "Throttle time", "ms"))

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, dcc, html
 
-from backend.errors import Unavailable
 from backend.services import monitoring
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card, duration
-from dashboard import caches, ids, plan_views, runtime, shell
+from dashboard import ids, plan_views, shell
+from dashboard.monitoring_view import monitored
 
 dash.register_page(__name__, path="/throttles", name="Throttles", title="Railyard · Throttles",
                    order=2)
@@ -36,48 +36,43 @@ def layout(**query) -> html.Div:
                Output(ids.TH_REASSIGN_BYTES, "figure"), Output(ids.TH_BANNERS, "children"),
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show(state, _tick):
-    w, notes = monitor.window(state)
-    return caches.drawn("throttles", state, w, lambda: _draw(state, w, notes))
+    return monitored("throttles", "/throttles", state, monitoring.throttles, _draw,
+                     ("Throttled replication rates", "Throttled replication bytes/s",
+                      "Replica lag per broker", "Reassignment bytes in per broker"))
 
 
-def _draw(state, w, notes):
-    source = runtime.current().source(state["cluster"])
-    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
-                                             state["cluster"], "/throttles", ids.JUMP_TO_DATA)]
-    try:
-        t = monitoring.throttles(source, w)
-    except Unavailable as e:
-        empty = charts.empty("Replication throttles", str(e))
-        return [], empty, empty, empty, empty, [banners.banner(str(e), "warning"), *notes]
+def _draw(t: dict, view: monitor.View) -> tuple:
+    w = view.window
     r = t["rates"]
-    when = "now" if w.refreshing else f"at {w.label.split(' to ')[-1]}"
     if r["error"] and not r["brokers"]:
-        rates = charts.empty("Throttled replication rates", r["error"])
+        rates = charts.empty("Throttled replication rates", view.missing(r["error"]))
     else:
         none = [None] * len(r["brokers"])
         configured = r["configured"] or {"leader": none, "follower": none}
         rates = charts.rate_vs_configured(
             r["brokers"], [v or 0 for v in r["leader"]], [v or 0 for v in r["follower"]],
             configured["leader"], configured["follower"],
-            f"Throttled replication bytes/s per broker {when}, against the configured rates")
+            f"Throttled replication bytes/s per broker {view.when}, against the configured "
+            "rates")
     if r["configured"] is None:
-        notes.append(banners.banner(
+        view.notes.append(banners.banner(
             "Configured throttle rates come from the cluster's gateway and have no history: "
             "they are shown for live views of clusters Railyard reads live.", "info"))
-    plans = plan_views.events_in(state["cluster"], w.start, w.end)
-    return (_eta_cards(t["observed_eta"], t["predicted_eta"], w), rates,
-            monitor.figure(t["rates_series"], "Throttled replication bytes/s", "bytes/s", w,
-                           events=plans),
-            monitor.figure(t["lag_series"], "Replica lag per broker (sum of fetcher lag)",
-                           "messages", w, events=plans),
-            monitor.figure(t["reassign_series"], "Reassignment bytes in per broker",
-                           "bytes/s", w, events=plans),
-            notes)
+    plans = plan_views.events_in(view.cluster, w.start, w.end)
+    return (_eta_cards(t["observed_eta"], t["predicted_eta"], view), rates,
+            view.figure(t["rates_series"], "Throttled replication bytes/s", "bytes/s",
+                        events=plans),
+            view.figure(t["lag_series"], "Replica lag per broker (sum of fetcher lag)",
+                        "messages", events=plans),
+            view.figure(t["reassign_series"], "Reassignment bytes in per broker", "bytes/s",
+                        events=plans))
 
 
-def _eta_cards(observed: dict, predicted: dict | None, w) -> list:
+def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> list:
+    w = view.window
     if observed["error"]:
-        seen = card(term("Observed ETA", "eta"), observed["why"], "ok", observed["error"])
+        seen = card(term("Observed ETA", "eta"), observed["why"], "ok",
+                    view.missing(observed["error"]))
     elif not observed["moving"]:
         seen = card(term("Observed ETA", "eta"), "nothing moving", "ok",
                     "no partition is being reassigned" + ("" if w.refreshing
@@ -93,7 +88,7 @@ def _eta_cards(observed: dict, predicted: dict | None, w) -> list:
     moving = observed["moving"]
     cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
                         else f"{moving:,} partitions", "near" if moving else "ok",
-                        observed["error"] if moving is None
+                        view.missing(observed["error"]) if moving is None
                         else "ReassigningPartitions, summed over brokers")]
     if predicted is None:
         cards.append(card(term("Predicted ETA", "eta"), "-", "ok",

@@ -1,0 +1,77 @@
+"""The monitoring pages' one callback skeleton (dashboard.monitoring_view.monitored): a
+window before the cluster's data makes every card and figure say so, not guess at
+exporters; a service that cannot answer gives empty figures titled per slot; a past
+window's "now" figures say when its end is."""
+
+from __future__ import annotations
+
+import html
+from types import SimpleNamespace
+
+import pytest
+
+from backend.errors import Unavailable
+from backend.metrics.client import MetricMissing
+from components import monitor, timerange
+from dashboard import monitoring_view
+
+END = 1_704_070_800.0  # 2024-01-01 01:00 UTC: where the incident's recorded metrics end
+STATE = {"cluster": "incident", "range": "6h", "from": None, "to": None}
+EXPORTERS = "no data yet for x: the brokers do not export it, or Prometheus has not scraped"
+
+
+@pytest.fixture
+def wired(monkeypatch):
+    """The skeleton with a source whose data ends at END, drawing straight away."""
+    source = SimpleNamespace(name="incident")
+    monkeypatch.setattr(monitoring_view.runtime, "current",
+                        lambda: SimpleNamespace(source=lambda name: source))
+    monkeypatch.setattr(monitoring_view.caches, "drawn",
+                        lambda page, state, w, build: build())
+    monkeypatch.setattr(monitoring_view.monitoring, "data_ends_before",
+                        lambda source, w: END)
+    return source
+
+
+def said(fig) -> str:
+    """What an empty figure says, its wrapped lines joined."""
+    return " ".join(html.unescape(a.text.replace("<br>", " ")) for a in fig.layout.annotations)
+
+
+def draw_cards(answer: dict, view: monitor.View) -> tuple:
+    fig = answer["figure"]
+    return ([view.note(fig)], view.figure(answer["series"], "Partition health", "partitions"))
+
+
+def test_cards_and_figures_give_the_real_reason_when_the_data_ends_before(wired):
+    answer = {"figure": {"value": None, "error": EXPORTERS, "why": "no data"},
+              "series": MetricMissing(EXPORTERS)}
+    cards, fig, notes = monitoring_view.monitored(
+        "overview", "/", STATE, lambda source, w: answer, draw_cards, ("Partition health",))
+    [note] = cards
+    assert note == "no data in last 6 h: the cluster's metrics end at 2024-01-01 01:00 UTC"
+    assert said(fig) == note
+    assert "metrics end at 2024-01-01 01:00 UTC" in str(notes)  # the banner links there
+
+
+def test_a_service_that_cannot_answer_gives_one_titled_empty_figure_per_slot(wired):
+    def ask(source, w):
+        raise Unavailable("Prometheus at http://p", "unreachable")
+
+    cards, tokens, rate, notes = monitoring_view.monitored(
+        "quotas", "/quotas", STATE, ask, draw_cards, ("Tokens per principal", "Mutation rate"))
+    assert cards == []
+    assert tokens.layout.title.text == "Tokens per principal"
+    assert rate.layout.title.text == "Mutation rate"
+    assert "unreachable" in str(notes[0])
+
+
+def test_a_window_carries_its_end():
+    w = timerange.window("abs", "2024-01-01T00:00", "2024-01-01T01:00", now=END + 86400)
+    assert w.end_label == "2024-01-01 01:00 UTC"
+    assert monitor.View("c", w, None).when == "at 2024-01-01 01:00 UTC"
+    live = timerange.window("live", None, None, now=END)
+    assert monitor.View("c", live, None).when == "now"
+    fine = monitor.View("c", live, None)
+    assert fine.note({"error": "Prometheus at http://p is slow"}) == \
+        "Prometheus at http://p is slow"  # with data in the window, the error as it was
