@@ -149,13 +149,13 @@ def start_executor(rt: runtime.Runtime):
     """Run approved plans on the clusters whose gateway can change them (a twin over HTTP
     only with its token file); None when there is none."""
     from backend.gateways.base import ClusterGateway
-    from backend.services.execution import ExecutorThread
+    from backend.services.execution import executor_thread
 
     writable = sorted(name for name, gw in rt.gateways.items()
                       if isinstance(gw, ClusterGateway))
     if not writable:
         return None
-    thread = ExecutorThread(rt.plan_store(), writable, rt.gateways.__getitem__,
-                            rt.snapshot_of)
+    thread = executor_thread(rt.plan_store(), writable, rt.gateways.__getitem__,
+                             rt.snapshot_of)
     thread.start()
     return thread

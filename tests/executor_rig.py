@@ -12,11 +12,13 @@ from pathlib import Path
 from sqlalchemy import create_engine, event
 
 from backend.executor.freeze import executable_content
-from backend.executor.loop import Executor, RetryPolicy
-from backend.executor.records import ExecutionRecords
+from backend.executor.loop import Executor
+from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
+from backend.store.executions import ExecutionRecords
 from backend.store.schema import metadata
+from backend.store.store import Store
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
 from backend.twin.scenario import move_plan
@@ -67,6 +69,11 @@ def sqlite_engine(path: Path):
     return engine
 
 
+def sqlite_store(path: Path) -> Store:
+    """A plan store on a fresh SQLite file with every table."""
+    return Store(sqlite_engine(path))
+
+
 class Rig:
     """A twin, its gateway, a store and an executor; ``now`` is the twin's time."""
 
@@ -76,7 +83,7 @@ class Rig:
         self.gw = CountingGateway(self.twin)
         self.client: ClusterGateway = self.gw  # what the executor talks to
         self.engine = sqlite_engine(db)
-        self.records = ExecutionRecords(self.engine)
+        self.records = ExecutionRecords(Store(self.engine))
         self.journal = ListJournal()
         self.retry = retry
         self.executor = self.new_executor()
@@ -108,9 +115,9 @@ class Rig:
         """Tick until the execution ends."""
         for _ in range(limit):
             ex = self.step(plan_id, dt)
-            if ex["state"] in ("completed", "failed", "cancelled"):
+            if ex.state in ("completed", "failed", "cancelled"):
                 return ex
-        raise AssertionError(f"plan {plan_id} still {ex['state']} after {limit} ticks")
+        raise AssertionError(f"plan {plan_id} still {ex.state} after {limit} ticks")
 
     def throttle_configs(self) -> dict:
         """Every throttle config on the twin, as {(entity_type, name): {key: value}}."""
@@ -193,8 +200,8 @@ def crash_campaign(runs: int, seed: int, tmp: Path, partitions: int = 6,
         snap = _scaled(snap, 2e-4)  # megabytes, not gigabytes: seconds per move
         twin = TwinCluster(snap, TwinSettings(seed=run, traffic_noise=0.0))
         gw = CrashingGateway(twin)
-        engine = sqlite_engine(tmp / f"run{run}.db")
-        records, journal = ExecutionRecords(engine), ListJournal()
+        store = sqlite_store(tmp / f"run{run}.db")
+        records, journal = ExecutionRecords(store), ListJournal()
         # an operator's own throttles, some on brokers and topics the plan touches
         for b in rng.choice(snap.broker_ids, 2, replace=False).tolist():
             twin.alter_configs("broker", str(b), {LEADER_RATE: str(int(rng.integers(1, 9e6)))})
@@ -221,16 +228,16 @@ def crash_campaign(runs: int, seed: int, tmp: Path, partitions: int = 6,
                 gw.crash_at = None
                 executor = Executor(records, gw, journal, RetryPolicy())  # restarted
                 continue
-            if ex["state"] in ("completed", "failed", "cancelled"):
+            if ex.state in ("completed", "failed", "cancelled"):
                 break
             twin.advance(1.0)
         out.runs += 1
-        if ex["state"] == "completed":
+        if ex.state == "completed":
             out.completed += 1
-        elif ex["state"] == "cancelled":
+        elif ex.state == "cancelled":
             out.cancelled += 1
         else:
-            out.other.append((run, ex["state"], ex["cause"]))
+            out.other.append((run, ex.state, ex.cause))
         out.moved_twice += sum(1 for n in gw.starts.values() if n > 1)
         after = Rig.throttle_configs(_Twin(twin))
         out.throttles_left += sum(
@@ -239,12 +246,12 @@ def crash_campaign(runs: int, seed: int, tmp: Path, partitions: int = 6,
         out.operator_not_restored += sum(
             1 for k, cfg in before.items() for key, v in cfg.items()
             if after.get(k, {}).get(key) != v)
-        if ex["state"] == "completed":
+        if ex.state == "completed":
             out.off_target += sum(
                 1 for e in plan["partitions"]
                 if set(twin.snap.replicas_of(twin.snap.partition_row(e["topic"], e["partition"])))
                 != set(e["replicas"]))
-        engine.dispose()
+        store.close()
     return out
 
 

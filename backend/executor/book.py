@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import bindparam, delete, insert, select, update
-
 from backend.errors import BadInput, Unavailable
-from backend.executor.records import ExecutionRecords
 from backend.gateways.base import ClusterGateway, GatewayError
-from backend.store.schema import exec_configs
+from backend.store.executions import ExecutionRecords
 
 Entity = tuple[str, str]  # (entity_type, name)
 Configs = dict[Entity, dict[str, str]]  # desired values per entity
@@ -26,16 +23,10 @@ class ConfigBook:
 
     def __init__(self, records: ExecutionRecords, plan_id: int, gateway: ClusterGateway,
                  audit: Callable[[str, dict], None]) -> None:
-        self.engine, self.writer = records.engine, records.writer
-        self.plan_id, self.gw, self.audit = plan_id, gateway, audit
+        self.store, self.plan_id, self.gw, self.audit = records, plan_id, gateway, audit
 
     def records(self, active_only: bool = True) -> list[dict]:
-        q = select(exec_configs).where(exec_configs.c.plan_id == self.plan_id)
-        if active_only:
-            q = q.where(exec_configs.c.active)
-        with self.engine.connect() as c:
-            return [dict(r._mapping) for r in c.execute(q.order_by(
-                exec_configs.c.entity_type, exec_configs.c.name, exec_configs.c.key))]
+        return self.store.booked(self.plan_id, active_only)
 
     def sync(self, desired: Configs, now: float) -> None:
         """Make the executor's configs exactly ``desired``: set what differs (recording
@@ -67,23 +58,12 @@ class ConfigBook:
         kept, fresh = [], []
         for (etype, name), changed in changes.items():
             for key, value in changed.items():
-                row = {"p": self.plan_id, "e": etype, "n": name, "k": key, "v": value}
+                row = {"entity_type": etype, "name": name, "key": key, "value": value}
                 if (etype, name, key) in held:
                     kept.append(row)
                 else:
-                    fresh.append({**row, "value": value, "prior": current[(etype, name)].get(key),
-                                  "active": True, "since": now})
-        if not changes:
-            return
-        with self.writer.begin() as c:
-            if kept:
-                c.execute(update(exec_configs).where(*_KEY).values(value=bindparam("v")),
-                          kept)
-            if fresh:  # a key restored earlier in the run is booked afresh
-                c.execute(delete(exec_configs).where(*_KEY), fresh)
-                c.execute(insert(exec_configs).values(
-                    plan_id=bindparam("p"), entity_type=bindparam("e"), name=bindparam("n"),
-                    key=bindparam("k")), fresh)
+                    fresh.append({**row, "prior": current[(etype, name)].get(key)})
+        self.store.book(self.plan_id, kept, fresh, now)
 
     def _restore(self, rows: list[dict]) -> None:
         """Put ``rows`` back on the cluster entity by entity, then mark the ones put back
@@ -104,11 +84,7 @@ class ConfigBook:
             done += recs
             self.audit("config_restored", {"entity_type": etype, "name": name,
                                            "set": put, "deleted": drop})
-        if done:
-            with self.writer.begin() as c:
-                c.execute(update(exec_configs).where(*_KEY).values(active=False), [
-                    {"p": self.plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
-                    for r in done])
+        self.store.restored(self.plan_id, done)
         if error is not None:
             raise error
 
@@ -139,6 +115,3 @@ def in_words(rows: list[dict], most: int = 10) -> str:
     text = "; ".join(one(r) for r in rows[:most])
     return text + (f"; and {len(rows) - most} more" if len(rows) > most else "")
 
-
-_KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == bindparam("e"),
-        exec_configs.c.name == bindparam("n"), exec_configs.c.key == bindparam("k"))

@@ -29,10 +29,11 @@ from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
 from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
-from backend.executor.records import ExecutionRecords, LostRace
+from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
+from backend.store.executions import WINDING_DOWN, Execution, ExecutionRecords, LostRace
 
 Key = tuple[str, int]  # (topic, partition)
 
@@ -43,21 +44,6 @@ class Journal(Protocol):
     def record(self, plan_id: int, action: str, detail: dict, now: float) -> None: ...
 
     def ended(self, plan_id: int, state: str, cause: str | None, now: float) -> None: ...
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Backoff base x 2^(attempt-1), capped; the plan fails after ``budget`` attempts.
-    Putting the cluster back (the end, a cancel, a failure) gets ``restore_budget``
-    attempts; past them the plan ends with every config it could not put back named."""
-
-    budget: int = 5
-    base: float = 1.0
-    cap: float = 30.0
-    restore_budget: int = 10
-
-    def delay(self, attempt: int) -> float:
-        return min(self.cap, self.base * 2 ** (attempt - 1))
 
 
 @dataclass
@@ -86,18 +72,17 @@ class Executor:
         self._now = 0.0  # the tick's time, for the book's audit entries
 
     # ---- the tick ----------------------------------------------------------------------
-    def tick(self, plan_id: int, now: float) -> dict:
+    def tick(self, plan_id: int, now: float) -> Execution:
         """One step of one execution; the execution row as it is afterwards."""
         self._now = now
         ex = self.records.get(plan_id)
-        if ex is None or ex["state"] not in ("running", "pausing", "paused", "cancelling",
-                                             "failing"):
+        if ex is None or not ex.active:
             return ex
-        if ex["retry_at"] is not None and now < ex["retry_at"]:
+        if ex.retry_at is not None and now < ex.retry_at:
             return ex
         try:
             ex = self._step(ex, now)
-            if ex["attempts"] or ex["retry_at"] is not None:
+            if ex.attempts or ex.retry_at is not None:
                 ex = self.records.save(ex, attempts=0, retry_at=None, error=None,
                                        updated_at=now)
         except LostRace:
@@ -108,34 +93,31 @@ class Executor:
             ex = self._failed_attempt(self.records.get(plan_id), e, now)
         return ex
 
-    def _failed_attempt(self, ex: dict, e: Exception, now: float) -> dict:
-        attempt = ex["attempts"] + 1
-        retriable = isinstance(e, Unavailable) or getattr(e, "retriable", False)
-        restoring = ex["state"] in ("cancelling", "failing") or self._at_the_end(ex)
-        if restoring and attempt >= self.retry.restore_budget:
+    def _failed_attempt(self, ex: Execution, e: Exception, now: float) -> Execution:
+        attempt = ex.attempts + 1
+        verdict = self.retry.judge(attempt, e, restoring=ex.state in WINDING_DOWN
+                                   or self._at_the_end(ex))
+        if verdict.abandon:
             return self._abandon(ex, e, attempt, now)
-        if restoring or (retriable and attempt < self.retry.budget):
-            delay = self.retry.delay(min(attempt, self.retry.budget))
-            self.journal.record(ex["plan_id"], "execution_retry",
-                                {"attempt": attempt, "error": str(e), "retry_in": delay}, now)
-            return self.records.save(ex, attempts=attempt, retry_at=now + delay,
+        if verdict.retry_in is not None:
+            self.journal.record(ex.plan_id, "execution_retry", {
+                "attempt": attempt, "error": str(e), "retry_in": verdict.retry_in}, now)
+            return self.records.save(ex, attempts=attempt, retry_at=now + verdict.retry_in,
                                      error=str(e), updated_at=now)
-        cause = (f"gave up after {attempt} attempts: {e}" if retriable
-                 else f"the cluster refused: {e}")
-        self.journal.record(ex["plan_id"], "execution_failing", {"cause": cause}, now)
-        return self.records.save(ex, state="failing", cause=cause, attempts=0, retry_at=None,
-                                 error=str(e), updated_at=now)
+        self.journal.record(ex.plan_id, "execution_failing", {"cause": verdict.cause}, now)
+        return self.records.save(ex, state="failing", cause=verdict.cause, attempts=0,
+                                 retry_at=None, error=str(e), updated_at=now)
 
-    def _at_the_end(self, ex: dict) -> bool:
+    def _at_the_end(self, ex: Execution) -> bool:
         """Every batch is done and what is left is putting the configs back."""
-        if ex["state"] != "running" or ex["phase"] != "idle":
+        if ex.state != "running" or ex.phase != "idle":
             return False
         try:
-            return ex["batch"] + 1 >= len(self._plan_of(ex["plan_id"])[1].batches)
+            return ex.batch + 1 >= len(self._plan_of(ex.plan_id)[1].batches)
         except BadInput:  # a spec that does not read: not at any end
             return False
 
-    def _abandon(self, ex: dict, e: Exception, attempt: int, now: float) -> dict:
+    def _abandon(self, ex: Execution, e: Exception, attempt: int, now: float) -> Execution:
         """Past the restore budget: end the plan, naming in words (the cause, an audit
         entry) every config still booked, so nothing changed is left without a record;
         the records stay booked for an operator (or a later plan) to clear."""
@@ -143,44 +125,44 @@ class Executor:
         what = (f"could not put back {len(left)} config(s) after {attempt} attempts "
                 f"({e}): {in_words(left)}" if left
                 else f"could not finish winding down after {attempt} attempts ({e})")
-        if ex["phase"] != "idle" and ex["batch"] >= 0:
-            what += f"; the reassignments of batch {ex['batch'] + 1} may still be in flight"
-        self.journal.record(ex["plan_id"], "configs_not_restored", {
+        if ex.phase != "idle" and ex.batch >= 0:
+            what += f"; the reassignments of batch {ex.batch + 1} may still be in flight"
+        self.journal.record(ex.plan_id, "configs_not_restored", {
             "attempts": attempt, "error": str(e), "text": what,
             "configs": [{k: r[k] for k in ("entity_type", "name", "key", "value", "prior")}
                         for r in left]}, now)
         moved = "every move is done, but " if self._at_the_end(ex) else ""
-        cause = f"{ex['cause']}; {what}" if ex["cause"] else moved + what
-        self._batches.pop(ex["plan_id"], None)
+        cause = f"{ex.cause}; {what}" if ex.cause else moved + what
+        self._batches.pop(ex.plan_id, None)
         ex = self.records.save(ex, cause=cause, attempts=attempt, retry_at=None,
                                error=str(e), updated_at=now)
-        return self._end(ex, "cancelled" if ex["state"] == "cancelling" else "failed",
+        return self._end(ex, "cancelled" if ex.state == "cancelling" else "failed",
                          cause, now)
 
-    def _step(self, ex: dict, now: float) -> dict:
+    def _step(self, ex: Execution, now: float) -> Execution:
         flight = {(r["topic"], r["partition"]): r for r in self.gw.list_reassignments()}
-        if ex["state"] in ("cancelling", "failing"):
+        if ex.state in WINDING_DOWN:
             return self._wind_down(ex, flight, now)
-        _, spec = self._plan_of(ex["plan_id"])
+        _, spec = self._plan_of(ex.plan_id)
         snap = None
-        if ex["phase"] != "idle":
+        if ex.phase != "idle":
             batch = self._batch(ex, spec, flight)
-            if ex["phase"] == "starting":
+            if ex.phase == "starting":
                 return self._start(ex, spec, batch, flight, now)
             ex, busy = self._follow(ex, spec, batch, flight, now)
             if busy:
                 return ex
             snap = self.gw.assignment()
             ex = self._finish_batch(ex, batch, snap, now)
-            if ex["state"] == "failing":
+            if ex.state == "failing":
                 return ex
-        if ex["state"] == "pausing":
-            self.journal.record(ex["plan_id"], "execution_paused", {}, now)
+        if ex.state == "pausing":
+            self.journal.record(ex.plan_id, "execution_paused", {}, now)
             return self.records.save(ex, state="paused", updated_at=now)
-        if ex["state"] == "paused":
+        if ex.state == "paused":
             return ex
-        if ex["batch"] + 1 < len(spec.batches):
-            ex = self.records.save(ex, batch=ex["batch"] + 1, phase="starting", updated_at=now)
+        if ex.batch + 1 < len(spec.batches):
+            ex = self.records.save(ex, batch=ex.batch + 1, phase="starting", updated_at=now)
             batch = self._batch(ex, spec, flight, snap)
             return self._start(ex, spec, batch, flight, now)
         self._book(ex).restore_all()
@@ -195,16 +177,16 @@ class Executor:
         return self._plans[plan_id]
 
     # ---- batches -----------------------------------------------------------------------
-    def _batch(self, ex: dict, spec: ExecutionSpec, flight: dict,
+    def _batch(self, ex: Execution, spec: ExecutionSpec, flight: dict,
                snap: Snapshot | None = None) -> _Batch:
         """The current batch, from memory or rebuilt from the plan and the cluster
         (``snap``: the assignment when the caller has just read it)."""
-        cached = self._batches.get(ex["plan_id"])
-        if cached is not None and cached.idx == ex["batch"]:
+        cached = self._batches.get(ex.plan_id)
+        if cached is not None and cached.idx == ex.batch:
             return cached
-        plan, _ = self._plan_of(ex["plan_id"])
+        plan, _ = self._plan_of(ex.plan_id)
         entries = {(e["topic"], e["partition"]): e
-                   for e in (plan[i] for i in spec.batches[ex["batch"]])}
+                   for e in (plan[i] for i in spec.batches[ex.batch])}
         view = before_moves(snap if snap is not None else self.gw.assignment(),
                             [{"topic": t, "partition": p, **r}
                              for (t, p), r in flight.items()])
@@ -214,14 +196,14 @@ class Executor:
         moving = [(str(names[view.part_topic[r]]), int(pids[r])) for r in moves.rows.tolist()]
         sizes = view.part_size[moves.rows] * moves.n_destinations
         entry_bytes = dict(zip(moving, sizes.tolist(), strict=True))
-        started = self.records.batch(ex["plan_id"], ex["batch"])["bytes_total"]
-        batch = _Batch(ex["batch"], entries, view, moving, entry_bytes,
-                       started if ex["phase"] == "running" else sum(entry_bytes.values()))
-        self._batches[ex["plan_id"]] = batch
+        started = self.records.batch(ex.plan_id, ex.batch)["bytes_total"]
+        batch = _Batch(ex.batch, entries, view, moving, entry_bytes,
+                       started if ex.phase == "running" else sum(entry_bytes.values()))
+        self._batches[ex.plan_id] = batch
         return batch
 
-    def _start(self, ex: dict, spec: ExecutionSpec, batch: _Batch, flight: dict,
-               now: float) -> dict:
+    def _start(self, ex: Execution, spec: ExecutionSpec, batch: _Batch, flight: dict,
+               now: float) -> Execution:
         """Throttles for the batch, then its reassignments; only entries neither in flight
         nor already at their target are sent (after a restart, some may be)."""
         view = batch.view
@@ -232,22 +214,22 @@ class Executor:
         self._book(ex).sync(self._throttles(spec, batch, throttled), now)
         if pending:
             self.gw.alter_reassignments(_plan(pending))
-        self.records.save_batch(ex["plan_id"], batch.idx, state="running", started_at=now,
+        self.records.save_batch(ex.plan_id, batch.idx, state="running", started_at=now,
                                 bytes_total=batch.bytes_total)
-        self.journal.record(ex["plan_id"], "batch_started", {
+        self.journal.record(ex.plan_id, "batch_started", {
             "batch": batch.idx, "partitions": len(batch.entries), "started": len(pending),
             "bytes": batch.bytes_total, "throttle": spec.throttle}, now)
         batch.in_flight = frozenset(throttled)
         return self.records.save(ex, phase="running", updated_at=now)
 
-    def _follow(self, ex: dict, spec: ExecutionSpec, batch: _Batch, flight: dict,
-                now: float) -> tuple[dict, bool]:
+    def _follow(self, ex: Execution, spec: ExecutionSpec, batch: _Batch, flight: dict,
+                now: float) -> tuple[Execution, bool]:
         """Keep the throttles on what is still in flight; (execution, still busy)."""
         ours = frozenset(k for k in batch.moving if k in flight)
         if ours != batch.in_flight:
             self._book(ex).sync(self._throttles(spec, batch, sorted(ours)), now)
             flying = sum(batch.entry_bytes.get(k, 0) for k in ours)
-            self.records.save_batch(ex["plan_id"], batch.idx, done=len(batch.entries) - len(ours),
+            self.records.save_batch(ex.plan_id, batch.idx, done=len(batch.entries) - len(ours),
                                     bytes_done=max(batch.bytes_total - flying, 0))
             batch.in_flight = ours
         if ours:
@@ -269,7 +251,7 @@ class Executor:
                                    f"broker {down[0]} is down while {k[0]}-{k[1]} moves to it "
                                    f"or from it")
 
-    def _finish_batch(self, ex: dict, batch: _Batch, snap: Snapshot, now: float) -> dict:
+    def _finish_batch(self, ex: Execution, batch: _Batch, snap: Snapshot, now: float) -> Execution:
         """Every entry of a batch with nothing in flight must be at its target in ``snap``
         (the assignment now); one that is not was cancelled outside Railyard, and the
         plan fails."""
@@ -277,20 +259,20 @@ class Executor:
         off = [k for k, e in batch.entries.items() if set(current[k]) != set(e["replicas"])]
         done = len(batch.entries) - len(off)
         moved = batch.bytes_total - sum(batch.entry_bytes.get(k, 0) for k in off)
-        self.records.save_batch(ex["plan_id"], batch.idx, state="done", ended_at=now,
+        self.records.save_batch(ex.plan_id, batch.idx, state="done", ended_at=now,
                                 done=done, bytes_done=moved)
-        self.journal.record(ex["plan_id"], "batch_finished",
+        self.journal.record(ex.plan_id, "batch_finished",
                             {"batch": batch.idx, "partitions": done, "bytes": moved}, now)
-        parts, nbytes = self.records.batch_totals(ex["plan_id"])
+        parts, nbytes = self.records.batch_totals(ex.plan_id)
         ex = self.records.save(ex, phase="idle", updated_at=now, partitions_done=parts,
                                bytes_done=nbytes)
-        self._batches.pop(ex["plan_id"], None)
+        self._batches.pop(ex.plan_id, None)
         if off:
             k = off[0]
             cause = (f"{k[0]}-{k[1]} is not at its target {batch.entries[k]['replicas']} "
                      f"(replicas {current[k]}): its reassignment was cancelled or changed "
                      f"outside Railyard")
-            self.journal.record(ex["plan_id"], "execution_failing", {"cause": cause}, now)
+            self.journal.record(ex.plan_id, "execution_failing", {"cause": cause}, now)
             return self.records.save(ex, state="failing", cause=cause, updated_at=now)
         return ex
 
@@ -303,40 +285,40 @@ class Executor:
         return throttle_configs(batch.view, plan, spec.throttle)
 
     # ---- the end -------------------------------------------------------------------------
-    def _wind_down(self, ex: dict, flight: dict, now: float) -> dict:
+    def _wind_down(self, ex: Execution, flight: dict, now: float) -> Execution:
         """Cancel this plan's moves in flight, restore every booked config, and end."""
-        if ex["phase"] != "idle" and ex["batch"] >= 0:
-            plan, spec = self._plan_of(ex["plan_id"])
-            keys = [(plan[i]["topic"], plan[i]["partition"]) for i in spec.batches[ex["batch"]]]
+        if ex.phase != "idle" and ex.batch >= 0:
+            plan, spec = self._plan_of(ex.plan_id)
+            keys = [(plan[i]["topic"], plan[i]["partition"]) for i in spec.batches[ex.batch]]
             ours = [k for k in keys if k in flight]
             if ours:
                 self.gw.cancel_reassignments(ours)
-                self.journal.record(ex["plan_id"], "reassignments_cancelled",
-                                    {"batch": ex["batch"],
+                self.journal.record(ex.plan_id, "reassignments_cancelled",
+                                    {"batch": ex.batch,
                                      "partitions": [f"{t}-{p}" for t, p in ours]}, now)
-            self.records.save_batch(ex["plan_id"], ex["batch"], state="cancelled",
+            self.records.save_batch(ex.plan_id, ex.batch, state="cancelled",
                                     ended_at=now)
             ex = self.records.save(ex, phase="idle", updated_at=now)  # nothing left flying
         self._book(ex).restore_all()
-        self._batches.pop(ex["plan_id"], None)
-        ended = "cancelled" if ex["state"] == "cancelling" else "failed"
-        return self._end(ex, ended, ex["cause"], now)
+        self._batches.pop(ex.plan_id, None)
+        ended = "cancelled" if ex.state == "cancelling" else "failed"
+        return self._end(ex, ended, ex.cause, now)
 
-    def _end(self, ex: dict, state: str, cause: str | None, now: float,
-             phase: str = "idle") -> dict:
+    def _end(self, ex: Execution, state: str, cause: str | None, now: float,
+             phase: str = "idle") -> Execution:
         ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
-        self.journal.record(ex["plan_id"], f"execution_{state}",
+        self.journal.record(ex.plan_id, f"execution_{state}",
                             {"cause": cause} if cause else {}, now)
-        self.journal.ended(ex["plan_id"], state, cause, now)
+        self.journal.ended(ex.plan_id, state, cause, now)
         return ex
 
-    def _book(self, ex: dict) -> ConfigBook:
-        plan_id = ex["plan_id"]
+    def _book(self, ex: Execution) -> ConfigBook:
+        plan_id = ex.plan_id
         return ConfigBook(self.records, plan_id, self.gw,
                           lambda action, detail: self.journal.record(plan_id, action, detail,
                                                                      self._now))
 
 
-def _plan(entries) -> dict:
+def _plan(entries) -> Execution:
     return {"version": 1, "partitions": [{"topic": e["topic"], "partition": e["partition"],
                                           "replicas": list(e["replicas"])} for e in entries]}

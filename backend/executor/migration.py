@@ -20,17 +20,18 @@ from backend.engines import quota
 from backend.errors import Unavailable
 from backend.executor.shrink import CLIENT_ID, FrozenShrinks
 from backend.gateways.base import GatewayError
+from backend.store.executions import MIGRATION, Execution
 
 THROTTLED = "THROTTLING_QUOTA_EXCEEDED"
 
 
 def migration_content(shrink: dict) -> dict:
     """What a migration execution stores and runs: the approved shrink, unchanged."""
-    return {"shrink": shrink, "execution": {"mode": "migration", "throttle": None}}
+    return {"shrink": shrink, "execution": {"mode": MIGRATION, "throttle": None}}
 
 
 def quota_forecast(quotas: list[dict], partitions: int, user: str = "",
-                   client_id: str = CLIENT_ID) -> dict:
+                   client_id: str = CLIENT_ID) -> Execution:
     """What creating ``partitions`` costs under the KIP-599 quota that applies to
     (``user``, ``client_id``), starting from a full bucket (an idle principal): strict mode
     admits it while tokens >= 0, then throttles further mutations for ``throttle_ms``."""
@@ -56,34 +57,34 @@ class Throttled(GatewayError):
 class MigrationExecutor(FrozenShrinks):
     """Runs shrink migrations: creates the topic, then waits for the operator's checks."""
 
-    def _failed_attempt(self, ex: dict, e: Exception, now: float) -> dict:
+    def _failed_attempt(self, ex: Execution, e: Exception, now: float) -> Execution:
         """A quota throttle is not a failure: wait as long as the cluster said, then retry
         (not counted against the retry budget)."""
         if not isinstance(e, Throttled):
             return super()._failed_attempt(ex, e, now)
         wait = e.throttle_ms / 1000
-        self.journal.record(ex["plan_id"], "execution_retry",
+        self.journal.record(ex.plan_id, "execution_retry",
                             {"error": str(e), "retry_in": wait}, now)
         return self.records.save(ex, retry_at=now + wait, error=str(e), updated_at=now)
 
-    def _step(self, ex: dict, now: float) -> dict:
-        plan_id = ex["plan_id"]
-        if ex["state"] == "failing":
-            return self._end(ex, "failed", ex["cause"], now)
-        if ex["state"] == "cancelling":
+    def _step(self, ex: Execution, now: float) -> Execution:
+        plan_id = ex.plan_id
+        if ex.state == "failing":
+            return self._end(ex, "failed", ex.cause, now)
+        if ex.state == "cancelling":
             return self._end(ex, "cancelled", None, now)
         steps = self.records.batches(plan_id)
         if steps[0]["state"] != "done":
             return self._create(ex, now)
         done = sum(s["state"] == "done" for s in steps)
-        if done != ex["partitions_done"]:
+        if done != ex.partitions_done:
             ex = self.records.save(ex, partitions_done=done, updated_at=now)
         if done == len(steps):
             return self._end(ex, "completed", None, now)
         return ex
 
-    def _create(self, ex: dict, now: float) -> dict:
-        plan_id = ex["plan_id"]
+    def _create(self, ex: Execution, now: float) -> Execution:
+        plan_id = ex.plan_id
         m = self._shrink(plan_id)["migration"]
         name, lists = m["new_topic"], [m["assignment"][k] for k in
                                        sorted(m["assignment"], key=int)]

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from backend.engines.shrink_stages import READ_WRITE, REMOVED, StageView, observe
 from backend.executor.loop import Executor
-from backend.gateways.base import GatewayError, can_delete_partitions
+from backend.gateways.base import ClusterGateway, ClusterReader, GatewayError, can_delete_partitions
+from backend.store.executions import MIGRATION, STAGES, Execution
 
 REQUEST = "idle"  # the phase before DeletePartitions was accepted (a new execution's)
 CLIENT_ID = "railyard"  # the client id Railyard's mutations are charged to (KIP-599)
@@ -27,9 +28,17 @@ NO_WAY_BACK = ("cancel requested after DeletePartitions was accepted: the delete
                "KIP has no way back, so the partitions go on to Removed")
 
 
+def mode_on(gw: ClusterReader | None) -> str | None:
+    """How a shrink executes on a cluster with gateway ``gw``: the KIP's stages, the
+    migration, or None when nothing can execute there (a read-only gateway)."""
+    if not isinstance(gw, ClusterGateway):
+        return None
+    return STAGES if can_delete_partitions(gw) else MIGRATION
+
+
 def stages_content(shrink: dict) -> dict:
     """What a stage execution stores and runs: the approved shrink, unchanged."""
-    return {"shrink": shrink, "execution": {"mode": "stages", "throttle": None}}
+    return {"shrink": shrink, "execution": {"mode": STAGES, "throttle": None}}
 
 
 class FrozenShrinks(Executor):
@@ -39,10 +48,10 @@ class FrozenShrinks(Executor):
         super().__init__(*args, **kwargs)
         self._shrinks: dict[int, dict] = {}
 
-    def _at_the_end(self, ex: dict) -> bool:
+    def _at_the_end(self, ex: Execution) -> bool:
         return False  # a shrink sets no configs: there is nothing to put back at its end
 
-    def _shrink(self, plan_id: int) -> dict:
+    def _shrink(self, plan_id: int) -> Execution:
         if plan_id not in self._shrinks:
             self._shrinks[plan_id] = self.records.content(plan_id)["shrink"]
         return self._shrinks[plan_id]
@@ -51,26 +60,26 @@ class FrozenShrinks(Executor):
 class ShrinkExecutor(FrozenShrinks):
     """Runs shrink executions through a gateway that can delete partitions."""
 
-    def _step(self, ex: dict, now: float) -> dict:
-        plan_id = ex["plan_id"]
+    def _step(self, ex: Execution, now: float) -> Execution:
+        plan_id = ex.plan_id
         c = self._shrink(plan_id)
-        if ex["state"] == "failing":
-            return self._end(ex, "failed", ex["cause"], now, ex["phase"])
-        if ex["state"] == "cancelling" and ex["phase"] == REQUEST:
+        if ex.state == "failing":
+            return self._end(ex, "failed", ex.cause, now, ex.phase)
+        if ex.state == "cancelling" and ex.phase == REQUEST:
             return self._end(ex, "cancelled", None, now)
-        if ex["state"] == "cancelling" and ex["cause"] is None:
+        if ex.state == "cancelling" and ex.cause is None:
             self.journal.record(plan_id, "cancel_impossible", {"why": NO_WAY_BACK}, now)
             return self.records.save(ex, cause=NO_WAY_BACK, updated_at=now)
-        if ex["state"] == "pausing":  # the stages run on the cluster's clock, not ours
+        if ex.state == "pausing":  # the stages run on the cluster's clock, not ours
             ex = self.records.save(ex, state="running", updated_at=now)
         view = self._view(c, None)
-        if ex["phase"] == REQUEST:
+        if ex.phase == REQUEST:
             return self._request(ex, c, view, now)
         if view.stage == READ_WRITE:
             raise GatewayError("INVALID_REQUEST", f"the partitions of '{c['topic']}' to "
                                "remove are ReadWrite again: the deletion was undone outside "
                                "Railyard")
-        if view.stage != ex["phase"]:
+        if view.stage != ex.phase:
             removed = view.counts[REMOVED]
             self.journal.record(plan_id, "shrink_stage", {"stage": view.stage,
                                                           "partitions": view.counts}, now)
@@ -79,12 +88,12 @@ class ShrinkExecutor(FrozenShrinks):
                                    updated_at=now)
         if view.stage == REMOVED:
             self.records.save_batch(plan_id, 0, state="done", ended_at=now)
-            return self._end(ex, "completed", ex["cause"], now, REMOVED)
+            return self._end(ex, "completed", ex.cause, now, REMOVED)
         return ex
 
-    def _request(self, ex: dict, c: dict, view: StageView, now: float) -> dict:
+    def _request(self, ex: Execution, c: dict, view: StageView, now: float) -> Execution:
         """DeletePartitions, unless the cluster already has it (sent before a restart)."""
-        plan_id = ex["plan_id"]
+        plan_id = ex.plan_id
         if view.stage == READ_WRITE:
             if not can_delete_partitions(self.gw):
                 raise GatewayError("INVALID_REQUEST", "this cluster cannot delete partitions "

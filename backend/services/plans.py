@@ -183,12 +183,12 @@ def request_cancel(store: Store, actor: Actor, plan_id: int, *,
                        f"cancelled")
     if plan.cancel_requested_at is not None:
         return plan
-    with store.write() as conn:
-        if not repo.update_plan(conn, plan.id, plan.state, plan.version, updated_at=now,
-                                cancel_requested_at=now):
-            _lost(conn, plan)
-        append(conn, at=now, user=actor.name, action="cancel-requested", plan_id=plan.id,
-               before=plan.state, after=plan.state, address=actor.address)
+    if not store.transition(plan.id, plan.state, plan.version, state=plan.state, at=now,
+                            cancel_requested=True, audit_row={
+                                "user": actor.name, "action": "cancel-requested",
+                                "before": plan.state, "after": plan.state,
+                                "address": actor.address}):
+        _lost(store, plan)
     return replace(plan, version=plan.version + 1, updated_at=now, cancel_requested_at=now)
 
 
@@ -209,9 +209,8 @@ def record(store: Store, actor: Actor, plan_id: int | None, action: str, *,
     """An audit-only event (an executor step, a throttle set): no state change."""
     if action in TRANSITIONS or action in ("propose", "cancel-requested"):
         raise ValueError(f"'{action}' is a state change: use its own function")
-    with store.write() as conn:
-        append(conn, at=_now(now), user=actor.name, action=action, plan_id=plan_id,
-               address=actor.address, detail=detail)
+    store.record(_now(now), {"user": actor.name, "action": action, "plan_id": plan_id,
+                             "address": actor.address, "detail": detail})
 
 
 def expire_due(store: Store, now: datetime | None = None) -> list[int]:
@@ -219,15 +218,10 @@ def expire_due(store: Store, now: datetime | None = None) -> list[int]:
     now = _now(now)
     with store.read() as conn:
         due = repo.due_plans(conn, TRANSITIONS["expire"][0], now)
-    expired = []
-    for plan_id, state, version in due:
-        with store.write() as conn:
-            if repo.update_plan(conn, plan_id, state, version, state="expired",
-                                updated_at=now):
-                append(conn, at=now, user=SYSTEM.name, action="expire", plan_id=plan_id,
-                       before=state, after="expired")
-                expired.append(plan_id)
-    return expired
+    return [plan_id for plan_id, state, version in due
+            if store.transition(plan_id, state, version, state="expired", at=now, audit_row={
+                "user": SYSTEM.name, "action": "expire", "before": state,
+                "after": "expired"})]
 
 
 class ExpirySweeper(threading.Thread):
@@ -308,16 +302,16 @@ def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
                                 "user": actor.name, "action": action,
                                 "before": plan.state, "after": target,
                                 "address": actor.address, "detail": detail}):
-        with store.read() as conn:
-            _lost(conn, plan)
+        _lost(store, plan)
     # the row is exactly this now: the update matched this version and nothing else changed
     return replace(plan, state=target, version=plan.version + 1, updated_at=now,
                    decisions=plan.decisions + made)
 
 
-def _lost(conn, plan: Plan) -> None:
+def _lost(store: Store, plan: Plan) -> None:
     """Someone changed the plan between our read and our update: refuse, saying how."""
-    now = repo.load_plan(conn, plan.id)
+    with store.read() as conn:
+        now = repo.load_plan(conn, plan.id, content=False, basis=False)
     state = now.state if now is not None else "gone"
     raise Conflict(f"plan {plan.id} changed while you acted (it is now {state}): someone "
                    f"else decided first")

@@ -12,33 +12,18 @@ audit entry), with their own executors (backend/executor/shrink.py, migration.py
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
-
-from sqlalchemy import select
+from datetime import datetime
 
 from backend.engines.shrink import CHECK_INTERVAL_MS
 from backend.engines.shrink_stages import READ_ONLY, READ_WRITE, REMOVED, observe
 from backend.errors import BadInput, Conflict
-from backend.executor.migration import MigrationExecutor, migration_content
-from backend.executor.records import ExecutionRecords
-from backend.executor.shrink import REQUEST, ShrinkExecutor, stages_content
-from backend.gateways.base import ClusterGateway, ClusterReader, can_delete_partitions
+from backend.executor.journal import at
+from backend.executor.shrink import REQUEST, mode_on
+from backend.gateways.base import ClusterReader
 from backend.services import plans
-from backend.store.engine import writer
-from backend.store.schema import exec_content
+from backend.store.executions import MIGRATION, STAGES, Execution, ExecutionRecords
 from backend.store.store import Plan, Store
-from backend.store.workflow import SYSTEM, Actor, authorize
-
-STAGES, MIGRATION = "stages", "migration"
-EXECUTORS = {STAGES: ShrinkExecutor, MIGRATION: MigrationExecutor}
-
-
-def mode_on(gw: ClusterReader | None) -> str | None:
-    """How a shrink executes on a cluster with gateway ``gw``: the KIP's stages, the
-    migration, or None when nothing can execute there (a read-only gateway)."""
-    if not isinstance(gw, ClusterGateway):
-        return None
-    return STAGES if can_delete_partitions(gw) else MIGRATION
+from backend.store.workflow import Actor, authorize
 
 
 def what_happens(gw: ClusterReader | None) -> str:
@@ -86,35 +71,18 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, gateway: Cluste
                                  configs_of=configs_of, now=now)
 
 
-def start(store: Store, records: ExecutionRecords, plan: Plan, gateway: ClusterReader,
-          now: float) -> None:
-    """The execution row of an executing shrink, in the mode this cluster runs it."""
-    mode = mode_on(gateway) or MIGRATION
-    c = plan.content
-    if mode == STAGES:
-        content, sizes = stages_content(c), [len(c["removed_partitions"])]
-    else:
-        content, sizes = migration_content(c), [1] * len(c["migration"]["steps"])
-    records.create(plan.id, plan.cluster, content, plan.sha256, sizes, plan.author, now)
-    plans.record(store, SYSTEM, plan.id, "execution_started",
-                 detail={"mode": mode, "topic": c["topic"], "keep": c["to"],
-                         "delay_ms": c["delay_ms"]} if mode == STAGES else
-                 {"mode": mode, "new_topic": c["migration"]["new_topic"]},
-                 now=_at(now))
-
-
 def check_step(store: Store, actor: Actor, plan_id: int, step: int,
                now: float | None = None) -> dict:
     """An operator checks off migration step ``step`` (1..): done, in order, audited."""
     now = time.time() if now is None else now
     plan = plans.get(store, plan_id)
     authorize(actor, "execute", plan.author)
-    records = ExecutionRecords(store.engine, writer(store.engine))
+    records = ExecutionRecords(store)
     ex = records.get(plan_id)
-    if ex is None or mode_of(records, plan_id) != MIGRATION:
+    if ex is None or records.mode(plan_id) != MIGRATION:
         raise Conflict(f"plan {plan_id} is not running a migration")
-    if ex["state"] != "running":
-        raise Conflict(f"plan {plan_id}'s migration is {ex['state']}: nothing to check off")
+    if ex.state != "running":
+        raise Conflict(f"plan {plan_id}'s migration is {ex.state}: nothing to check off")
     steps = records.batches(plan_id)
     if not 1 <= step < len(steps):
         raise Conflict(f"step {step + 1}: the migration has steps 2 to {len(steps)} to check "
@@ -126,38 +94,29 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int,
     records.save_batch(plan_id, step, state="done", started_at=now, ended_at=now, done=1)
     text = plan.content["migration"]["steps"][step]
     plans.record(store, actor, plan_id, "migration_step_done",
-                 detail={"step": step + 1, "text": text}, now=_at(now))
+                 detail={"step": step + 1, "text": text}, now=at(now))
     return progress(records, ex, now)
 
 
-def mode_of(records: ExecutionRecords, plan_id: int) -> str:
-    """How an execution runs: batches (a reassignment), stages or migration; read from
-    the stored content's one field (a reassignment's content can be megabytes)."""
-    with records.engine.connect() as c:
-        mode = c.execute(select(exec_content.c.content["execution"]["mode"].as_string())
-                         .where(exec_content.c.plan_id == plan_id)).scalar()
-    return mode or "batches"
-
-
-def progress(records: ExecutionRecords, ex: dict, now: float) -> dict | None:
+def progress(records: ExecutionRecords, ex: Execution, now: float) -> dict | None:
     """A shrink's own progress: the stage, the partitions in each state and when the next
     stage comes (stages), or the checklist (migration). None for a reassignment."""
-    mode = mode_of(records, ex["plan_id"])
-    if mode not in EXECUTORS:
+    mode = records.mode(ex.plan_id)
+    if mode not in (STAGES, MIGRATION):
         return None
-    c = records.content(ex["plan_id"])["shrink"]
-    batches = records.batches(ex["plan_id"])
+    c = records.content(ex.plan_id)["shrink"]
+    batches = records.batches(ex.plan_id)
     if mode == MIGRATION:
         return {"mode": mode, "new_topic": c["migration"]["new_topic"], "steps": [
             {"step": i + 1, "text": text, "done": b["state"] == "done", "at": b["ended_at"]}
             for i, (text, b) in enumerate(zip(c["migration"]["steps"], batches, strict=True))]}
     removed = c["removed_partitions"]
     requested = batches[0]["started_at"]
-    stage = ex["phase"]
+    stage = ex.phase
     if stage == REQUEST:
         modes = dict.fromkeys(removed, READ_WRITE)
     else:  # the controller moves them together: the stage and the count removed say all
-        n_removed = ex["partitions_done"]
+        n_removed = ex.partitions_done
         modes = {p: stage for p in removed[n_removed:]}
     view = observe(modes, removed, 0, c["delay_ms"], CHECK_INTERVAL_MS)
     out = {"mode": mode, "topic": c["topic"], "from": c["from"], "to": c["to"],
@@ -171,12 +130,3 @@ def progress(records: ExecutionRecords, ex: dict, now: float) -> dict | None:
         out["stage"] = "requesting"
     out["removed"] = view.counts[REMOVED]
     return out
-
-
-def _at(now: float) -> datetime:
-    return datetime.fromtimestamp(now, UTC)
-
-
-def executor_for(mode: str, records: ExecutionRecords, gateway: ClusterGateway, journal,
-                 retry) -> ShrinkExecutor | MigrationExecutor:
-    return EXECUTORS[mode](records, gateway, journal, retry)

@@ -28,7 +28,7 @@ from backend.engines.throttle import (
 from backend.errors import BadInput, Conflict, Unavailable
 from backend.services import plans
 from backend.services.cluster import ClusterSource, cluster_read
-from backend.services.execution import records_of
+from backend.store.executions import ExecutionRecords
 from backend.store.sightings import Config, sightings
 from backend.store.store import Plan, Store
 from backend.store.workflow import Actor, authorize
@@ -56,7 +56,7 @@ def throttle_configs(source: ClusterSource, fresh: bool = False) -> dict[Config,
 def _held(store: Store, cluster: str) -> dict[Config, int]:
     """Configs an executing plan holds -> that plan's id."""
     return {(r["entity_type"], r["name"], r["key"]): r["plan_id"]
-            for r in records_of(store).held_configs(cluster)}
+            for r in ExecutionRecords(store).held_configs(cluster)}
 
 
 def _clearing(store: Store, cluster: str) -> dict[Config, int]:

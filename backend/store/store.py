@@ -95,10 +95,9 @@ class AuditEntry:
 
 
 class WriterQueue:
-    """A lock taken in arrival order. A plain lock lets the thread that just released it
-    take it again before a woken waiter runs, so under 20 concurrent approvals a few
-    waited ten times longer than the rest (p95 five times the median); in turn, each
-    waits for those ahead of it only."""
+    """A lock taken in arrival order: each writer waits for those ahead of it only (a
+    plain lock lets the thread that just released it take it again before a woken
+    waiter runs, so some writers would wait many turns)."""
 
     def __init__(self) -> None:
         self._mutex = threading.Lock()
@@ -160,44 +159,61 @@ class Store:
             if db and db != ":memory:":
                 self._locks += (FileLock(f"{db}.writer-lock"),)
         # PostgreSQL at READ COMMITTED gives each statement its own snapshot inside a
-        # transaction too, so reads skip BEGIN and COMMIT: two round trips fewer
-        self._reader = engine.execution_options(isolation_level="AUTOCOMMIT") \
-            if engine.dialect.name == "postgresql" else None
+        # transaction too, so reads (and writes that are one statement) skip BEGIN and
+        # COMMIT: two round trips fewer
+        self.postgres = engine.dialect.name == "postgresql"
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT") \
+            if self.postgres else None
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """Reads that never take SQLite's write lock (one transaction on SQLite, one
         snapshot per statement on PostgreSQL, as at its READ COMMITTED)."""
-        if self._reader is not None:
-            with self._reader.connect() as conn:
+        if self._autocommit is not None:
+            with self._autocommit.connect() as conn:
                 yield conn
             return
         with self.engine.begin() as conn:
             yield conn
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
-        """A write transaction: committed on exit, rolled back on an exception."""
+    def write(self, one_statement: bool = False) -> Iterator[Connection]:
+        """Every write to the store, of plans, audit rows and executions alike: on SQLite
+        the writers queue in turn (in this process and across processes), then a write
+        transaction (BEGIN IMMEDIATE), committed on exit and rolled back on an exception.
+        ``one_statement``: the caller runs a single statement, which PostgreSQL commits
+        as its own transaction (no BEGIN and COMMIT round trips)."""
         with ExitStack() as held:
             for lock in self._locks:
                 held.enter_context(lock)
+            if one_statement and self._autocommit is not None:
+                with self._autocommit.connect() as conn:
+                    yield conn
+                return
             with self._writer.begin() as conn:
                 yield conn
 
+    def record(self, at: datetime, audit_row: dict) -> None:
+        """An audit-only event (an executor step, a throttle set): no state change."""
+        with self.write() as conn:
+            append(conn, at=at, **audit_row)
+
     def transition(self, plan_id: int, expect_state: str, expect_version: int, *,
                    state: str, at: datetime, audit_row: dict,
-                   decision: dict | None = None) -> bool:
-        """One state change with its decision and audit rows, all or nothing; False when
+                   decision: dict | None = None, cancel_requested: bool = False) -> bool:
+        """Every change of a plan's state (and a cancel request, which keeps the state):
+        the conditional update, its decision and audit rows, all or nothing; False when
         the plan is no longer at (``expect_state``, ``expect_version``). On PostgreSQL it
         is one statement, its own transaction: one round trip instead of five."""
-        if self._reader is not None:
-            with self._reader.connect() as conn:
+        if self.postgres:
+            with self.write(one_statement=True) as conn:
                 return conn.execute(_PG_TRANSITION, _pg_transition_params(
                     plan_id, expect_state, expect_version, state, at, audit_row,
-                    decision)).scalar_one() == 1
+                    decision, cancel_requested)).scalar_one() == 1
+        extra = {"cancel_requested_at": at} if cancel_requested else {}
         with self.write() as conn:
             if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
-                               updated_at=at):
+                               updated_at=at, **extra):
                 return False
             if decision is not None:
                 insert_decision(conn, plan_id, at=at, **decision)
@@ -288,7 +304,8 @@ def due_plans(conn: Connection, states: frozenset[str],
 # audit rows are written only when the update matched (they select from it)
 _PG_TRANSITION = text("""
 WITH u AS (
-    UPDATE plans SET state = :state, version = :version, updated_at = :at
+    UPDATE plans SET state = :state, version = :version, updated_at = :at,
+        cancel_requested_at = CASE WHEN :cancel THEN :at ELSE cancel_requested_at END
     WHERE id = :p_id AND state = :p_state AND version = :p_version RETURNING id),
 d AS (
     INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at)
@@ -303,13 +320,14 @@ SELECT count(*) FROM u
 
 
 def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, state: str,
-                          at: datetime, audit_row: dict, decision: dict | None) -> dict:
+                          at: datetime, audit_row: dict, decision: dict | None,
+                          cancel_requested: bool) -> dict:
     """_PG_TRANSITION's parameters, each stored as the two-statement path stores it."""
     a, d = audit_row, decision or {}
     at = at.astimezone(UTC)
     return {"p_id": plan_id, "p_state": expect_state, "p_version": expect_version,
             "state": state, "version": expect_version + 1, "at": at,
-            "decided": decision is not None, "d_user": d.get("user"),
+            "cancel": cancel_requested, "decided": decision is not None, "d_user": d.get("user"),
             "d_decision": d.get("decision"), "d_comment": d.get("comment"),
             "d_sha256": d.get("sha256"), "a_user": a["user"], "a_action": a["action"],
             "a_before": a.get("before"), "a_after": a.get("after"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor
-from backend.services.execution import records_of
+from backend.store.executions import ExecutionRecords
 from backend.store.store import open_store
 from backend.twin.cluster import TwinCluster, TwinSettings
 from tests.executor_rig import CountingGateway, ListJournal
@@ -17,7 +17,7 @@ from tests.unit.test_executor_lease import race
 def test_lease_race_has_one_winner(store_url):
     store = open_store(store_url)
     try:
-        records = records_of(store)
+        records = ExecutionRecords(store)
         for round_ in range(3):
             assert len(race(records, f"c{round_}", 8, now=0.0)) == 1
         assert len(race(records, "c0", 8, now=100.0)) == 1  # all take over an expired lease
@@ -28,7 +28,7 @@ def test_lease_race_has_one_winner(store_url):
 def test_a_plan_runs_and_restores_its_throttles(store_url):
     store = open_store(store_url)
     try:
-        records = records_of(store)
+        records = ExecutionRecords(store)
         twin = TwinCluster(small_cluster(), TwinSettings(traffic_noise=0.0))
         twin.alter_configs("topic", "a", {"leader.replication.throttled.replicas": "*"})
         gw = CountingGateway(twin)
@@ -39,10 +39,10 @@ def test_a_plan_runs_and_restores_its_throttles(store_url):
         executor = Executor(records, gw, ListJournal())
         for _ in range(200):
             ex = executor.tick(7, twin.now_seconds)
-            if ex["state"] == "completed":
+            if ex.state == "completed":
                 break
             twin.advance(1.0)
-        assert ex["state"] == "completed" and dict(gw.starts) == {"a-0": 1, "b-1": 1}
+        assert ex.state == "completed" and dict(gw.starts) == {"a-0": 1, "b-1": 1}
         assert twin.topic_configs["a"] == {"leader.replication.throttled.replicas": "*"}
         assert not any("throttled" in k for cfg in twin.broker_configs.values() for k in cfg)
     finally:

@@ -112,7 +112,7 @@ def test_throttles_equal_kafkas_tool_while_moving_and_differ_as_documented_after
     # ---- Railyard's executor on B, through the plan flow ------------------------------
     before_b = set_operators_own()
     store = open_store(f"sqlite:///{tmp_path}/plans.db")
-    thread = execution.ExecutorThread(store, ["kafka"], lambda _c: gw,
+    thread = execution.executor_thread(store, ["kafka"], lambda _c: gw,
                                       lambda _c: gw.assignment(), holder="vs-tool")
     try:
         snap = gw.assignment()

@@ -176,12 +176,12 @@ def test_executor_sets_and_restores_throttled_replica_lists(gw, raw, tmp_path):
     records the prior values, sets the KIP-73 lists, changes them as moves finish, and puts
     the topic back as it was, through the real protocol."""
     from backend.executor.book import ConfigBook
-    from backend.executor.records import ExecutionRecords
-    from tests.executor_rig import sqlite_engine
+    from backend.store.executions import ExecutionRecords
+    from tests.executor_rig import sqlite_store
 
     gw.create_topics([{"name": "throttled", "partitions": 3, "rf": 1}])
     audit: list[tuple[str, dict]] = []
-    book = ConfigBook(ExecutionRecords(sqlite_engine(tmp_path / "exec.db")), 1, gw,
+    book = ConfigBook(ExecutionRecords(sqlite_store(tmp_path / "exec.db")), 1, gw,
                       lambda action, detail: audit.append((action, detail)))
     book.sync({("topic", "throttled"): {LEADER: "0:111,1:111", FOLLOWER: "0:111,1:111"}}, 1.0)
     assert _stored_topic_configs(raw, "throttled") == {LEADER: "0:111,1:111",

@@ -39,7 +39,7 @@ def test_refused_then_the_migration_runs_as_a_checklist(gw, tmp_path):
     assert plans.get(store, plan.id).state == "approved"
     shrink_execution.request_execute(store, OPERATOR, plan.id, gateway=gw, migration=True,
                                      topics_of=lambda *_: gw.assignment())
-    thread = execution.ExecutorThread(store, ["tansu"], lambda _c: gw,
+    thread = execution.executor_thread(store, ["tansu"], lambda _c: gw,
                                       lambda _c: gw.assignment(), holder="tansu-test")
     for _ in range(3):
         thread.cycle(now.timestamp() + 5)

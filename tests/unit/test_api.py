@@ -312,7 +312,10 @@ def test_audit_filters(env):
 
 
 def test_a_plan_shows_its_execution(env):
-    from backend.services import execution
+    from backend.executor.journal import StoreJournal
+    from backend.executor.retry import RetryPolicy
+    from backend.executor.runs import Site, start_batches
+    from backend.store.executions import ExecutionRecords
 
     plan_id = make_plan(env, "operator1", "approved")
     client = env["client"]
@@ -322,8 +325,10 @@ def test_a_plan_shows_its_execution(env):
                           headers=basic("operator1"))
     assert started.status_code == 202 and started.get_json()["state"] == "executing"
     # what the executor thread does next: the execution row of the approved plan
-    execution.start_execution(env["store"], plan_service.get(env["store"], plan_id),
-                              env["rt"].snapshot_of("demo"), 1_000.0)
+    store = env["store"]
+    site = Site(ExecutionRecords(store), StoreJournal(store), lambda: None,
+                lambda: env["rt"].snapshot_of("demo"), RetryPolicy())
+    start_batches(site, plan_service.get(store, plan_id), 1_000.0)
     shown = client.get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
     assert shown["state"] == "executing"
     assert shown["execution"]["plan_id"] == plan_id
@@ -403,7 +408,7 @@ def test_an_unreachable_gateway_makes_approve_and_execute_503_not_the_snapshot_f
 
 
 def test_execution_progress_pause_and_resume(env):
-    from backend.services.execution import ExecutorThread
+    from backend.services.execution import executor_thread
     from backend.store.workflow import SYSTEM
 
     for other in plan_service.list_plans(env["store"], state="executing"):
@@ -412,8 +417,8 @@ def test_execution_progress_pause_and_resume(env):
     got = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
     assert got["execution"] is None  # the executor has not picked it up yet
     twin, rt = env["twin"], env["rt"]
-    thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
-                            clock=lambda: 1e9 + twin.now_seconds, holder="api-test")
+    thread = executor_thread(env["store"], ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                             clock=lambda: 1e9 + twin.now_seconds, holder="api-test")
     for _ in range(3):  # plans other tests left executing wind down first
         thread.cycle(1e9 + twin.now_seconds)
     got = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
@@ -444,7 +449,7 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
 
     import dash
 
-    from backend.services.execution import ExecutorThread
+    from backend.services.execution import executor_thread
     from backend.store.workflow import SYSTEM
     from dashboard import ids
 
@@ -465,8 +470,8 @@ def test_plan_page_executes_and_shows_the_progress_bar(env):
         assert answer[0] == "Done: execute sent." and answer[3] == "executing"
         assert answer[9] is True and answer[10] is False  # no migration; the timer runs
         twin, rt = env["twin"], env["rt"]
-        thread = ExecutorThread(env["store"], ["demo"], rt.gateways.__getitem__,
-                                rt.snapshot_of, holder="page-test")
+        thread = executor_thread(env["store"], ["demo"], rt.gateways.__getitem__,
+                                 rt.snapshot_of, holder="page-test")
         for _ in range(3):
             thread.cycle(2e9 + twin.now_seconds)
         answer = page.execution_answer(None, plan_id)
@@ -487,7 +492,7 @@ def test_plan_page_executes_a_shrink_and_shows_its_stage(env):
 
     import dash
 
-    from backend.services.execution import ExecutorThread
+    from backend.services.execution import executor_thread
     from backend.store.workflow import SYSTEM
     from dashboard import ids
 
@@ -510,8 +515,8 @@ def test_plan_page_executes_a_shrink_and_shows_its_stage(env):
                                                         headers=basic("operator1")):
         answer = page.execution_answer(ids.PV_EXECUTE, plan.id)
         assert answer[0] == "Done: execute sent." and answer[3] == "executing"
-        thread = ExecutorThread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
-                                holder="page-test")  # the earlier test's lease holder
+        thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                                 holder="page-test")  # the earlier test's lease holder
         for _ in range(4):  # an earlier test's execution winds down first
             thread.cycle(time.time())
         answer = page.execution_answer(None, plan.id)

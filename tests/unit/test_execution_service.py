@@ -25,7 +25,7 @@ class World:
         self.twin = TwinCluster(small_cluster({("a", 0): 6 * MB}),
                                 TwinSettings(traffic_noise=0.0))
         self.gw = TwinGateway(self.twin)
-        self.thread = execution.ExecutorThread(
+        self.thread = execution.executor_thread(
             self.store, ["small"], lambda _c: self.gw, lambda _c: self.twin.assignment(),
             clock=self.now, holder="test")
 

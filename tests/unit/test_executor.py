@@ -15,7 +15,7 @@ from backend.engines.throttle import (
 )
 from backend.errors import BadInput, Unavailable
 from backend.executor.freeze import freeze, spec_from_dict
-from backend.executor.loop import RetryPolicy
+from backend.executor.retry import RetryPolicy
 from backend.model.snapshot import Snapshot
 from tests.executor_rig import Rig
 
@@ -58,11 +58,11 @@ def test_sets_throttles_as_kafka_reassign_partitions_and_removes_them(rig):
         for b in (1, 2, 3, 4)} | {
         ("topic", "a"): {LEADER_REPLICAS: "0:1,0:2,1:2,1:3", FOLLOWER_REPLICAS: "0:3,1:4"}}
     ex = rig.run(1)
-    assert ex["state"] == "completed"
+    assert ex.state == "completed"
     assert replicas(rig, "a", 0) == [3, 2] and replicas(rig, "a", 1) == [2, 4]
     assert rig.throttle_configs() == {}
     assert dict(rig.gw.starts) == {"a-0": 1, "a-1": 1}
-    assert ex["partitions_done"] == 2 and ex["bytes_done"] == 8 * MB
+    assert ex.partitions_done == 2 and ex.bytes_done == 8 * MB
     assert rig.journal.ends == [(1, "completed", None)]
 
 
@@ -75,7 +75,7 @@ def test_puts_back_what_an_operator_had_set(rig):
     rig.step(1)
     assert rig.twin.broker_configs["1"][LEADER_RATE] == "2000000"
     assert rig.twin.topic_configs["a"][FOLLOWER_REPLICAS] == "0:3"
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
     assert rig.throttle_configs() == before
     assert rig.twin.broker_configs["4"] == {"max.broker.partitions": "100"}
 
@@ -95,7 +95,7 @@ def test_a_brokers_rate_comes_off_as_soon_as_it_has_nothing_in_flight(tmp_path):
     assert rig.throttle_configs()[("topic", "b")] == {LEADER_REPLICAS: "1:2,1:4",
                                                       FOLLOWER_REPLICAS: "1:3"}
     assert ("topic", "a") not in rig.throttle_configs()
-    assert rig.run(1)["state"] == "completed" and rig.throttle_configs() == {}
+    assert rig.run(1).state == "completed" and rig.throttle_configs() == {}
 
 
 def test_batches_run_in_the_frozen_order_within_the_limits(rig):
@@ -105,7 +105,7 @@ def test_batches_run_in_the_frozen_order_within_the_limits(rig):
     assert len(batches) > 1 and sorted(i for b in batches for i in b) == [0, 1, 2, 3]
     seen = []
     for _ in range(200):
-        done = rig.step(1)["state"] == "completed"
+        done = rig.step(1).state == "completed"
         seen.append({(r["topic"], r["partition"]) for r in rig.twin.list_reassignments()})
         if done:
             break
@@ -124,11 +124,11 @@ def test_pause_finishes_the_batch_in_flight_and_starts_nothing(rig):
     assert rig.records.request(1, ("running",), "pausing", rig.now)
     for _ in range(30):
         ex = rig.step(1)
-    assert ex["state"] == "paused" and ex["batch"] == 0
+    assert ex.state == "paused" and ex.batch == 0
     assert rig.twin.list_reassignments() == [] and rig.throttle_configs() == {}
     assert rig.records.batches(1)[1]["state"] == "pending"
     assert rig.records.request(1, ("pausing", "paused"), "running", rig.now)
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
     assert all(n == 1 for n in rig.gw.starts.values()) and len(rig.gw.starts) == 3
 
 
@@ -140,7 +140,7 @@ def test_cancel_stops_the_moves_in_flight_and_restores_the_throttles(rig):
     assert len(rig.twin.list_reassignments()) == 2
     assert rig.records.request(1, ("running", "pausing", "paused"), "cancelling", rig.now)
     ex = rig.step(1)
-    assert ex["state"] == "cancelled"
+    assert ex.state == "cancelled"
     assert rig.twin.list_reassignments() == []
     assert replicas(rig, "a", 0) == [1, 2] and replicas(rig, "b", 0) == [1, 3]
     assert rig.throttle_configs() == before
@@ -151,7 +151,7 @@ def test_cancel_stops_the_moves_in_flight_and_restores_the_throttles(rig):
 def test_gateway_errors_are_retried_with_backoff(rig):
     rig.twin.faults.add("alter_reassignments", "REQUEST_TIMED_OUT", times=2)
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
     retries = [d for _, a, d, _ in rig.journal.entries if a == "execution_retry"]
     assert [r["retry_in"] for r in retries] == [1.0, 2.0]
     assert rig.throttle_configs() == {} and dict(rig.gw.starts) == {"a-0": 1}
@@ -164,17 +164,17 @@ def test_past_the_retry_budget_the_plan_fails_with_its_cause_and_nothing_left(tm
     rig.twin.faults.add("alter_reassignments", "NOT_CONTROLLER", until=60.0)
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
     ex = rig.run(1)
-    assert ex["state"] == "failed"
-    assert ex["cause"].startswith("gave up after 3 attempts: NOT_CONTROLLER")
+    assert ex.state == "failed"
+    assert ex.cause.startswith("gave up after 3 attempts: NOT_CONTROLLER")
     assert rig.throttle_configs() == before and rig.twin.list_reassignments() == []
-    assert rig.journal.ends == [(1, "failed", ex["cause"])]
+    assert rig.journal.ends == [(1, "failed", ex.cause)]
 
 
 def test_a_refusal_fails_at_once(rig):
     rig.twin.faults.add("alter_reassignments", "POLICY_VIOLATION", times=1)
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
     ex = rig.run(1)
-    assert ex["state"] == "failed" and "refused: POLICY_VIOLATION" in ex["cause"]
+    assert ex.state == "failed" and "refused: POLICY_VIOLATION" in ex.cause
     assert rig.throttle_configs() == {}
 
 
@@ -185,7 +185,7 @@ def test_a_broker_down_mid_move_fails_the_plan_past_the_budget(tmp_path):
     rig.step(1)
     rig.twin.fail_broker(3)
     ex = rig.run(1)
-    assert ex["state"] == "failed" and "broker 3 is down" in ex["cause"]
+    assert ex.state == "failed" and "broker 3 is down" in ex.cause
     assert rig.throttle_configs() == {} and rig.twin.list_reassignments() == []
 
 
@@ -194,7 +194,7 @@ def test_a_move_cancelled_outside_railyard_fails_the_plan(rig):
     rig.step(1)
     rig.twin.cancel_reassignments()
     ex = rig.run(1)
-    assert ex["state"] == "failed" and "outside Railyard" in ex["cause"]
+    assert ex.state == "failed" and "outside Railyard" in ex.cause
     assert rig.throttle_configs() == {}
 
 
@@ -202,7 +202,7 @@ def test_without_a_throttle_nothing_is_set(rig):
     rig.start(1, plan(("a", 0, [3, 2])), None)
     rig.step(1)
     assert rig.throttle_configs() == {}
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
 
 
 def test_frozen_spec_is_checked(rig):

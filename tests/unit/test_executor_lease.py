@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from backend.executor.records import ExecutionRecords
-from tests.executor_rig import sqlite_engine
+from backend.store.executions import ExecutionRecords
+from tests.executor_rig import sqlite_store
 
 
 def race(records: ExecutionRecords, cluster: str, n: int, now: float) -> list[str]:
@@ -29,7 +29,7 @@ def race(records: ExecutionRecords, cluster: str, n: int, now: float) -> list[st
 
 
 def test_lease_held_renewed_and_taken_over_after_expiry(tmp_path):
-    records = ExecutionRecords(sqlite_engine(tmp_path / "s.db"))
+    records = ExecutionRecords(sqlite_store(tmp_path / "s.db"))
     assert records.acquire("c1", "a", now=0, ttl=30)
     assert not records.acquire("c1", "b", now=10, ttl=30)
     assert records.acquire("c1", "a", now=20, ttl=30)  # heartbeat: now until 50
@@ -42,7 +42,7 @@ def test_lease_held_renewed_and_taken_over_after_expiry(tmp_path):
 
 
 def test_lease_race_has_one_winner(tmp_path):
-    records = ExecutionRecords(sqlite_engine(tmp_path / "s.db"))
+    records = ExecutionRecords(sqlite_store(tmp_path / "s.db"))
     for round_ in range(5):
         assert len(race(records, f"fresh-{round_}", 8, now=0.0)) == 1  # insert race
     assert len(race(records, "fresh-0", 8, now=100.0)) == 1  # takeover race

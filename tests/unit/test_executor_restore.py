@@ -8,7 +8,7 @@ import pytest
 
 from backend.engines.throttle import FOLLOWER_RATE, LEADER_RATE, LEADER_REPLICAS
 from backend.executor.book import ConfigBook
-from backend.executor.loop import RetryPolicy
+from backend.executor.retry import RetryPolicy
 from tests.executor_rig import Rig
 from tests.unit.test_executor import MB, plan, small_cluster
 
@@ -31,12 +31,12 @@ def _booked(rig: Rig, plan_id: int) -> list[dict]:
 
 def test_a_transient_failure_putting_throttles_back_is_retried(rig):
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
-    while rig.step(1)["phase"] != "running" or rig.twin.list_reassignments():
+    while rig.step(1).phase != "running" or rig.twin.list_reassignments():
         pass  # the move is done; the next tick takes its throttles off
     assert rig.throttle_configs() != {}
     rig.twin.faults.add("alter_configs", "REQUEST_TIMED_OUT", until=rig.now + 2)
     ex = rig.run(1)
-    assert ex["state"] == "completed" and ex["cause"] is None
+    assert ex.state == "completed" and ex.cause is None
     assert [r["retry_in"] for r in _entries(rig, "execution_retry")] == [1.0, 2.0]
     assert rig.throttle_configs() == {} and _booked(rig, 1) == []
     assert _entries(rig, "configs_not_restored") == []
@@ -49,16 +49,16 @@ def test_past_the_restore_budget_the_plan_names_what_it_could_not_put_back(rig):
     left = rig.throttle_configs()
     rig.twin.faults.add("alter_configs", "REQUEST_TIMED_OUT", until=FOREVER)
     ex = rig.run(1)
-    assert ex["state"] == "failed"
-    assert ex["cause"].startswith("gave up after 3 attempts: REQUEST_TIMED_OUT")
-    assert "could not put back 8 config(s) after 4 attempts (REQUEST_TIMED_OUT: " in ex["cause"]
-    assert "broker 1 leader.replication.throttled.rate is '4000000' (was '123')" in ex["cause"]
+    assert ex.state == "failed"
+    assert ex.cause.startswith("gave up after 3 attempts: REQUEST_TIMED_OUT")
+    assert "could not put back 8 config(s) after 4 attempts (REQUEST_TIMED_OUT: " in ex.cause
+    assert "broker 1 leader.replication.throttled.rate is '4000000' (was '123')" in ex.cause
     assert "broker 3 follower.replication.throttled.rate is '4000000' (was not set)" \
-        in ex["cause"]
-    assert "in flight" not in ex["cause"]  # the move itself finished
-    assert rig.journal.ends == [(1, "failed", ex["cause"])]
+        in ex.cause
+    assert "in flight" not in ex.cause  # the move itself finished
+    assert rig.journal.ends == [(1, "failed", ex.cause)]
     (note,) = _entries(rig, "configs_not_restored")
-    assert note["text"] in ex["cause"] and note["attempts"] == 4
+    assert note["text"] in ex.cause and note["attempts"] == 4
     booked = {(c["entity_type"], c["name"], c["key"]): (c["value"], c["prior"])
               for c in note["configs"]}
     assert booked[("broker", "1", LEADER_RATE)] == ("4000000", "123")
@@ -76,7 +76,7 @@ def test_the_entities_that_can_be_put_back_are_even_when_one_cannot(rig):
     rig.step(1)
     rig.twin.faults.add("alter_configs", "NOT_CONTROLLER", times=1)  # the first entity
     ex = rig.run(1)
-    assert ex["state"] == "completed"
+    assert ex.state == "completed"
     assert rig.throttle_configs() == {("topic", "a"): {LEADER_REPLICAS: "9:9"}}
     restored = [d["name"] for d in _entries(rig, "config_restored")]
     assert restored == ["2", "3", "a", "1"]  # broker 1 (sorted first) on the retry
@@ -88,8 +88,8 @@ def test_a_cancel_past_the_restore_budget_ends_cancelled_with_the_list(rig):
     rig.twin.faults.add("alter_configs", "BROKER_NOT_AVAILABLE", until=FOREVER)
     assert rig.records.request(1, ("running",), "cancelling", rig.now)
     ex = rig.run(1)
-    assert ex["state"] == "cancelled" and rig.twin.list_reassignments() == []
-    assert ex["cause"].startswith("could not put back 8 config(s) after 4 attempts")
+    assert ex.state == "cancelled" and rig.twin.list_reassignments() == []
+    assert ex.cause.startswith("could not put back 8 config(s) after 4 attempts")
     assert [a for a in rig.journal.actions(1) if a in (
         "reassignments_cancelled", "configs_not_restored", "execution_cancelled")] == [
         "reassignments_cancelled", "configs_not_restored", "execution_cancelled"]
@@ -97,7 +97,7 @@ def test_a_cancel_past_the_restore_budget_ends_cancelled_with_the_list(rig):
 
 def test_without_a_fault_the_budget_changes_nothing(rig):
     rig.start(1, plan(("a", 0, [3, 2]), ("b", 1, [2, 3])), 4 * MB, per_broker=1)
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
     assert rig.throttle_configs() == {} and "execution_retry" not in rig.journal.actions(1)
 
 
@@ -131,12 +131,12 @@ def test_a_broker_down_while_its_throttle_is_put_back_is_named_and_waited_for(ri
     assert rig.records.request(1, ("running",), "cancelling", rig.now)
     for _ in range(3):
         ex = rig.step(1)
-    assert ex["state"] == "cancelling"
-    assert ex["error"].startswith("BROKER_NOT_AVAILABLE: broker 3 is down: its throttle "
+    assert ex.state == "cancelling"
+    assert ex.error.startswith("BROKER_NOT_AVAILABLE: broker 3 is down: its throttle "
                                   "configs are put back once it is up again (")
     assert set(rig.throttle_configs()) == {("broker", "3")}  # the others are back
     rig.twin.recover_broker(3)
     rig.client = rig.gw
     rig.executor = rig.new_executor()
     ex = rig.run(1)
-    assert ex["state"] == "cancelled" and rig.throttle_configs() == {}
+    assert ex.state == "cancelled" and rig.throttle_configs() == {}

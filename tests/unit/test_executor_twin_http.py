@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from backend.engines.throttle import LEADER_REPLICAS
-from backend.executor.loop import RetryPolicy
+from backend.executor.retry import RetryPolicy
 from backend.gateways.config import Secret
 from backend.gateways.twin_http import TwinHttpWriter
 from backend.twin.api import TwinApi
@@ -63,7 +63,7 @@ def test_kafka_errors_over_http_are_retried_with_backoff(http_rig):
     rig = http_rig([{"at": 0, "action": "gateway_fault", "op": "alter_reassignments",
                      "error": "REASSIGNMENT_IN_PROGRESS", "calls": 2}])
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
     retries = _retries(rig)
     assert [r["retry_in"] for r in retries] == [1.0, 2.0]
     assert all(r["error"].startswith("REASSIGNMENT_IN_PROGRESS: ") for r in retries)
@@ -78,12 +78,12 @@ def test_past_the_budget_over_http_the_plan_fails_with_the_cause_and_nothing_lef
     before = rig.throttle_configs()
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
     ex = rig.run(1)
-    assert ex["state"] == "failed"
+    assert ex.state == "failed"
     # the first call to fail is a read (a banner's Unavailable, naming Kafka's error)
-    assert ex["cause"].startswith(f"gave up after 3 attempts: Twin at {rig.client.url}: "
+    assert ex.cause.startswith(f"gave up after 3 attempts: Twin at {rig.client.url}: "
                                   "list_reassignments refused: NOT_CONTROLLER: injected")
     assert rig.throttle_configs() == before and rig.twin.list_reassignments() == []
-    assert rig.journal.ends == [(1, "failed", ex["cause"])]
+    assert rig.journal.ends == [(1, "failed", ex.cause)]
 
 
 def test_a_refusal_over_http_fails_at_once(http_rig):
@@ -91,7 +91,7 @@ def test_a_refusal_over_http_fails_at_once(http_rig):
                      "error": "POLICY_VIOLATION", "calls": 1}])
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
     ex = rig.run(1)
-    assert ex["state"] == "failed" and "refused: POLICY_VIOLATION" in ex["cause"]
+    assert ex.state == "failed" and "refused: POLICY_VIOLATION" in ex.cause
     assert _retries(rig) == [] and rig.throttle_configs() == {}
 
 
@@ -100,7 +100,7 @@ def test_a_broker_the_scenario_fails_mid_move_fails_the_plan(http_rig):
                    sizes={("a", 0): 50 * MB}, retry=RetryPolicy(budget=3))
     rig.start(1, plan(("a", 0, [3, 2])), 1 * MB)
     ex = rig.run(1)
-    assert ex["state"] == "failed" and "broker 3 is down" in ex["cause"]
+    assert ex.state == "failed" and "broker 3 is down" in ex.cause
     assert rig.throttle_configs() == {} and rig.twin.list_reassignments() == []
 
 
@@ -110,8 +110,8 @@ def test_throttles_the_twin_will_not_take_back_are_named_on_the_plan(http_rig):
                    sizes={("a", 0): 50 * MB}, retry=RetryPolicy(budget=2, restore_budget=3))
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
     ex = rig.run(1)
-    assert ex["state"] == "failed"
-    assert "could not put back 8 config(s) after 3 attempts (REQUEST_TIMED_OUT: " in ex["cause"]
+    assert ex.state == "failed"
+    assert "could not put back 8 config(s) after 3 attempts (REQUEST_TIMED_OUT: " in ex.cause
     (note,) = [d for _, a, d, _ in rig.journal.entries if a == "configs_not_restored"]
     assert {(c["entity_type"], c["name"]) for c in note["configs"]} == set(
         rig.throttle_configs()) == {("broker", "1"), ("broker", "2"), ("broker", "3"),
@@ -131,7 +131,7 @@ def test_a_twin_that_stops_answering_mid_move_is_waited_for(http_rig):
     retries = _retries(rig)
     assert [r["retry_in"] for r in retries] == [1.0, 2.0] and "unreachable" in retries[0]["error"]
     rig.api = TwinApi(rig.gw, port, token=TOKEN).start()
-    assert rig.run(1)["state"] == "completed"
+    assert rig.run(1).state == "completed"
     assert rig.throttle_configs() == {} and dict(rig.gw.starts) == {"a-0": 1}
 
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 
 from backend.errors import Conflict, Forbidden
+from backend.executor.thread import ExecutorThread
 from backend.services import execution, plan_preview, plans, shrink_execution
 from backend.store.store import open_store
 from backend.twin.cluster import TwinCluster, TwinSettings
@@ -34,8 +35,8 @@ class World:
         self.gw = gateway(self.twin)
         self.thread = self.new_thread()
 
-    def new_thread(self) -> execution.ExecutorThread:
-        return execution.ExecutorThread(self.store, ["small"], lambda _c: self.gw,
+    def new_thread(self) -> ExecutorThread:
+        return execution.executor_thread(self.store, ["small"], lambda _c: self.gw,
                                         lambda _c: self.twin.assignment(), clock=self.now,
                                         holder="test")
 

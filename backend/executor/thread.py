@@ -1,0 +1,132 @@
+"""The executor thread of `railyard serve` (or a worker): runs the executing plans of the
+configured clusters, one cluster at a time under the cluster's lease, one tick per
+interval. Every step is an audit entry of the plan (user "railyard"); the end moves the
+plan to completed, failed or cancelled (backend/executor/journal.py)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+
+from backend.errors import Conflict, NotFound, Unavailable
+from backend.executor.journal import StoreJournal
+from backend.executor.loop import Executor
+from backend.executor.retry import RetryPolicy
+from backend.executor.runs import EXECUTORS, STARTS, Site, Start
+from backend.gateways.base import ClusterGateway
+from backend.model.snapshot import Snapshot
+from backend.store.executions import ENDED, LIVE, ExecutionRecords
+from backend.store.store import Store, load_plan, query_plans
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
+GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
+
+
+class ExecutorThread(threading.Thread):
+    """Runs the executing plans of the configured clusters, one tick per interval.
+
+    Per cluster: take (or renew) the cluster's lease; start executions for plans that
+    just became executing (one plan at a time per cluster, oldest first), pass cancel
+    requests on, tick the running one, and finish plans whose execution ended.
+    """
+
+    def __init__(self, store: Store, clusters: list[str], gateways: GatewayOf,
+                 snapshot_of: Callable[[str], Snapshot], interval: float = 1.0,
+                 clock: Callable[[], float] = time.time, holder: str | None = None,
+                 retry: RetryPolicy | None = None,
+                 starts: Mapping[str, Start] = STARTS) -> None:
+        super().__init__(daemon=True, name="railyard-executor")
+        self.store, self.clusters, self.gateways = store, clusters, gateways
+        self.snapshot_of, self.interval, self.clock = snapshot_of, interval, clock
+        self.holder = holder or f"executor-{uuid.uuid4().hex[:12]}"
+        self.records = ExecutionRecords(store)
+        self.retry = retry or RetryPolicy()
+        self.starts = starts
+        self.journal = StoreJournal(store)
+        self._executors: dict[tuple[str, str], Executor] = {}  # (cluster, mode)
+        self._modes: dict[int, str] = {}  # plan -> batches | stages | migration
+        self._tries: dict[int, tuple[int, float]] = {}  # one-go runs: (attempts, retry at)
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(self.interval):
+            self.cycle(self.clock())
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self.is_alive():
+            self.join(timeout=30)
+        for cluster in self.clusters:
+            self.records.release(cluster, self.holder)
+
+    def cycle(self, now: float) -> None:
+        """One pass over every cluster; an unreachable store or cluster waits a pass."""
+        for cluster in self.clusters:
+            try:
+                self.cycle_cluster(cluster, now)
+            except (Unavailable, NotFound, Conflict) as e:
+                log.warning("executor: cluster %s: %s", cluster, e)
+            except Exception:  # a bug must not stop the other clusters' plans
+                log.exception("executor: cluster %s", cluster)
+
+    def cycle_cluster(self, cluster: str, now: float) -> None:
+        with self.store.read() as conn:
+            executing = sorted(query_plans(conn, cluster=cluster, state="executing"),
+                           key=lambda p: p.id)
+        if not executing and not self.records.active(cluster):
+            return
+        if not self.records.acquire(cluster, self.holder, now, LEASE_SECONDS):
+            return
+        self._pass_requests_on(cluster, executing, now)
+        active = self.records.active(cluster)
+        if not active:
+            if not self._start_next(cluster, executing, now):
+                return
+            active = self.records.active(cluster)
+        plan_id = active[0].plan_id
+        if plan_id not in self._modes:
+            self._modes[plan_id] = self.records.mode(plan_id)
+        mode = self._modes[plan_id]
+        executor = self._executors.get((cluster, mode))
+        if executor is None:
+            executor = self._executors[(cluster, mode)] = EXECUTORS[mode](
+                self.records, self.gateways(cluster), self.journal, self.retry)
+        executor.tick(plan_id, now)
+
+    def _pass_requests_on(self, cluster: str, executing: list, now: float) -> None:
+        """Finish plans whose execution ended (an end the journal lost), and turn cancel
+        requests, and plans ended outside the executor, into cancelling executions (their
+        moves stop, their throttles are put back)."""
+        for plan in executing:
+            ex = self.records.get(plan.id)
+            if ex is not None and ex.state in ENDED:
+                self.journal.ended(plan.id, ex.state, ex.cause, now)
+            elif ex is not None and plan.cancel_requested_at is not None and ex.state in LIVE:
+                self.records.request(plan.id, LIVE, "cancelling", now)
+        ids = {p.id for p in executing}
+        for ex in self.records.active(cluster):
+            if ex.plan_id not in ids and ex.state in LIVE:
+                self.records.request(ex.plan_id, LIVE, "cancelling", now)
+
+    def _start_next(self, cluster: str, executing: list, now: float) -> bool:
+        """Start the oldest executing plan without an execution; True when there is now
+        an execution to tick."""
+        waiting = [p for p in executing if self.records.get(p.id) is None]
+        if not waiting:
+            return False
+        with self.store.read() as conn:
+            plan = load_plan(conn, waiting[0].id)
+        if plan is None:
+            raise NotFound(f"no plan {waiting[0].id}")
+        site = Site(self.records, self.journal, lambda: self.gateways(cluster),
+                    lambda: self.snapshot_of(cluster), self.retry, self._tries)
+        if not self.starts[plan.kind](site, plan, now):
+            return False
+        if plan.cancel_requested_at is not None:  # cancelled before it started
+            self.records.request(plan.id, ("running",), "cancelling", now)
+        return True

@@ -1,0 +1,268 @@
+"""Executions in the store: the row an executor keeps per started plan, its batches, the
+book of configs it changed, the frozen content it runs, and the per-cluster lease.
+
+Every write goes through ``Store.write`` (the one locking rule: on SQLite writers queue in
+turn, on PostgreSQL the conditional updates decide), and an execution row only changes
+at the version it was read at: an executor that lost its lease (it stalled past the
+expiry and another took over) cannot write over the new holder's progress, its write
+raises LostRace and it stops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from backend.store.schema import (
+    exec_batches,
+    exec_configs,
+    exec_content,
+    exec_leases,
+    executions,
+)
+from backend.store.store import Store
+
+# the one set of execution states (docs/executor.md): a user pauses, resumes and cancels
+# a LIVE execution; the executor winds a cancelling or failing one down to an end
+LIVE = ("running", "pausing", "paused")
+WINDING_DOWN = ("cancelling", "failing")
+ACTIVE = LIVE + WINDING_DOWN
+ENDED = ("completed", "failed", "cancelled")
+BATCHES, STAGES, MIGRATION = "batches", "stages", "migration"  # how an execution runs
+
+
+class LostRace(RuntimeError):
+    """Someone else changed the execution since it was read (another executor, or a user)."""
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution row (times in seconds since the epoch, on the executor's clock)."""
+
+    plan_id: int
+    cluster: str
+    state: str  # one of ACTIVE or ENDED
+    sha256: str
+    throttle: int | None  # bytes/s, as frozen in the spec
+    batch: int  # the current batch, -1 before the first
+    phase: str  # idle | starting | running (a shrink's: its stage)
+    attempts: int  # failed tries of the current step
+    retry_at: float | None
+    error: str | None  # the last error, retried
+    cause: str | None  # why it failed, in words
+    requested_by: str | None
+    started_at: float
+    updated_at: float
+    ended_at: float | None
+    partitions_total: int
+    partitions_done: int
+    bytes_total: int
+    bytes_done: int
+    version: int  # fences a stale executor
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+
+_EXECUTION_FIELDS = frozenset(f.name for f in fields(Execution))
+
+
+def _execution(row: Any) -> Execution:
+    return Execution(**{k: v for k, v in row._mapping.items() if k in _EXECUTION_FIELDS})
+
+
+class ExecutionRecords:
+    """Reads and conditional writes of executions, batches, booked configs and leases."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # ---- executions ------------------------------------------------------------------
+    def create(self, plan_id: int, cluster: str, content: dict, sha256: str,
+               batch_sizes: list[int], user: str, now: float, bytes_total: int = 0) -> None:
+        """The execution row and one pending row per batch, in one transaction."""
+        with self.store.write() as c:
+            c.execute(insert(exec_content).values(plan_id=plan_id, content=content))
+            c.execute(insert(executions).values(
+                plan_id=plan_id, cluster=cluster, state="running",
+                throttle=content["execution"]["throttle"], sha256=sha256, batch=-1,
+                phase="idle", attempts=0, requested_by=user,
+                started_at=now, updated_at=now, partitions_total=sum(batch_sizes),
+                partitions_done=0, bytes_total=bytes_total, bytes_done=0, version=0))
+            if batch_sizes:
+                c.execute(insert(exec_batches), [
+                    {"plan_id": plan_id, "idx": i, "state": "pending", "partitions": n,
+                     "done": 0, "bytes_total": 0, "bytes_done": 0}
+                    for i, n in enumerate(batch_sizes)])
+
+    def get(self, plan_id: int) -> Execution | None:
+        with self.store.read() as c:
+            row = c.execute(select(executions).where(executions.c.plan_id == plan_id)).first()
+        return None if row is None else _execution(row)
+
+    def content(self, plan_id: int) -> dict:
+        """The frozen content the execution runs (read once: it never changes)."""
+        with self.store.read() as c:
+            return c.execute(select(exec_content.c.content)
+                             .where(exec_content.c.plan_id == plan_id)).scalar_one()
+
+    def mode(self, plan_id: int) -> str:
+        """How an execution runs (BATCHES, STAGES or MIGRATION), read from the stored
+        content's one field (a reassignment's content can be megabytes)."""
+        with self.store.read() as c:
+            mode = c.execute(select(exec_content.c.content["execution"]["mode"].as_string())
+                             .where(exec_content.c.plan_id == plan_id)).scalar()
+        return mode or BATCHES
+
+    def active(self, cluster: str | None = None) -> list[Execution]:
+        """Executions not yet ended, oldest first."""
+        q = select(executions).where(executions.c.state.in_(ACTIVE))
+        if cluster is not None:
+            q = q.where(executions.c.cluster == cluster)
+        with self.store.read() as c:
+            return [_execution(r) for r in c.execute(q.order_by(executions.c.started_at))]
+
+    def on_cluster(self, cluster: str, since: float) -> list[Execution]:
+        """Executions on ``cluster`` running at or after ``since``."""
+        q = select(executions).where(executions.c.cluster == cluster, or_(
+            executions.c.ended_at.is_(None), executions.c.ended_at >= since))
+        with self.store.read() as c:
+            return [_execution(r) for r in c.execute(q.order_by(executions.c.started_at))]
+
+    def save(self, ex: Execution, **changes: Any) -> Execution:
+        """Write ``changes`` if the row is still at ``ex``'s version; the updated row."""
+        changes["version"] = ex.version + 1
+        with self.store.write() as c:
+            n = c.execute(update(executions).where(
+                executions.c.plan_id == ex.plan_id,
+                executions.c.version == ex.version).values(**changes)).rowcount
+        if n != 1:
+            raise LostRace(f"execution of plan {ex.plan_id} changed under this executor")
+        return replace(ex, **changes)
+
+    def request(self, plan_id: int, allowed: tuple[str, ...], state: str, now: float) -> bool:
+        """A user's pause, resume or cancel: ``state`` when the execution is in ``allowed``."""
+        with self.store.write() as c:
+            n = c.execute(update(executions).where(
+                executions.c.plan_id == plan_id, executions.c.state.in_(allowed)).values(
+                state=state, updated_at=now, retry_at=None,
+                version=executions.c.version + 1)).rowcount
+        return n == 1
+
+    # ---- batches ----------------------------------------------------------------------
+    def batches(self, plan_id: int) -> list[dict]:
+        with self.store.read() as c:
+            rows = c.execute(select(exec_batches).where(exec_batches.c.plan_id == plan_id)
+                             .order_by(exec_batches.c.idx))
+            return [dict(r._mapping) for r in rows]
+
+    def batch(self, plan_id: int, idx: int) -> dict:
+        with self.store.read() as c:
+            return dict(c.execute(select(exec_batches).where(
+                exec_batches.c.plan_id == plan_id, exec_batches.c.idx == idx)).one()._mapping)
+
+    def batch_totals(self, plan_id: int) -> tuple[int, int]:
+        """Partitions and bytes done over the finished batches."""
+        with self.store.read() as c:
+            row = c.execute(select(func.coalesce(func.sum(exec_batches.c.done), 0),
+                                   func.coalesce(func.sum(exec_batches.c.bytes_done), 0))
+                            .where(exec_batches.c.plan_id == plan_id,
+                                   exec_batches.c.state == "done")).one()
+        return int(row[0]), int(row[1])
+
+    def save_batch(self, plan_id: int, idx: int, **changes: Any) -> None:
+        with self.store.write() as c:
+            c.execute(update(exec_batches).where(exec_batches.c.plan_id == plan_id,
+                                                 exec_batches.c.idx == idx).values(**changes))
+
+    # ---- the book of changed configs (backend/executor/book.py) ---------------------------
+    def booked(self, plan_id: int, active_only: bool = True) -> list[dict]:
+        """The configs an execution changed: {entity_type, name, key, value, prior,
+        active, since}, in entity order."""
+        q = select(exec_configs).where(exec_configs.c.plan_id == plan_id)
+        if active_only:
+            q = q.where(exec_configs.c.active)
+        with self.store.read() as c:
+            return [dict(r._mapping) for r in c.execute(q.order_by(
+                exec_configs.c.entity_type, exec_configs.c.name, exec_configs.c.key))]
+
+    def book(self, plan_id: int, kept: list[dict], fresh: list[dict], now: float) -> None:
+        """In one transaction: new values of keys already booked (``kept``: entity_type,
+        name, key, value) and keys booked afresh with their prior values (``fresh``: also
+        prior); a key restored earlier in the run is booked afresh."""
+        if not kept and not fresh:
+            return
+        with self.store.write() as c:
+            if kept:
+                c.execute(update(exec_configs).where(*_KEY).values(value=bindparam("v")),
+                          [_key(plan_id, r) | {"v": r["value"]} for r in kept])
+            if fresh:
+                rows = [_key(plan_id, r) | {"value": r["value"], "prior": r["prior"],
+                                            "active": True, "since": now} for r in fresh]
+                c.execute(delete(exec_configs).where(*_KEY), rows)
+                c.execute(insert(exec_configs).values(
+                    plan_id=bindparam("p"), entity_type=bindparam("e"), name=bindparam("n"),
+                    key=bindparam("k")), rows)
+
+    def restored(self, plan_id: int, rows: list[dict]) -> None:
+        """Mark booked configs (entity_type, name, key) put back, in one transaction."""
+        if rows:
+            with self.store.write() as c:
+                c.execute(update(exec_configs).where(*_KEY).values(active=False),
+                          [_key(plan_id, r) for r in rows])
+
+    def held_configs(self, cluster: str) -> list[dict]:
+        """The configs the cluster's executions hold now (set by the executor and not yet
+        put back): {plan_id, entity_type, name, key, value, prior, since}. Their plan
+        restores them when it ends, so they are not leftovers."""
+        q = select(exec_configs).join(executions,
+                                      executions.c.plan_id == exec_configs.c.plan_id).where(
+            executions.c.cluster == cluster, executions.c.state.in_(ACTIVE),
+            exec_configs.c.active)
+        with self.store.read() as c:
+            return [dict(r._mapping) for r in c.execute(q)]
+
+    # ---- the lease ----------------------------------------------------------------------
+    def acquire(self, cluster: str, holder: str, now: float, ttl: float) -> bool:
+        """Take or renew the cluster's lease: True while ``holder`` holds it.
+
+        A conditional update (held by us, or expired) decides between racers; the first
+        insert of a cluster's row is decided by its primary key.
+        """
+        values = {"holder": holder, "expires_at": now + ttl, "heartbeat_at": now}
+        with self.store.write() as c:
+            n = c.execute(update(exec_leases).where(
+                exec_leases.c.cluster == cluster,
+                or_(exec_leases.c.holder == holder, exec_leases.c.expires_at < now))
+                .values(**values)).rowcount
+        if n == 1:
+            return True
+        try:
+            with self.store.write() as c:
+                c.execute(insert(exec_leases).values(cluster=cluster, **values))
+            return True
+        except IntegrityError:
+            return False
+
+    def release(self, cluster: str, holder: str) -> None:
+        with self.store.write() as c:
+            c.execute(update(exec_leases).where(and_(
+                exec_leases.c.cluster == cluster, exec_leases.c.holder == holder))
+                .values(expires_at=0.0))
+
+    def lease(self, cluster: str) -> dict | None:
+        with self.store.read() as c:
+            row = c.execute(select(exec_leases).where(exec_leases.c.cluster == cluster)).first()
+        return None if row is None else dict(row._mapping)
+
+
+_KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == bindparam("e"),
+        exec_configs.c.name == bindparam("n"), exec_configs.c.key == bindparam("k"))
+
+
+def _key(plan_id: int, r: dict) -> dict:
+    return {"p": plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
