@@ -202,27 +202,34 @@ def show_leftovers(state, _tick, shown):
 
 
 def _leftovers(cluster: str) -> tuple:
+    """(what is shown, the rows the clear button proposes, the button hidden). A throttle
+    on a broker or topic a reassignment is moving now (one Railyard did not start, say
+    kafka-reassign-partitions --throttle) is that move's, not left behind: it is shown
+    apart, and the button does not propose it."""
     rt = runtime.current()
     try:
         got = throttle_leftovers.leftovers(rt.plan_store(), rt.source(cluster))
     except Unavailable as e:
         return html.P(f"Leftover throttles cannot be listed: {e}", className="hint"), None, True
-    rows = got["leftovers"]
+    rows = [r for r in got["leftovers"] if not r["moving"]]
+    in_use = [r for r in got["leftovers"] if r["moving"]]
     held = (f" {got['held']} more are held by executing plans, which put them back "
             "themselves." if got["held"] else "")
+    moving = [html.P(f"{len(in_use)} throttle configs slow a reassignment in flight that "
+                     "Railyard did not start: they are that move's, not left behind "
+                     "(kafka-reassign-partitions --verify removes them once it is done).",
+                     className="hint"),
+              config_table(in_use)] if in_use else []
     if not rows:
-        return html.P("No replication throttle is left on a broker or topic now." + held,
-                      className="hint"), None, True
+        return [html.P("No replication throttle is left on a broker or topic now." + held,
+                       className="hint"), *moving], None, True
     admin = may(auth.current_actor(), "clear_throttles") is None
-    moving = sum(r["moving"] for r in rows)
-    busy = (f" {moving} of them are on brokers or topics with a reassignment in flight "
-            "(not Railyard's): clearing those lets the move run unthrottled." if moving
-            else "")
     return [html.P(f"{len(rows)} replication throttle configs are set that no executing "
-                   "plan holds: they slow any replica they name until someone deletes them."
-                   + held + busy + " Kafka does not record when a config was set: the time "
-                   "shown is when Railyard first saw it with this value.", className="hint"),
-            config_table(rows, ids.OV_LEFTOVER_TABLE)], rows, not admin
+                   "plan or reassignment in flight holds: they slow any replica they name "
+                   "until someone deletes them." + held + " Kafka does not record when a "
+                   "config was set: the time shown is when Railyard first saw it with this "
+                   "value.", className="hint"),
+            config_table(rows, ids.OV_LEFTOVER_TABLE), *moving], rows, not admin
 
 
 @dash.callback(Output(ids.URL, "href", allow_duplicate=True),
