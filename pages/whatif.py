@@ -14,8 +14,7 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
 from backend.services import capacity, limits, quota, throttle, uploads, whatif
-from backend.services.cluster import ClusterSource, cluster_snapshot, snapshot_file
-from backend.spark.sweeps import SweepCancelled
+from backend.services.cluster import ClusterSource, cluster_snapshot
 from components import banners, charts, tables, timerange
 from components.help import term
 from dashboard import ids, jobs, runtime
@@ -23,7 +22,6 @@ from dashboard import ids, jobs, runtime
 dash.register_page(__name__, path="/what-if", name="What-if", title="Railyard · What-if",
                    order=4)
 
-EXAMPLE_WORKLOAD = "config/examples/quota-workload.jsonl"
 DEFAULT_THROTTLE_LOG10 = math.log10(50e6)
 SWEEP_DEFAULTS = {
     "limits": "max.broker.partitions=4000,6000,8000; add_brokers=0,1,2",
@@ -201,7 +199,7 @@ def _quota_tab(c) -> html.Div:
         html.P(["Replay a workload of CreateTopics / CreatePartitions / DeleteTopics requests "
                 "(JSON Lines) through Kafka's ", term("token buckets", "tokens"), " in ",
                 term("strict", "strict"), " mode. Without an upload, the example workload ",
-                html.Code(EXAMPLE_WORKLOAD), " is replayed."], className="explain"),
+                html.Code(quota.EXAMPLE_WORKLOAD), " is replayed."], className="explain"),
         html.Div([
             dcc.Upload(id=ids.WI_QU_REQUESTS, children=html.Button("Upload workload .jsonl",
                                                                    className="button"),
@@ -225,15 +223,6 @@ def _quota_tab(c) -> html.Div:
     ], className="tab-body")
 
 
-def _workload_path(contents: str | None, filename: str | None) -> tuple[str, str | None, str]:
-    """(file to read, the upload to delete when the job ends or None, name for messages)."""
-    if not contents:
-        return EXAMPLE_WORKLOAD, None, f"example workload {EXAMPLE_WORKLOAD}"
-    rt = runtime.current()
-    path = quota.save_workload(contents, filename, rt.work_dir, rt.config.server.max_upload_bytes)
-    return path, path, filename
-
-
 @dash.callback(Output(ids.WI_QU_BUCKET, "figure"), Output(ids.WI_QU_SUMMARY, "children"),
                Output(ids.WI_QU_REQUESTS_NAME, "children"), Output(ids.WI_QU_ERROR, "children"),
                Input(ids.WI_QU_RUN, "n_clicks"), Input(ids.WI_QU_REQUESTS, "contents"),
@@ -244,8 +233,9 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
     try:
         if not samples or not window or samples < 1 or window < 1:
             raise BadInput("samples and window: give whole numbers of at least 1")
-        path, upload, name = _workload_path(contents, filename)
-        with uploads.kept_for_job(upload, filename):
+        rt = runtime.current()
+        with quota.workload_for_job(contents, filename, rt.work_dir,
+                                    rt.config.server.max_upload_bytes) as (path, name):
             r = quota.whatif(path, rate, int(samples), int(window))
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
@@ -350,8 +340,6 @@ def run_sweep(set_progress, clicks, kind, grid, workload, end, plan_contents, pl
                       f"{done} of {total} Spark tasks, {time.monotonic() - started:.0f} s"
                       if total else "starting Spark job..."])
 
-    source = rt.source(state["cluster"])
-    limit = rt.config.server.max_upload_bytes
     left_out = []
     try:
         set_progress(["0", "1", "preparing inputs..."])
@@ -361,20 +349,14 @@ def run_sweep(set_progress, clicks, kind, grid, workload, end, plan_contents, pl
                 end=timerange.parse_time(end, "history up to") if end else None)
             rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
             return _sweep_answer(kind, rows, started, left_out)
-        snap = cluster_snapshot(source)
-        plan = None
-        if kind == "throttle":
-            plan, _ = throttle.reassignment_for(
-                source, uploads.json_object(plan_contents, plan_name, limit), plan_name)
-        requests, upload, _ = _workload_path(requests_contents, requests_name) \
-            if kind == "quota" else (None, None, None)
-        with uploads.kept_for_job(upload, requests_name):
-            spec = whatif.sweep_spec(kind, grid, workload, snapshot_file(source, rt.work_dir),
-                                     plan, snap, requests, rt.work_dir)
-            rows = whatif.run_for_page(spec, rt.config.spark, progress, cancel.event)
+        rows = whatif.sweep_for_page(
+            kind, grid, workload, rt.source(state["cluster"]), (plan_contents, plan_name),
+            (requests_contents, requests_name), work_dir=rt.work_dir,
+            spark_config=rt.config.spark, max_upload_bytes=rt.config.server.max_upload_bytes,
+            progress=progress, cancel=cancel.event)
     except (BadInput, Unavailable) as e:
         return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
-    except SweepCancelled:
+    except whatif.SweepCancelled:
         return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True, ""
     return _sweep_answer(kind, rows, started, left_out)
 

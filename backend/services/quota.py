@@ -10,9 +10,11 @@ by its number in the file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -315,6 +317,23 @@ def save_workload(contents: str, filename: str | None, directory: str,
                   max_bytes: int = uploads.DEFAULT_MAX_BYTES) -> str:
     """An uploaded workload written to a file the quota loaders read (line numbers kept)."""
     return uploads.save_text(contents, filename, directory, ".jsonl", max_bytes)
+
+
+EXAMPLE_WORKLOAD = "config/examples/quota-workload.jsonl"  # replayed when none is uploaded
+
+
+@contextlib.contextmanager
+def workload_for_job(contents: str | None, filename: str | None, directory: str,
+                     max_bytes: int = uploads.DEFAULT_MAX_BYTES) -> Iterator[tuple[str, str]]:
+    """(file to read, its name for messages) while a job replays the what-if page's
+    workload: the upload written for the job and deleted after it, however it ends (its
+    errors name the user's file), or the example workload when nothing was uploaded."""
+    if not contents:
+        yield EXAMPLE_WORKLOAD, f"example workload {EXAMPLE_WORKLOAD}"
+        return
+    path = save_workload(contents, filename, directory, max_bytes)
+    with uploads.kept_for_job(path, filename):
+        yield path, filename or "upload"
 
 
 def whatif(requests_path: str, rate: float | None, samples: int = DEFAULT_SAMPLES,

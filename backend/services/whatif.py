@@ -7,6 +7,7 @@ backend.spark.sweeps, which maps the engines over the scenarios.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -21,7 +22,8 @@ from backend.errors import BadInput
 from backend.model.io import atomic_output, check_output_path, load_snapshot
 from backend.model.reassignment import Reassignment, load_reassignment
 from backend.model.snapshot import Snapshot
-from backend.services import limits, quota
+from backend.services import limits, quota, throttle, uploads
+from backend.services.cluster import ClusterSource, cluster_snapshot, snapshot_file
 from backend.spark import fleet
 from backend.spark import session as spark_session
 from backend.spark.spec import (
@@ -200,3 +202,28 @@ def run_for_page(spec: dict | Spec, spark_config: dict, progress: ProgressFn | N
     settings = spark_session.settings_from(config=spark_config)
     spark_session.start(settings)
     return run(spec, settings, progress, cancel).to_pandas()
+
+
+Upload = tuple[str | None, str | None]  # (a browser upload's contents, its file name)
+
+
+def sweep_for_page(kind: str, grid: str, workload: str | None, source: ClusterSource,
+                   plan: Upload, requests: Upload, *, work_dir: str, spark_config: dict,
+                   max_upload_bytes: int, progress: ProgressFn | None = None,
+                   cancel: threading.Event | None = None) -> pd.DataFrame:
+    """A limits, throttle or quota sweep of the what-if page on the warm Spark session:
+    the cluster's snapshot written as the spec's file, the Throttle tab's plan (or the
+    balance plan), the Quota tab's workload (kept only while the sweep runs). BadInput
+    names the field; SweepCancelled when ``cancel`` is set."""
+    snap = cluster_snapshot(source)
+    reassignment = None
+    if kind == "throttle":
+        contents, name = plan
+        reassignment, _ = throttle.reassignment_for(
+            source, uploads.json_object(contents, name, max_upload_bytes), name)
+    with contextlib.ExitStack() as job:
+        requests_path = job.enter_context(quota.workload_for_job(
+            *requests, work_dir, max_upload_bytes))[0] if kind == "quota" else None
+        spec = sweep_spec(kind, grid, workload, snapshot_file(source, work_dir),
+                          reassignment, snap, requests_path, work_dir)
+        return run_for_page(spec, spark_config, progress, cancel)
