@@ -1,45 +1,79 @@
-"""The house's import graph between folders: arrows that run back up, and circles.
+"""The house's import graph, checked against docs/architecture.md's table of floors.
 
     python scripts/import_graph.py          # counts, then every offending import
 
-Each folder sits on a floor (docs/architecture.md); an import may only point to the same
-floor or lower, and no two folders may import each other, directly or round a loop.
-Imports inside functions count too (a lazy import is still an arrow). Tests and
-benchmarks are left out: they may import anything.
+The table gives each folder its floor and what it may import (the backticked folders or
+modules of its "may import" column; "anything below" is every lower floor). An import
+breaks the house when its folder's row does not allow it, when a row allows a folder on
+a higher floor, or when folders import each other, directly or round a loop. A product
+file in no row of the table is reported too. Imports inside functions count (a lazy
+import is still an arrow). Tests, benchmarks and scripts may import anything.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "architecture.md"
+PRODUCT = ("backend", "dashboard", "pages", "components")
+UNPLACED_OK = ("backend/__init__.py",)
 
-FLOORS = {  # folder -> floor; a folder may import its own floor or lower
-    "backend/errors": 0,
-    "backend/model": 1,
-    "backend/engines": 2,
-    "backend/metrics": 3, "backend/gateways": 3, "backend/spark": 3, "backend/store": 3,
-    "backend/cache": 3,
-    "backend/twin": 4, "backend/executor": 4, "backend/localkafka": 4,
-    "backend/services": 5,
-    "components": 6,
-    "dashboard": 7,
-    "pages": 8,
-    "backend/cli": 9,
+# Imports the table forbids that issue 25's other parts remove; each entry names who moves
+# it. An entry no longer found is reported, so the list only shrinks.
+BEING_MOVED = {
+    ("pages/overview.py", "backend/store"): "issue 25: allowed actions from the services",
+    ("pages/plan.py", "backend/store"): "issue 25: allowed actions from the services",
+    ("pages/reassignments.py", "backend/engines"): "issue 25: goals from the services",
+    ("components/capacity.py", "backend/engines"): "issue 25: the Scenario checked in services",
+    ("components/capacity.py", "backend/services"): "issue 25: the Scenario checked in services",
+    ("components/plans.py", "backend/services"): "issue 25: one room for the plan UI",
 }
-SKIP = ("tests", "benchmarks", "scripts", ".venv")
 
 
-def folder_of(path: str) -> str | None:
-    """The longest FLOORS key that ``path`` (a/b/c.py or a module a.b.c) lies under."""
-    path = path.replace(".", "/")
-    best = None
-    for f in FLOORS:
-        if (path == f or path.startswith(f + "/")) and (best is None or len(f) > len(best)):
-            best = f
-    return best
+@dataclass(frozen=True)
+class Room:
+    """One row of the table: a folder (or module), its floor, what it may import."""
+
+    folder: str
+    floor: int
+    may_import: tuple[str, ...]  # folders or modules, as a/b or a/b/c
+    anything_below: bool
+
+
+def _paths(cell: str) -> list[str]:
+    return [p.strip().rstrip("/").removesuffix(".py") for p in re.findall(r"`([^`]+)`", cell)]
+
+
+def rooms(doc: Path = DOC) -> dict[str, Room]:
+    """The table of floors in docs/architecture.md: | floor | folder | what | may import |."""
+    out: dict[str, Room] = {}
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].isdigit():
+            continue
+        for folder in _paths(cells[1]):
+            out[folder] = Room(folder, int(cells[0]), tuple(_paths(cells[3])),
+                               cells[3].lower().startswith("anything below"))
+    if not out:
+        raise SystemExit(f"{doc}: no table of floors (| floor | folder | what | may import |)")
+    return out
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def folder_of(path: str, table: dict[str, Room]) -> str | None:
+    """The longest folder of the table that ``path`` (a/b/c.py or a module a.b.c) lies
+    under."""
+    path = path.removesuffix(".py").replace(".", "/")
+    found = [f for f in table if _under(path, f)]
+    return max(found, key=len) if found else None
 
 
 def imports(file: Path) -> list[str]:
@@ -59,21 +93,32 @@ def imports(file: Path) -> list[str]:
     return out
 
 
-def edges() -> list[tuple[str, str, str, str]]:
+def product_files() -> list[Path]:
+    return [f for top in PRODUCT for f in sorted((ROOT / top).rglob("*.py"))]
+
+
+def edges(table: dict[str, Room]) -> list[tuple[str, str, str, str]]:
     """(from folder, to folder, file, module) for every import between two folders."""
     out = []
-    for file in sorted(ROOT.rglob("*.py")):
+    for file in product_files():
         rel = file.relative_to(ROOT).as_posix()
-        if rel.startswith(SKIP):
-            continue
-        src = folder_of(rel.removesuffix(".py"))
+        src = folder_of(rel, table)
         if src is None:
             continue
         for module in imports(file):
-            dst = folder_of(module)
+            dst = folder_of(module, table)
             if dst is not None and dst != src:
                 out.append((src, dst, rel, module))
     return out
+
+
+def allowed(room: Room, module: str, table: dict[str, Room]) -> bool:
+    """Whether ``room``'s row lets it import ``module``."""
+    path = module.replace(".", "/")
+    if room.anything_below:
+        dst = folder_of(module, table)
+        return dst is not None and table[dst].floor < room.floor
+    return any(_under(path, entry) for entry in room.may_import)
 
 
 def circles(pairs: set[tuple[str, str]]) -> list[list[str]]:
@@ -112,19 +157,44 @@ def circles(pairs: set[tuple[str, str]]) -> list[list[str]]:
     return found
 
 
+def problems(table: dict[str, Room] | None = None) -> dict[str, list[str]]:
+    """Everything that breaks the house, by kind (each list empty when all is well)."""
+    table = rooms() if table is None else table
+    all_edges = edges(table)
+    up_rows = [f"{r.folder} (floor {r.floor}) may import {e} (floor {table[d].floor})"
+               for r in table.values() for e in r.may_import
+               for d in [folder_of(e, table)] if d is None or table[d].floor > r.floor]
+    forbidden, moving, seen = [], [], set()
+    for src, dst, file, module in all_edges:
+        if allowed(table[src], module, table):
+            continue
+        line = f"{file} imports {module} ({src} may not import {dst})"
+        if (file, dst) in BEING_MOVED:
+            seen.add((file, dst))
+            moving.append(f"{line}: {BEING_MOVED[(file, dst)]}")
+        else:
+            forbidden.append(line)
+    unplaced = [f.relative_to(ROOT).as_posix() for f in product_files()
+                if folder_of(f.relative_to(ROOT).as_posix(), table) is None
+                and f.relative_to(ROOT).as_posix() not in UNPLACED_OK]
+    return {
+        "forbidden": forbidden,
+        "rows allowing an import up": up_rows,
+        "circles": [" <-> ".join(g) for g in circles({(a, b) for a, b, _, _ in all_edges})],
+        "files in no row": unplaced,
+        "moved already (remove from BEING_MOVED)": [
+            f"{file} -> {dst}" for file, dst in sorted(set(BEING_MOVED) - seen)],
+        "being moved": moving,
+    }
+
+
 def main() -> int:
-    all_edges = edges()
-    up = [e for e in all_edges if FLOORS[e[1]] > FLOORS[e[0]]]
-    loops = circles({(a, b) for a, b, _, _ in all_edges})
-    print(f"folder arrows: {len({(a, b) for a, b, _, _ in all_edges})}, "
-          f"imports back up: {len(up)}, "
-          f"folder pairs back up: {len({(a, b) for a, b, _, _ in up})}, "
-          f"circles between folders: {len(loops)}")
-    for a, b, file, module in up:
-        print(f"  up: {file} imports {module} ({a} -> {b})")
-    for group in loops:
-        print(f"  circle: {' <-> '.join(group)}")
-    return 1 if up or loops else 0
+    found = problems()
+    print(", ".join(f"{kind}: {len(lines)}" for kind, lines in found.items()))
+    for kind, lines in found.items():
+        for line in lines:
+            print(f"  {kind}: {line}")
+    return 1 if any(lines for kind, lines in found.items() if kind != "being moved") else 0
 
 
 if __name__ == "__main__":
