@@ -199,11 +199,11 @@ def execute(plan_id: int):
         raise BadInput("migration: expected true or false")
     rt = runtime.current()
     cluster = plan_service.get(_store(), plan_id).cluster
-    plan = shrink_execution.request_execute(_store(), auth.current_actor(), plan_id,
-                                            gateway=rt.gateways.get(cluster),
-                                            topics_of=rt.topics_of,
-                                            configs_of=rt.throttle_configs_of,
-                                            migration=migration)
+    plan = plan_service.execute(_store(), auth.current_actor(), plan_id,
+                                        gateway=rt.gateways.get(cluster),
+                                        topics_of=rt.topics_of,
+                                        configs_of=rt.throttle_configs_of,
+                                        migration=migration)
     return jsonify(id=plan.id, state=plan.state), 202
 
 

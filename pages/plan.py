@@ -219,10 +219,10 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
     try:
         if action in (ids.PV_EXECUTE, ids.PV_MIGRATE):
             cluster = plan_service.get(store, plan_id).cluster
-            shrink_execution.request_execute(store, who, plan_id, gateway=_gateway(cluster),
-                                             topics_of=rt.topics_of,
-                                             configs_of=rt.throttle_configs_of,
-                                             migration=action == ids.PV_MIGRATE)
+            plan_service.execute(store, who, plan_id, gateway=_gateway(cluster),
+                                         topics_of=rt.topics_of,
+                                         configs_of=rt.throttle_configs_of,
+                                         migration=action == ids.PV_MIGRATE)
         elif action == ids.PV_PAUSE:
             execution.pause(store, who, plan_id)
         elif action == ids.PV_RESUME:

@@ -112,5 +112,3 @@ def _clear_failed(site: Site, plan: Plan, attempt: int, e: Exception, now: float
 
 
 Start = Callable[[Site, Plan, float], bool]  # True: it wrote an execution row to tick
-STARTS: dict[str, Start] = {"reassignment": start_batches, "shrink": start_shrink,
-                            "clear_throttles": run_clear}

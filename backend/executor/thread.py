@@ -15,7 +15,7 @@ from backend.errors import Conflict, NotFound, Unavailable
 from backend.executor.journal import StoreJournal
 from backend.executor.loop import Executor
 from backend.executor.retry import RetryPolicy
-from backend.executor.runs import EXECUTORS, STARTS, Site, Start
+from backend.executor.runs import EXECUTORS, Site, Start
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
 from backend.store.executions import ENDED, LIVE, ExecutionRecords
@@ -38,8 +38,9 @@ class ExecutorThread(threading.Thread):
     def __init__(self, store: Store, clusters: list[str], gateways: GatewayOf,
                  snapshot_of: Callable[[str], Snapshot], interval: float = 1.0,
                  clock: Callable[[], float] = time.time, holder: str | None = None,
-                 retry: RetryPolicy | None = None,
-                 starts: Mapping[str, Start] = STARTS) -> None:
+                 retry: RetryPolicy | None = None, *, starts: Mapping[str, Start]) -> None:
+        """``starts``: how each kind of plan starts (the plan kinds' registry,
+        backend/services/plan_kinds, hands them over: services.execution.executor_thread)."""
         super().__init__(daemon=True, name="railyard-executor")
         self.store, self.clusters, self.gateways = store, clusters, gateways
         self.snapshot_of, self.interval, self.clock = snapshot_of, interval, clock

@@ -22,7 +22,8 @@ from backend.errors import Conflict
 from backend.executor.journal import at
 from backend.executor.thread import ExecutorThread, GatewayOf
 from backend.model.snapshot import Snapshot
-from backend.services import plan_preview, plans, shrink_execution
+from backend.services import plan_preview, plans
+from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store.executions import ACTIVE, LIVE, ExecutionRecords
 from backend.store.store import Plan, Store
 from backend.store.workflow import SYSTEM, Actor, authorize
@@ -43,9 +44,9 @@ def _request(store: Store, actor: Actor, plan_id: int, action: str, allowed: tup
     now = time.time() if now is None else now
     plan = plans.get(store, plan_id)
     authorize(actor, "execute", plan.author)
-    if plan.kind == "shrink":
-        raise Conflict(f"plan {plan_id} is a shrink: it cannot {action}, its stages run on "
-                       "the cluster's clock (cancel stops it before DeletePartitions is sent)")
+    why = kind_of(plan.kind).unpausable
+    if why is not None:
+        raise Conflict(f"plan {plan_id} is a {plan.kind}: it cannot {action}, {why}")
     records = ExecutionRecords(store)
     if records.get(plan_id) is None:
         raise Conflict(f"plan {plan_id} is {plan.state}: it is not running, so it cannot "
@@ -99,7 +100,7 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "observed_eta_seconds": (remaining / rate if rate else None)
         if ex.state in ACTIVE else 0.0,
         "per_batch": per_batch,
-        "shrink": shrink_execution.progress(records, ex, now),
+        "shrink": kind_of(plans.summary(store, plan_id).kind).progress(records, ex, now),
     }
 
 
@@ -125,7 +126,8 @@ def executor_thread(store: Store, clusters: list[str], gateways: GatewayOf,
                     snapshot_of: Callable[[str], Snapshot], **options: Any) -> ExecutorThread:
     """The executor thread of `railyard serve` for ``clusters`` (not yet started); options:
     interval, clock, holder, retry (backend/executor/thread.py)."""
-    return ExecutorThread(store, clusters, gateways, snapshot_of, **options)
+    return ExecutorThread(store, clusters, gateways, snapshot_of,
+                          starts={name: kind.start for name, kind in KINDS.items()}, **options)
 
 
 # ---- the demo ---------------------------------------------------------------------------------
@@ -148,7 +150,7 @@ def propose_demo_plan(store: Store, snap: Snapshot, author: Actor) -> Plan | Non
         {"topic": str(snap.topic_names[snap.part_topic[r]]), "partition": int(snap.part_id[r]),
          "replicas": [4 if b == 1 else b for b in snap.replicas_of(r)]} for r in rows.tolist()]}
     draft = plan_preview.from_kafka_json(snap, content, throttle=DEMO_THROTTLE)
-    return plans.propose(store, author, cluster=snap.cluster, kind="reassignment",
+    return plans.propose(store, author, cluster=snap.cluster, kind=REASSIGNMENT,
                          content=draft.content, preview=draft.preview, snapshot=snap,
                          title="Move 300 replicas from broker 1 to broker 4 (demo)",
                          throttle=DEMO_THROTTLE)

@@ -5,6 +5,7 @@ basis records the current replicas of every partition the plan touches and, for 
 the topic's partition count; before approval and again before execution the services
 compare it with the cluster now, and a difference names the partitions and asks for a
 re-proposal instead of running moves computed for a cluster that no longer exists.
+Which partitions a plan touches is its kind's to say (backend/services/plan_kinds).
 """
 
 from __future__ import annotations
@@ -15,21 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.engines.batches import padded_rows
-from backend.errors import BadInput
 from backend.model.snapshot import Snapshot
-
-
-def touched(kind: str, content: dict) -> tuple[list[tuple[str, int]], list[str]]:
-    """(partitions, topics whose partition count matters) that a plan's content touches."""
-    try:
-        if kind == "reassignment":
-            return [(str(e["topic"]), int(e["partition"])) for e in content["partitions"]], []
-        if kind == "shrink":
-            topic = str(content["topic"])
-            return [(topic, int(p)) for p in content["removed_partitions"]], [topic]
-    except (KeyError, TypeError, ValueError) as e:
-        raise BadInput(f"{kind} plan: malformed content ({type(e).__name__}: {e})") from None
-    raise BadInput(f"unknown plan kind '{kind}' (kinds: reassignment, shrink)")
 
 
 def fingerprint(snap: Snapshot, partitions: Iterable[tuple[str, int]],
@@ -47,19 +34,6 @@ def fingerprint(snap: Snapshot, partitions: Iterable[tuple[str, int]],
     counts = {t: snap.topic_partition_count(snap.topic_index(t)) for t in topics}
     return {"partitions": dict(zip(keys, _replicas(snap, rows), strict=True)),
             "topics": counts}
-
-
-def basis_for(snap: Snapshot | None, kind: str, content: dict) -> dict:
-    """The basis to store with a plan proposed against ``snap``; a clear-throttles plan's
-    is the values of its configs, read when it was proposed (they are in its content)."""
-    if kind == "clear_throttles":
-        try:
-            return {"configs": {config_id(c["entity_type"], c["name"], c["key"]): c["value"]
-                                for c in content["configs"]}}
-        except (KeyError, TypeError) as e:
-            raise BadInput(f"clear_throttles plan: malformed content ({e})") from None
-    partitions, topics = touched(kind, content)
-    return fingerprint(snap, partitions, topics)
 
 
 @dataclass(frozen=True)

@@ -11,27 +11,22 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from backend.errors import BadInput, Conflict, NotFound, Unavailable
+from backend.errors import BadInput, Conflict, NotFound
+from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
-from backend.services.plan_basis import StoredBasis, basis_for, config_changes
+from backend.services.plan_kinds import CLEAR, KINDS, ConfigsOf, TopicsOf, kind_of
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
 from backend.store.store import AuditEntry, Decision, Plan, Store
-from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize, next_state
+from backend.store.workflow import SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
-# (cluster name, topics) -> those topics as they are now, read from the live cluster (a
-# topic it no longer has is absent; a snapshot holding more is fine)
-TopicsOf = Callable[[str, list[str]], Snapshot]
-# cluster name -> its throttle configs now, (entity_type, name, key) -> value
-ConfigsOf = Callable[[str], dict[tuple[str, str, str], str]]
-CLEAR = "clear_throttles"
+__all__ = ["CLEAR", "ConfigsOf", "TopicsOf"]  # the plan kinds' names and readers, for callers
 OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
 MAX_CHANGES_NAMED = 5
 log = logging.getLogger(__name__)
@@ -57,9 +52,10 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
     clear-throttles plan: against the config values in its content; admins only)."""
     authorize(actor, "propose")
-    if kind == CLEAR:
-        authorize(actor, CLEAR)
-    if kind not in KINDS:
+    plan_kind = KINDS.get(kind)
+    if plan_kind is not None and plan_kind.propose_right is not None:
+        authorize(actor, plan_kind.propose_right)
+    if plan_kind is None:
         raise BadInput(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
     if not isinstance(cluster, str) or not cluster.strip():
         raise BadInput("cluster: required")
@@ -72,9 +68,9 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
         sha = plan_sha256(kind, cluster, content, throttle)
     except (TypeError, ValueError) as e:
         raise BadInput(f"plan: not JSON ({e})") from None
-    basis = basis_for(snapshot, kind, content)
+    basis = plan_kind.basis(snapshot, content)
     now = _now(now)
-    title = (title or "").strip() or _default_title(kind, content)
+    title = (title or "").strip() or plan_kind.title(content)
     row = {"kind": kind, "cluster": cluster, "title": title[:500], "author": actor.name,
            "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
            "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
@@ -87,15 +83,6 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     # the row as stored, not read back: a 100k-move plan's content and basis are megabytes
     # of JSON to decode again (what get reads back equals these values)
     return Plan(id=plan_id, **row)
-
-
-def _default_title(kind: str, content: dict) -> str:
-    if kind == CLEAR:
-        return f"clear {len(content.get('configs', []))} leftover throttle configs"
-    if kind == "shrink":
-        return f"shrink {content.get('topic')} from {content.get('from')} to " \
-               f"{content.get('to')} partitions"
-    return f"reassign {len(content.get('partitions', []))} partitions"
 
 
 def get(store: Store, plan_id: int) -> Plan:
@@ -157,6 +144,19 @@ def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None =
     authorize(actor, "withdraw", plan.author)
     _check_state(plan, "withdraw")
     return _change(store, actor, plan, "withdraw", now)
+
+
+def execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader | None,
+            topics_of: TopicsOf, configs_of: ConfigsOf | None = None, migration: bool = False,
+            now: datetime | None = None) -> Plan:
+    """Execute, for every kind of plan (the API's and the plan page's): the plan's kind
+    first says whether this cluster (``gateway``) can run it the way asked
+    (``migration``: a shrink's migration instead of its stages), then request_execute."""
+    plan = _load(store, plan_id, content=False)
+    kind = kind_of(plan.kind)
+    kind.check_execute(plan if kind.large else get(store, plan_id), gateway, migration)
+    return request_execute(store, actor, plan_id, topics_of=topics_of, configs_of=configs_of,
+                           now=now)
 
 
 def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: TopicsOf,
@@ -267,14 +267,7 @@ def _check_unexpired(plan: Plan, now: datetime) -> None:
 
 
 def _check_basis(plan: Plan, topics_of: TopicsOf, configs_of: ConfigsOf | None) -> None:
-    if plan.kind == CLEAR:
-        if configs_of is None:
-            raise Unavailable(f"Cluster '{plan.cluster}'", "its throttle configs were not "
-                              "read: a clear-throttles plan is checked against them")
-        changes = config_changes(plan.basis, configs_of(plan.cluster))
-    else:
-        basis = StoredBasis.parse(plan.basis)
-        changes = basis.changes(topics_of(plan.cluster, basis.topics))
+    changes = kind_of(plan.kind).changes(plan, topics_of, configs_of)
     if changes:
         named = "; ".join(changes[:MAX_CHANGES_NAMED])
         more = len(changes) - MAX_CHANGES_NAMED

@@ -32,13 +32,13 @@ def test_refused_then_the_migration_runs_as_a_checklist(gw, tmp_path):
     plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
                   topics_of=lambda *_: gw.assignment(), now=now + timedelta(seconds=1))
     with pytest.raises(Conflict) as e:
-        shrink_execution.request_execute(store, OPERATOR, plan.id, gateway=gw,
-                                         topics_of=lambda *_: gw.assignment())
+        plans.execute(store, OPERATOR, plan.id, gateway=gw,
+                      topics_of=lambda *_: gw.assignment())
     assert str(e.value) == ("cluster 'tansu' cannot delete partitions (Apache Kafka has no "
                             "DeletePartitions API): run the migration to 'orders.p2' instead")
     assert plans.get(store, plan.id).state == "approved"
-    shrink_execution.request_execute(store, OPERATOR, plan.id, gateway=gw, migration=True,
-                                     topics_of=lambda *_: gw.assignment())
+    plans.execute(store, OPERATOR, plan.id, gateway=gw, migration=True,
+                  topics_of=lambda *_: gw.assignment())
     thread = execution.executor_thread(store, ["tansu"], lambda _c: gw,
                                       lambda _c: gw.assignment(), holder="tansu-test")
     for _ in range(3):

@@ -12,7 +12,7 @@ from backend.model.io import save_snapshot
 from backend.model.snapshot import Limits
 from backend.services import plans
 from backend.services.cluster import ClusterSource, cluster_snapshot, touched_snapshot
-from backend.services.plan_basis import basis_for
+from backend.services.plan_kinds import basis_for
 from backend.store.store import open_store
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway

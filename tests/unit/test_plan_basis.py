@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from backend.errors import BadInput
-from backend.services.plan_basis import basis_changes, basis_for, touched
+from backend.services.plan_basis import basis_changes
+from backend.services.plan_kinds import basis_for, touched
 from tests.plan_helpers import ORDERS, cluster, moves, shrink_content
 
 

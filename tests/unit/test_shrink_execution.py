@@ -54,7 +54,7 @@ class World:
         return plan.id
 
     def execute(self, plan_id: int, migration: bool = False) -> None:
-        shrink_execution.request_execute(
+        plans.execute(
             self.store, OPERATOR, plan_id, gateway=self.gw, migration=migration,
             topics_of=lambda *_: self.twin.assignment(), now=T0 + timedelta(seconds=2))
 

@@ -1,0 +1,60 @@
+"""What one kind of plan is: the pieces that differ from kind to kind, behind one shape.
+
+The services, the executor thread and the pages ask a kind (backend/services/plan_kinds)
+for these instead of comparing kind names; a new kind is one module here (and its page
+block on the UI floors, dashboard/plan_views/kinds/)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from backend.errors import BadInput
+from backend.executor.runs import Start
+from backend.gateways.base import ClusterReader
+from backend.model.snapshot import Snapshot
+from backend.store.executions import Execution, ExecutionRecords
+from backend.store.store import Plan
+
+# (cluster name, topics) -> those topics as they are now, read from the live cluster (a
+# topic it no longer has is absent; a snapshot holding more is fine)
+TopicsOf = Callable[[str, list[str]], Snapshot]
+# cluster name -> its throttle configs now, (entity_type, name, key) -> value
+ConfigsOf = Callable[[str], dict[tuple[str, str, str], str]]
+
+
+def no_migration(plan: Plan, gateway: ClusterReader | None, migration: bool) -> None:
+    """Any cluster that can be changed runs it; it has no migration to run instead."""
+    if migration:
+        raise BadInput(f"migration: plan {plan.id} is a {plan.kind}; only a shrink has one")
+
+
+def no_progress(records: ExecutionRecords, ex: Execution, now: float) -> dict | None:
+    """Nothing beyond the batches every execution reports."""
+    return None
+
+
+@dataclass(frozen=True)
+class PlanKind:
+    """One kind of plan."""
+
+    name: str
+    # the default title of a plan with this content
+    title: Callable[[dict], str]
+    # the basis stored with the plan, proposed against the snapshot (None: not read)
+    basis: Callable[[Snapshot | None, dict], dict]
+    # what changed on the cluster since the plan's basis, one phrase each
+    changes: Callable[[Plan, TopicsOf, ConfigsOf | None], list[str]]
+    # how the executor starts it (backend/executor/runs.py)
+    start: Start
+    # refuse Execute on this cluster, in one line (``migration``: the migration asked)
+    check_execute: Callable[[Plan, ClusterReader | None, bool], None] = no_migration
+    # its own progress beside the batches (the "shrink" part of an execution's progress)
+    progress: Callable[[ExecutionRecords, Execution, float], dict | None] = no_progress
+    # why pause and resume do not act on its execution (None: they do)
+    unpausable: str | None = None
+    # (partitions, topics whose partition count matters) its content touches
+    touched: Callable[[dict], tuple[list[tuple[str, int]], list[str]]] = lambda _c: ([], [])
+    propose_right: str | None = None  # a right beyond "propose" its author needs
+    large: bool = False  # content and basis can be megabytes: pages read them lazily
+    throttled: bool = False  # it carries a replication throttle
