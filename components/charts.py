@@ -201,28 +201,78 @@ MARKER_COLOURS = {"proposed": GREY, "approved": OK, "executing": NEAR, "complete
                   "failed": OVER, "cancelled": OVER}
 
 
+BATCH_LINES_ON_HOVER = 24  # batch events a band's hover lists at most
+RIGHT_SHARE = 0.8  # a label past this share of the x range reads leftwards, inside the chart
+
+
 def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
     """A time-series figure with a dotted vertical line per plan event ("#12 approved")
-    and a dashed one per execution batch start or end ("#12 batch 3 started"), so a chart
-    shows which plan was proposed, approved or moving data when. Figures without
-    a time axis (a chart that says why it is empty) are returned as they are."""
+    and one shaded band per plan's execution batches in the window, its batches listed on
+    hovering its label (a plan of 300 batches drew 600 stacked labels). A label near the
+    right edge reads leftwards, so it is not cut off. Figures without a time axis (a chart
+    that says why it is empty) are returned as they are."""
     if not events or not isinstance(figure, dict):
         return figure
     layout = figure["layout"]
     shapes, notes = list(layout.get("shapes", [])), list(layout.get("annotations", []))
-    for i, e in enumerate(events):
-        x = pd.Timestamp(e["at"], unit="s").strftime("%Y-%m-%d %H:%M:%S")
-        batch = e.get("kind") == "batch"  # an execution batch: fainter, dashed
-        colour = BATCH_COLOUR if batch else MARKER_COLOURS.get(e["state"], GREY)
+    near_right = _right_edge_test(layout.get("xaxis", {}).get("range"))
+    plan_events = [e for e in events if e.get("kind") != "batch"]
+    for i, e in enumerate(plan_events):
+        x = _x(e["at"])
+        colour = MARKER_COLOURS.get(e["state"], GREY)
         shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper",
-                       "y0": 0, "y1": 1, "line": {"color": colour, "width": 1,
-                                                  "dash": "dash" if batch else "dot"}})
+                       "y0": 0, "y1": 1, "line": {"color": colour, "width": 1, "dash": "dot"}})
         notes.append({"text": f"#{e['plan_id']} {e['state']}", "showarrow": False, "xref": "x",
                       "x": x, "yref": "paper", "y": 1 - 0.07 * (i % 3), "yanchor": "top",
-                      "xanchor": "left", "font": {"size": 10, "color": colour},
+                      "xanchor": "right" if near_right(e["at"]) else "left",
+                      "font": {"size": 10, "color": colour},
                       "hovertext": f"plan {e['plan_id']}: {e['title']} ({e['state']} by "
                                    f"{e['user']})"})
+    batches: dict[int, list[dict]] = {}
+    for e in events:
+        if e.get("kind") == "batch":
+            batches.setdefault(e["plan_id"], []).append(e)
+    for plan_id, marks in batches.items():
+        start, end = min(m["at"] for m in marks), max(m["at"] for m in marks)
+        shapes.append({"type": "rect", "xref": "x", "x0": _x(start), "x1": _x(end),
+                       "yref": "paper", "y0": 0, "y1": 1, "layer": "below",
+                       "fillcolor": BATCH_COLOUR, "opacity": 0.15,
+                       "line": {"color": BATCH_COLOUR, "width": 1, "dash": "dash"}})
+        notes.append({"text": _band_label(plan_id, marks), "showarrow": False, "xref": "x",
+                      "x": _x(start), "yref": "paper", "y": 0, "yanchor": "bottom",
+                      "xanchor": "right" if near_right(start) else "left",
+                      "font": {"size": 10, "color": BATCH_COLOUR},
+                      "hovertext": _band_hover(plan_id, marks)})
     return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
+
+
+def _x(at: float) -> str:
+    return pd.Timestamp(at, unit="s").strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _right_edge_test(x_range: list | None):
+    """Whether a time (epoch s) lies in the right part of the x range, where a label
+    reading rightwards would run off the chart."""
+    if not x_range:
+        return lambda at: False
+    lo, hi = (pd.Timestamp(x).timestamp() for x in x_range)
+    return lambda at: at > lo + RIGHT_SHARE * (hi - lo)
+
+
+def _band_label(plan_id: int, marks: list[dict]) -> str:
+    """'#7 batch 2 started' for one batch event, '#7 batches (60 starts and ends)' for more."""
+    if len(marks) == 1:
+        return f"#{plan_id} {marks[0]['state']}"
+    return f"#{plan_id} batches ({len(marks)} starts and ends)"
+
+
+def _band_hover(plan_id: int, marks: list[dict]) -> str:
+    title = marks[0]["title"]
+    lines = [f"{pd.Timestamp(m['at'], unit='s'):%H:%M:%S} {m['state']}"
+             for m in marks[:BATCH_LINES_ON_HOVER]]
+    more = len(marks) - BATCH_LINES_ON_HOVER
+    return "<br>".join([f"plan {plan_id}: {title}", *lines,
+                        *([f"... and {more} more"] if more > 0 else [])])
 
 
 def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],

@@ -1,0 +1,60 @@
+"""Batch markers do not bury the charts: one band per plan execution with its batches on
+hover (60-600 "#N batch k" labels stacked before), and a marker near the right edge reads
+leftwards instead of being cut off ("#1 proposed" was)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pandas as pd
+
+from components import charts
+from tests.plan_helpers import T0
+
+START = T0.timestamp()
+
+
+def x(at: float) -> str:
+    """A time as the chart's x axis writes it."""
+    return pd.Timestamp(at, unit="s").strftime("%Y-%m-%d %H:%M:%S")
+
+
+def series(minutes: int = 60) -> dict:
+    frame = pd.DataFrame({"time": pd.to_datetime([T0, T0 + timedelta(minutes=minutes)])
+                          .tz_convert(None), "value": [1.0, 2.0], "series": ["a", "a"]})
+    return charts.time_series(frame, "t", "x", x_range=(
+        x(START), x(START + minutes * 60)))
+
+
+def batch_events(plan_id: int, batches: int, first: float) -> list[dict]:
+    return [{"at": first + 20 * k + (10 if what == "ended" else 0), "plan_id": plan_id,
+             "kind": "batch", "state": f"batch {k + 1} {what}", "user": "railyard",
+             "title": f"plan {plan_id}'s moves"}
+            for k in range(batches) for what in ("started", "ended")]
+
+
+def test_one_band_per_execution_with_its_batches_on_hover():
+    events = batch_events(7, 30, START + 60) + batch_events(8, 5, START + 1800)
+    fig = charts.with_plan_markers(series(), events)
+    bands = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
+    assert [(b["x0"], b["x1"]) for b in bands] == [
+        (x(START + 60), x(START + 60 + 20 * 29 + 10)),
+        (x(START + 1800), x(START + 1800 + 20 * 4 + 10))]
+    labels = fig["layout"]["annotations"]
+    assert [a["text"] for a in labels] == ["#7 batches (60 starts and ends)",
+                                           "#8 batches (10 starts and ends)"]
+    hover = labels[0]["hovertext"].split("<br>")
+    assert hover[0] == "plan 7: plan 7's moves"
+    assert hover[1].endswith("batch 1 started") and hover[2].endswith("batch 1 ended")
+    assert hover[-1] == f"... and {60 - charts.BATCH_LINES_ON_HOVER} more"
+    assert len(fig["layout"]["shapes"]) == 2  # no line per batch event
+
+
+def test_a_marker_near_the_right_edge_reads_leftwards():
+    events = [{"at": START + 60, "plan_id": 1, "state": "approved", "user": "anna",
+               "title": "t"},
+              {"at": START + 3590, "plan_id": 1, "state": "proposed", "user": "olga",
+               "title": "t"}]
+    fig = charts.with_plan_markers(series(), events)
+    anchors = {a["text"]: a["xanchor"] for a in fig["layout"]["annotations"]}
+    assert anchors == {"#1 approved": "left", "#1 proposed": "right"}
