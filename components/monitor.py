@@ -48,7 +48,7 @@ class View:
         (the metric's own error would guess at exporters), else the error."""
         if self.data_end is None:
             return str(error)
-        return f"no data in {self.window.label}: the cluster's metrics end at {_iso(self.data_end)}"
+        return f"no data in this window: the cluster's metrics end at {_iso(self.data_end)}"
 
     def note(self, figure: dict) -> str | None:
         """A card's note when its figure could not be read (None when it was)."""

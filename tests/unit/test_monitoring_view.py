@@ -49,7 +49,7 @@ def test_cards_and_figures_give_the_real_reason_when_the_data_ends_before(wired)
     cards, fig, notes = monitoring_view.monitored(
         "overview", "/", STATE, lambda source, w: answer, draw_cards, ("Partition health",))
     [note] = cards
-    assert note == "no data in last 6 h: the cluster's metrics end at 2024-01-01 01:00 UTC"
+    assert note == "no data in this window: the cluster's metrics end at 2024-01-01 01:00 UTC"
     assert said(fig) == note
     assert "metrics end at 2024-01-01 01:00 UTC" in str(notes)  # the banner links there
 
