@@ -23,8 +23,8 @@ DOC = ROOT / "docs" / "architecture.md"
 PRODUCT = ("backend", "dashboard", "pages", "components")
 UNPLACED_OK = ("backend/__init__.py",)
 
-# Imports the table forbids that issue 25's other parts remove; each entry names who moves
-# it. An entry no longer found is reported, so the list only shrinks.
+# Imports the table forbids that issue 25's other parts remove; each entry names what
+# moves it. An entry no longer found is reported (not an error), so it can be deleted.
 BEING_MOVED = {
     ("pages/overview.py", "backend/store"): "issue 25: allowed actions from the services",
     ("pages/plan.py", "backend/store"): "issue 25: allowed actions from the services",
@@ -188,13 +188,16 @@ def problems(table: dict[str, Room] | None = None) -> dict[str, list[str]]:
     }
 
 
+FAILING = ("forbidden", "rows allowing an import up", "circles", "files in no row")
+
+
 def main() -> int:
     found = problems()
     print(", ".join(f"{kind}: {len(lines)}" for kind, lines in found.items()))
     for kind, lines in found.items():
         for line in lines:
             print(f"  {kind}: {line}")
-    return 1 if any(lines for kind, lines in found.items() if kind != "being moved") else 0
+    return 1 if any(found[kind] for kind in FAILING) else 0
 
 
 if __name__ == "__main__":
