@@ -260,10 +260,12 @@ def _right_edge_test(x_range: list | None):
 
 
 def _band_label(plan_id: int, marks: list[dict]) -> str:
-    """'#7 batch 2 started' for one batch event, '#7 batches (60 starts and ends)' for more."""
+    """'#7 batch 2 started' for one batch event, '#7: 30 batches' (those started in the
+    window, or else those ended) for more."""
     if len(marks) == 1:
         return f"#{plan_id} {marks[0]['state']}"
-    return f"#{plan_id} batches ({len(marks)} starts and ends)"
+    started = sum(m["state"].endswith("started") for m in marks)
+    return f"#{plan_id}: {started or len(marks)} batches"
 
 
 def _band_hover(plan_id: int, marks: list[dict]) -> str:

@@ -41,8 +41,7 @@ def test_one_band_per_execution_with_its_batches_on_hover():
         (x(START + 60), x(START + 60 + 20 * 29 + 10)),
         (x(START + 1800), x(START + 1800 + 20 * 4 + 10))]
     labels = fig["layout"]["annotations"]
-    assert [a["text"] for a in labels] == ["#7 batches (60 starts and ends)",
-                                           "#8 batches (10 starts and ends)"]
+    assert [a["text"] for a in labels] == ["#7: 30 batches", "#8: 5 batches"]
     hover = labels[0]["hovertext"].split("<br>")
     assert hover[0] == "plan 7: plan 7's moves"
     assert hover[1].endswith("batch 1 started") and hover[2].endswith("batch 1 ended")
