@@ -21,7 +21,8 @@ from backend.services import execution, plan_preview, shrink_execution, throttle
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
-from dashboard import auth, drafts, runtime
+from dashboard import auth, runtime
+from dashboard.plan_views import grids
 
 log = logging.getLogger("railyard.api")
 
@@ -145,7 +146,7 @@ def propose():
         preview=draft.preview, snapshot=snap, title=title or draft.title,
         throttle=body.get("throttle"))
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
-        drafts.keep_plan_grid(plan.id, draft.table)
+        grids.keep_plan_grid(plan.id, draft.table)
     return _proposed(plan)
 
 

@@ -1,4 +1,5 @@
-"""Drafts between callbacks: a previewed plan stays on the server under a token.
+"""Drafts between callbacks: a previewed plan stays on the server under a token (stored
+plans' grids are dashboard/plan_views/grids.py's).
 
 A 100k-move plan is megabytes of JSON; sending it to the browser and back on every
 callback would cost seconds. The page keeps only the token; the draft (what Propose
@@ -23,26 +24,6 @@ def save(draft: Draft) -> str:
     return token
 
 
-def save_stored(plan_id: int) -> str:
-    """A token naming a stored plan's view (its grid is kept by plan: keep_plan_grid; the
-    JSON file comes from the store, not from a copy here)."""
-    return f"plan-{plan_id}-{uuid.uuid4().hex}"
-
-
-def keep_plan_grid(plan_id: int, table: DiffTable) -> None:
-    """Keep a stored reassignment's grid. Its content and basis never change once
-    proposed, so the grid built for one view (or the draft's own, at Propose) serves the
-    next views without decoding the plan again."""
-    runtime.current().cache.set(f"plan-grid:{plan_id}", table, timeout=DRAFT_SECONDS)
-
-
-def stored_plan(token: str | None) -> int | None:
-    """The stored plan a token from save_stored names, else None."""
-    if not token or not token.startswith("plan-"):
-        return None
-    return int(token.split("-")[1])
-
-
 def save_upload(obj: object, filename: str | None) -> str:
     """Keep an uploaded plan file (parsed) until it is previewed."""
     token = uuid.uuid4().hex
@@ -63,11 +44,6 @@ def load(token: str | None) -> Draft | None:
 
 
 def grid(token: str | None) -> DiffTable | None:
-    """The diff table under ``token``: a stored plan's (if kept), or a draft's own."""
-    if not token:
-        return None
-    plan_id = stored_plan(token)
-    if plan_id is not None:
-        return runtime.current().cache.get(f"plan-grid:{plan_id}")
-    draft = load(token)
+    """The diff table of the draft under ``token``."""
+    draft = load(token) if isinstance(token, str) else None
     return draft.table if draft is not None else None

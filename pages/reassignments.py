@@ -9,13 +9,14 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, dcc, html, no_update
 
-from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview, uploads
 from backend.services.cluster import cluster_snapshot
+from backend.services.plan_preview import BALANCE_THRESHOLD, GOALS
 from components import banners, tables, urlstate
 from components.help import term
 from dashboard import auth, drafts, ids, plan_views, runtime
+from dashboard.plan_views import kinds
 
 dash.register_page(__name__, path="/reassignments", name="Reassignments",
                    title="Railyard · Reassignments", order=5)
@@ -125,7 +126,7 @@ def reassignment_preview(draft: plan_preview.Draft) -> list:
     if draft.empty:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
                                "the goal.", "info")]
-    return plan_views.reassignment_block(draft, [
+    return kinds.block(draft.kind, draft, [
         html.H2(draft.title, className="plan-title"),
         plan_views.propose_row(auth.current_actor(), draft.title)])
 

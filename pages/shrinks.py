@@ -14,6 +14,7 @@ from backend.services import plan_preview, shrink_execution
 from backend.services.cluster import cluster_snapshot
 from components import banners, tables, urlstate
 from dashboard import auth, drafts, ids, plan_views, runtime
+from dashboard.plan_views import kinds
 
 dash.register_page(__name__, path="/shrinks", name="Shrinks", title="Railyard · Shrinks",
                    order=6)
@@ -66,4 +67,4 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         return no_update, no_update, "", [banners.banner(str(e), "error")]
     head = [html.H2(draft.title, className="plan-title"),
             plan_views.propose_row(auth.current_actor(), draft.title)]
-    return plan_views.shrink_block(draft, head), drafts.save(draft), "", []
+    return kinds.block(draft.kind, draft, head), drafts.save(draft), "", []

@@ -1,8 +1,10 @@
-"""The frozen execution spec: the concurrency limits, the throttle and the batch order
-are computed when the plan is proposed and stored in its content, so they are covered by
-the sha256 an approver signs and what runs is exactly what was approved.
+"""The execution spec of a reassignment: the concurrency limits, the throttle and the
+batch order. The throttle is the plan's (in the sha256 an approver signs); the batches
+are computed when the execution starts (backend/executor/runs.start_batches), from the
+approved content on the cluster as the approval and the execute request checked it (its
+basis), and stored with the execution, so a restart runs the same batches.
 
-Content of an executable reassignment plan:
+Content of a started reassignment (the execution's, not the plan's):
 ``{"reassignment": <Kafka plan JSON>, "execution": {"throttle", "per_broker", "cluster",
 "batches": [[entry index, ...], ...]}}`` where an entry index points into the Kafka plan's
 ``partitions`` list.
@@ -36,7 +38,7 @@ class ExecutionSpec:
 
 def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int = PER_BROKER,
            cluster: int = CLUSTER) -> ExecutionSpec:
-    """Batches from engines.batches on the snapshot the plan is proposed against."""
+    """Batches from engines.batches on ``snap``, the cluster as the execution starts."""
     if throttle is not None and not throttle >= 1:
         raise BadInput(f"throttle must be at least 1 byte/s, got {throttle}")
     parsed = reassignment_from_dict(plan, snap)
@@ -69,6 +71,6 @@ def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
 
 def executable_content(snap: Snapshot, plan: dict, throttle: float | None,
                        per_broker: int = PER_BROKER, cluster: int = CLUSTER) -> dict:
-    """The content to store (and hash) for a reassignment that can be executed."""
+    """What a reassignment's execution stores and runs: the plan and its spec."""
     return {"reassignment": plan,
             "execution": freeze(snap, plan, throttle, per_broker, cluster).to_dict()}

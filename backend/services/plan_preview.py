@@ -31,6 +31,9 @@ from backend.services import shrink as shrink_service
 from backend.services.plan_basis import basis_changes, replica_changes
 
 KINDS = ("reassignment", "shrink")
+# the planner's goals and its default balance threshold, as the reassignments page offers
+# them (pages ask the services, not the engines)
+GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
 
 
 @dataclass(eq=False)
@@ -468,6 +471,6 @@ def _whole(value: Any, where: str, minimum: int = 1) -> int:
     return value
 
 
-__all__ = ["DIFF_COLUMNS", "DiffTable", "Draft", "diff_table", "from_goal", "from_kafka_json",
-           "from_request", "from_shrink", "kafka_command", "kafka_json_text", "parse_goal",
-           "stored_diff_table", "throttle_figures"]
+__all__ = ["BALANCE_THRESHOLD", "DIFF_COLUMNS", "GOALS", "DiffTable", "Draft", "diff_table",
+           "from_goal", "from_kafka_json", "from_request", "from_shrink", "kafka_command",
+           "kafka_json_text", "parse_goal", "stored_diff_table", "throttle_figures"]

@@ -4,7 +4,7 @@ after against the limit, the per-partition diff (a virtual grid paged from the s
 and the exports (Kafka's JSON file, the kafka-reassign-partitions command line).
 
 Builders take the data and the component ids; the callbacks that page the grid and send
-the JSON file are dashboard.plan_views'."""
+the JSON file are in dashboard/plan_views/callbacks.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """An execution's progress (services.execution.progress): a bar, the figures in words,
-and the batches. Takes its data and ids as arguments."""
+and the batches; a shrink's stages or migration steps (its progress's "shrink" part).
+Takes its data and ids as arguments."""
 
 from __future__ import annotations
 

@@ -59,8 +59,8 @@ def upload(obj) -> str:
 
 
 def test_generated_preview_shows_the_services_numbers(app):
-    from components import plans
     from dashboard import plan_views
+    from dashboard.plan_views import preview as plans
 
     ra = page("/reassignments")
     block, token, error, notes = ra.preview(1, "generate", "drain", "9", 1.0, 1.1, None, 20,

@@ -53,6 +53,9 @@ class PlanKind:
     progress: Callable[[ExecutionRecords, Execution, float], dict | None] = no_progress
     # why pause and resume do not act on its execution (None: they do)
     unpausable: str | None = None
+    # whether, on a cluster with this gateway, it runs as a migration instead (offered
+    # beside Execute)
+    migration_here: Callable[[ClusterReader | None], bool] = lambda _gw: False
     # (partitions, topics whose partition count matters) its content touches
     touched: Callable[[dict], tuple[list[tuple[str, int]], list[str]]] = lambda _c: ([], [])
     propose_right: str | None = None  # a right beyond "propose" its author needs

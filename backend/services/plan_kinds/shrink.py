@@ -91,4 +91,4 @@ KIND = PlanKind(NAME, title, basis, changes, start_shrink, check_execute=check_e
                 progress=progress,
                 unpausable=("its stages run on the cluster's clock (cancel stops it before "
                             "DeletePartitions is sent)"),
-                touched=touched)
+                touched=touched, migration_here=lambda gw: mode_on(gw) == MIGRATION)

@@ -1,0 +1,43 @@
+"""What a user may do with a plan now, for the pages to show only the buttons that would
+work (the services refuse the others anyway, naming the rule): the workflow's roles and
+authorship rules (backend/store/workflow.py), the plan's state, its execution's state
+and what its kind allows on this cluster."""
+
+from __future__ import annotations
+
+from backend.gateways.base import ClusterReader
+from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
+from backend.store.executions import LIVE
+from backend.store.store import Plan
+from backend.store.workflow import Actor, may
+
+ACTIONS = ("approve", "reject", "withdraw", "execute", "migrate", "pause", "resume", "cancel")
+
+
+def allowed_actions(plan: Plan, user: Actor, *, running: str | None = None,
+                    gateway: ClusterReader | None = None) -> frozenset[str]:
+    """The ACTIONS ``user`` may take on ``plan`` now; ``running``: its execution's state
+    (None before it starts), ``gateway``: its cluster's (whether a shrink would run as
+    its migration there)."""
+    kind = kind_of(plan.kind)
+    proposed, approved = plan.state == "proposed", plan.state == "approved"
+    executing = plan.state == "executing"
+    runs = may(user, "execute", plan.author) is None
+    pauses = runs and executing and kind.unpausable is None
+    allowed = {
+        "approve": proposed and may(user, "approve", plan.author) is None,
+        "reject": proposed and may(user, "reject", plan.author) is None,
+        "withdraw": proposed and may(user, "withdraw", plan.author) is None,
+        "execute": runs and approved,
+        "migrate": runs and approved and kind.migration_here(gateway),
+        "pause": pauses and running == LIVE[0],
+        "resume": pauses and running in LIVE[1:],
+        "cancel": runs and executing,
+    }
+    return frozenset(a for a in ACTIONS if allowed[a])
+
+
+def can_propose(user: Actor, kind: str = REASSIGNMENT) -> bool:
+    """Whether ``user`` may propose a plan of ``kind`` (a clear-throttles plan: admins)."""
+    right = KINDS[kind].propose_right
+    return may(user, "propose") is None and (right is None or may(user, right) is None)

@@ -1,0 +1,58 @@
+"""What every page showing plans shares: the refusals a plan action answers in words,
+plan markers for the monitoring charts, the Propose row and the audit grid."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from dash import dcc, html
+
+from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
+from backend.services import plan_actions, plan_events
+from backend.store.workflow import Actor
+from components import tables
+from dashboard import ids, runtime
+
+REFUSALS = (BadInput, Conflict, Forbidden, NotFound, Unavailable)
+
+
+def events_in(cluster: str, start: float, end: float) -> list[dict]:
+    """Plan events and execution batches to mark on a monitoring chart; none when the
+    plan store does not answer (the chart is still worth showing)."""
+    try:
+        return plan_events.markers(runtime.current().plan_store(), cluster, start, end)
+    except Unavailable:
+        return []
+
+
+def propose_row(who: Actor, title: str) -> html.Div:
+    """Title and Propose for those who may propose; for others, why there is none."""
+    if not plan_actions.can_propose(who):
+        return html.P(f"Signed in as {who.name} ({who.role}): only operators and admins "
+                      "propose plans.", className="hint")
+    return html.Div([
+        html.Div([html.Label([html.Span("Title", className="field-label"),
+                              dcc.Input(id=ids.PLAN_TITLE, type="text", value=title,
+                                        className="wide")], className="field"),
+                  html.Button("Propose", id=ids.PLAN_PROPOSE, className="button primary")],
+                 className="form-row"),
+        html.P("Proposing freezes exactly this plan (its sha256); someone else with the "
+               "approver role approves it before it can run.", className="hint"),
+        html.Div(id=ids.PLAN_PROPOSE_ERROR, className="inline-error", role="alert"),
+    ], className="panel")
+
+
+def audit_grid(rows: list[dict], height: int = 420, grid_id: str | None = None):
+    """Audit rows as a grid: when, who, what, the state before and after, from where."""
+    if not rows:
+        return "No entries."
+    frame = pd.DataFrame([{"id": r["id"], "at": r["at"].replace("T", " ")[:19] + " UTC",
+                           "user": r["user"], "action": r["action"],
+                           "plan": r["plan_id"], "before": r["before"] or "",
+                           "after": r["after"] or "", "address": r["address"] or "",
+                           "detail": "" if r["detail"] is None else json.dumps(r["detail"])}
+                          for r in rows])
+    return tables.grid(frame, grid_id, height=height)
+
+

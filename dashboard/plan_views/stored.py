@@ -1,0 +1,266 @@
+"""A stored plan's page (/plans/<id>): its facts, the decision and execution panels with
+only the buttons the services allow this user now (backend/services/plan_actions), the
+answers of its callbacks as named tuples, its decisions, audit trail and exact JSON."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pandas as pd
+from dash import dcc, html, no_update
+
+from backend.services import execution, plan_actions, shrink_execution
+from backend.services import plans as plan_service
+from backend.services.plan_kinds import kind_of
+from backend.store.store import Plan
+from backend.store.workflow import Actor
+from components import tables
+from dashboard import auth, ids, runtime
+from dashboard.plan_views import kinds
+from dashboard.plan_views.progress import progress_view
+from dashboard.plan_views.shared import REFUSALS, audit_grid
+
+# said as a rule, so it stays true when the plan is approved without reloading the page
+NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
+           "before it expires; its progress is shown here.")
+# the execution panel's buttons: (label, id, the action plan_actions allows)
+BUTTONS = (("Execute", ids.PV_EXECUTE, "execute"), ("Pause", ids.PV_PAUSE, "pause"),
+           ("Resume", ids.PV_RESUME, "resume"), ("Cancel", ids.PV_CANCEL, "cancel"),
+           ("Run the migration instead", ids.PV_MIGRATE, "migrate"))
+SENT = {ids.PV_EXECUTE: "execute", ids.PV_PAUSE: "pause", ids.PV_RESUME: "resume",
+        ids.PV_CANCEL: "cancel", ids.PV_MIGRATE: "run the migration"}
+
+
+class Buttons(NamedTuple):
+    """Which of the execution panel's buttons are hidden."""
+
+    execute: bool
+    pause: bool
+    resume: bool
+    cancel: bool
+    migrate: bool
+
+
+class ExecutionAnswer(NamedTuple):
+    """What run_plan answers (its outputs, in order)."""
+
+    message: str
+    css: str
+    progress: object
+    state: str
+    state_class: str
+    hidden: Buttons  # spread into five outputs by ``outputs``
+    tick_disabled: bool
+    checklist_options: object
+    checklist_value: object
+
+    def outputs(self) -> tuple:
+        """The answer as Dash's outputs: the buttons spread one by one."""
+        return (*self[:5], *self.hidden, *self[6:])
+
+    @classmethod
+    def unchanged(cls) -> tuple:
+        return (no_update,) * (len(cls._fields) + len(Buttons._fields) - 1)
+
+
+class DecisionAnswer(NamedTuple):
+    """What decide answers (its outputs, in order)."""
+
+    message: str
+    css: str
+    state: object = no_update
+    state_class: object = no_update
+    decisions: object = no_update
+    audit: object = no_update
+    approve_hidden: object = no_update
+    reject_hidden: object = no_update
+    withdraw_hidden: object = no_update
+
+
+def load(plan_id: int) -> Plan:
+    """The plan as its page paints it: a large plan (a reassignment with a stored preview)
+    without its content and basis, decoded when the grid or the JSON first asks."""
+    store = runtime.current().plan_store()
+    plan = plan_service.summary(store, plan_id)
+    if not kind_of(plan.kind).large or "partitions" not in plan.preview:
+        plan = plan_service.get(store, plan.id)  # small, or proposed without a preview
+    return plan
+
+
+def allowed(plan: Plan, who: Actor, progress: dict | None = None) -> frozenset[str]:
+    return plan_actions.allowed_actions(
+        plan, who, running=progress["state"] if progress else None,
+        gateway=runtime.current().gateways.get(plan.cluster))
+
+
+def facts(plan: Plan) -> html.Dl:
+    rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
+            ("Proposed", time_of(plan.created_at)), ("Expires", time_of(plan.expires_at)),
+            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s"),
+            ("sha256", html.Code(plan.sha256, id=ids.PV_SHA))]
+    return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
+                   className="facts", id=ids.PV_FACTS)
+
+
+def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
+    """Approve/Reject (approvers, not the author) and Withdraw (the author) while the
+    plan is proposed. All three are always in the page (a callback needs its inputs),
+    hidden from whoever may not use them; the service refuses them anyway."""
+    can_decide, can_withdraw = "approve" in may, "withdraw" in may
+    if plan.state != "proposed":
+        note = f"This plan is {plan.state}: there is nothing left to decide."
+    elif who.name == plan.author:
+        note = "You wrote this plan: someone else with the approver role approves it."
+    elif not can_decide:
+        note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
+    else:
+        note = (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
+                "for the cluster as it is now.")
+    return html.Div([
+        html.Div([
+            html.Label([html.Span("Comment", className="field-label"),
+                        dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
+                       className="field", hidden=not (can_decide or can_withdraw)),
+            html.Button("Approve", id=ids.PV_APPROVE, className="button primary",
+                        hidden=not can_decide),
+            html.Button("Reject", id=ids.PV_REJECT, className="button",
+                        hidden="reject" not in may),
+            html.Button("Withdraw", id=ids.PV_WITHDRAW, className="button",
+                        hidden=not can_withdraw),
+        ], className="form-row"),
+        html.P(note, className="hint"),
+        html.Div(id=ids.PV_RESULT, className="inline-error", role="alert"),
+    ], className="panel")
+
+
+def execution_panel(plan: Plan, who: Actor) -> html.Div:
+    """Execute (an approved plan), Pause, Resume and Cancel (an executing one) for who may
+    execute, and the progress bar, refreshed every two seconds while it executes; what
+    executing does on this cluster where the kind says (a shrink: its stages, or its
+    migration, whose steps operators check off here)."""
+    p = progress_of(plan)
+    hidden = buttons_hidden(allowed(plan, who, p))
+    options, value = checklist(p)
+    return html.Div([
+        html.H3("Execution"),
+        html.P(NOT_YET, className="hint") if plan.state == "proposed" else None,
+        html.P(hint, className="hint") if (hint := kinds.execution_hint(plan)) else None,
+        html.Div([html.Button(label, id=i, className="button" + (
+            " primary" if i == ids.PV_EXECUTE else ""), hidden=h)
+            for (label, i, _), h in zip(BUTTONS, hidden, strict=True)], className="form-row"),
+        html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
+        html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if p else None, id=ids.PV_PROGRESS),
+        dcc.Checklist(id=ids.PV_CHECKLIST, options=options, value=value,
+                      className="checklist", labelClassName="check-step"),
+        html.Div(id=ids.PV_CHECK_RESULT, className="inline-error", role="alert"),
+        dcc.Interval(id=ids.PV_TICK, interval=2000, disabled=plan.state != "executing"),
+    ], id=ids.PV_EXECUTION, className="panel")
+
+
+def buttons_hidden(may: frozenset[str]) -> Buttons:
+    return Buttons(*(action not in may for _, _, action in BUTTONS))
+
+
+def progress_of(plan: Plan) -> dict | None:
+    return execution.progress(runtime.current().plan_store(), plan.id)
+
+
+def migration_steps(p: dict | None) -> list[dict] | None:
+    """A running migration's steps, or None."""
+    s = (p or {}).get("shrink") or {}
+    return s.get("steps")
+
+
+def checklist(p: dict | None) -> tuple[list[dict], list[int]]:
+    """A migration's steps as checklist options (step 1 is Railyard's; done steps stay
+    checked), and the steps done."""
+    steps = migration_steps(p)
+    if steps is None:
+        return [], []
+    running = p["state"] == "running"
+    return ([{"label": f" {st['step']}. {st['text']}", "value": st["step"],
+              "disabled": st["done"] or st["step"] == 1 or not running} for st in steps],
+            [st["step"] for st in steps if st["done"]])
+
+
+def execution_answer(action: str | None, plan_id: int) -> tuple:
+    """Take ``action`` (a button id; None: only refresh) through the services (which
+    decide whether this user may) and answer run_plan's outputs."""
+    rt = runtime.current()
+    store, who = rt.plan_store(), auth.current_actor()
+    message, css = "", "inline-done"
+    try:
+        if action in (ids.PV_EXECUTE, ids.PV_MIGRATE):
+            cluster = plan_service.get(store, plan_id).cluster
+            plan_service.execute(store, who, plan_id, gateway=rt.gateways.get(cluster),
+                                 topics_of=rt.topics_of, configs_of=rt.throttle_configs_of,
+                                 migration=action == ids.PV_MIGRATE)
+        elif action == ids.PV_PAUSE:
+            execution.pause(store, who, plan_id)
+        elif action == ids.PV_RESUME:
+            execution.resume(store, who, plan_id)
+        elif action == ids.PV_CANCEL:
+            plan_service.request_cancel(store, who, plan_id)
+        if action is not None:
+            message = f"Done: {SENT[action]} sent."
+    except REFUSALS as e:
+        message, css = f"Refused: {e}", "inline-error"
+    plan = plan_service.get(store, plan_id)
+    p = progress_of(plan)
+    steps = checklist(p) if migration_steps(p) is not None else (no_update, no_update)
+    return ExecutionAnswer(
+        message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None, plan.state,
+        f"state state-{plan.state}", buttons_hidden(allowed(plan, who, p)),
+        plan.state != "executing", *steps).outputs()
+
+
+def check_steps(value: list[int] | None, plan_id: int) -> tuple:
+    """An operator checks migration steps off, in order, through the service (which
+    decides whether they may and whether it is that step's turn, and audits it); the
+    check result's (message, css) and the checklist, or None when nothing was clicked
+    (the refresh setting what is done)."""
+    store, who = runtime.current().plan_store(), auth.current_actor()
+    steps = migration_steps(progress_of(plan_service.get(store, plan_id))) or []
+    done = {st["step"] for st in steps if st["done"]}
+    if not set(value or []) - done:
+        return None
+    message, css = "", "inline-done"
+    for step in sorted(set(value or []) - done):
+        try:
+            shrink_execution.check_step(store, who, plan_id, step - 1)
+            message = f"Done: step {step} checked off."
+        except REFUSALS as e:
+            message, css = f"Refused: {e}", "inline-error"
+            break
+    return (message, css, *checklist(progress_of(plan_service.get(store, plan_id))))
+
+
+def decisions(plan: Plan) -> html.Div | str:
+    if not plan.decisions:
+        return "No decision yet."
+    frame = pd.DataFrame([{"user": d.user, "decision": d.decision, "comment": d.comment,
+                           "sha256 seen": d.sha256 or "", "at": time_of(d.at)}
+                          for d in plan.decisions])
+    return tables.grid(frame, height=140)
+
+
+def audit(plan_id: int) -> html.Div | str:
+    entries = plan_service.audit_entries(runtime.current().plan_store(), plan=plan_id)
+    return audit_grid([e.to_dict() for e in entries], height=220)
+
+
+def exact_json_panel(plan: Plan) -> html.Details:
+    """The stored content as it is hashed, filled in when first opened."""
+    return html.Details([html.Summary("The exact plan JSON" + kinds.json_summary(plan),
+                                      id=ids.PV_JSON_OPEN),
+                         html.Pre(id=ids.PV_JSON, className="plan-json")],
+                        className="panel")
+
+
+def exact_json_text(content: dict, kind: str) -> str:
+    """What the exact JSON panel shows of ``content``."""
+    return kinds.json_text(kind, content)
+
+
+def time_of(t) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC")
