@@ -17,7 +17,7 @@ import flask
 from flask import Blueprint, jsonify, request
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import execution, plan_preview, shrink_execution, throttle_leftovers
+from backend.services import execution, plan_kinds, shrink_execution, throttle_leftovers
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
@@ -140,7 +140,7 @@ def propose():
                                                 configs=body.get("configs"), title=title)
         return _proposed(plan)
     snap = rt.snapshot_of(cluster)
-    draft = plan_preview.from_request(snap, body)
+    draft = plan_kinds.draft_from_request(snap, body)
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,

@@ -30,7 +30,6 @@ from backend.model.snapshot import Limits, Snapshot
 from backend.services import shrink as shrink_service
 from backend.services.plan_basis import basis_changes, replica_changes
 
-KINDS = ("reassignment", "shrink")
 # the planner's goals and its default balance threshold, as the reassignments page offers
 # them (pages ask the services, not the engines)
 GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
@@ -38,7 +37,9 @@ GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
 
 @dataclass(eq=False)
 class Draft:
-    """An unsaved plan: what would be stored (content) and shown (preview, table).
+    """An unsaved plan: what would be stored (content) and shown (preview, table); a
+    reassignment's (a shrink's is a ShrinkDraft; a stored plan of any kind is shown as a
+    Draft of its content and preview).
 
     A reassignment's content (Kafka's JSON, megabytes for 100k moves) is built from the
     table on first use: a page paints the preview without it."""
@@ -61,9 +62,7 @@ class Draft:
 
     def basis(self) -> dict:
         """What the draft was computed on, in plan_basis' form: the replicas each touched
-        partition had (reassignments), the partition count (shrinks)."""
-        if self.kind == "shrink":
-            return {"partitions": {}, "topics": {self.content["topic"]: self.content["from"]}}
+        partition had."""
         t = self.table
         names = np.array(t.topics, dtype=object)[t.topic].tolist()
         return {"partitions": {f"{n}:{p}": [b for b in r if b >= 0] for n, p, r in
@@ -71,12 +70,10 @@ class Draft:
                 "topics": {}}
 
     def changes(self, snap: Snapshot) -> list[str]:
-        """What differs between the cluster the draft was computed on and ``snap``: the
-        replicas of each touched partition (reassignments, compared as arrays), the
-        partition count (shrinks); one phrase each, as plan_basis.basis_changes says it.
-        A draft is checked with it before it is proposed."""
-        if self.kind == "shrink":
-            return basis_changes(self.basis(), snap)
+        """What differs between the cluster the draft was computed on and ``snap``, one
+        phrase per touched partition whose replicas changed (compared as arrays), as
+        plan_basis.basis_changes says it. A draft is checked with it before it is
+        proposed."""
         t = self.table
         names = np.array(t.topics, dtype=object)[t.topic].tolist()
         return replica_changes(snap, names, t.part, t.before)
@@ -84,44 +81,29 @@ class Draft:
     @property
     def empty(self) -> bool:
         """Nothing would change (no replica and no leader moves): nothing to propose."""
-        return self.kind == "reassignment" and not (self.preview["replica_moves"]
-                                                    or self.preview["leader_moves"])
+        return not (self.preview["replica_moves"] or self.preview["leader_moves"])
+
+
+@dataclass(eq=False)
+class ShrinkDraft(Draft):
+    """A shrink's draft: its content is given, its basis the topic's partition count."""
+
+    def basis(self) -> dict:
+        return {"partitions": {}, "topics": {self.content["topic"]: self.content["from"]}}
+
+    def changes(self, snap: Snapshot) -> list[str]:
+        return basis_changes(self.basis(), snap)
+
+    @property
+    def empty(self) -> bool:
+        return False
 
 
 # ---- entry points ---------------------------------------------------------------------------
 
-def from_request(snap: Snapshot, body: Any) -> Draft:
-    """The draft an API request asks for (POST /api/v1/plans), or BadInput naming the
-    first thing wrong. Refuses an empty plan: there would be nothing to approve."""
-    if not isinstance(body, dict):
-        raise BadInput("request: expected a JSON object with cluster and kind")
-    kind = body.get("kind")
-    if kind not in KINDS:
-        raise BadInput(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
-    throttle = _throttle(body.get("throttle"), "throttle")
-    if kind == "shrink":
-        if "plan" in body or "generate" in body:
-            raise BadInput("kind shrink: give topic and partitions, not plan or generate")
-        draft = from_shrink(snap, body.get("topic"), body.get("partitions"),
-                            delay_ms=body.get("delay_ms"))
-    else:
-        given = [k for k in ("plan", "generate") if k in body]
-        if len(given) != 1:
-            raise BadInput("kind reassignment: give exactly one of plan (Kafka's "
-                           "reassignment JSON) or generate (a planner goal)")
-        if given == ["plan"]:
-            draft = from_kafka_json(snap, body["plan"], throttle=throttle)
-        else:
-            draft = from_goal(snap, body["generate"], throttle=throttle)
-        if draft.empty:
-            raise BadInput(f"{given[0]}: nothing to move on cluster '{snap.cluster}': "
-                           "no plan to propose")
-    title = body.get("title")
-    if title is not None:
-        if not isinstance(title, str) or not title.strip() or len(title) > 200:
-            raise BadInput("title: give a non-empty string of at most 200 characters")
-        draft.title = title.strip()
-    return draft
+def request_throttle(body: dict) -> float | None:
+    """A request's throttle (bytes/s), checked; None when it gives none."""
+    return _throttle(body.get("throttle"), "throttle")
 
 
 def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
@@ -193,8 +175,9 @@ def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | No
         "replicas_reclaimed": s["replicas_reclaimed"], "risks": s["warnings"],
         "headroom_after": _min_headroom(brokers),
     }
-    return Draft("shrink", snap.cluster, f"shrink {topic} {s['from']} -> {s['to']} partitions",
-                 preview, frozen=content)
+    return ShrinkDraft("shrink", snap.cluster,
+                       f"shrink {topic} {s['from']} -> {s['to']} partitions", preview,
+                       frozen=content)
 
 
 def parse_goal(goal: Any) -> planner.Goal:
@@ -471,6 +454,21 @@ def _whole(value: Any, where: str, minimum: int = 1) -> int:
     return value
 
 
-__all__ = ["BALANCE_THRESHOLD", "DIFF_COLUMNS", "GOALS", "DiffTable", "Draft", "diff_table",
-           "from_goal", "from_kafka_json", "from_request", "from_shrink", "kafka_command",
-           "kafka_json_text", "parse_goal", "stored_diff_table", "throttle_figures"]
+__all__ = [
+    "BALANCE_THRESHOLD",
+    "DIFF_COLUMNS",
+    "GOALS",
+    "DiffTable",
+    "Draft",
+    "ShrinkDraft",
+    "diff_table",
+    "from_goal",
+    "from_kafka_json",
+    "from_shrink",
+    "kafka_command",
+    "kafka_json_text",
+    "parse_goal",
+    "request_throttle",
+    "stored_diff_table",
+    "throttle_figures",
+]

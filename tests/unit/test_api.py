@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from werkzeug.security import generate_password_hash
 
-from backend.services import plan_preview
+from backend.services import plan_kinds, plan_preview
 from backend.services import plans as plan_service
 from backend.store.workflow import ACTIONS, ROLES, Actor, role_table_markdown
 from backend.twin.cluster import TwinCluster
@@ -77,7 +77,7 @@ def make_plan(env, author: str, state: str) -> int:
     even when their role cannot propose: authorship is by name)."""
     store, rt = env["store"], env["rt"]
     snap = rt.snapshot_of("demo")
-    draft = plan_preview.from_request(snap, env["body"])
+    draft = plan_kinds.draft_from_request(snap, env["body"])
     plan = plan_service.propose(store, Actor(author, "admin"), cluster="demo",
                                 kind=draft.kind, content=draft.content,
                                 preview=draft.preview, snapshot=snap)

@@ -13,6 +13,7 @@ from backend.errors import BadInput
 from backend.model.reassignment import reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import plan_preview as pp
+from backend.services.plan_kinds import draft_from_request
 
 
 def small() -> Snapshot:
@@ -123,12 +124,12 @@ def test_goal_drain_moves_every_replica_off_the_broker():
 ])
 def test_api_requests_are_refused_in_one_line(body, message):
     with pytest.raises(BadInput) as e:
-        pp.from_request(small(), body)
+        draft_from_request(small(), body)
     assert str(e.value).startswith(message)
 
 
 def test_api_request_with_title():
-    d = pp.from_request(small(), {"cluster": "test", "kind": "reassignment", "title": " mine ",
+    d = draft_from_request(small(), {"cluster": "test", "kind": "reassignment", "title": " mine ",
                                   "plan": plan(("orders", 0, [2, 1]))})
     assert d.kind == "reassignment" and d.title == "mine"
     assert d.preview["replica_moves"] == 0 and d.preview["leader_moves"] == 1
@@ -136,7 +137,7 @@ def test_api_request_with_title():
 
 def test_shrink_draft():
     snap = small()
-    d = pp.from_request(snap, {"kind": "shrink", "topic": "orders", "partitions": 2})
+    d = draft_from_request(snap, {"kind": "shrink", "topic": "orders", "partitions": 2})
     assert d.kind == "shrink" and d.title == "shrink orders 4 -> 2 partitions"
     assert d.content["removed_partitions"] == [2, 3]
     assert [s["mode"] for s in d.content["stages"]] == ["ReadOnly", "None", "Removed"]

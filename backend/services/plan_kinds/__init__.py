@@ -9,16 +9,19 @@ block in dashboard/plan_views/kinds/ under the same name.
 
 from __future__ import annotations
 
+from typing import Any
+
 from backend.errors import BadInput
 from backend.model.snapshot import Snapshot
 from backend.services.plan_kinds import clear_throttles, reassignment, shrink
 from backend.services.plan_kinds.kind import ConfigsOf, PlanKind, TopicsOf
+from backend.services.plan_preview import Draft, request_throttle
 
 KINDS: dict[str, PlanKind] = {k.name: k for k in (reassignment.KIND, shrink.KIND,
                                                   clear_throttles.KIND)}
 REASSIGNMENT, SHRINK, CLEAR = reassignment.NAME, shrink.NAME, clear_throttles.NAME
 __all__ = ["CLEAR", "KINDS", "REASSIGNMENT", "SHRINK", "ConfigsOf", "PlanKind", "TopicsOf",
-           "basis_for", "kind_of", "touched"]
+           "basis_for", "draft_from_request", "kind_of", "touched"]
 
 
 def kind_of(name: str) -> PlanKind:
@@ -27,6 +30,25 @@ def kind_of(name: str) -> PlanKind:
     if kind is None:
         raise BadInput(f"unknown plan kind '{name}' (kinds: {', '.join(KINDS)})")
     return kind
+
+
+def draft_from_request(snap: Snapshot, body: Any) -> Draft:
+    """The draft an API request asks for (POST /api/v1/plans), or BadInput naming the
+    first thing wrong."""
+    if not isinstance(body, dict):
+        raise BadInput("request: expected a JSON object with cluster and kind")
+    drafted = [name for name, k in KINDS.items() if k.draft is not None]
+    kind = body.get("kind")
+    if kind not in drafted:
+        raise BadInput(f"kind: must be one of {', '.join(drafted)}, got {kind!r}")
+    throttle = request_throttle(body)
+    made = KINDS[kind].draft(snap, body, throttle)
+    title = body.get("title")
+    if title is not None:
+        if not isinstance(title, str) or not title.strip() or len(title) > 200:
+            raise BadInput("title: give a non-empty string of at most 200 characters")
+        made.title = title.strip()
+    return made
 
 
 def basis_for(snap: Snapshot | None, kind: str, content: dict) -> dict:

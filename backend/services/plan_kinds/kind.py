@@ -13,6 +13,7 @@ from backend.errors import BadInput
 from backend.executor.runs import Start
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
+from backend.services.plan_preview import Draft
 from backend.store.executions import Execution, ExecutionRecords
 from backend.store.store import Plan
 
@@ -53,6 +54,9 @@ class PlanKind:
     progress: Callable[[ExecutionRecords, Execution, float], dict | None] = no_progress
     # why pause and resume do not act on its execution (None: they do)
     unpausable: str | None = None
+    # the draft an API request for a plan of this kind asks for (None: not drafted from a
+    # request), given the request body and its checked throttle
+    draft: Callable[[Snapshot, dict, float | None], Draft] | None = None
     # whether, on a cluster with this gateway, it runs as a migration instead (offered
     # beside Execute)
     migration_here: Callable[[ClusterReader | None], bool] = lambda _gw: False

@@ -6,8 +6,10 @@ from __future__ import annotations
 from backend.errors import BadInput
 from backend.executor.runs import start_batches
 from backend.model.snapshot import Snapshot
+from backend.services import plan_preview
 from backend.services.plan_basis import StoredBasis, fingerprint
 from backend.services.plan_kinds.kind import ConfigsOf, PlanKind, TopicsOf
+from backend.services.plan_preview import Draft
 from backend.store.store import Plan
 
 NAME = "reassignment"
@@ -31,9 +33,26 @@ def changes(plan: Plan, topics_of: TopicsOf, _configs_of: ConfigsOf | None) -> l
     return stored.changes(topics_of(plan.cluster, stored.topics))
 
 
+def draft(snap: Snapshot, body: dict, throttle: float | None) -> Draft:
+    """Exactly one of plan (Kafka's reassignment JSON) or generate (a planner goal);
+    refused when it moves nothing (there would be nothing to approve)."""
+    given = [k for k in ("plan", "generate") if k in body]
+    if len(given) != 1:
+        raise BadInput("kind reassignment: give exactly one of plan (Kafka's "
+                       "reassignment JSON) or generate (a planner goal)")
+    if given == ["plan"]:
+        made = plan_preview.from_kafka_json(snap, body["plan"], throttle=throttle)
+    else:
+        made = plan_preview.from_goal(snap, body["generate"], throttle=throttle)
+    if made.empty:
+        raise BadInput(f"{given[0]}: nothing to move on cluster '{snap.cluster}': "
+                       "no plan to propose")
+    return made
+
+
 def title(content: dict) -> str:
     return f"reassign {len(content.get('partitions', []))} partitions"
 
 
 KIND = PlanKind(NAME, title, basis, changes, start_batches, large=True, throttled=True,
-                touched=touched)
+                touched=touched, draft=draft)

@@ -11,9 +11,11 @@ from backend.executor.runs import start_shrink
 from backend.executor.shrink import REQUEST, mode_on
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
+from backend.services import plan_preview
 from backend.services.plan_basis import fingerprint
 from backend.services.plan_kinds.kind import PlanKind
 from backend.services.plan_kinds.reassignment import changes
+from backend.services.plan_preview import Draft
 from backend.store.executions import MIGRATION, STAGES, Execution, ExecutionRecords
 from backend.store.store import Plan
 
@@ -31,6 +33,14 @@ def touched(content: dict) -> tuple[list[tuple[str, int]], list[str]]:
 
 def basis(snap: Snapshot | None, content: dict) -> dict:
     return fingerprint(snap, *touched(content))
+
+
+def draft(snap: Snapshot, body: dict, _throttle: float | None) -> Draft:
+    """A topic and the partitions to keep (a shrink runs without a throttle)."""
+    if "plan" in body or "generate" in body:
+        raise BadInput("kind shrink: give topic and partitions, not plan or generate")
+    return plan_preview.from_shrink(snap, body.get("topic"), body.get("partitions"),
+                                    delay_ms=body.get("delay_ms"))
 
 
 def title(content: dict) -> str:
@@ -91,4 +101,5 @@ KIND = PlanKind(NAME, title, basis, changes, start_shrink, check_execute=check_e
                 progress=progress,
                 unpausable=("its stages run on the cluster's clock (cancel stops it before "
                             "DeletePartitions is sent)"),
-                touched=touched, migration_here=lambda gw: mode_on(gw) == MIGRATION)
+                touched=touched, migration_here=lambda gw: mode_on(gw) == MIGRATION,
+                draft=draft)
