@@ -107,6 +107,6 @@ def run() -> list[Figure]:
                "configs", 0),
         Figure(f"demo drain (broker 3, {moves:,} moves, {DEMO_THROTTLE / 1e6:g} MB/s) at "
                f"speed {SPEED:g}", sim / SPEED, "s", 600.0,
-               note=f"{ex['state']}; {sim:,.0f} s of twin time, {wall:.0f} s to simulate "
+               note=f"{ex.state}; {sim:,.0f} s of twin time, {wall:.0f} s to simulate "
                     f"here; {load}"),
     ]

@@ -17,15 +17,15 @@ from backend.engines.batches import CLUSTER, PER_BROKER, execution_batches
 from backend.engines.throttle import batched_eta_seconds
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor
-from backend.executor.records import ExecutionRecords
 from backend.gateways.config import parse_kafka
 from backend.gateways.kafka import KafkaGateway
 from backend.localkafka.cluster import LocalKafka
 from backend.localkafka.workload import fill
 from backend.model.reassignment import reassignment_from_dict
 from backend.services import plan_preview
+from backend.store.executions import ExecutionRecords
 from benchmarks.common import Figure
-from tests.executor_rig import ListJournal, sqlite_engine
+from tests.executor_rig import ListJournal, sqlite_store
 
 TOPIC = "bench-move"
 PARTITIONS = 12
@@ -75,7 +75,7 @@ def _move(cluster: LocalKafka, tmp: Path, load: str) -> list[Figure]:
         predicted = plan_preview.throttle_figures(snap, parsed, THROTTLE)["eta_seconds"]
         batched = batched_eta_seconds(
             snap, parsed, execution_batches(snap, parsed, PER_BROKER, CLUSTER), THROTTLE)
-        records = ExecutionRecords(sqlite_engine(tmp / "bench.db"))
+        records = ExecutionRecords(sqlite_store(tmp / "bench.db"))
         content = executable_content(snap, plan, THROTTLE, per_broker=PER_BROKER,
                                      cluster=PARTITIONS)
         batches = len(content["execution"]["batches"])
@@ -88,7 +88,7 @@ def _move(cluster: LocalKafka, tmp: Path, load: str) -> list[Figure]:
             s = time.perf_counter()
             ex = executor.tick(1, time.time())
             ticks.append(time.perf_counter() - s)
-            if ex["state"] in ("completed", "failed", "cancelled"):
+            if ex.state in ("completed", "failed", "cancelled"):
                 break
             time.sleep(1.0)
         actual = time.perf_counter() - t0
@@ -97,7 +97,7 @@ def _move(cluster: LocalKafka, tmp: Path, load: str) -> list[Figure]:
         gw.close()
     moved = written  # each partition gets one new replica: one replica's worth in all
     what = (f"throttled move of {moved / 1e9:.2f} GB in {batches} batches at "
-            f"{THROTTLE / 1e6:g} MB/s per broker ({ex['state']}, {actual:.1f} s)")
+            f"{THROTTLE / 1e6:g} MB/s per broker ({ex.state}, {actual:.1f} s)")
     return [
         Figure(f"{what}: |actual - predicted| / predicted, the preview's whole-plan ETA",
                abs(actual - predicted) / predicted, "", ETA_TARGET,
