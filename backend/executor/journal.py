@@ -9,9 +9,7 @@ from typing import Protocol
 
 from backend.errors import Conflict
 from backend.store.store import Store, load_plan
-from backend.store.workflow import SYSTEM, TRANSITIONS
-
-OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
+from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS
 
 
 class Journal(Protocol):

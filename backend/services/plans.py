@@ -20,14 +20,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from backend.errors import BadInput, Conflict, NotFound
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
-from backend.services.plan_kinds import CLEAR, KINDS, ConfigsOf, TopicsOf, kind_of
+from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
+from backend.services.plan_kinds import KINDS, ConfigsOf, TopicsOf, kind_of
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
 from backend.store.store import AuditEntry, Decision, Plan, Store
-from backend.store.workflow import SYSTEM, TRANSITIONS, Actor, authorize, next_state
+from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
-__all__ = ["CLEAR", "ConfigsOf", "TopicsOf"]  # the plan kinds' names and readers, for callers
-OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
 MAX_CHANGES_NAMED = 5
 log = logging.getLogger(__name__)
 

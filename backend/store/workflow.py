@@ -29,6 +29,8 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "fail": (frozenset({"executing"}), "failed"),
     "cancel": (frozenset({"executing"}), "cancelled"),
 }
+# an execution's end -> the workflow action that records it
+OUTCOMES = {"completed": "complete", "failed": "fail", "cancelled": "cancel"}
 
 # role -> the actions it may take; "others" = only on plans someone else wrote,
 # "own" = only on plans the user wrote
