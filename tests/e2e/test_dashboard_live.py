@@ -16,6 +16,7 @@ from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import (
     console_errors,
     figure_view,
+    inside,
     screenshot,
     sign_in,
     start_demo,
@@ -71,6 +72,51 @@ def card_value(browser, label: str) -> str:
     xpath = f"//div[contains(concat(' ', @class, ' '), ' card ')]" \
             f"[.//div[@class='card-label'][contains(., '{label}')]]//div[@class='card-value']"
     return browser.find_element(By.XPATH, xpath).text
+
+
+def test_a_plan_marker_at_the_right_edge_is_drawn_whole(browser, demo):
+    """The demo proposes plan 1 as it starts: its marker sits at the right edge of the
+    last hour, and its label reads leftwards instead of running off the chart."""
+    browser.get(demo.url + "/?cluster=demo&range=1h")
+    wait_chart(browser, "#ov-health-series", lambda c: c["traces"] > 0)
+    drawn = WebDriverWait(browser, 30, poll_frequency=0.5).until(
+        lambda b: [n for n in figure_view(b, "#ov-health-series")["notes"]
+                   if n["text"] == "#1 proposed"] and figure_view(b, "#ov-health-series"))
+    [label] = [n for n in drawn["notes"] if n["text"] == "#1 proposed"]
+    assert inside(label["box"], drawn["svg"]), drawn
+
+
+def test_the_incident_cluster_live_says_why_its_cards_are_empty(browser, demo):
+    """Its metrics end at 2024-01-01 01:00: every health card says so, as the banner does,
+    instead of guessing that the brokers do not export the metric."""
+    browser.get(demo.url + "/?cluster=incident")
+    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+        lambda b: "metrics end at 2024-01-01 01:00 UTC" in b.find_element(
+            By.ID, "ov-health").text)
+    cards = browser.find_element(By.ID, "ov-health").text
+    assert "do not export" not in cards
+    assert cards.count("the cluster's metrics end at 2024-01-01 01:00 UTC") == 7, cards
+    assert "Throttles in force (brokers)" in cards
+    browser.find_element(By.ID, "jump-to-data").click()  # the banner's link: real figures
+    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+        lambda b: "metrics end" not in b.find_element(By.ID, "ov-health").text
+        and card_value(b, "Under-replicated") not in ("", "no data"))
+
+
+def test_the_demos_throttled_move_is_not_listed_as_leftover(browser, demo):
+    """The demo scenario's move (kafka-reassign-partitions --throttle, broker 3 to 9)
+    holds its throttles while it moves: shown apart, with their unit, not as leftovers."""
+    browser.get(demo.url + "/?cluster=demo")
+    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+        lambda b: card_value(b, "Reassigning") not in ("", "-", "0", "no data"))
+    panel = WebDriverWait(browser, 60, poll_frequency=0.5).until(
+        lambda b: [e for e in b.find_elements(By.ID, "ov-leftovers") if "reassignment in "
+                   "flight that Railyard did not start" in e.text])[0]
+    apart = panel.text.split("reassignment in flight that Railyard did not start")[1]
+    assert "broker 9" in apart and "leader.replication.throttled.rate" in apart
+    assert "1000000 (1 MB/s)" in apart
+    for table in browser.find_elements(By.ID, "ov-leftover-table"):
+        assert "broker 9" not in table.text and "broker 3" not in table.text
 
 
 @pytest.mark.parametrize("name", list(ROUTES))
