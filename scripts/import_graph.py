@@ -27,11 +27,8 @@ UNPLACED_OK = ("backend/__init__.py",)
 # moves it. An entry no longer found is reported (not an error), so it can be deleted.
 BEING_MOVED = {
     ("pages/overview.py", "backend/store"): "issue 25: allowed actions from the services",
-    ("pages/plan.py", "backend/store"): "issue 25: allowed actions from the services",
-    ("pages/reassignments.py", "backend/engines"): "issue 25: goals from the services",
     ("components/capacity.py", "backend/engines"): "issue 25: the Scenario checked in services",
     ("components/capacity.py", "backend/services"): "issue 25: the Scenario checked in services",
-    ("components/plans.py", "backend/services"): "issue 25: one room for the plan UI",
 }
 
 
