@@ -52,6 +52,16 @@ def test_a_forbidden_import_fails_the_check(monkeypatch, capsys):
         "import backend/spark)" in capsys.readouterr().out
 
 
+def test_docs_architecture_lists_every_service():
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    folder = ROOT / "backend" / "services"
+    modules = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+    packages = [p.name for p in folder.iterdir() if (p / "__init__.py").exists()]
+    services = sorted(modules + packages)
+    unlisted = [s for s in services if f"`{s}`" not in text and f"`{s}/`" not in text]
+    assert unlisted == []
+
+
 def test_modules_cite_public_sources_not_a_file_outside_the_repository():
     citing = [f.relative_to(ROOT).as_posix() for f in product_files()
               if "FACTS.md" in f.read_text(encoding="utf-8")]
