@@ -13,7 +13,7 @@ from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
 from backend.services import plan_preview, uploads
 from backend.services.cluster import cluster_snapshot
-from components import banners, tables, urlstate
+from components import banners, plans, tables, urlstate
 from components.help import term
 from dashboard import auth, drafts, ids, plan_views, runtime
 
@@ -122,9 +122,11 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
 
 def reassignment_preview(draft: plan_preview.Draft) -> list:
     """The preview block of a reassignment draft, or why there is nothing to show."""
+    if draft.empty and draft.preview["unresolved"]:  # nothing the planner can do now
+        return [html.H2(draft.title, className="plan-title"), *plans.words(draft.preview)]
     if draft.empty:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
-                               "the goal.", "info")]
+                               "the goal.", "info"), *plans.left_out(draft.preview)]
     return plan_views.reassignment_block(draft, [
         html.H2(draft.title, className="plan-title"),
         plan_views.propose_row(auth.current_actor(), draft.title)])

@@ -206,12 +206,33 @@ def before_moves(snap: Snapshot, in_flight: list[dict]) -> Snapshot:
     """``snap`` with every reassignment in flight shown at its original replicas (KIP-455:
     the full list minus the adding replicas), as Kafka's tool computes a move's sources.
     ``in_flight``: what a gateway's list_reassignments answers."""
+    return _relisted(snap, in_flight, "adding")
+
+
+def after_moves(snap: Snapshot) -> Snapshot:
+    """``snap`` with every reassignment in flight (``snap.in_flight``) shown at its target:
+    the full list minus the removing replicas (KIP-455; Kafka's controller lists a moving
+    partition as target + removing, PartitionReassignmentReplicas). What the cluster holds
+    once those moves finish: what a new plan is computed against."""
+    return _relisted(snap, list(snap.in_flight), "removing")
+
+
+def in_flight_rows(snap: Snapshot) -> np.ndarray:
+    """Rows (ascending) of the partitions ``snap.in_flight`` lists, topics it has only."""
+    rows = [snap.partition_row(m["topic"], m["partition"]) for m in snap.in_flight
+            if snap.has_topic(m["topic"])]
+    return np.unique(np.asarray(rows, np.int64))
+
+
+def _relisted(snap: Snapshot, in_flight: list[dict], leaving: str) -> Snapshot:
+    """``snap`` with each move's replicas minus its ``leaving`` ones ('adding' or
+    'removing'), order kept."""
     moves = [m for m in in_flight if snap.has_topic(m["topic"])]
     if not moves:
         return snap
     rows = np.array([snap.partition_row(m["topic"], m["partition"]) for m in moves])
     order = np.argsort(rows, kind="stable")
-    lists = [[b for b in moves[i]["replicas"] if b not in moves[i]["adding"]] for i in order]
+    lists = [[b for b in moves[i]["replicas"] if b not in moves[i][leaving]] for i in order]
     return snap.with_replicas(rows[order], offsets_from_lengths([len(r) for r in lists]),
                               snap.broker_positions([b for r in lists for b in r])
                               .astype(np.int32))

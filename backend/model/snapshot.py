@@ -69,6 +69,10 @@ class Snapshot:
     replica_offsets: np.ndarray  # int64, len = partitions + 1
     replica_broker: np.ndarray  # int32 broker positions, leader first
     limits: Limits = field(default_factory=Limits)
+    # reassignments in flight when the cluster was read, as a gateway's
+    # list_reassignments answers them ({topic, partition, replicas, adding, removing}):
+    # their replica lists above are Kafka's full set, target and removing (KIP-455)
+    in_flight: tuple[dict, ...] = ()
 
     # ---- construction -------------------------------------------------------------
     @classmethod
