@@ -24,6 +24,7 @@ import numpy as np
 from backend.engines import plan_summary, planner
 from backend.engines import throttle as throttle_engine
 from backend.engines.batches import padded_rows
+from backend.engines.shrink import API_FIELDS, CLI_FIELDS
 from backend.errors import BadInput
 from backend.model.reassignment import (
     Reassignment,
@@ -106,7 +107,7 @@ def from_request(snap: Snapshot, body: Any) -> Draft:
         if "plan" in body or "generate" in body:
             raise BadInput("kind shrink: give topic and partitions, not plan or generate")
         draft = from_shrink(snap, body.get("topic"), body.get("partitions"),
-                            delay_ms=body.get("delay_ms"))
+                            delay_ms=body.get("delay_ms"), fields=API_FIELDS)
     else:
         given = [k for k in ("plan", "generate") if k in body]
         if len(given) != 1:
@@ -180,16 +181,17 @@ def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
 
 
 def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | None = None,
-                delay_ms: Any = None) -> Draft:
+                delay_ms: Any = None, fields: tuple[str, str] = CLI_FIELDS) -> Draft:
     """Shrinking ``topic`` to ``partitions`` as the delete-partitions KIP stages it, with
-    the copy-to-a-new-topic migration any cluster can run today."""
+    the copy-to-a-new-topic migration any cluster can run today; a refusal names
+    partitions and delay as ``fields`` does."""
     if not isinstance(topic, str) or not topic:
         raise BadInput("topic: give the name of the topic to shrink")
     partitions = _whole(partitions, "partitions")
     if delay_ms is not None:
         delay_ms = _whole(delay_ms, "delay_ms", minimum=0)
     limits = snap.limits if limits is None else limits
-    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms)
+    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields)
     t = snap.topic_index(topic)
     rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t + 1])
     before = snap.broker_replica_counts()
