@@ -45,7 +45,8 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
             f" against a throttle of {_bytes(p['throttle'])}/s per broker"
             if p["throttle"] else " (no throttle)"),
         f"ETA predicted {_duration(p['predicted_eta_seconds'])}, observed "
-        f"{_duration(p['observed_eta_seconds'])}",
+        f"{_duration(p['observed_eta_seconds'])}" if p["state"] not in ("failed", "cancelled")
+        else f"no ETA: {p['state']}, nothing more will move",
     ]
     if p["cause"]:
         lines.append(f"cause: {p['cause']}")
