@@ -419,7 +419,8 @@ def fleet_days_figure(rows: pd.DataFrame) -> go.Figure:
 SWEEP_AXES = {  # kind -> (x, y, colour, y title, title)
     "limits": ("max_broker_partitions", "min_capacity", "add_brokers", "replicas",
                "least room left on any broker"),
-    "throttle": ("throttle", "eta_hours", "window_num", "hours", "predicted ETA"),
+    "throttle": ("throttle", "eta_hours", "window_num", "hours",
+                 "ETA as Railyard runs the plan, batch after batch"),
     "quota": ("rate", "rejected", "principal", "requests", "requests rejected"),
 }
 ROOM_NOTE = ("Less room with more brokers is how Kafka places replicas, not a fault. Each "
@@ -457,8 +458,8 @@ def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
         return fleet_days_figure(rows)
     x, y, colour, y_title, answer = SWEEP_AXES[kind]
     frame = rows.copy()
-    if kind == "throttle":
-        frame["eta_hours"] = frame["eta_seconds"] / 3600
+    if kind == "throttle":  # the executor's batches, not every move at once (issue 26)
+        frame["eta_hours"] = frame["batched_eta_seconds"] / 3600
     if kind == "quota":
         frame["principal"] = frame["user"].where(frame["client_id"] == "",
                                                  frame["user"] + "/" + frame["client_id"])
