@@ -56,7 +56,9 @@ def _body(body: object) -> str:
     if isinstance(body, pd.DataFrame):
         if body.empty:
             return '<p class="note">Nothing in this window.</p>'
-        return body.to_html(index=False, na_rep="-", classes="report", border=0)
+        # "-" for every missing cell (na_rep misses a column holding only None)
+        shown = body.astype(object).where(body.notna(), "-")
+        return shown.to_html(index=False, classes="report", border=0)
     return f'<p class="note">{escape(str(body))}</p>'
 
 
