@@ -51,3 +51,12 @@ def test_a_batch_that_fails_shows_failed_and_no_eta(world):  # noqa: F811
     assert p["predicted_eta_seconds"] is None and p["observed_eta_seconds"] is None
     text = str(progress_view(p, "bar"))
     assert "0m 0s" not in text and "no ETA: failed" in text and "a-0 is not at" in text
+
+
+def test_a_completed_plan_says_how_long_it_took(world):  # noqa: F811
+    plan_id = world.executing(TWO)
+    world.until(plan_id, "completed")
+    p = execution.progress(world.store, plan_id)
+    text = str(progress_view(p, "bar"))
+    took = round(p["ended_at"] - p["started_at"])
+    assert f"completed in {took // 60}m {took % 60}s" in text and "ETA" not in text
