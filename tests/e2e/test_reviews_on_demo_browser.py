@@ -1,8 +1,12 @@
-"""A capacity review on `railyard demo` in headless chromium, as a new user would hold it:
+"""A capacity review and an incident review on `railyard demo` in headless chromium, as a
+new user would hold them. Capacity:
 the demo's 90 days of backfilled history give every broker a forecast and a time to its
 limit, each export arrives as a file when clicked, an export that cannot be made (the
 incident cluster has no daily history) says why on the page instead of nothing, and the
-What-if page's fleet sweep forecasts the demo from the same history."""
+What-if page's fleet sweep forecasts the demo from the same history. Incident: the
+monitoring page's report link of the recorded hour opens a report that shows the partition
+health (broker 5 down at 00:40), says why throttled sent exceeds fetched, reads as
+numbers, and downloads under the window's name."""
 
 from __future__ import annotations
 
@@ -103,3 +107,37 @@ def test_the_fleet_sweep_forecasts_the_demo_from_its_history(browser, demo):
         ".data.map(t => t.type)")
     assert bars and set(bars) == {"bar"}
     screenshot(browser, "what-if-fleet-sweep-demo")
+
+
+INCIDENT = "cluster=incident&range=abs&from=2024-01-01T00%3A00&to=2024-01-01T01%3A00"
+
+
+FETCH = ("const r = await fetch(arguments[0]); return [r.status, r.headers.get('Content-Type'),"
+         " r.headers.get('Content-Disposition'), await r.text()];")
+
+
+def test_the_incident_report_of_the_recorded_hour(browser, demo, tmp_path):
+    browser.get(demo.url + "/brokers?" + INCIDENT)
+    link = WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "incident-report"))
+    href = link.get_attribute("href")
+    status, kind, disposition, page = browser.execute_script(FETCH, href)
+    assert (status, kind) == (200, "text/html; charset=utf-8")
+    assert disposition == ('attachment; filename='
+                           '"incident-incident-20240101T0000Z-20240101T0100Z.html"')
+    status, kind, disposition, csv = browser.execute_script(
+        FETCH, href.replace("incident.html", "incident.csv"))
+    assert (status, kind) == (200, "text/csv; charset=utf-8")
+    assert disposition.endswith('"incident-incident-20240101T0000Z-20240101T0100Z.csv"')
+    assert "# partition health" in csv.splitlines()
+    saved = tmp_path / "incident.html"
+    saved.write_text(page)
+    browser.get(saved.as_uri())  # the file as a postmortem attaches it: no dashboard behind
+    WebDriverWait(browser, 60).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 9)
+    text = browser.find_element(By.TAG_NAME, "body").text
+    headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
+    assert headings[0] == "Partition health: when partitions were under-replicated"
+    assert "2024-01-01 00:40:00" in text and "keep-up traffic used the leaders' throttle" in text
+    cells = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "table.report td")]
+    assert not [c for c in cells if c.endswith(".0") or c in ("True", "False", "None")]
+    screenshot(browser, "incident-report-demo")
