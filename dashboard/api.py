@@ -15,8 +15,11 @@ from typing import Any
 
 import flask
 from flask import Blueprint, jsonify, request
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
+from backend.model import json_input
 from backend.services import execution, plan_preview, shrink_execution, throttle_leftovers
 from backend.services import plans as plan_service
 from backend.store.store import Store
@@ -76,9 +79,25 @@ def _error(e: Exception):
             return jsonify(error=str(e)), status
     if isinstance(e, PermissionError):  # the identity vanished mid-request
         return jsonify(error=str(e)), 401
+    if isinstance(e, HTTPException):  # Werkzeug's own refusals keep their status
+        return jsonify(error=_http_reason(e)), e.code or 500
+    if isinstance(e, OperationalError):  # the database refused: full, down, locked
+        return jsonify(error=f"Plan store: {_first_line(e.orig or e)}: nothing was "
+                             f"stored; try again when it has room and answers"), 503
     log.exception("API request %s %s failed", request.method, request.path, exc_info=e)
     return jsonify(error=f"the server failed ({type(e).__name__}); details are in its "
                          f"log"), 500
+
+
+def _http_reason(e: HTTPException) -> str:
+    if isinstance(e, RequestEntityTooLarge):
+        return f"the body is larger than the {flask.current_app.config['MAX_CONTENT_LENGTH']:,} " \
+               f"bytes this server accepts (from server.max_upload_bytes)"
+    return f"{e.name}: {e.description}"
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 def _store() -> Store:
@@ -86,11 +105,10 @@ def _store() -> Store:
 
 
 def _body() -> dict[str, Any]:
-    if not request.get_data():
+    data = request.get_data()
+    if not data:
         return {}
-    body = request.get_json(silent=True)
-    if body is None:
-        raise BadInput("body: not valid JSON")
+    body = json_input.loads(data, "body")
     if not isinstance(body, dict):
         raise BadInput(f"body: expected a JSON object, got {type(body).__name__}")
     return body
@@ -238,8 +256,9 @@ def resume(plan_id: int):
 @api.get("/audit")
 def audit():
     plan = request.args.get("plan") or None
-    if plan is not None and not plan.isdigit():
-        raise BadInput(f"plan: expected a plan id, got {plan!r}")
+    if plan is not None and not plan_service.is_plan_id(plan):
+        raise BadInput(f"plan: expected a plan id (1 to {plan_service.MAX_PLAN_ID}), "
+                       f"got {plan[:40]!r}")
     since = request.args.get("since") or None
     entries = plan_service.audit_entries(_store(),
                                          plan=int(plan) if plan else None,
