@@ -2,16 +2,19 @@
 
 A 100k-move plan is megabytes of JSON; sending it to the browser and back on every
 callback would cost seconds. The page keeps only the token; the draft (what Propose
-stores, with the diff table the grid pages through) and uploaded plan files live in the
-dashboard's cache (in-process, or Redis when configured) for DRAFT_SECONDS.
+stores, with the diff table the grid pages through) lives in the dashboard's cache
+(in-process, or Redis when configured) for DRAFT_SECONDS; uploaded plan files wait on disk
+(backend.services.uploads.PlanUploads).
 """
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from backend.services.plan_preview import DiffTable, Draft
-from dashboard import runtime
+from backend.services.uploads import PlanUploads
+from dashboard import auth, runtime
 
 DRAFT_SECONDS = 3600  # an hour to look at a preview before proposing it
 
@@ -43,18 +46,20 @@ def stored_plan(token: str | None) -> int | None:
     return int(token.split("-")[1])
 
 
-def save_upload(obj: object, filename: str | None) -> str:
-    """Keep an uploaded plan file (parsed) until it is previewed."""
-    token = uuid.uuid4().hex
-    runtime.current().cache.set(f"upload:{token}", (obj, filename or "upload"),
-                                timeout=DRAFT_SECONDS)
-    return token
+def _plan_uploads() -> PlanUploads:
+    rt = runtime.current()
+    return PlanUploads(Path(rt.work_dir) / "plans", rt.config.server.max_upload_bytes)
+
+
+def save_upload(contents: str, filename: str | None) -> str:
+    """Keep the signed-in user's uploaded plan file on disk until it is previewed (never
+    in the cache: a 29 MB plan parsed is hundreds of MB of Python objects)."""
+    return _plan_uploads().keep(auth.current_actor(), contents, filename)
 
 
 def upload(token: str | None) -> tuple[object | None, str]:
-    """(parsed plan, file name) of an upload, or (None, "upload") when gone."""
-    hit = runtime.current().cache.get(f"upload:{token}") if token else None
-    return hit if hit is not None else (None, "upload")
+    """(parsed plan, file name) of the user's upload, or (None, "upload") when gone."""
+    return _plan_uploads().read(auth.current_actor(), token)
 
 
 def load(token: str | None) -> Draft | None:

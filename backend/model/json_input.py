@@ -42,8 +42,9 @@ def _constant(name: str) -> float:
     raise _Refused(f"{name} is not a JSON number")
 
 
-def loads(data: bytes | str, where: str) -> Any:
-    """``data`` parsed; BadInput naming ``where`` and what was wrong."""
+def loads(data: bytes | str, where: str, invalid: str = "not valid JSON") -> Any:
+    """``data`` parsed; BadInput naming ``where`` and what was wrong (``invalid``: for
+    text that is not JSON at all)."""
     try:
         return json.loads(data, parse_int=_integer, parse_float=_float,
                           parse_constant=_constant)
@@ -55,4 +56,4 @@ def loads(data: bytes | str, where: str) -> Any:
     except UnicodeDecodeError:
         raise BadInput(f"{where}: not UTF-8 text") from None
     except ValueError:  # json.JSONDecodeError, or int()'s digit limit
-        raise BadInput(f"{where}: not valid JSON") from None
+        raise BadInput(f"{where}: {invalid}") from None
