@@ -17,12 +17,22 @@ from backend.services.uploads import PlanUploads
 from dashboard import auth, runtime
 
 DRAFT_SECONDS = 3600  # an hour to look at a preview before proposing it
+# previews one user keeps (the one on screen and a few to go back to): a draft of an
+# uploaded 29 MB plan is as large as the plan, and each Preview click made a new one
+DRAFTS_PER_USER = 3
 
 
 def save(draft: Draft) -> str:
-    """Keep ``draft`` (with its grid); the token to find it again."""
+    """Keep ``draft`` (with its grid) as the signed-in user's newest; the token to find
+    it again. Their drafts past DRAFTS_PER_USER are dropped, oldest first."""
     token = uuid.uuid4().hex
-    runtime.current().cache.set(f"draft:{token}", draft, timeout=DRAFT_SECONDS)
+    cache = runtime.current().cache
+    mine_key = f"drafts-of:{auth.current_actor().name}"
+    mine = [*(cache.get(mine_key) or []), token]
+    for old in mine[:-DRAFTS_PER_USER]:
+        cache.delete(f"draft:{old}")
+    cache.set(mine_key, mine[-DRAFTS_PER_USER:], timeout=DRAFT_SECONDS)
+    cache.set(f"draft:{token}", draft, timeout=DRAFT_SECONDS)
     return token
 
 

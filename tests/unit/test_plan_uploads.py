@@ -84,6 +84,20 @@ def test_an_uploaded_plan_waits_on_disk_and_previews(env):
     assert "plan.json" in json.dumps(preview[ids.RA_PREVIEW]["children"])
 
 
+def test_a_user_keeps_only_their_newest_previews(env):
+    """A draft is as large as its plan and each Preview click made one for an hour."""
+    from dashboard import drafts
+
+    client, csrf = _signed_in(env, "admin1")
+    tokens = [_callback(env, client, csrf, ids.RA_PREVIEW, {
+        f"{ids.RA_RUN}.n_clicks": n, f"{ids.RA_SOURCE}.value": "generate",
+        f"{ids.RA_GOAL}.value": "drain", f"{ids.RA_BROKERS}.value": "1",
+        f"{ids.URL}.search": "?cluster=demo"}, f"{ids.RA_RUN}.n_clicks")[ids.PLAN_TOKEN]["data"]
+        for n in range(1, 6)]
+    kept = [t for t in tokens if env["rt"].cache.get(f"draft:{t}") is not None]
+    assert kept == tokens[-drafts.DRAFTS_PER_USER:]
+
+
 def test_a_viewer_may_not_upload_a_plan(env):
     client, csrf = _signed_in(env, "viewer1")
     answer = _upload(env, client, csrf, json.dumps(env["body"]["plan"]).encode())
