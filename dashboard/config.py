@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYT
 CACHE_TYPES = ("simple", "redis")
 ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
 HASH_METHODS = ("scrypt:", "pbkdf2:")  # werkzeug.security; `railyard auth hash-password`
+LOOPBACK = ("127.0.0.1", "::1")
+MAX_NAME = 200  # characters in a user name (the store's user columns)
+COOKIE_SECURE = ("auto", True, False)
 
 
 @dataclass(frozen=True)
@@ -108,11 +112,27 @@ class AuthSettings:
     mode: str = "none"
     users: tuple[User, ...] = ()
     trusted_header: TrustedHeader | None = None
-    secret_key_file: str = "var/secret_key"  # signs sessions; RAILYARD_SECRET_KEY overrides
-    session_hours: float = 12.0
+    secret_key_file: str = "var/secret_key"  # signs CSRF tokens; RAILYARD_SECRET_KEY overrides
+    session_hours: float = 12.0  # a session ends this long after sign-in, used or not
+    idle_minutes: float = 60.0  # ... and once unused for this long
+    cookie_secure: str | bool = "auto"  # auto: Secure when the request came over https
+    # reverse proxies whose X-Forwarded-For / -Proto are believed, and how many of them
+    # stand between the browser and Railyard (each appends the address it was reached from)
+    trusted_proxies: tuple[str, ...] = LOOPBACK
+    trusted_hops: int = 1
 
     def user(self, name: str | None) -> User | None:
-        return next((u for u in self.users if u.name == name), None)
+        """The configured user of that name, compared as normal_name compares names."""
+        wanted = normal_name(name or "")
+        return next((u for u in self.users if u.name == wanted), None)
+
+
+def normal_name(name: str) -> str:
+    """A user name as Railyard compares and records it: NFKC (compatibility forms such as
+    full-width letters become plain ones), case-folded, surrounding spaces stripped. So
+    'Olivia', 'OLIVIA ' and 'ｏｌｉｖｉａ' are one user, who cannot approve their own plan
+    under another spelling (docs/deploy.md, docs/plans.md)."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
 @dataclass(frozen=True)
@@ -291,22 +311,34 @@ def _auth(root: _Node, server: ServerSettings) -> AuthSettings:
                            f"127.0.0.1 (got {server.host}); list users or a trusted_header")
         return AuthSettings()
     node = root.mapping("auth")
-    node.only("users", "trusted_header", "secret_key_file", "session_hours")
+    node.only("users", "trusted_header", "secret_key_file", "session_hours", "idle_minutes",
+              "cookie_secure", "trusted_proxies", "trusted_hops")
     if ("users" in node.value) == ("trusted_header" in node.value):
         raise BadInput(f"{node.where('users')}: give either users or trusted_header "
                        f"(or auth: none on 127.0.0.1)")
-    common = {"secret_key_file": node.str("secret_key_file") or AuthSettings.secret_key_file,
-              "session_hours": node.number("session_hours", default=12.0)}
+    secure = node.value.get("cookie_secure", "auto")
+    if secure not in COOKIE_SECURE:
+        raise BadInput(f"{node.where('cookie_secure')}: expected auto, true or false, "
+                       f"got {secure!r}")
     header = node.mapping("trusted_header")
-    if header is not None:
-        return AuthSettings("trusted_header", trusted_header=_trusted_header(header), **common)
+    trusted_header = _trusted_header(header) if header is not None else None
+    common = {"secret_key_file": node.str("secret_key_file") or AuthSettings.secret_key_file,
+              "session_hours": node.number("session_hours", default=12.0),
+              "idle_minutes": node.number("idle_minutes", default=AuthSettings.idle_minutes),
+              "cookie_secure": secure,
+              "trusted_proxies": _networks(node, "trusted_proxies", trusted_header.trusted_from
+                                           if trusted_header else LOOPBACK),
+              "trusted_hops": node.int("trusted_hops", default=1, minimum=1)}
+    if trusted_header is not None:
+        return AuthSettings("trusted_header", trusted_header=trusted_header, **common)
     users = tuple(_user(u) for u in node.list("users", required=True))
     if not users:
         raise BadInput(f"{node.where('users')}: list at least one user")
     names = [u.name for u in users]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
-        raise BadInput(f"{node.where('users')}: the name '{dup}' is used twice")
+        raise BadInput(f"{node.where('users')}: the name '{dup}' is used twice (names are "
+                       f"compared case-folded, NFKC)")
     return AuthSettings("users", users=users, **common)
 
 
@@ -320,25 +352,32 @@ def _user(node: _Node) -> User:
         raise BadInput(f"{node.where('password_hash')}: expected a hash from "
                        f"`railyard auth hash-password` (scrypt:... or pbkdf2:...), "
                        f"never the password itself")
-    return User(name, node.choice("role", ROLES, required=True), digest)
+    if len(name) > MAX_NAME:
+        raise BadInput(f"{node.where('name')}: at most {MAX_NAME} characters")
+    return User(normal_name(name), node.choice("role", ROLES, required=True), digest)
 
 
 def _trusted_header(node: _Node) -> TrustedHeader:
     node.only("user", "role", "from")
-    trusted = node.value.get("from", list(TrustedHeader.trusted_from))
+    return TrustedHeader(node.str("user") or TrustedHeader.user,
+                         node.str("role") or TrustedHeader.role,
+                         _networks(node, "from", TrustedHeader.trusted_from))
+
+
+def _networks(node: _Node, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of proxy addresses or networks (one string is a list of one)."""
+    trusted = node.value.get(key, list(default))
     if isinstance(trusted, str):
         trusted = [trusted]
     if not isinstance(trusted, list) or not trusted:
-        raise BadInput(f"{node.where('from')}: list the proxy's addresses, e.g. [127.0.0.1]")
+        raise BadInput(f"{node.where(key)}: list the proxy's addresses, e.g. [127.0.0.1]")
     for address in trusted:
         try:
             ipaddress.ip_network(str(address), strict=False)
         except ValueError:
-            raise BadInput(f"{node.where('from')}: {address!r} is not an IP address or "
+            raise BadInput(f"{node.where(key)}: {address!r} is not an IP address or "
                            f"network") from None
-    return TrustedHeader(node.str("user") or TrustedHeader.user,
-                         node.str("role") or TrustedHeader.role,
-                         tuple(str(a) for a in trusted))
+    return tuple(str(a) for a in trusted)
 
 
 class _Node:
