@@ -34,6 +34,7 @@ import flask
 from flask import Flask, g, request
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from backend.errors import Unavailable
 from backend.store.workflow import Actor
 from dashboard import proxy, sessions
 from dashboard.config import MAX_NAME, ROLES, AuthSettings, normal_name
@@ -265,8 +266,16 @@ def _identify_without_password(auth: AuthSettings) -> Identity | None:
 
 
 def _gate() -> flask.Response | tuple | None:
-    """Before every request: CSRF on state changes, then sign-in for everything private."""
-    path = request.path
+    """Before every request: CSRF on state changes, then sign-in for everything private
+    (503 naming the cause when the store that keeps the sessions does not answer)."""
+    try:
+        return _gate_request(request.path)
+    except Unavailable as e:
+        log.warning("refused %s %s: %s", request.method, request.path, e)
+        return _refusal(503, f"Cannot check your session: {e}")
+
+
+def _gate_request(path: str) -> flask.Response | tuple | None:
     if is_api(path):
         return None  # the API authenticates each request itself (dashboard/api.py)
     if request.method in UNSAFE_METHODS and not _csrf_ok():
@@ -334,7 +343,10 @@ def _login():
         log.info("failed sign-in from %s", proxy.client_address(auth))
         return _login_page(target, "Wrong user name or password."), 401
     user = auth.user(name)
-    sessions.sign_in(auth, user)  # a new session id: none planted before sign-in survives
+    try:
+        sessions.sign_in(auth, user)  # a new session id: none planted before sign-in survives
+    except Unavailable as e:
+        return _login_page(target, f"Cannot sign in now: {e}"), 503
     log.info("%s (%s) signed in from %s", user.name, role, proxy.client_address(auth))
     return flask.redirect(target)
 

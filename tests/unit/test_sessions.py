@@ -230,3 +230,16 @@ def test_a_session_id_never_reaches_the_store(app):
     with runtime.current().plan_store().read() as conn:
         stored = conn.execute(select(sessions)).all()
     assert len(stored) == 1 and session_id not in repr(stored)
+
+
+def test_a_store_that_does_not_answer_is_named_not_a_500(tmp_path):
+    doc = config_doc(tmp_path)
+    doc["store"] = {"url": "postgresql+psycopg://railyard@127.0.0.1:9/railyard"}
+    app = make_app(doc)
+    client = app.server.test_client()
+    answer = client.post("/login", data={"username": "olivia", "password": "o-secret",
+                                         "next": "/", "csrf_token": login_token(client)})
+    assert answer.status_code == 503 and "Cannot sign in now: Plan store" in answer.get_data(True)
+    replayed = replay(app, "a" * 43).get("/_dash-layout")
+    assert replayed.status_code == 503
+    assert replayed.get_json()["error"].startswith("Cannot check your session: Plan store")
