@@ -81,6 +81,9 @@ class StoreSettings:
     """Where plans, decisions and the audit log live (backend/store)."""
 
     url: str = "sqlite:///var/railyard.db"
+    # signs the audit chain (backend/store/audit_keys.py); RAILYARD_AUDIT_KEYS overrides
+    audit_key_file: str = "var/audit_keys"
+    audit_checkpoints: str | None = None  # a file the chain's signed end is appended to
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,22 @@ class DashboardConfig:
 
 def load_config(path: str | os.PathLike) -> DashboardConfig:
     """Read and validate a YAML config file; BadInput with one line on any problem."""
+    config = parse_config(_read_yaml(path), str(path))
+    base = Path(path).resolve().parent  # snapshot files are named relative to the config
+    return replace(config, clusters=tuple(
+        replace(c, snapshot=str((base / c.snapshot).resolve())) if c.snapshot else c
+        for c in config.clusters))
+
+
+def load_store_settings(path: str | os.PathLike) -> StoreSettings:
+    """Only the store section of a config file, which may hold nothing else (what
+    `railyard audit verify` needs)."""
+    doc = _read_yaml(path)
+    root = _Node(doc if doc is not None else {}, str(path), "")
+    return _store(root.mapping("store"))
+
+
+def _read_yaml(path: str | os.PathLike) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -166,11 +185,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise BadInput(f"{path}: {where}not valid YAML ({getattr(e, 'problem', e)})") from None
-    config = parse_config(doc, str(path))
-    base = Path(path).resolve().parent  # snapshot files are named relative to the config
-    return replace(config, clusters=tuple(
-        replace(c, snapshot=str((base / c.snapshot).resolve())) if c.snapshot else c
-        for c in config.clusters))
+    return doc
 
 
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
@@ -278,12 +293,13 @@ def _server(node: _Node | None) -> ServerSettings:
 def _store(node: _Node | None) -> StoreSettings:
     if node is None:
         return StoreSettings()
-    node.only("url")
+    node.only("url", "audit_key_file", "audit_checkpoints")
     url = node.str("url") or StoreSettings.url
     if not url.startswith(("sqlite:///", "postgresql://", "postgresql+psycopg://")):
         raise BadInput(f"{node.where('url')}: expected sqlite:///path or "
                        f"postgresql+psycopg://user@host/db, got {url!r}")
-    return StoreSettings(url)
+    return StoreSettings(url, node.str("audit_key_file") or StoreSettings.audit_key_file,
+                         node.str("audit_checkpoints"))
 
 
 def _plans(node: _Node | None) -> PlanSettings:

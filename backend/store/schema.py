@@ -95,6 +95,9 @@ audit = Table(
     Column("digest", String(64), nullable=False),
     Column("prev_hash", String(64), nullable=False),
     Column("hash", String(64), nullable=False),
+    # the audit key that signed the row (backend/store/audit_keys.py; migration 0005);
+    # NULL: written before the keys, with the unkeyed hash
+    Column("key_id", String(32), nullable=True),
     Index("ix_audit_user_at", "user", "at"),
 )
 
