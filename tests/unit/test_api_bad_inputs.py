@@ -197,3 +197,16 @@ def test_a_full_store_is_503_naming_the_cause(env):
     assert answer.get_json() == {"error": "Plan store: database or disk is full: nothing "
                                           "was stored; try again when it has room and "
                                           "answers"}
+
+
+def test_the_error_table_lists_every_status_these_inputs_get():
+    """docs/api.md's error table holds for the inputs above: each status they get is a
+    row, saying why."""
+    table = test_api.DOC.read_text().split("## Errors")[1].split("## Who may do what")[0]
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert "2^63-1" in rows["400"] and "nested too deeply" in rows["400"]
+    assert "`log_dirs`" in rows["400"] and "comment over 2,000" in rows["400"]
+    assert "2147483647" in rows["404"] and "max_upload_bytes" in rows["413"]
+    assert "full disk" in rows["503"]
+    assert "`nan`, `inf`" in table and "/_dash-update-component" in table
