@@ -260,11 +260,29 @@ def audit():
         raise BadInput(f"plan: expected a plan id (1 to {plan_service.MAX_PLAN_ID}), "
                        f"got {plan[:40]!r}")
     since = request.args.get("since") or None
-    entries = plan_service.audit_entries(_store(),
-                                         plan=int(plan) if plan else None,
-                                         user=request.args.get("user") or None,
-                                         since=_time("since", since) if since else None)
-    return jsonify(entries=[e.to_dict() for e in entries])
+    order = request.args.get("order") or "oldest"
+    if order not in ("oldest", "newest"):
+        raise BadInput(f"order: expected oldest or newest, got {order[:40]!r}")
+    page = plan_service.audit_page(
+        _store(), plan=int(plan) if plan else None, user=request.args.get("user") or None,
+        since=_time("since", since) if since else None, newest_first=order == "newest",
+        after=_count("after", MAX_AUDIT_ID), limit=_count(
+            "limit", plan_service.AUDIT_PAGE_ROWS) or plan_service.AUDIT_PAGE_ROWS)
+    return jsonify(entries=[e.to_dict() for e in page.entries], total=page.total,
+                   next=None if page.next is None else str(page.next))
+
+
+MAX_AUDIT_ID = 2**31 - 1  # audit.id is an INTEGER column: PostgreSQL's is 32 bits
+
+
+def _count(key: str, most: int) -> int | None:
+    """A query argument of ASCII digits from 1 to ``most``, or None when absent."""
+    text = request.args.get(key) or None
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) < 20 and 0 < int(text) <= most):
+        raise BadInput(f"{key}: expected a whole number from 1 to {most}, got {text[:40]!r}")
+    return int(text)
 
 
 def _time(key: str, text: str) -> datetime:
