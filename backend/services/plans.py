@@ -24,7 +24,7 @@ from backend.model.snapshot import Snapshot
 from backend.services.plan_basis import StoredBasis, basis_for, config_changes
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
-from backend.store.store import AuditEntry, Decision, Plan, Store
+from backend.store.store import AuditEntry, AuditPage, Decision, Plan, Store
 from backend.store.workflow import KINDS, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
 # (cluster name, topics) -> those topics as they are now, read from the live cluster (a
@@ -36,6 +36,7 @@ CLEAR = "clear_throttles"
 MAX_PLAN_ID = 2**31 - 1  # plans.id is an INTEGER column: PostgreSQL's is 32 bits
 MAX_TITLE_CHARS = 200
 MAX_COMMENT_CHARS = 2000  # a decision's reason; every GET of the plan returns its comments
+AUDIT_PAGE_ROWS = 1000  # the most audit rows one page holds
 MAX_NAME_CHARS = 200  # the user columns of plans, decisions and audit (schema.py)
 # characters PostgreSQL text cannot hold (NUL) or that no one types into a title or a
 # comment; a comment keeps its line breaks and tabs
@@ -280,6 +281,16 @@ def audit_entries(store: Store, *, plan: int | None = None, user: str | None = N
     """Audit rows, oldest first, filtered by plan, user and time."""
     with store.read() as conn:
         return repo.query_audit(conn, plan, user, since, limit)
+
+
+def audit_page(store: Store, *, plan: int | None = None, user: str | None = None,
+               since: datetime | None = None, after: int | None = None,
+               newest_first: bool = False, limit: int = AUDIT_PAGE_ROWS) -> AuditPage:
+    """A page of audit rows in chain order with the count of all that match: following
+    ``next`` reaches every row (a plan's trail from its proposal on)."""
+    with store.read() as conn:
+        return repo.audit_page(conn, plan=plan, user=user, since=since, after=after,
+                               newest_first=newest_first, limit=limit)
 
 
 # ---- rules ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, select, text
+from sqlalchemy import Connection, Engine, bindparam, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
@@ -399,6 +399,38 @@ def query_audit(conn: Connection, plan: int | None = None, user: str | None = No
     return [AuditEntry(**r) for r in reversed(conn.execute(q).mappings().all())]
 
 
-__all__ = ["AuditEntry", "Decision", "Plan", "Store", "append", "due_plans", "insert_decision",
-           "insert_plan", "load_plan", "open_store", "query_audit", "query_plans",
-           "update_plan"]
+@dataclass(frozen=True)
+class AuditPage:
+    """One page of the audit log: ``entries`` in the asked order, ``total`` rows that
+    match the filters, and ``next``, the id to continue after (None: this was the last)."""
+
+    entries: list[AuditEntry]
+    total: int
+    next: int | None
+
+
+def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = None,
+               since: datetime | None = None, after: int | None = None,
+               newest_first: bool = False, limit: int = 1000) -> AuditPage:
+    """Rows in id order (the chain's, so stable), oldest or newest first, from just past
+    the row ``after``; every matching row is reachable page by page."""
+    where = []
+    if plan is not None:
+        where.append(audit.c.plan_id == plan)
+    if user is not None:
+        where.append(audit.c.user == user)
+    if since is not None:
+        where.append(audit.c.at >= since)
+    total = conn.execute(select(func.count()).select_from(audit).where(*where)).scalar_one()
+    if after is not None:
+        where.append(audit.c.id < after if newest_first else audit.c.id > after)
+    order = audit.c.id.desc() if newest_first else audit.c.id
+    rows = conn.execute(select(audit).where(*where).order_by(order).limit(limit + 1)) \
+        .mappings().all()
+    entries = [AuditEntry(**r) for r in rows[:limit]]
+    return AuditPage(entries, total, entries[-1].id if len(rows) > limit else None)
+
+
+__all__ = ["AuditEntry", "AuditPage", "Decision", "Plan", "Store", "append", "audit_page",
+           "due_plans", "insert_decision", "insert_plan", "load_plan", "open_store",
+           "query_audit", "query_plans", "update_plan"]
