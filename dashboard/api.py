@@ -81,9 +81,9 @@ def _error(e: Exception):
         return jsonify(error=str(e)), 401
     if isinstance(e, HTTPException):  # Werkzeug's own refusals keep their status
         return jsonify(error=_http_reason(e)), e.code or 500
-    if isinstance(e, OperationalError):  # the database refused: full, down, locked
-        return jsonify(error=f"Plan store: {_first_line(e.orig or e)}: nothing was "
-                             f"stored; try again when it has room and answers"), 503
+    refusal = store_refusal(e)
+    if refusal is not None:
+        return jsonify(error=refusal), 503
     log.exception("API request %s %s failed", request.method, request.path, exc_info=e)
     return jsonify(error=f"the server failed ({type(e).__name__}); details are in its "
                          f"log"), 500
@@ -96,8 +96,13 @@ def _http_reason(e: HTTPException) -> str:
     return f"{e.name}: {e.description}"
 
 
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+def store_refusal(e: BaseException) -> str | None:
+    """One line naming why the plan store refused (a full disk, a database that is down or
+    locked: SQLAlchemy's OperationalError), or None for any other error."""
+    if not isinstance(e, OperationalError):
+        return None
+    cause = (str(e.orig or e).strip().splitlines() or [type(e).__name__])[0]
+    return f"Plan store: {cause}: nothing was stored; try again when it has room and answers"
 
 
 def _store() -> Store:

@@ -6,11 +6,13 @@ refusals (NUL, long names) are in tests/integration/test_plan_text_bounds.py."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import event
 
-from dashboard import auth
+from dashboard import auth, ids
 from tests.unit import test_api
 from tests.unit.test_api import PASSWORD, basic, count, make_plan
 
@@ -173,7 +175,8 @@ def test_incident_report_windows_out_of_range_are_400(browser, query, error):
     assert answer.get_data(as_text=True) == f"{error} (UTC)\n"
 
 
-def test_a_full_store_is_503_naming_the_cause(env):
+@contextmanager
+def full_store(env) -> Iterator[None]:
     """SQLite at its max_page_count answers SQLITE_FULL, as on a full disk."""
     engine = env["store"].engine
 
@@ -184,19 +187,43 @@ def test_a_full_store_is_503_naming_the_cause(env):
     event.listen(engine, "connect", full)
     engine.dispose()
     try:
+        yield
+    finally:
+        event.remove(engine, "connect", full)
+        engine.dispose()
+
+
+FULL = ("Plan store: database or disk is full: nothing was stored; try again when it has "
+        "room and answers")
+
+
+def test_a_full_store_is_503_naming_the_cause(env):
+    with full_store(env):
         for _ in range(200):  # until the free pages inside the file are used up
             answer = env["client"].post("/api/v1/plans", json={**env["body"],
                                                                "title": "t" * 200},
                                         headers=basic("operator1"))
             if answer.status_code != 201:
                 break
-    finally:
-        event.remove(engine, "connect", full)
-        engine.dispose()
     assert answer.status_code == 503
-    assert answer.get_json() == {"error": "Plan store: database or disk is full: nothing "
-                                          "was stored; try again when it has room and "
-                                          "answers"}
+    assert answer.get_json() == {"error": FULL}
+
+
+def test_a_full_store_is_named_on_the_plan_page(env, caplog):
+    from tests.unit.test_plan_uploads import _callback, _signed_in
+
+    plan_ids = [make_plan(env, "operator1", "proposed") for _ in range(200)]
+    client, csrf = _signed_in(env, "approver1")
+    with full_store(env), caplog.at_level("WARNING", logger="railyard.dashboard"):
+        for plan_id in plan_ids:  # each decision writes rows, until there is no room
+            answer = _callback(env, client, csrf, ids.PV_DECISIONS, {
+                f"{ids.PV_REJECT}.n_clicks": 1, f"{ids.PV_COMMENT}.value": "c" * 2000,
+                f"{ids.PV_PLAN}.data": {"id": plan_id, "sha256": "x"}},
+                f"{ids.PV_REJECT}.n_clicks", whole=True)
+            if "sideUpdate" in answer:
+                break
+    assert answer["sideUpdate"][ids.APP_ERROR]["children"] == FULL
+    assert [r.exc_info for r in caplog.records if FULL in r.getMessage()] == [None]
 
 
 def test_the_error_table_lists_every_status_these_inputs_get():

@@ -33,9 +33,11 @@ def _signed_in(env, user: str):
     return client, client.get_cookie(auth.csrf_cookie_name(env["rt"].config.server.port)).value
 
 
-def _callback(env, client, csrf, output_id: str, values: dict, changed: str) -> dict:
+def _callback(env, client, csrf, output_id: str, values: dict, changed: str,
+              whole: bool = False) -> dict:
     """POST the callback whose outputs include ``output_id``, its inputs and state taken
-    from ``values`` (id.property -> value, None when absent); its answer."""
+    from ``values`` (id.property -> value, None when absent); its answer (``whole``: with
+    the side updates an error handler made)."""
     key = next(k for k in env["app"].callback_map if f"{output_id}." in k)
     spec = env["app"].callback_map[key]
     outputs = [{"id": o.split(".")[0], "property": o.split(".")[1]}
@@ -48,7 +50,7 @@ def _callback(env, client, csrf, output_id: str, values: dict, changed: str) -> 
     answer = client.post("/_dash-update-component", data=json.dumps(body),
                          content_type="application/json", headers={auth.CSRF_HEADER: csrf})
     assert answer.status_code == 200, answer.get_data(as_text=True)
-    return answer.get_json()["response"]
+    return answer.get_json() if whole else answer.get_json()["response"]
 
 
 def _upload(env, client, csrf, raw: bytes, name: str = "plan.json") -> dict:
