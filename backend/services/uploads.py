@@ -144,7 +144,7 @@ class PlanUploads:
         header = json.dumps({"filename": name}).encode() + b"\n"
         with self._locked():
             purge(self.directory)
-            self._make_room(_owner(actor), len(raw))
+            self._make_room(_owner(actor), len(header) + len(raw))
             path = self._path(actor, token)
             partial = path.with_suffix(".partial")
             partial.write_bytes(header + raw)
