@@ -16,6 +16,7 @@ import hmac
 import re
 import secrets
 import time
+from dataclasses import replace
 
 import flask
 from flask import Flask, request
@@ -89,20 +90,35 @@ def signed_in(auth: AuthSettings) -> User | None:
     if session.looked_up:
         return session.user
     session.looked_up = True
-    store, now = runtime.current().plan_store(), clock()
-    row = stored.lookup(store, session.session_id)
+    lookups, now = _lookups(), clock()
+    row = lookups.lookup(session.session_id)
+    if row is not None and _idle(auth, row, now):  # kept here: another process used it since?
+        row = lookups.lookup(session.session_id, fresh=True)
     if row is None:
         return None
     user = auth.user(row.user)
-    if user is None or row.password_mark != password_mark(user) \
-            or now - row.seen_at > auth.idle_minutes * 60 \
+    if user is None or row.password_mark != password_mark(user) or _idle(auth, row, now) \
             or now - row.created_at > auth.session_hours * 3600:
-        stored.end(store, session.session_id)
+        stored.end(lookups.store, session.session_id)
         return None
     if now - row.seen_at > TOUCH_SECONDS:
-        stored.touch(store, session.session_id, now)
+        stored.touch(lookups.store, session.session_id, now)
+        lookups.touched(session.session_id, replace(row, seen_at=now))
     session.user = user
     return user
+
+
+def _idle(auth: AuthSettings, row: stored.SessionRow, now: float) -> bool:
+    return now - row.seen_at > auth.idle_minutes * 60
+
+
+def _lookups() -> stored.Lookups:
+    """This process's kept session rows, for the store it uses now."""
+    store, extensions = runtime.current().plan_store(), flask.current_app.extensions
+    kept = extensions.get("railyard.sessions")
+    if kept is None or kept.store is not store:
+        kept = extensions["railyard.sessions"] = stored.Lookups(store)
+    return kept
 
 
 def sign_in(auth: AuthSettings, user: User) -> None:

@@ -169,6 +169,7 @@ def test_a_new_password_ends_the_sessions_signed_in_with_the_old_one(doc):
 def test_an_admin_revokes_a_users_sessions_with_an_audit_row(tmp_path, doc, app, capsys):
     olivia = sign_in(app.server.test_client(), "olivia")
     adam = sign_in(app.server.test_client(), "adam")
+    assert replay(app, olivia).get("/_dash-layout").status_code == 200  # kept by the server
     config = tmp_path / "railyard.yaml"
     config.write_text(yaml.safe_dump(doc))
     code, out, _ = run_cli(capsys, "auth", "sessions", "--config", str(config))
@@ -243,3 +244,34 @@ def test_a_store_that_does_not_answer_is_named_not_a_500(tmp_path):
     replayed = replay(app, "a" * 43).get("/_dash-layout")
     assert replayed.status_code == 503
     assert replayed.get_json()["error"].startswith("Cannot check your session: Plan store")
+
+
+def test_a_process_keeps_the_rows_it_looked_up_until_a_session_ends(app, monkeypatch):
+    from backend.store import sessions as stored
+
+    reads = []
+    real = stored.lookup
+    monkeypatch.setattr(stored, "lookup", lambda store, sid: reads.append(sid) or real(store, sid))
+    olivia = sign_in(app.server.test_client(), "olivia")
+    adam = app.server.test_client()
+    sign_in(adam, "adam")
+    for _ in range(3):
+        assert replay(app, olivia).get("/_dash-layout").status_code == 200
+    assert reads == [olivia]  # one read of the store, then the row this process kept
+    adam.post("/logout", data={"csrf_token": adam.get_cookie(CSRF_COOKIE).value})
+    assert replay(app, olivia).get("/_dash-layout").status_code == 200
+    assert reads.count(olivia) == 2  # a session ended: the kept rows were read again
+
+
+def test_use_on_another_worker_keeps_a_session_from_going_idle(tmp_path, monkeypatch):
+    doc = config_doc(tmp_path, idle_minutes=30)
+    one, two = make_app(doc), make_app(doc)
+    clock = [1_000_000.0]
+    monkeypatch.setattr(browser_sessions, "clock", lambda: clock[0])
+    session_id = sign_in(one.server.test_client(), "olivia")
+    clock[0] += 30
+    assert replay(one, session_id).get("/_dash-layout").status_code == 200  # one keeps it
+    clock[0] += 29 * 60
+    assert replay(two, session_id).get("/_dash-layout").status_code == 200  # used on two
+    clock[0] += 16 * 60  # idle by what one kept, not by the store
+    assert replay(one, session_id).get("/_dash-layout").status_code == 200
