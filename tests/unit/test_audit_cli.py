@@ -231,3 +231,20 @@ def test_bad_input_and_unreachable_store(tmp_path, capsys):
     code, _, err = run_cli(capsys, "audit", "verify", "--config", config(tmp_path, url))
     assert code == 3 and err.startswith("railyard audit: unavailable: Plan store: ")
     assert "secret" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_keys_from_the_environment_win_over_the_file(tmp_path, capsys, monkeypatch):
+    url = f"sqlite:///{tmp_path}/r.db"
+    monkeypatch.setenv("RAILYARD_AUDIT_KEYS", f"old:{'a' * 32},\nnew:{'b' * 40}")
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    with store.read() as conn:
+        assert set(conn.execute(select(audit.c.key_id)).scalars()) == {"new"}
+    store.close()
+    assert not (tmp_path / "audit_keys").exists()  # no file made when the variable is set
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 0 and result["rows"] == 3
+    monkeypatch.delenv("RAILYARD_AUDIT_KEYS")
+    opened(tmp_path, url).close()  # a key file of its own now: other keys
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 1 and "signed with key 'new'" in result["reason"]
