@@ -8,6 +8,7 @@ concurrent decisions on one plan exactly one changes a row; the caller refuses t
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import threading
 from collections import deque
@@ -38,6 +39,7 @@ from backend.store.engine import DEFAULT_URL, json_dumps, make_engine, migrate, 
 from backend.store.schema import audit, decisions, plans
 
 DEFAULT_EXPIRY_HOURS = 24.0
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,11 @@ class Store:
                 yield conn
                 head = conn.info.pop(HEAD, None)
         if head is not None and self.checkpoints:  # committed: the chain's new end
-            append_checkpoint(self.checkpoints, self.keys, *head)
+            try:
+                append_checkpoint(self.checkpoints, self.keys, *head)
+            except OSError as e:  # the write stands; the next checkpoint covers it too
+                log.error("audit checkpoint for row %s not written to %s: %s", head[0],
+                          self.checkpoints, e.strerror or e)
 
     def transition(self, plan_id: int, expect_state: str, expect_version: int, *,
                    state: str, at: datetime, audit_row: dict,

@@ -248,3 +248,13 @@ def test_keys_from_the_environment_win_over_the_file(tmp_path, capsys, monkeypat
     opened(tmp_path, url).close()  # a key file of its own now: other keys
     code, result, _ = verify(capsys, tmp_path, url)
     assert code == 1 and "signed with key 'new'" in result["reason"]
+
+
+def test_a_checkpoint_file_that_cannot_be_written_is_logged_not_fatal(tmp_path, caplog):
+    url = f"sqlite:///{tmp_path}/r.db"
+    (tmp_path / "checkpoints.jsonl").mkdir()  # a folder where the file should be
+    store = opened(tmp_path, url)
+    plan = approved_plan(store)  # each write still commits
+    assert plans.get(store, plan.id).state == "approved"
+    assert "audit checkpoint for row 3 not written to" in caplog.text
+    store.close()
