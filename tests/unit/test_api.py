@@ -309,7 +309,7 @@ def test_audit_filters(env):
         .get_json()["entries"]
     assert {e["user"] for e in mine} == {"operator2"}
     later = client.get("/api/v1/audit?since=2999-01-01T00:00", headers=basic("viewer1"))
-    assert later.get_json() == {"entries": []}
+    assert later.get_json() == {"entries": [], "total": 0, "next": None}
     bad = client.get("/api/v1/audit?since=yesterday", headers=basic("viewer1"))
     assert bad.status_code == 400 and bad.get_json()["error"].startswith("since:")
 
