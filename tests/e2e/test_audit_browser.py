@@ -60,10 +60,10 @@ def test_a_long_plans_trail_from_its_proposal_page_by_page(browser, dashboard):
     summary = group.find_element(By.TAG_NAME, "summary")
     assert summary.text.startswith(f"batch 1: {CONFIGS_PER_BATCH} config changes")
     assert not group.find_element(By.CSS_SELECTOR, "table tr").is_displayed()
+    screenshot(browser, "audit-plan-trail")
     summary.click()
     wait.until(lambda d: group.find_element(By.CSS_SELECTOR, "table tr").is_displayed())
     assert len(group.find_elements(By.CSS_SELECTOR, "table tr")) == CONFIGS_PER_BATCH
-    screenshot(browser, "audit-plan-trail")
     browser.find_element(By.ID, ids.AU_NEXT).click()
     wait.until(lambda d: count_text(d).startswith("Rows 1,001 to"))
     assert count_text(browser).startswith(f"Rows 1,001 to {dashboard.rows:,} of "
