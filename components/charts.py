@@ -201,6 +201,12 @@ MARKER_COLOURS = {"proposed": GREY, "approved": OK, "executing": NEAR, "complete
                   "failed": OVER, "cancelled": OVER}
 
 
+def as_text(value: object) -> str:
+    """``value`` shown as written in a label: plotly reads <a href>, <b>, <br> in hover
+    text and annotations as markup, so a plan title could draw a link to anywhere."""
+    return html.escape(str(value), quote=False)
+
+
 def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
     """A time-series figure with a dotted vertical line per plan event ("#12 approved")
     and a dashed one per execution batch start or end ("#12 batch 3 started"), so a chart
@@ -220,8 +226,8 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
         notes.append({"text": f"#{e['plan_id']} {e['state']}", "showarrow": False, "xref": "x",
                       "x": x, "yref": "paper", "y": 1 - 0.07 * (i % 3), "yanchor": "top",
                       "xanchor": "left", "font": {"size": 10, "color": colour},
-                      "hovertext": f"plan {e['plan_id']}: {e['title']} ({e['state']} by "
-                                   f"{e['user']})"})
+                      "hovertext": f"plan {e['plan_id']}: {as_text(e['title'])} "
+                                   f"({e['state']} by {as_text(e['user'])})"})
     return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
 
 

@@ -142,7 +142,8 @@ class DemoStack:
         operator = next(n for n, (role, _) in users.items() if role == "operator")
         approver = next(n for n, (role, _) in users.items() if role == "approver")
         actor = Actor(operator, "operator", "127.0.0.1")
-        store = open_store(config.store.url)
+        store = open_store(config.store.url, key_file=config.store.audit_key_file,
+                           checkpoints=config.store.audit_checkpoints)
         try:
             plan = self.kafka.propose_plan(store, actor) if self.kafka else \
                 execution.propose_demo_plan(store, self.twin.twin.assignment(), actor)
@@ -190,7 +191,7 @@ class DemoStack:
             spark={"master": "local[2]", "ui": False},
             cache=CacheSettings(background_dir=str(home / "dashboard-cache")),
             server=ServerSettings(port=self.settings.port), source="railyard demo",
-            auth=auth, store=StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}"))
+            auth=auth, store=demo_store(home))
 
     def gateways(self) -> dict:
         """The in-process twin's gateway; Kafka's is opened from the config."""
@@ -209,6 +210,14 @@ class DemoStack:
         if self.kafka is not None:
             self.kafka.stop(say)
             self.kafka = None
+
+
+def demo_store(home: Path) -> StoreSettings:
+    """The demo's plan store, audit keys and audit checkpoints, all under its home
+    (`railyard audit verify --demo` reads the same)."""
+    return StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}",
+                         audit_key_file=str(home / "audit_keys"),
+                         audit_checkpoints=str(home / "audit-checkpoints.jsonl"))
 
 
 def demo_users(home: Path) -> dict[str, tuple[str, str]]:

@@ -205,6 +205,9 @@ AU_APPLY = "au-apply"
 AU_ERROR = "au-error"
 AU_GRID = "au-grid"
 AU_PLANS = "au-plans"
+AU_NEXT = "au-next"  # the audit log's next page
+AU_PAGE = "au-page"  # dcc.Store: the filters shown and where the next page starts
+AU_COUNT = "au-count"
 
 # incident report link (every monitoring page)
 INCIDENT_REPORT = "incident-report"

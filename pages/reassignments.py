@@ -11,7 +11,7 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from backend.engines.planner import BALANCE_THRESHOLD, GOALS
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, uploads
+from backend.services import plan_preview
 from backend.services.cluster import cluster_snapshot
 from components import banners, plans, tables, urlstate
 from components.help import term
@@ -75,15 +75,16 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                Input(ids.RA_UPLOAD, "contents"), State(ids.RA_UPLOAD, "filename"),
                prevent_initial_call=True)
 def uploaded(contents, filename):
-    """An upload is read once, kept on the server, and becomes the plan to preview (the
-    file, megabytes for a large plan, does not travel again with every preview)."""
+    """An upload is checked once, kept on the server's disk, and becomes the plan to
+    preview (the file, megabytes for a large plan, does not travel again with every
+    preview)."""
+    if not contents:
+        return no_update, no_update, no_update, no_update
     try:
-        obj = uploads.json_object(contents, filename)
+        token = drafts.save_upload(contents, filename)
     except BadInput as e:
         return None, "", no_update, str(e)
-    if obj is None:
-        return no_update, no_update, no_update, no_update
-    return drafts.save_upload(obj, filename), f"uploaded: {filename}", "upload", ""
+    return token, f"uploaded: {filename}", "upload", ""
 
 
 @dash.callback(Output(ids.RA_PREVIEW, "children"), Output(ids.PLAN_TOKEN, "data"),
