@@ -5,17 +5,11 @@ the exported reports draw the same figures."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from urllib.parse import urlencode
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from backend.engines.forecast import Scenario
-from backend.errors import BadInput
-from backend.services.capacity import WINDOWS
 from components import charts
 
 PALETTE = qualitative.Plotly
@@ -24,6 +18,8 @@ TABLE_COLUMNS = {"scope": "scope", "limit_name": "limit", "limit": "value", "now
                  "growth_per_day": "growth / day", "days": "days left", "date": "date",
                  "earliest": "earliest", "latest": "latest"}
 COUNT_COLUMNS = ("limit", "now", "growth_per_day", "days")  # shown as 12,500
+CLUSTER_TITLE = "Partition replicas in the cluster"
+BROKER_TITLE = "Partition replicas per broker"
 
 
 def _dates(times: np.ndarray) -> list[str]:
@@ -62,7 +58,7 @@ def broker_chart(answer: dict) -> go.Figure:
     """The most urgent brokers' daily peaks, their projected lines, the first one's band."""
     h, p = answer["history"], answer["projection"]
     limit = answer["limits"]["max.broker.partitions"]
-    fig = _figure(f"Partition replicas per broker (the {BROKER_LINES} most urgent), "
+    fig = _figure(f"{BROKER_TITLE} (the {BROKER_LINES} most urgent), "
                   f"last {answer['window_days']} days and forecast")
     order = _urgent_brokers(answer)[:BROKER_LINES]
     x_hist, x_ahead = _dates(h["times"]), _ahead(h["end"], p["days"])
@@ -93,7 +89,7 @@ def _urgent_brokers(answer: dict) -> list[int]:
 def cluster_chart(answer: dict) -> go.Figure:
     """The cluster's daily peaks, its forecast band, max.partitions and the brokers' room."""
     h, p = answer["history"], answer["projection"]
-    fig = _figure(f"Partition replicas in the cluster, last {answer['window_days']} days "
+    fig = _figure(f"{CLUSTER_TITLE}, last {answer['window_days']} days "
                   "and forecast")
     x_hist, x_ahead = _dates(h["times"]), _ahead(h["end"], p["days"])
     fig.add_scatter(x=x_hist, y=list(h["cluster_values"]), mode="lines+markers",
@@ -126,83 +122,3 @@ def brokers_to_add_text(answer: dict, by_label: str) -> str:
 
 def table_records(frame: pd.DataFrame) -> list[dict]:
     return frame[list(TABLE_COLUMNS)].to_dict(orient="records")
-
-
-# ---- the page's state, as the URL holds it -------------------------------------------------
-KNOBS = ("window", "growth", "add", "mbp", "mp", "topic", "by", "end")
-DEFAULT_WINDOW = 30
-
-
-def parse_state(query: dict) -> dict:
-    """The capacity view a URL asks for, checked; BadInput names the bad knob."""
-    def number(key: str, cast, minimum: float | None = 0):
-        text = str(query.get(key) or "").strip()
-        if not text:
-            return None
-        try:
-            value = cast(text)
-        except ValueError:
-            raise BadInput(f"{key}: '{text}' is not a number") from None
-        if minimum is not None and value < minimum:
-            raise BadInput(f"{key}: must be >= {minimum:g}, got {text}")
-        return value
-    window = number("window", int) or DEFAULT_WINDOW
-    if window not in WINDOWS:
-        raise BadInput(f"window: expected one of {', '.join(map(str, WINDOWS))} days")
-    topic = str(query.get("topic") or "").strip()
-    if topic:
-        try:
-            p, rf = (int(x) for x in topic.split(":"))
-        except ValueError:
-            raise BadInput(f"topic: expected PARTITIONS:RF like 100:3, got '{topic}'") from None
-        if p <= 0 or rf <= 0:
-            raise BadInput(f"topic: partitions and RF must be positive, got '{topic}'")
-    state = {"cluster": query.get("cluster"), "window": window,
-             "growth": number("growth", float, minimum=-100) or 0.0,
-             "add": number("add", int) or 0, "mbp": number("mbp", int),
-             "mp": number("mp", int), "topic": topic,
-             "by": str(query.get("by") or "").strip(), "end": str(query.get("end") or "").strip()}
-    end_time(state)
-    return state
-
-
-def end_time(state: dict) -> float | None:
-    """The forecast's 'today' (None: now)."""
-    if not state["end"]:
-        return None
-    try:
-        t = datetime.fromisoformat(state["end"])
-    except ValueError:
-        raise BadInput(f"end: expected a UTC time like 2024-05-01T12:00, got '{state['end']}'") \
-            from None
-    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
-
-
-def scenario(state: dict) -> Scenario:
-    p, rf = (int(x) for x in state["topic"].split(":")) if state["topic"] else (0, 1)
-    s = Scenario(state["growth"], state["add"], state["mbp"], state["mp"], p, rf)
-    s.validate()
-    return s
-
-
-def by_days(state: dict, today: float) -> tuple[float, str]:
-    """Days from ``today`` to the plan date, and the date (90 days ahead by default)."""
-    if not state["by"]:
-        day = datetime.fromtimestamp(today, UTC) + timedelta(days=90)
-        return 90.0, day.strftime("%Y-%m-%d")
-    try:
-        day = datetime.strptime(state["by"], "%Y-%m-%d").replace(tzinfo=UTC)
-    except ValueError:
-        raise BadInput(f"by: expected a date like 2025-06-30, got '{state['by']}'") from None
-    days = (day.timestamp() - today) / 86_400
-    if days < 0:
-        raise BadInput(f"by: {state['by']} is before the forecast's day")
-    return days, state["by"]
-
-
-def query_string(state: dict) -> str:
-    """The URL query of a state, knobs at their defaults left out."""
-    defaults = {"window": DEFAULT_WINDOW, "growth": 0.0, "add": 0}
-    kept = {k: v for k, v in state.items()
-            if v not in (None, "") and defaults.get(k, object()) != v}
-    return urlencode(kept)

@@ -205,6 +205,12 @@ BATCH_LINES_ON_HOVER = 24  # batch events a band's hover lists at most
 RIGHT_SHARE = 0.8  # a label past this share of the x range reads leftwards, inside the chart
 
 
+def as_text(value: object) -> str:
+    """``value`` shown as written in a label: plotly reads <a href>, <b>, <br> in hover
+    text and annotations as markup, so a plan title could draw a link to anywhere."""
+    return html.escape(str(value), quote=False)
+
+
 def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
     """A time-series figure with a dotted vertical line per plan event ("#12 approved")
     and one shaded band per plan's execution batches in the window, its batches listed on
@@ -226,8 +232,8 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
                       "x": x, "yref": "paper", "y": 1 - 0.07 * (i % 3), "yanchor": "top",
                       "xanchor": "right" if near_right(e["at"]) else "left",
                       "font": {"size": 10, "color": colour},
-                      "hovertext": f"plan {e['plan_id']}: {e['title']} ({e['state']} by "
-                                   f"{e['user']})"})
+                      "hovertext": f"plan {e['plan_id']}: {as_text(e['title'])} "
+                                   f"({e['state']} by {as_text(e['user'])})"})
     batches: dict[int, list[dict]] = {}
     for e in events:
         if e.get("kind") == "batch":
@@ -273,7 +279,7 @@ def _band_hover(plan_id: int, marks: list[dict]) -> str:
     lines = [f"{pd.Timestamp(m['at'], unit='s'):%H:%M:%S} {m['state']}"
              for m in marks[:BATCH_LINES_ON_HOVER]]
     more = len(marks) - BATCH_LINES_ON_HOVER
-    return "<br>".join([f"plan {plan_id}: {title}", *lines,
+    return "<br>".join([f"plan {plan_id}: {as_text(title)}", *lines,
                         *([f"... and {more} more"] if more > 0 else [])])
 
 
@@ -471,7 +477,8 @@ def fleet_days_figure(rows: pd.DataFrame) -> go.Figure:
 SWEEP_AXES = {  # kind -> (x, y, colour, y title, title)
     "limits": ("max_broker_partitions", "min_capacity", "add_brokers", "replicas",
                "least room left on any broker"),
-    "throttle": ("throttle", "eta_hours", "window_num", "hours", "predicted ETA"),
+    "throttle": ("throttle", "eta_hours", "window_num", "hours",
+                 "ETA as Railyard runs the plan, batch after batch"),
     "quota": ("rate", "rejected", "principal", "requests", "requests rejected"),
 }
 ROOM_NOTE = ("Less room with more brokers is how Kafka places replicas, not a fault. Each "
@@ -509,8 +516,8 @@ def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
         return fleet_days_figure(rows)
     x, y, colour, y_title, answer = SWEEP_AXES[kind]
     frame = rows.copy()
-    if kind == "throttle":
-        frame["eta_hours"] = frame["eta_seconds"] / 3600
+    if kind == "throttle":  # the executor's batches, not every move at once (issue 26)
+        frame["eta_hours"] = frame["batched_eta_seconds"] / 3600
     if kind == "quota":
         frame["principal"] = frame["user"].where(frame["client_id"] == "",
                                                  frame["user"] + "/" + frame["client_id"])

@@ -12,6 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from components.charts import rate_text
+
 PLOTLY_JS = Path(__file__).resolve().parent.parent / "assets" / "vendor" / "plotly-basic.min.js"
 STYLE = """
 body { font-family: -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
@@ -24,8 +26,10 @@ table.report { border-collapse: collapse; font-size: 12px; width: 100%; }
 table.report th, table.report td { border-bottom: 1px solid #d9e2ec; padding: 3px 6px;
                                    text-align: left; }
 p.note { font-size: 13px; }
-.figure { page-break-inside: avoid; }
+section.keep { break-inside: avoid; page-break-inside: avoid; }
+h2 { break-after: avoid; page-break-after: avoid; }
 """
+RATE_UNIT = " (B/s)"  # a byte-rate column's header; its readable values carry the unit
 
 
 def html_document(title: str, meta: dict[str, str], sections: list[tuple[str, object]]) -> str:
@@ -34,8 +38,10 @@ def html_document(title: str, meta: dict[str, str], sections: list[tuple[str, ob
     parts += [f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in meta.items()]
     parts.append("</dl>")
     for heading, body in sections:
-        parts.append(f"<h2>{escape(heading)}</h2>")
-        parts.append(_body(body))
+        # a heading stays on the page of its figure or note when printed (a table may
+        # run over pages: its heading only keeps to its first rows)
+        keep = "" if isinstance(body, pd.DataFrame) else ' class="keep"'
+        parts.append(f"<section{keep}><h2>{escape(heading)}</h2>{_body(body)}</section>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"<script>{PLOTLY_JS.read_text()}</script></head><body>"
@@ -50,7 +56,9 @@ def _body(body: object) -> str:
     if isinstance(body, pd.DataFrame):
         if body.empty:
             return '<p class="note">Nothing in this window.</p>'
-        return body.to_html(index=False, na_rep="-", classes="report", border=0)
+        # "-" for every missing cell (na_rep misses a column holding only None)
+        shown = body.astype(object).where(body.notna(), "-")
+        return shown.to_html(index=False, classes="report", border=0)
     return f'<p class="note">{escape(str(body))}</p>'
 
 
@@ -63,3 +71,41 @@ def csv_document(meta: dict[str, str], tables: dict[str, pd.DataFrame]) -> str:
         out.write(f"# {name}\n")
         frame.to_csv(out, index=False)
     return out.getvalue()
+
+
+# how a report's table columns read: a count 12,500, a byte rate 1.1 MB/s, a share 96.7%,
+# milliseconds 1,250 ms, one decimal 6.5, a flag yes/no
+FORMATS = {"count": lambda v: f"{v:,.0f}", "rate": rate_text, "percent": lambda v: f"{v:.1f}%",
+           "ms": lambda v: f"{v:,.0f} ms", "decimal": lambda v: f"{v:,.1f}",
+           "flag": lambda v: "yes" if v else "no"}
+
+
+def readable(frame: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
+    """The table as people read it (HTML and PDF): each column in ``kinds`` formatted by
+    its kind (FORMATS), a byte rate's header without its unit (the values carry it)."""
+    out = frame.copy()
+    for column, kind in kinds.items():
+        if column in out:
+            out[column] = [None if _missing(v) else FORMATS[kind](v) for v in out[column]]
+    return out.rename(columns={c: c.removesuffix(RATE_UNIT) for c, k in kinds.items()
+                               if k == "rate"})
+
+
+def plain(frame: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
+    """The table for a spreadsheet (CSV): counts, rates and milliseconds as whole numbers,
+    shares with one decimal, flags yes/no; the units stay in the headers."""
+    out = frame.copy()
+    for column, kind in kinds.items():
+        if column not in out:
+            continue
+        if kind == "flag":
+            out[column] = [None if _missing(v) else FORMATS[kind](v) for v in out[column]]
+        elif kind in ("percent", "decimal"):
+            out[column] = out[column].astype(float).round(1)
+        else:
+            out[column] = out[column].astype(float).round().astype("Int64")
+    return out
+
+
+def _missing(v) -> bool:
+    return v is None or bool(pd.isna(v))

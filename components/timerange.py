@@ -16,6 +16,7 @@ LABELS = {"live": "Live", "1h": "1 h", "6h": "6 h", "24h": "24 h", "7d": "7 d",
 DEFAULT = "live"
 POINTS = 240  # samples per range query: enough for a smooth line, cheap to draw
 GRID = 15.0  # relative windows end on this grid (seconds): at most this stale
+LAST_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z: the last time a datetime can show
 
 
 @dataclass(frozen=True)
@@ -58,15 +59,17 @@ def parse_time(text: str, what: str) -> float:
     if not text:
         raise BadInput(f"{what}: give a date and time, e.g. 2024-05-01T12:00")
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        pass
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadInput(f"{what}: could not read '{text}' as a date and time (e.g. "
-                       "2024-05-01T12:00, UTC)") from None
-    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+        try:
+            t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise BadInput(f"{what}: could not read '{text[:40]}' as a date and time "
+                           "(e.g. 2024-05-01T12:00, UTC)") from None
+        seconds = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+    if not 0 <= seconds <= LAST_TIME:  # NaN fails this too
+        raise BadInput(f"{what}: {text[:40]} is not a time between 1970 and 9999 (UTC)")
+    return seconds
 
 
 def window(key: str | None, start: str | None, end: str | None, now: float) -> Window:

@@ -15,8 +15,11 @@ from typing import Any
 
 import flask
 from flask import Blueprint, jsonify, request
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
+from backend.model import json_input
 from backend.services import execution, plan_kinds, shrink_execution, throttle_leftovers
 from backend.services import plans as plan_service
 from backend.store.store import Store
@@ -77,9 +80,30 @@ def _error(e: Exception):
             return jsonify(error=str(e)), status
     if isinstance(e, PermissionError):  # the identity vanished mid-request
         return jsonify(error=str(e)), 401
+    if isinstance(e, HTTPException):  # Werkzeug's own refusals keep their status
+        return jsonify(error=_http_reason(e)), e.code or 500
+    refusal = store_refusal(e)
+    if refusal is not None:
+        return jsonify(error=refusal), 503
     log.exception("API request %s %s failed", request.method, request.path, exc_info=e)
     return jsonify(error=f"the server failed ({type(e).__name__}); details are in its "
                          f"log"), 500
+
+
+def _http_reason(e: HTTPException) -> str:
+    if isinstance(e, RequestEntityTooLarge):
+        return f"the body is larger than the {flask.current_app.config['MAX_CONTENT_LENGTH']:,} " \
+               f"bytes this server accepts (from server.max_upload_bytes)"
+    return f"{e.name}: {e.description}"
+
+
+def store_refusal(e: BaseException) -> str | None:
+    """One line naming why the plan store refused (a full disk, a database that is down or
+    locked: SQLAlchemy's OperationalError), or None for any other error."""
+    if not isinstance(e, OperationalError):
+        return None
+    cause = (str(e.orig or e).strip().splitlines() or [type(e).__name__])[0]
+    return f"Plan store: {cause}: nothing was stored; try again when it has room and answers"
 
 
 def _store() -> Store:
@@ -87,11 +111,10 @@ def _store() -> Store:
 
 
 def _body() -> dict[str, Any]:
-    if not request.get_data():
+    data = request.get_data()
+    if not data:
         return {}
-    body = request.get_json(silent=True)
-    if body is None:
-        raise BadInput("body: not valid JSON")
+    body = json_input.loads(data, "body")
     if not isinstance(body, dict):
         raise BadInput(f"body: expected a JSON object, got {type(body).__name__}")
     return body
@@ -239,14 +262,33 @@ def resume(plan_id: int):
 @api.get("/audit")
 def audit():
     plan = request.args.get("plan") or None
-    if plan is not None and not plan.isdigit():
-        raise BadInput(f"plan: expected a plan id, got {plan!r}")
+    if plan is not None and not plan_service.is_plan_id(plan):
+        raise BadInput(f"plan: expected a plan id (1 to {plan_service.MAX_PLAN_ID}), "
+                       f"got {plan[:40]!r}")
     since = request.args.get("since") or None
-    entries = plan_service.audit_entries(_store(),
-                                         plan=int(plan) if plan else None,
-                                         user=request.args.get("user") or None,
-                                         since=_time("since", since) if since else None)
-    return jsonify(entries=[e.to_dict() for e in entries])
+    order = request.args.get("order") or "oldest"
+    if order not in ("oldest", "newest"):
+        raise BadInput(f"order: expected oldest or newest, got {order[:40]!r}")
+    page = plan_service.audit_page(
+        _store(), plan=int(plan) if plan else None, user=request.args.get("user") or None,
+        since=_time("since", since) if since else None, newest_first=order == "newest",
+        after=_count("after", MAX_AUDIT_ID), limit=_count(
+            "limit", plan_service.AUDIT_PAGE_ROWS) or plan_service.AUDIT_PAGE_ROWS)
+    return jsonify(entries=[e.to_dict() for e in page.entries], total=page.total,
+                   next=None if page.next is None else str(page.next))
+
+
+MAX_AUDIT_ID = 2**31 - 1  # audit.id is an INTEGER column: PostgreSQL's is 32 bits
+
+
+def _count(key: str, most: int) -> int | None:
+    """A query argument of ASCII digits from 1 to ``most``, or None when absent."""
+    text = request.args.get(key) or None
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) < 20 and 0 < int(text) <= most):
+        raise BadInput(f"{key}: expected a whole number from 1 to {most}, got {text[:40]!r}")
+    return int(text)
 
 
 def _time(key: str, text: str) -> datetime:

@@ -49,9 +49,14 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
 
 def _on_error(err: Exception) -> None:
     """A callback failed in a way no page handled: a value of the wrong type is a forged
-    request (400, one log line); anything else is logged and shown as one line."""
+    request (400, one log line); a plan store that refused (full, down) is shown naming
+    the cause; anything else is logged and shown as one line."""
     guard.refuse_bad_values(err)
-    log.exception("callback failed", exc_info=err)
-    dash.set_props(ids.APP_ERROR, {"children": f"Something failed on the server: "
-                                             f"{type(err).__name__}. Details are in the "
-                                             f"server log.", "hidden": False})
+    refusal = api.store_refusal(err)
+    if refusal is not None:
+        log.warning("callback failed: %s", refusal)
+    else:
+        log.exception("callback failed", exc_info=err)
+    dash.set_props(ids.APP_ERROR, {"children": refusal or f"Something failed on the "
+                                   f"server: {type(err).__name__}. Details are in the server "
+                                   f"log.", "hidden": False})

@@ -1,16 +1,17 @@
 """Who is asking, on every request: sign-in, sessions, logout, and CSRF protection.
 
-Three modes (config ``auth:``): ``users`` (a sign-in page and signed Flask sessions for the
-browser, HTTP Basic for the API), ``trusted_header`` (a single-sign-on proxy names the user
-and role, believed only from its listed addresses), ``none`` (loopback only, everyone is
-the local admin, and every page says so).
+Three modes (config ``auth:``): ``users`` (a sign-in page and sessions kept on the server
+for the browser, dashboard/sessions.py; HTTP Basic for the API), ``trusted_header`` (a
+single-sign-on proxy names the user and role, believed only from its listed addresses),
+``none`` (loopback only, everyone is the local admin, and every page says so). User names
+are compared as ``config.normal_name`` makes them, in every mode.
 
 CSRF: every state-changing browser request (the sign-in form, logout, and Dash's callback
 POSTs to /_dash-update-component) must carry the session's token. dash-renderer already
 sends a cookie (``_csrf_token_<port>`` here) back as the ``X-CSRFToken`` header on its
-requests, so the server sets that cookie and compares the header with the token in the
-signed session (another site can neither read the cookie nor forge the session). The API
-(/api/v1) is authenticated per request, never by cookie, and takes JSON bodies only.
+requests, so the server sets that cookie and compares the header with the token derived
+from the session's id (another site can neither read the cookie nor know the id). The
+API (/api/v1) is authenticated per request, never by cookie, and takes JSON bodies only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import ipaddress
 import logging
 import os
 import secrets
@@ -26,25 +26,26 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import timedelta
 from html import escape
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import flask
-from flask import Flask, g, request, session
-from flask.sessions import SecureCookieSessionInterface
+from flask import Flask, g, request
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from backend.errors import Unavailable
 from backend.store.workflow import Actor
-from dashboard.config import ROLES, AuthSettings
+from dashboard import proxy, sessions
+from dashboard.config import MAX_NAME, ROLES, AuthSettings, normal_name
 
 log = logging.getLogger("railyard.auth")
 
 CSRF_HEADER = "X-CSRFToken"  # what dash-renderer sends the CSRF cookie's value in
 CSRF_FIELD = "csrf_token"  # in HTML forms (sign-in, sign-out)
-API_PREFIX = "/api/"
-PUBLIC_PREFIXES = ("/login", "/assets/", "/_favicon.ico")
+API_ROOT = "/api/v1"  # the API blueprint (dashboard/api.py): it authenticates itself
+PUBLIC_PATHS = frozenset({"/login", "/_favicon.ico"})  # exactly these paths, and ...
+ASSETS = "/assets/"  # ... the static files under this folder (a missing one is a 404)
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SECRET_ENV = "RAILYARD_SECRET_KEY"
 LOCAL_USER = "local"  # who everyone is under auth: none
@@ -92,12 +93,13 @@ class FailedSignIns:
 
 def retry_after() -> int:
     """Whole seconds the requesting address must wait before trying a password again."""
-    wait = flask.current_app.extensions["railyard.failures"].wait(request.remote_addr or "")
+    wait = flask.current_app.extensions["railyard.failures"].wait(
+        proxy.client_address(settings()))
     return int(wait) + 1 if wait > 0 else 0
 
 
 def _failed_password() -> None:
-    flask.current_app.extensions["railyard.failures"].failed(request.remote_addr or "")
+    flask.current_app.extensions["railyard.failures"].failed(proxy.client_address(settings()))
 
 
 @dataclass(frozen=True)
@@ -124,40 +126,34 @@ def csrf_cookie_name(port: int) -> str:
     return f"_csrf_token_{port}"
 
 
+def is_api(path: str) -> bool:
+    """Exactly the API's routes (/api/v1 and below), not every path that starts alike."""
+    return path == API_ROOT or path.startswith(API_ROOT + "/")
+
+
+def is_public(path: str) -> bool:
+    """Routes anyone may load: the sign-in page, the favicon and the static assets."""
+    return path in PUBLIC_PATHS or path.startswith(ASSETS)
+
+
 def install(server: Flask, auth: AuthSettings, port: int) -> None:
     """Put sign-in, sessions and CSRF checks in front of every route of ``server``."""
     server.secret_key = secret_key(auth)
     server.config.update(SESSION_COOKIE_NAME=session_cookie_name(port),
-                         SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Lax",
-                         PERMANENT_SESSION_LIFETIME=timedelta(hours=auth.session_hours),
                          RAILYARD_CSRF_COOKIE=csrf_cookie_name(port))
     server.extensions["railyard.auth"] = auth
     server.extensions["railyard.failures"] = FailedSignIns()
-    server.session_interface = _BrowserSessions()
+    server.session_interface = sessions.ServerSessions(is_api)
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
     server.add_url_rule("/login", "login", _login, methods=["GET", "POST"])
     server.add_url_rule("/logout", "logout", _logout, methods=["POST"])
 
 
-class _BrowserSessions(SecureCookieSessionInterface):
-    """Sessions for browsers only. API clients send HTTP Basic on every request: theirs
-    is an empty session that is never read from nor written to a cookie, which saves
-    building a signing serializer per request."""
-
-    def open_session(self, app: Flask, request: flask.Request):
-        if request.path.startswith(API_PREFIX):
-            return self.session_class()
-        return super().open_session(app, request)
-
-    def save_session(self, app: Flask, session, response: flask.Response) -> None:
-        if not request.path.startswith(API_PREFIX):
-            super().save_session(app, session, response)
-
-
 def secret_key(auth: AuthSettings) -> str:
-    """RAILYARD_SECRET_KEY, else the key file, created (mode 0600) on first start. Under
-    auth: none sessions only carry CSRF tokens, so a key per process does."""
+    """RAILYARD_SECRET_KEY, else the key file, created (mode 0600) on first start. It keys
+    the CSRF tokens (sessions themselves live on the server); under auth: none, which
+    keeps no sessions, a key per process does."""
     if os.environ.get(SECRET_ENV):
         return os.environ[SECRET_ENV]
     if auth.mode == "none":
@@ -170,15 +166,14 @@ def secret_key(auth: AuthSettings) -> str:
         return path.read_text(encoding="utf-8").strip()
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(secrets.token_hex(32))
-    log.info("created a session signing key in %s", path)
+    log.info("created a CSRF signing key in %s", path)
     return path.read_text(encoding="utf-8").strip()
 
 
 def current_identity() -> Identity | None:
     """Who sent the current request (None: nobody signed in)."""
     if "identity" not in g:
-        g.identity = _identify_browser() if not request.path.startswith(API_PREFIX) \
-            else identify_api()
+        g.identity = identify_api() if is_api(request.path) else _identify_browser()
     return g.identity
 
 
@@ -197,10 +192,8 @@ def current_actor() -> Actor:
 
 
 def csrf_token() -> str:
-    """The session's CSRF token, created with the session."""
-    if "csrf" not in session:
-        session["csrf"] = secrets.token_urlsafe(32)
-    return session["csrf"]
+    """The session's CSRF token (it changes with the session's id)."""
+    return sessions.csrf_token()
 
 
 def check_password(auth: AuthSettings, name: str, password: str) -> str | None:
@@ -247,51 +240,50 @@ def identify_api() -> Identity | None:
     if role is None:
         _failed_password()
         return None
-    return Identity(name, role, request.remote_addr or "", "users")
+    return Identity(normal_name(name), role, proxy.client_address(auth), "users")
 
 
 def _identify_browser() -> Identity | None:
     auth = settings()
     if auth.mode != "users":
         return _identify_without_password(auth)
-    user = auth.user(session.get("user"))  # a user removed from the config is signed out
-    return Identity(user.name, user.role, request.remote_addr or "", "users") if user else None
+    user = sessions.signed_in(auth)  # None too for a user removed from the config
+    return Identity(user.name, user.role, proxy.client_address(auth), "users") \
+        if user else None
 
 
 def _identify_without_password(auth: AuthSettings) -> Identity | None:
-    address = request.remote_addr or ""
     if auth.mode == "none":
-        return Identity(LOCAL_USER, "admin", address, "none")
+        return Identity(LOCAL_USER, "admin", request.remote_addr or "", "none")
     header = auth.trusted_header
-    if not _address_in(address, header.trusted_from):
+    if not proxy.in_networks(request.remote_addr or "", header.trusted_from):
         return None
-    name = request.headers.get(header.user, "").strip()
+    name = normal_name(request.headers.get(header.user, ""))
     role = request.headers.get(header.role, "").strip().lower()
-    if not name or role not in ROLES:
+    if not name or len(name) > MAX_NAME or role not in ROLES:
         return None
-    forwarded = request.headers.get("X-Forwarded-For", "").split(",")[0].strip()
-    return Identity(name, role, forwarded or address, "trusted_header")
-
-
-def _address_in(address: str, networks: tuple[str, ...]) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return any(ip in ipaddress.ip_network(n, strict=False) for n in networks)
+    return Identity(name, role, proxy.client_address(auth), "trusted_header")
 
 
 def _gate() -> flask.Response | tuple | None:
-    """Before every request: CSRF on state changes, then sign-in for everything private."""
-    path = request.path
-    if path.startswith(API_PREFIX):
+    """Before every request: CSRF on state changes, then sign-in for everything private
+    (503 naming the cause when the store that keeps the sessions does not answer)."""
+    try:
+        return _gate_request(request.path)
+    except Unavailable as e:
+        log.warning("refused %s %s: %s", request.method, request.path, e)
+        return _refusal(503, f"Cannot check your session: {e}")
+
+
+def _gate_request(path: str) -> flask.Response | tuple | None:
+    if is_api(path):
         return None  # the API authenticates each request itself (dashboard/api.py)
     if request.method in UNSAFE_METHODS and not _csrf_ok():
         log.warning("refused %s %s from %s: missing or wrong CSRF token", request.method,
                     path, request.remote_addr)
         return _refusal(403, "Refused: the request did not carry this session's CSRF token. "
                              "Reload the page and try again.")
-    if path.startswith(PUBLIC_PREFIXES) or current_identity() is not None:
+    if is_public(path) or current_identity() is not None:
         return None
     if request.method == "GET" and not path.startswith("/_dash"):
         if settings().mode == "trusted_header":
@@ -303,18 +295,17 @@ def _gate() -> flask.Response | tuple | None:
 
 def _csrf_ok() -> bool:
     sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD, "")
-    expected = session.get("csrf")
-    return bool(expected and sent) and hmac.compare_digest(str(sent), str(expected))
+    return bool(sent) and hmac.compare_digest(str(sent), csrf_token())
 
 
 def _csrf_cookie(response: flask.Response) -> flask.Response:
     """Hand the session's token to dash-renderer, which sends it back as X-CSRFToken."""
-    if request.path.startswith(API_PREFIX) or request.endpoint == "logout":
+    if is_api(request.path) or request.endpoint == "logout":
         return response
     token, name = csrf_token(), flask.current_app.config["RAILYARD_CSRF_COOKIE"]
     if request.cookies.get(name) != token:
-        response.set_cookie(name, token, samesite="Strict", secure=request.is_secure,
-                            httponly=False)
+        response.set_cookie(name, token, samesite="Strict", httponly=False,
+                            secure=sessions.cookie_secure(settings()))
     return response
 
 
@@ -349,19 +340,21 @@ def _login():
     role = check_password(auth, name, password)
     if role is None:
         _failed_password()
-        log.info("failed sign-in from %s", request.remote_addr)
+        log.info("failed sign-in from %s", proxy.client_address(auth))
         return _login_page(target, "Wrong user name or password."), 401
-    session.clear()  # a fresh session: no fixation of a token planted before sign-in
-    session.permanent = True
-    session["user"] = name
-    csrf_token()
-    log.info("%s (%s) signed in from %s", name, role, request.remote_addr)
+    user = auth.user(name)
+    try:
+        sessions.sign_in(auth, user)  # a new session id: none planted before sign-in survives
+    except Unavailable as e:
+        return _login_page(target, f"Cannot sign in now: {e}"), 503
+    log.info("%s (%s) signed in from %s", user.name, role, proxy.client_address(auth))
     return flask.redirect(target)
 
 
 def _logout():
     who = current_identity()
-    session.clear()
+    if settings().mode == "users":
+        sessions.sign_out()
     if who is not None:
         log.info("%s signed out", who.name)
     response = flask.redirect(flask.url_for("login") if settings().mode == "users" else "/")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYT
 CACHE_TYPES = ("simple", "redis")
 ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
 HASH_METHODS = ("scrypt:", "pbkdf2:")  # werkzeug.security; `railyard auth hash-password`
+LOOPBACK = ("127.0.0.1", "::1")
+MAX_NAME = 200  # characters in a user name (the store's user columns)
+COOKIE_SECURE = ("auto", True, False)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ class StoreSettings:
     """Where plans, decisions and the audit log live (backend/store)."""
 
     url: str = "sqlite:///var/railyard.db"
+    # signs the audit chain (backend/store/audit_keys.py); RAILYARD_AUDIT_KEYS overrides
+    audit_key_file: str = "var/audit_keys"
+    audit_checkpoints: str | None = None  # a file the chain's signed end is appended to
 
 
 @dataclass(frozen=True)
@@ -108,11 +115,27 @@ class AuthSettings:
     mode: str = "none"
     users: tuple[User, ...] = ()
     trusted_header: TrustedHeader | None = None
-    secret_key_file: str = "var/secret_key"  # signs sessions; RAILYARD_SECRET_KEY overrides
-    session_hours: float = 12.0
+    secret_key_file: str = "var/secret_key"  # signs CSRF tokens; RAILYARD_SECRET_KEY overrides
+    session_hours: float = 12.0  # a session ends this long after sign-in, used or not
+    idle_minutes: float = 60.0  # ... and once unused for this long
+    cookie_secure: str | bool = "auto"  # auto: Secure when the request came over https
+    # reverse proxies whose X-Forwarded-For / -Proto are believed, and how many of them
+    # stand between the browser and Railyard (each appends the address it was reached from)
+    trusted_proxies: tuple[str, ...] = LOOPBACK
+    trusted_hops: int = 1
 
     def user(self, name: str | None) -> User | None:
-        return next((u for u in self.users if u.name == name), None)
+        """The configured user of that name, compared as normal_name compares names."""
+        wanted = normal_name(name or "")
+        return next((u for u in self.users if u.name == wanted), None)
+
+
+def normal_name(name: str) -> str:
+    """A user name as Railyard compares and records it: NFKC (compatibility forms such as
+    full-width letters become plain ones), case-folded, surrounding spaces stripped. So
+    'Olivia', 'OLIVIA ' and 'ｏｌｉｖｉａ' are one user, who cannot approve their own plan
+    under another spelling (docs/deploy.md, docs/plans.md)."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,22 @@ class DashboardConfig:
 
 def load_config(path: str | os.PathLike) -> DashboardConfig:
     """Read and validate a YAML config file; BadInput with one line on any problem."""
+    config = parse_config(_read_yaml(path), str(path))
+    base = Path(path).resolve().parent  # snapshot files are named relative to the config
+    return replace(config, clusters=tuple(
+        replace(c, snapshot=str((base / c.snapshot).resolve())) if c.snapshot else c
+        for c in config.clusters))
+
+
+def load_store_settings(path: str | os.PathLike) -> StoreSettings:
+    """Only the store section of a config file, which may hold nothing else (what
+    `railyard audit verify` needs)."""
+    doc = _read_yaml(path)
+    root = _Node(doc if doc is not None else {}, str(path), "")
+    return _store(root.mapping("store"))
+
+
+def _read_yaml(path: str | os.PathLike) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -146,11 +185,7 @@ def load_config(path: str | os.PathLike) -> DashboardConfig:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise BadInput(f"{path}: {where}not valid YAML ({getattr(e, 'problem', e)})") from None
-    config = parse_config(doc, str(path))
-    base = Path(path).resolve().parent  # snapshot files are named relative to the config
-    return replace(config, clusters=tuple(
-        replace(c, snapshot=str((base / c.snapshot).resolve())) if c.snapshot else c
-        for c in config.clusters))
+    return doc
 
 
 def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
@@ -258,12 +293,13 @@ def _server(node: _Node | None) -> ServerSettings:
 def _store(node: _Node | None) -> StoreSettings:
     if node is None:
         return StoreSettings()
-    node.only("url")
+    node.only("url", "audit_key_file", "audit_checkpoints")
     url = node.str("url") or StoreSettings.url
     if not url.startswith(("sqlite:///", "postgresql://", "postgresql+psycopg://")):
         raise BadInput(f"{node.where('url')}: expected sqlite:///path or "
                        f"postgresql+psycopg://user@host/db, got {url!r}")
-    return StoreSettings(url)
+    return StoreSettings(url, node.str("audit_key_file") or StoreSettings.audit_key_file,
+                         node.str("audit_checkpoints"))
 
 
 def _plans(node: _Node | None) -> PlanSettings:
@@ -291,22 +327,34 @@ def _auth(root: _Node, server: ServerSettings) -> AuthSettings:
                            f"127.0.0.1 (got {server.host}); list users or a trusted_header")
         return AuthSettings()
     node = root.mapping("auth")
-    node.only("users", "trusted_header", "secret_key_file", "session_hours")
+    node.only("users", "trusted_header", "secret_key_file", "session_hours", "idle_minutes",
+              "cookie_secure", "trusted_proxies", "trusted_hops")
     if ("users" in node.value) == ("trusted_header" in node.value):
         raise BadInput(f"{node.where('users')}: give either users or trusted_header "
                        f"(or auth: none on 127.0.0.1)")
-    common = {"secret_key_file": node.str("secret_key_file") or AuthSettings.secret_key_file,
-              "session_hours": node.number("session_hours", default=12.0)}
+    secure = node.value.get("cookie_secure", "auto")
+    if secure not in COOKIE_SECURE:
+        raise BadInput(f"{node.where('cookie_secure')}: expected auto, true or false, "
+                       f"got {secure!r}")
     header = node.mapping("trusted_header")
-    if header is not None:
-        return AuthSettings("trusted_header", trusted_header=_trusted_header(header), **common)
+    trusted_header = _trusted_header(header) if header is not None else None
+    common = {"secret_key_file": node.str("secret_key_file") or AuthSettings.secret_key_file,
+              "session_hours": node.number("session_hours", default=12.0),
+              "idle_minutes": node.number("idle_minutes", default=AuthSettings.idle_minutes),
+              "cookie_secure": secure,
+              "trusted_proxies": _networks(node, "trusted_proxies", trusted_header.trusted_from
+                                           if trusted_header else LOOPBACK),
+              "trusted_hops": node.int("trusted_hops", default=1, minimum=1)}
+    if trusted_header is not None:
+        return AuthSettings("trusted_header", trusted_header=trusted_header, **common)
     users = tuple(_user(u) for u in node.list("users", required=True))
     if not users:
         raise BadInput(f"{node.where('users')}: list at least one user")
     names = [u.name for u in users]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
-        raise BadInput(f"{node.where('users')}: the name '{dup}' is used twice")
+        raise BadInput(f"{node.where('users')}: the name '{dup}' is used twice (names are "
+                       f"compared case-folded, NFKC)")
     return AuthSettings("users", users=users, **common)
 
 
@@ -320,25 +368,32 @@ def _user(node: _Node) -> User:
         raise BadInput(f"{node.where('password_hash')}: expected a hash from "
                        f"`railyard auth hash-password` (scrypt:... or pbkdf2:...), "
                        f"never the password itself")
-    return User(name, node.choice("role", ROLES, required=True), digest)
+    if len(name) > MAX_NAME:
+        raise BadInput(f"{node.where('name')}: at most {MAX_NAME} characters")
+    return User(normal_name(name), node.choice("role", ROLES, required=True), digest)
 
 
 def _trusted_header(node: _Node) -> TrustedHeader:
     node.only("user", "role", "from")
-    trusted = node.value.get("from", list(TrustedHeader.trusted_from))
+    return TrustedHeader(node.str("user") or TrustedHeader.user,
+                         node.str("role") or TrustedHeader.role,
+                         _networks(node, "from", TrustedHeader.trusted_from))
+
+
+def _networks(node: _Node, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of proxy addresses or networks (one string is a list of one)."""
+    trusted = node.value.get(key, list(default))
     if isinstance(trusted, str):
         trusted = [trusted]
     if not isinstance(trusted, list) or not trusted:
-        raise BadInput(f"{node.where('from')}: list the proxy's addresses, e.g. [127.0.0.1]")
+        raise BadInput(f"{node.where(key)}: list the proxy's addresses, e.g. [127.0.0.1]")
     for address in trusted:
         try:
             ipaddress.ip_network(str(address), strict=False)
         except ValueError:
-            raise BadInput(f"{node.where('from')}: {address!r} is not an IP address or "
+            raise BadInput(f"{node.where(key)}: {address!r} is not an IP address or "
                            f"network") from None
-    return TrustedHeader(node.str("user") or TrustedHeader.user,
-                         node.str("role") or TrustedHeader.role,
-                         tuple(str(a) for a in trusted))
+    return tuple(str(a) for a in trusted)
 
 
 class _Node:

@@ -4,7 +4,10 @@
   broker, in this process; or, with ``--kafka``, Apache Kafka (dashboard/demo_kafka.py:
   three racked KRaft brokers with the JMX exporter, topics holding real data and a
   producer writing at a steady rate);
-- Prometheus scraping them (a fresh TSDB each run: the cluster starts from t=0);
+- Prometheus scraping them (a fresh TSDB each run: the cluster starts from t=0), with
+  the twin's 90 days of daily partition counts before that backfilled with promtool
+  (backend/twin/history.py: the cluster growing into the demo snapshot), so a capacity
+  review runs on the demo;
 - a second Prometheus serving the recorded incident hour (incident.yaml rendered by the
   twin and backfilled with promtool once, kept under the demo's home), so incident review
   over an absolute range works out of the box;
@@ -25,6 +28,7 @@ import secrets
 import shutil
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +38,7 @@ from backend.model.io import save_snapshot
 from backend.twin.cluster import TwinCluster
 from backend.twin.examples import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
 from backend.twin.gateway import TwinGateway
-from backend.twin.history import record_openmetrics
+from backend.twin.history import GROWTH_DAYS, record_growth_openmetrics, record_openmetrics
 from backend.twin.runtime import TwinService
 from backend.twin.scenario import ScenarioRunner, load_scenario
 from dashboard.config import (
@@ -52,6 +56,10 @@ from dashboard.demo_kafka import KafkaDemo
 
 INCIDENT_EPOCH = 1_704_067_200  # the recorded hour starts 2024-01-01T00:00Z
 INCIDENT_STEP = 30  # seconds between recorded samples
+LIVE_RETENTION = "100d"  # the live Prometheus keeps the 90 days of backfilled history
+# the backfilled history ends this long before the twin starts, so Prometheus's 5-minute
+# lookback never adds a backfilled count to a scraped one
+HISTORY_GAP_SECONDS = 600
 # name, role; the admin may also propose clearing leftover throttles (the Overview's list)
 DEMO_USERS = (("olivia", "operator"), ("adam", "approver"), ("ines", "admin"))
 
@@ -84,8 +92,10 @@ class DemoStack:
             name, targets = "demo", self._start_twin(say)
         live = PrometheusProcess(home / "prometheus", s.prometheus_port or None)
         shutil.rmtree(live.data_dir, ignore_errors=True)  # the cluster starts from t=0
+        if self.twin is not None:
+            self._grown_history(live.data_dir, say)
         live.write_config(scrape_config(targets, name, s.scrape_interval))
-        self.prometheus.append(live.start(retention="2d"))
+        self.prometheus.append(live.start(retention=LIVE_RETENTION))
         say(f"prometheus: {live.url} scraping {len(targets)} exporters every "
             f"{s.scrape_interval:g} s (pid {live.proc.pid})")
         incident = self._incident_history(home / "incident", say)
@@ -111,6 +121,18 @@ class DemoStack:
             f"at x{s.speed:g}), exporters on {', '.join(targets.values())}")
         return targets
 
+    def _grown_history(self, tsdb_dir: Path, say) -> None:
+        """The demo cluster's daily partition counts over the 90 days before now, as it
+        grew into the twin's snapshot, backfilled into the live Prometheus (a capacity
+        review needs weeks of daily peaks; a fresh TSDB has minutes)."""
+        om = self.settings.home / "growth.om"
+        end = time.time() - HISTORY_GAP_SECONDS
+        record_growth_openmetrics(demo_snapshot(), STRIMZI, end, om)
+        backfill_openmetrics(om, tsdb_dir)
+        om.unlink()
+        say(f"prometheus: backfilled {GROWTH_DAYS} days of daily partition counts "
+            f"(the twin growing into the demo cluster) for the capacity review")
+
     def _propose_demo_plan(self, config: DashboardConfig, users: dict, say) -> None:
         """One plan proposed by the demo operator, waiting for the demo approver."""
         from backend.services import execution
@@ -120,7 +142,8 @@ class DemoStack:
         operator = next(n for n, (role, _) in users.items() if role == "operator")
         approver = next(n for n, (role, _) in users.items() if role == "approver")
         actor = Actor(operator, "operator", "127.0.0.1")
-        store = open_store(config.store.url)
+        store = open_store(config.store.url, key_file=config.store.audit_key_file,
+                           checkpoints=config.store.audit_checkpoints)
         try:
             plan = self.kafka.propose_plan(store, actor) if self.kafka else \
                 execution.propose_demo_plan(store, self.twin.twin.assignment(), actor)
@@ -168,7 +191,7 @@ class DemoStack:
             spark={"master": "local[2]", "ui": False},
             cache=CacheSettings(background_dir=str(home / "dashboard-cache")),
             server=ServerSettings(port=self.settings.port), source="railyard demo",
-            auth=auth, store=StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}"))
+            auth=auth, store=demo_store(home))
 
     def gateways(self) -> dict:
         """The in-process twin's gateway; Kafka's is opened from the config."""
@@ -187,6 +210,14 @@ class DemoStack:
         if self.kafka is not None:
             self.kafka.stop(say)
             self.kafka = None
+
+
+def demo_store(home: Path) -> StoreSettings:
+    """The demo's plan store, audit keys and audit checkpoints, all under its home
+    (`railyard audit verify --demo` reads the same)."""
+    return StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}",
+                         audit_key_file=str(home / "audit_keys"),
+                         audit_checkpoints=str(home / "audit-checkpoints.jsonl"))
 
 
 def demo_users(home: Path) -> dict[str, tuple[str, str]]:

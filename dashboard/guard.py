@@ -38,7 +38,11 @@ def install(app: Dash) -> None:
         if limit and (flask.request.content_length or 0) > limit:
             return refuse(f"the request is larger than {limit:,} bytes (server.max_upload_bytes)",
                           413)
-        problem = request_problem(flask.request.get_json(silent=True), app.callback_map)
+        try:
+            body = flask.request.get_json(silent=True)
+        except RecursionError:  # Python's parser gives up hundreds of levels deep
+            return refuse("the body is nested too deeply to be a callback request")
+        problem = request_problem(body, app.callback_map)
         if problem is not None:
             return refuse(problem)
         return dispatch()

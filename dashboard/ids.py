@@ -111,6 +111,7 @@ WI_QU_BUCKET = "wi-qu-bucket"
 WI_SW_KIND = "wi-sw-kind"
 WI_SW_GRID = "wi-sw-grid"
 WI_SW_WORKLOAD = "wi-sw-workload"
+WI_SW_WORKLOAD_FIELD = "wi-sw-workload-field"  # shown for limits sweeps only
 WI_SW_END = "wi-sw-end"  # fleet sweeps: history up to (UTC)
 WI_SW_END_FIELD = "wi-sw-end-field"
 WI_SW_RUN = "wi-sw-run"
@@ -204,6 +205,9 @@ AU_APPLY = "au-apply"
 AU_ERROR = "au-error"
 AU_GRID = "au-grid"
 AU_PLANS = "au-plans"
+AU_NEXT = "au-next"  # the audit log's next page
+AU_PAGE = "au-page"  # dcc.Store: the filters shown and where the next page starts
+AU_COUNT = "au-count"
 
 # incident report link (every monitoring page)
 INCIDENT_REPORT = "incident-report"
@@ -225,3 +229,4 @@ CAP_BROKER_CHART = "cap-broker-chart"
 CAP_EXPORT_HTML = "cap-export-html"
 CAP_EXPORT_PDF = "cap-export-pdf"
 CAP_EXPORT_CSV = "cap-export-csv"
+CAP_EXPORT_STATUS = "cap-export-status"  # what an export is doing, or why it failed

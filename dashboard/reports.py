@@ -14,13 +14,13 @@ import flask
 import pandas as pd
 
 from backend.errors import BadInput, Unavailable
-from backend.services import capacity, incident, printing
+from backend.services import capacity, capacity_view, incident, printing
 from components import capacity as cap
 from components import charts, reports, timerange
 from dashboard import runtime
 
-FORMATS = {"html": "text/html; charset=utf-8", "pdf": "application/pdf",
-           "csv": "text/csv; charset=utf-8"}
+# Flask adds "; charset=utf-8" to text types itself (naming it here doubled it)
+FORMATS = {"html": "text/html", "pdf": "application/pdf", "csv": "text/csv"}
 
 
 def install(server: flask.Flask) -> None:
@@ -28,13 +28,13 @@ def install(server: flask.Flask) -> None:
     server.add_url_rule("/reports/incident.<fmt>", "incident_report", _incident)
 
 
-def _send(fmt: str, name: str, build) -> flask.Response:
-    """``build()`` gives (html, csv) makers; the format asked picks one (PDF: the HTML
-    printed)."""
+def _send(fmt: str, build) -> flask.Response:
+    """``build()`` gives the file's name (what the report covers, not when it was made)
+    and (html, csv) makers; the format asked picks one (PDF: the HTML printed)."""
     if fmt not in FORMATS:
         flask.abort(404)
     try:
-        html, csv = build()
+        name, html, csv = build()
         body = csv() if fmt == "csv" else html()
         if fmt == "pdf":
             body = printing.html_to_pdf(body)
@@ -42,30 +42,28 @@ def _send(fmt: str, name: str, build) -> flask.Response:
         return flask.Response(f"{e}\n", 400, mimetype="text/plain")
     except Unavailable as e:
         return flask.Response(f"{e}\n", 503, mimetype="text/plain")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%MZ")
     response = flask.Response(body, mimetype=FORMATS[fmt])
-    response.headers["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.{fmt}"'
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response
 
 
 # ---- capacity --------------------------------------------------------------------------------
-def capacity_answer(state: dict) -> tuple[dict, str]:
-    """The forecast a capacity view asks for, and its plan date's label."""
-    rt = runtime.current()
-    source = rt.source(state["cluster"])
-    end = cap.end_time(state)
-    today = end if end is not None else time.time()
-    days, label = cap.by_days(state, today)
-    answer = capacity.forecast(source, state["window"], cap.scenario(state), days, end=end)
-    return answer, label
+def capacity_answer(view: dict) -> tuple[dict, str]:
+    """The forecast a checked capacity view asks for, and its plan date's label."""
+    return capacity_view.forecast(runtime.current().source(view["cluster"]), view)
 
 
 def _capacity(fmt: str) -> flask.Response:
     def build():
-        state = cap.parse_state(flask.request.args.to_dict())
-        answer, label = capacity_answer(state)
-        return capacity_documents(answer, label)
-    return _send(fmt, "capacity", build)
+        answer, label = capacity_answer(capacity_view.parse_view(flask.request.args.to_dict()))
+        return (f"capacity-{answer['cluster']}-{_day(answer['history']['end'])}",
+                *capacity_documents(answer, label))
+    return _send(fmt, build)
+
+
+# how the capacity table reads (components.reports.FORMATS kinds)
+CAPACITY_COLUMNS = {"value": "count", "now": "count", "growth / day": "decimal",
+                    "days left": "decimal"}
 
 
 def capacity_documents(answer: dict, label: str):
@@ -75,11 +73,13 @@ def capacity_documents(answer: dict, label: str):
         columns=cap.TABLE_COLUMNS)
     return (lambda: reports.html_document(
                 f"Capacity review: {answer['cluster']}", meta,
-                [("Time to each limit, most urgent first", table),
+                [("Time to each limit, most urgent first",
+                  reports.readable(table, CAPACITY_COLUMNS)),
                  ("Brokers to add", cap.brokers_to_add_text(answer, label)),
                  ("Cluster", cap.cluster_chart(answer)),
                  ("Brokers", cap.broker_chart(answer))]),
-            lambda: reports.csv_document(meta, {"time to limit": table}))
+            lambda: reports.csv_document(
+                meta, {"time to limit": reports.plain(table, CAPACITY_COLUMNS)}))
 
 
 def capacity_meta(answer: dict) -> dict[str, str]:
@@ -103,6 +103,15 @@ def _utc(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M")
 
 
+def _day(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
+
+
+def _stamp(t: float) -> str:
+    """A time in a file name (no ':', which some file systems refuse)."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y%m%dT%H%MZ")
+
+
 # ---- incident --------------------------------------------------------------------------------
 def _incident(fmt: str) -> flask.Response:
     def build():
@@ -111,42 +120,86 @@ def _incident(fmt: str) -> flask.Response:
         rt = runtime.current()
         answer = incident.report(rt.source(args.get("cluster")), w.start, w.end,
                                  store=plan_store())
-        return incident_documents(answer, w)
-    return _send(fmt, "incident", build)
+        return (f"incident-{answer['cluster']}-{_stamp(w.start)}-{_stamp(w.end)}",
+                *incident_documents(answer, w))
+    return _send(fmt, build)
+
+
+# how the incident tables read (components.reports.FORMATS kinds)
+INCIDENT_COLUMNS = {
+    "minutes": "decimal", "peak under-replicated": "count", "peak under min ISR": "count",
+    "under-replicated at the end": "count",
+    "peak replicas": "count", "max.broker.partitions": "count", "peak % of limit": "percent",
+    "peak reassigning": "count", "peak throttled sent (B/s)": "rate",
+    "peak throttled fetched (B/s)": "rate", "peak lag (messages)": "count",
+    "max throttle time (ms)": "ms", "fewest tokens": "count", "throttled": "flag"}
+HEALTH_SERIES = ("under_replicated", "under_min_isr")  # charted under partition health
 
 
 def incident_documents(answer: dict, w: timerange.Window):
-    """(html, csv) makers of an incident window's report."""
+    """(html, csv) makers of an incident window's report: partition health first (when
+    partitions were under-replicated), then brokers, principals, what the two throttled
+    rates measure, plan events, and the charts."""
     meta = {"Cluster": answer["cluster"],
             "Window": w.label if w.key == "abs" else
             f"{w.label}: {_utc(w.start)} to {_utc(w.end)} UTC",
             "Made": answer["made_at"], "Data": answer["data"]}
     events = answer["plan_events"]
-    tables = {"brokers": answer["brokers"], "principals": answer["principals"]}
+    named = {"partition health": answer["health"], "brokers": answer["brokers"],
+             "principals": answer["principals"]}
+    tables = {k: reports.plain(v, INCIDENT_COLUMNS) for k, v in named.items()}
     if isinstance(events, pd.DataFrame):
         tables["plan events"] = events
-    return (lambda: reports.html_document(
-                f"Incident review: {answer['cluster']}", meta,
-                [("Brokers in the window", answer["brokers"]),
-                 ("Principals and the controller mutation quota", answer["principals"]),
-                 ("Plan events", events), *incident_figures(answer, w)]),
-            lambda: reports.csv_document(meta, tables))
+    figures = incident_figures(answer, w)
+    shown = {k: reports.readable(v, INCIDENT_COLUMNS) for k, v in named.items()}
+    note = throttle_note(answer["throttled"])
+    sections = [("Partition health: when partitions were under-replicated",
+                 shown["partition health"]), *(figures.pop(k) for k in HEALTH_SERIES),
+                ("Brokers in the window", shown["brokers"]),
+                ("Principals and the controller mutation quota", shown["principals"]),
+                ("Throttled replication: sent and fetched (KIP-73)", note),
+                ("Plan events", events), *figures.values()]
+    return (lambda: reports.html_document(f"Incident review: {answer['cluster']}", meta,
+                                          sections),
+            lambda: reports.csv_document({**meta, "Throttles": note}, tables))
 
 
-def incident_figures(answer: dict, w: timerange.Window) -> list[tuple[str, dict]]:
+def throttle_note(peaks: dict[str, float | None]) -> str:
+    """What the two KIP-73 byte-rates measure (services.incident.throttled_peaks), and
+    what it means when leaders sent far more than the moving replicas fetched."""
+    sent, fetched = peaks["sent"], peaks["fetched"]
+    if not sent and not fetched:
+        return "No throttled replication in this window."
+    def rate(v: float | None) -> str:
+        return "no data" if v is None else charts.rate_text(v)
+    note = (f"Cluster peaks: sent {rate(sent)}, fetched {rate(fetched)}. Throttled sent "
+            "counts every byte leaders send for the partitions in "
+            "leader.replication.throttled.replicas, in-sync followers' keep-up traffic "
+            "included (KIP-73, KAFKA-4313); throttled fetched counts only what the moving "
+            "replicas, listed in follower.replication.throttled.replicas, fetch.")
+    if sent and sent > 2 * (fetched or 0):
+        note += (" Here sent is far above fetched: keep-up traffic used the leaders' "
+                 "throttle, so the moving replicas got little or nothing, their lag grew and "
+                 "the move could not finish (KIP-73: the throttle must be above the moving "
+                 "partitions' write rate).")
+    return note
+
+
+def incident_figures(answer: dict, w: timerange.Window) -> dict[str, tuple[str, dict]]:
+    """Each series' (title, chart), in services.incident.SERIES order."""
     limit = answer["limits"]["max.broker.partitions"]
-    out = []
+    out = {}
     for key, (_, title, unit) in incident.SERIES.items():
         frame = answer["series"][key]
         if isinstance(frame, str):
-            out.append((title, charts.empty(title, frame.split(" (", 1)[0])))
+            out[key] = (title, charts.empty(title, frame.split(" (", 1)[0]))
             continue
         label = "broker" if key not in ("mutation_throttle", "mutation_tokens") else None
         rows = _rows(frame, answer["by"] if label else None)
         x_range = (_utc(w.start), _utc(w.end))
-        out.append((title, charts.time_series(
+        out[key] = (title, charts.time_series(
             rows, title, unit, limit=limit if key == "partitions" else None,
-            limit_name="max.broker.partitions", x_range=x_range)))
+            limit_name="max.broker.partitions", x_range=x_range))
     return out
 
 

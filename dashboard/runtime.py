@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from flask_caching import Cache
@@ -34,7 +35,11 @@ class Runtime:
         answer, which the pages show as a banner)."""
         with self._store_lock:
             if self._store is None:
-                self._store = open_store(self.config.store.url, self.config.plans.expiry_hours)
+                s = self.config.store
+                self._store = open_store(s.url, self.config.plans.expiry_hours,
+                                         key_file=s.audit_key_file,
+                                         checkpoints=s.audit_checkpoints)
+                self._store.seal_legacy(datetime.now(UTC))
                 plans.ExpirySweeper(self._store).start()
             return self._store
 

@@ -77,7 +77,7 @@ def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
     from granian.server import Server
 
     settings = config.server
-    # every worker signs sessions (and their CSRF tokens) with the same key: made here
+    # every worker derives the sessions' CSRF tokens with the same key: made here
     # once, not raced for by workers starting together
     if config.auth.mode == "none" and not os.environ.get(auth.SECRET_ENV):
         os.environ[auth.SECRET_ENV] = secrets.token_hex(32)

@@ -1,10 +1,14 @@
 """/audit: the append-only log of every plan action (who, when, what, the state before
-and after, from where), filterable by plan, user and time; and the plans themselves,
-newest first, each linking to its own page."""
+and after, from where), filterable by plan, user and time, page by page so every row
+can be reached (a plan's trail opens at its proposal; the executor's config changes of
+each batch fold into one row); and the plans themselves, newest first, each linking to
+its own page."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from itertools import groupby
 
 import dash
 from dash import Input, Output, State, dcc, html
@@ -12,7 +16,7 @@ from dash import Input, Output, State, dcc, html
 from backend.errors import BadInput, Unavailable
 from backend.services import plans as plan_service
 from components import banners, tables
-from dashboard import ids, plan_views, runtime
+from dashboard import ids, runtime
 
 dash.register_page(__name__, path="/audit", name="Audit", title="Railyard · Audit", order=7)
 
@@ -33,30 +37,115 @@ def layout(plan: str | None = None, user: str | None = None, since: str | None =
             html.Button("Show", id=ids.AU_APPLY, className="button primary"),
         ], className="form-row"),
         html.Div(id=ids.AU_ERROR, className="inline-error", role="alert"),
+        html.P(id=ids.AU_COUNT, className="hint"),
         html.Div(id=ids.AU_GRID),
+        html.Button("Next page", id=ids.AU_NEXT, className="button", hidden=True),
+        dcc.Store(id=ids.AU_PAGE),
     ])
 
 
 @dash.callback(Output(ids.AU_GRID, "children"), Output(ids.AU_ERROR, "children"),
-               Output(ids.AU_PLANS, "children"),
-               Input(ids.AU_APPLY, "n_clicks"), State(ids.AU_PLAN, "value"),
-               State(ids.AU_USER, "value"), State(ids.AU_SINCE, "value"))
-def show(_clicks, plan, user, since):
+               Output(ids.AU_PLANS, "children"), Output(ids.AU_COUNT, "children"),
+               Output(ids.AU_NEXT, "hidden"), Output(ids.AU_PAGE, "data"),
+               Input(ids.AU_APPLY, "n_clicks"), Input(ids.AU_NEXT, "n_clicks"),
+               State(ids.AU_PLAN, "value"), State(ids.AU_USER, "value"),
+               State(ids.AU_SINCE, "value"), State(ids.AU_PAGE, "data"))
+def show(_clicks, _next, plan, user, since, page):
+    """Show (the first page of what the filters match) or Next page (the same filters,
+    on from where the last page ended)."""
     try:
-        when = parse_since(since)
-        if plan not in (None, "") and (not float(plan).is_integer() or int(plan) < 1):
-            raise BadInput(f"plan: give a plan number, got {plan}")
+        if dash.ctx.triggered_id == ids.AU_NEXT and page:
+            query = page["query"]
+        else:
+            query, page = _query(plan, user, since), {"shown": 0, "next": None}
         store = runtime.current().plan_store()
-        entries = plan_service.audit_entries(store, plan=None if plan in (None, "")
-                                             else int(plan), user=(user or "").strip() or None,
-                                             since=when)
+        got = plan_service.audit_page(
+            store, plan=query["plan"], user=query["user"],
+            since=parse_since(query["since"]), after=page["next"],
+            newest_first=query["plan"] is None)
         listed = plan_service.list_plans(store, limit=PLANS_LISTED)
     except BadInput as e:
-        return dash.no_update, str(e), dash.no_update
+        return (dash.no_update, str(e), dash.no_update, dash.no_update, dash.no_update,
+                dash.no_update)
     except Unavailable as e:
-        return "", "", banners.banner(str(e), "error")
-    return (plan_views.audit_grid([e.to_dict() for e in entries], grid_id=None), "",
-            plans_table(listed))
+        return "", "", banners.banner(str(e), "error"), "", True, None
+    first = page["shown"] + 1
+    shown = page["shown"] + len(got.entries)
+    order = "newest first" if query["plan"] is None else "oldest first, from the proposal"
+    count = f"Rows {first:,} to {shown:,} of {got.total:,} ({order})" if got.entries \
+        else ""
+    return (audit_table([e.to_dict() for e in got.entries]), "", plans_table(listed), count,
+            got.next is None, {"query": query, "shown": shown, "next": got.next})
+
+
+def _query(plan, user, since) -> dict:
+    """The filters as given, checked (BadInput naming the field)."""
+    parse_since(since)
+    if plan not in (None, "") and (not float(plan).is_integer() or
+                                   not 1 <= int(plan) <= plan_service.MAX_PLAN_ID):
+        raise BadInput(f"plan: give a plan number, got {plan}")
+    return {"plan": None if plan in (None, "") else int(plan),
+            "user": (user or "").strip() or None, "since": since}
+
+
+CONFIG_ACTIONS = ("config_set", "config_restored", "config_cleared")
+COLUMNS = ("id", "at (UTC)", "user", "action", "plan", "state", "address", "detail")
+
+
+def audit_table(rows: list[dict]) -> html.Div | str:
+    """Audit rows as a table; each run of config changes of one plan's batch is one
+    row that opens to list them all."""
+    if not rows:
+        return "No entries."
+    batch_of = _batches(rows)
+
+    def run_of(r: dict) -> tuple:  # config rows of one plan's batch share a key
+        return (r["plan_id"], batch_of.get(r["id"])) if r["action"] in CONFIG_ACTIONS \
+            else ("row", r["id"])
+
+    body = []
+    for key, run in groupby(rows, run_of):
+        run = list(run)
+        body.append(_row(run[0]) if key[0] == "row" else _config_group(run, key[1]))
+    head = html.Tr([html.Th(h) for h in COLUMNS])
+    return html.Table([html.Thead(head), html.Tbody(body)], className="plans audit-log")
+
+
+def _batches(rows: list[dict]) -> dict[int, int]:
+    """Row id -> the batch (from 1) its plan was running when it was written, as far as
+    the rows given show (a batch_started row before it, in chain order)."""
+    running: dict[int | None, int] = {}
+    out = {}
+    for r in sorted(rows, key=lambda r: r["id"]):
+        if r["action"] == "batch_started" and isinstance(r["detail"], dict):
+            running[r["plan_id"]] = r["detail"].get("batch", 0) + 1
+        elif r["plan_id"] in running:
+            out[r["id"]] = running[r["plan_id"]]
+    return out
+
+
+def _row(r: dict) -> html.Tr:
+    state = f"{r['before'] or ''} -> {r['after']}" if r["after"] else ""
+    return html.Tr([
+        html.Td(r["id"]),
+        html.Td(r["at"].replace("T", " ")[:19], style={"whiteSpace": "nowrap"}),
+        html.Td(r["user"]), html.Td(r["action"]),
+        html.Td(dcc.Link(f"#{r['plan_id']}", href=f"/plans/{r['plan_id']}")
+                if r["plan_id"] else ""),
+        html.Td(state), html.Td(r["address"] or ""),
+        html.Td("" if r["detail"] is None else json.dumps(r["detail"]),
+                style={"overflowWrap": "anywhere"})])
+
+
+def _config_group(run: list[dict], batch: int | None) -> html.Tr:
+    """One table row standing for a run of config changes; it opens to list each."""
+    ids_ = sorted(r["id"] for r in run)
+    label = (f"batch {batch}: " if batch else "") + \
+        f"{len(run):,} config change{'s' if len(run) > 1 else ''} (rows {ids_[0]} to " \
+        f"{ids_[-1]}), " + ", ".join(sorted({r["action"] for r in run}))
+    inner = html.Table(html.Tbody([_row(r) for r in run]), className="plans")
+    return html.Tr(html.Td(html.Details([html.Summary(label), inner],
+                                        className="config-group"), colSpan=len(COLUMNS)))
 
 
 def plans_table(listed: list) -> html.Div:

@@ -10,7 +10,7 @@ import dash_ag_grid as dag
 from dash import Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
-from backend.services import capacity
+from backend.services import capacity, capacity_view
 from components import banners, charts, tables
 from components import capacity as cap
 from dashboard import ids, reports, runtime
@@ -34,19 +34,19 @@ def layout(**query) -> html.Div:
     c = rt.cluster(query.get("cluster"))
     notes = []
     try:
-        state = cap.parse_state({**query, "cluster": c.name})
+        state = capacity_view.parse_view({**query, "cluster": c.name})
     except BadInput as e:
         notes.append(banners.banner(f"{e}; showing the defaults instead", "warning"))
-        state = cap.parse_state({"cluster": c.name, "end": ""})
+        state = capacity_view.parse_view({"cluster": c.name, "end": ""})
     return html.Div([
         dcc.Store(id=ids.CAP_STATE, data={"cluster": c.name, "end": state["end"]}),
         html.H1(["Capacity", html.Small(f"cluster {c.name}")]),
         _knobs(state),
-        html.Div([html.A("HTML report", id=ids.CAP_EXPORT_HTML, className="button-link",
-                         download=""),
-                  html.A("PDF", id=ids.CAP_EXPORT_PDF, className="button-link", download=""),
-                  html.A("CSV", id=ids.CAP_EXPORT_CSV, className="button-link", download="")],
-                 className="exports"),
+        html.Div([html.Div([_export("HTML report", ids.CAP_EXPORT_HTML),
+                            _export("PDF", ids.CAP_EXPORT_PDF), _export("CSV", ids.CAP_EXPORT_CSV)],
+                           className="exports"),
+                  html.Div(id=ids.CAP_EXPORT_STATUS, className="export-status", role="status")],
+                 className="export-group"),
         html.Div(notes, id=ids.CAP_BANNERS),
         html.P(id=ids.CAP_ANSWER, className="answer"),
         html.Div(dag.AgGrid(
@@ -59,6 +59,11 @@ def layout(**query) -> html.Div:
         html.Div(dcc.Graph(id=ids.CAP_CLUSTER_CHART, config=GRAPH), className="panel"),
         html.Div(dcc.Graph(id=ids.CAP_BROKER_CHART, config=GRAPH), className="panel"),
     ])
+
+
+def _export(label: str, id_: str) -> html.A:
+    """A report download; assets/exports.js fetches it, so a failure says why on the page."""
+    return html.A(label, id=id_, className="button-link export-link")
 
 
 def _knobs(state: dict) -> html.Div:
@@ -94,14 +99,13 @@ _KNOB_INPUTS = [Input(i, "value") for i in KNOB_IDS.values()]
                *_KNOB_INPUTS, State(ids.CAP_STATE, "data"))
 def draw(window, growth, add, mbp, mp, topic, by, view):
     values = dict(zip(KNOB_IDS, (window, growth, add, mbp, mp, topic, by), strict=True))
-    empty = charts.empty("Capacity", "No forecast")
     try:
-        state = cap.parse_state({**values, **view})
+        state = capacity_view.parse_view({**values, **view})
         answer, label = reports.capacity_answer(state)
     except BadInput as e:
-        return [banners.banner(str(e), "warning")], "", [], empty, empty
+        return [banners.banner(str(e), "warning")], "", [], *_no_charts()
     except Unavailable as e:
-        return [banners.banner(str(e), "error")], "", [], charts.empty("Capacity", str(e)), empty
+        return [banners.banner(str(e), "error")], "", [], *_no_charts()
     notes = []
     verdict = answer["planned_topic"]
     if verdict and not verdict["accepted_today"]:
@@ -110,6 +114,13 @@ def draw(window, growth, add, mbp, mp, topic, by, view):
     rows = cap.table_records(capacity.table_frame(answer))
     return (notes, cap.brokers_to_add_text(answer, label), rows, cap.cluster_chart(answer),
             cap.broker_chart(answer))
+
+
+def _no_charts() -> tuple:
+    """The two charts' places, each titled with what it would show (the banner says why
+    there is no forecast)."""
+    why = "No forecast: the banner above says why"
+    return (charts.empty(cap.CLUSTER_TITLE, why), charts.empty(cap.BROKER_TITLE, why))
 
 
 # the knobs write the URL and the export links in the browser (no server round trip)

@@ -12,9 +12,9 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
-from backend.services import limits, monitoring, throttle_leftovers
+from backend.services import limits, monitoring, plan_actions, throttle_leftovers
 from backend.services.cluster import assignment_note, cluster_snapshot
-from backend.store.workflow import may
+from backend.services.plan_kinds import CLEAR
 from components import banners, charts, monitor
 from components.help import term
 from components.leftovers import config_table
@@ -223,7 +223,7 @@ def _leftovers(cluster: str) -> tuple:
     if not rows:
         return [html.P("No replication throttle is left on a broker or topic now." + held,
                        className="hint"), *moving], None, True
-    admin = may(auth.current_actor(), "clear_throttles") is None
+    admin = plan_actions.can_propose(auth.current_actor(), CLEAR)
     return [html.P(f"{len(rows)} replication throttle configs are set that no executing "
                    "plan or reassignment in flight holds: they slow any replica they name "
                    "until someone deletes them." + held + " Kafka does not record when a "

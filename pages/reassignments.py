@@ -10,13 +10,14 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, uploads
+from backend.services import plan_preview
 from backend.services.cluster import cluster_snapshot
 from backend.services.plan_preview import BALANCE_THRESHOLD, GOALS
 from components import banners, tables, urlstate
 from components.help import term
 from dashboard import auth, drafts, ids, plan_views, runtime
 from dashboard.plan_views import kinds
+from dashboard.plan_views import preview as preview_blocks
 
 dash.register_page(__name__, path="/reassignments", name="Reassignments",
                    title="Railyard · Reassignments", order=5)
@@ -76,15 +77,16 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                Input(ids.RA_UPLOAD, "contents"), State(ids.RA_UPLOAD, "filename"),
                prevent_initial_call=True)
 def uploaded(contents, filename):
-    """An upload is read once, kept on the server, and becomes the plan to preview (the
-    file, megabytes for a large plan, does not travel again with every preview)."""
+    """An upload is checked once, kept on the server's disk, and becomes the plan to
+    preview (the file, megabytes for a large plan, does not travel again with every
+    preview)."""
+    if not contents:
+        return no_update, no_update, no_update, no_update
     try:
-        obj = uploads.json_object(contents, filename)
+        token = drafts.save_upload(contents, filename)
     except BadInput as e:
         return None, "", no_update, str(e)
-    if obj is None:
-        return no_update, no_update, no_update, no_update
-    return drafts.save_upload(obj, filename), f"uploaded: {filename}", "upload", ""
+    return token, f"uploaded: {filename}", "upload", ""
 
 
 @dash.callback(Output(ids.RA_PREVIEW, "children"), Output(ids.PLAN_TOKEN, "data"),
@@ -123,9 +125,11 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
 
 def reassignment_preview(draft: plan_preview.Draft) -> list:
     """The preview block of a reassignment draft, or why there is nothing to show."""
+    if draft.empty and draft.preview["unresolved"]:  # nothing the planner can do now
+        return [html.H2(draft.title, className="plan-title"), *preview_blocks.words(draft.preview)]
     if draft.empty:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
-                               "the goal.", "info")]
+                               "the goal.", "info"), *preview_blocks.left_out(draft.preview)]
     return kinds.block(draft.kind, draft, [
         html.H2(draft.title, className="plan-title"),
         plan_views.propose_row(auth.current_actor(), draft.title)])

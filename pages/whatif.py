@@ -275,10 +275,10 @@ def _sweep_tab(limits_grid: str) -> html.Div:
             tables.field("Grid", dcc.Input(id=ids.WI_SW_GRID, value=limits_grid, type="text",
                                      style={"width": "30rem"}),
                    "KEY=V1,V2,...; separated by ';'"),
-            tables.field("Workload (limits)", dcc.Input(id=ids.WI_SW_WORKLOAD, type="text",
-                                                  value="orders-v2:300:3, clicks:600:3",
-                                                  style={"width": "18rem"}),
-                   "NAME:PARTITIONS:RF, ..."),
+            html.Div(tables.field("Workload (limits)", dcc.Input(
+                id=ids.WI_SW_WORKLOAD, type="text", value="orders-v2:300:3, clicks:600:3",
+                style={"width": "18rem"}), "NAME:PARTITIONS:RF, ..."),
+                id=ids.WI_SW_WORKLOAD_FIELD),
             html.Div(tables.field("History up to (fleet)", dcc.Input(
                 id=ids.WI_SW_END, type="text", placeholder="now", style={"width": "11rem"}),
                 "UTC, e.g. 2024-01-30T23:00; 30 days of each cluster's Prometheus"),
@@ -302,12 +302,14 @@ def _sweep_tab(limits_grid: str) -> html.Div:
 
 
 @dash.callback(Output(ids.WI_SW_GRID, "value"), Output(ids.WI_SW_END_FIELD, "hidden"),
+               Output(ids.WI_SW_WORKLOAD_FIELD, "hidden"),
                Input(ids.WI_SW_KIND, "value"), State(ids.WI_STATE, "data"),
                prevent_initial_call=True)
 def sweep_defaults(kind, state):
+    """The kind's default grid, and only the fields that kind reads."""
     if kind == "limits":
-        return _limits_grid(runtime.current().source(state["cluster"])), True
-    return SWEEP_DEFAULTS[kind], kind != "fleet"
+        return _limits_grid(runtime.current().source(state["cluster"])), True, False
+    return SWEEP_DEFAULTS[kind], kind != "fleet", True
 
 
 @dash.callback(Output(ids.WI_SW_CHART, "figure"), Output(ids.WI_SW_TABLE, "children"),

@@ -23,13 +23,6 @@ DOC = ROOT / "docs" / "architecture.md"
 PRODUCT = ("backend", "dashboard", "pages", "components")
 UNPLACED_OK = ("backend/__init__.py",)
 
-# Imports the table forbids that issue 25's other parts remove; each entry names what
-# moves it. An entry no longer found is reported (not an error), so it can be deleted.
-BEING_MOVED = {
-    ("pages/overview.py", "backend/store"): "issue 25: allowed actions from the services",
-    ("components/capacity.py", "backend/engines"): "issue 25: the Scenario checked in services",
-    ("components/capacity.py", "backend/services"): "issue 25: the Scenario checked in services",
-}
 
 
 @dataclass(frozen=True)
@@ -161,16 +154,9 @@ def problems(table: dict[str, Room] | None = None) -> dict[str, list[str]]:
     up_rows = [f"{r.folder} (floor {r.floor}) may import {e} (floor {table[d].floor})"
                for r in table.values() for e in r.may_import
                for d in [folder_of(e, table)] if d is None or table[d].floor > r.floor]
-    forbidden, moving, seen = [], [], set()
-    for src, dst, file, module in all_edges:
-        if allowed(table[src], module, table):
-            continue
-        line = f"{file} imports {module} ({src} may not import {dst})"
-        if (file, dst) in BEING_MOVED:
-            seen.add((file, dst))
-            moving.append(f"{line}: {BEING_MOVED[(file, dst)]}")
-        else:
-            forbidden.append(line)
+    forbidden = [f"{file} imports {module} ({src} may not import {dst})"
+                 for src, dst, file, module in all_edges
+                 if not allowed(table[src], module, table)]
     unplaced = [f.relative_to(ROOT).as_posix() for f in product_files()
                 if folder_of(f.relative_to(ROOT).as_posix(), table) is None
                 and f.relative_to(ROOT).as_posix() not in UNPLACED_OK]
@@ -179,9 +165,6 @@ def problems(table: dict[str, Room] | None = None) -> dict[str, list[str]]:
         "rows allowing an import up": up_rows,
         "circles": [" <-> ".join(g) for g in circles({(a, b) for a, b, _, _ in all_edges})],
         "files in no row": unplaced,
-        "moved already (remove from BEING_MOVED)": [
-            f"{file} -> {dst}" for file, dst in sorted(set(BEING_MOVED) - seen)],
-        "being moved": moving,
     }
 
 

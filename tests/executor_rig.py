@@ -16,6 +16,7 @@ from backend.executor.loop import Executor
 from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
+from backend.store.audit_keys import AuditKeys
 from backend.store.executions import ExecutionRecords
 from backend.store.schema import metadata
 from backend.store.store import Store
@@ -69,9 +70,12 @@ def sqlite_engine(path: Path):
     return engine
 
 
+TEST_KEYS = AuditKeys({"test": b"k" * 32}, "tests")  # the audit key ring of test stores
+
+
 def sqlite_store(path: Path) -> Store:
     """A plan store on a fresh SQLite file with every table."""
-    return Store(sqlite_engine(path))
+    return Store(sqlite_engine(path), TEST_KEYS)
 
 
 class Rig:
@@ -83,7 +87,7 @@ class Rig:
         self.gw = CountingGateway(self.twin)
         self.client: ClusterGateway = self.gw  # what the executor talks to
         self.engine = sqlite_engine(db)
-        self.records = ExecutionRecords(Store(self.engine))
+        self.records = ExecutionRecords(Store(self.engine, TEST_KEYS))
         self.journal = ListJournal()
         self.retry = retry
         self.executor = self.new_executor()

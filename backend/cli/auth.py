@@ -1,7 +1,10 @@
-"""`railyard auth hash-password`: the password_hash for a user in the config's auth.users.
+"""`railyard auth`: password hashes for the config, and the signed-in sessions.
 
-The password is read from stdin (a prompt without echo on a terminal), never from the
-command line, where it would land in the shell history and the process list.
+`hash-password` reads the password from stdin (a prompt without echo on a terminal),
+never from the command line, where it would land in the shell history and the process
+list. `sessions` lists who is signed in; `revoke` ends every session of a user at once
+(a lost laptop, someone leaving), with a row in the audit log naming the OS account that
+ran it. A new password_hash in the config ends that user's sessions by itself.
 """
 
 from __future__ import annotations
@@ -9,17 +12,29 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+import time
+from datetime import UTC, datetime
 
-from backend.cli import verb_parser
+from backend.cli import emit, verb_parser
 from backend.errors import BadInput
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = verb_parser(sub, "auth")
-    verbs = p.add_subparsers(dest="auth_verb", required=True)
+    verbs = p.add_subparsers(dest="auth_verb", required=True, parser_class=type(p))
     h = verbs.add_parser("hash-password", help="read a password on stdin, print "
                                                '{"password_hash": ...} for auth.users')
     h.set_defaults(func=_hash_password)
+    s = verbs.add_parser("sessions", help="who is signed in: sessions per user")
+    s.add_argument("--config", required=True, metavar="FILE",
+                   help="the YAML config naming the store (store.url) and auth")
+    s.set_defaults(func=_sessions)
+    r = verbs.add_parser("revoke", help="end every session of a user (audited)")
+    r.add_argument("--config", required=True, metavar="FILE",
+                   help="the YAML config naming the store (store.url) and auth")
+    r.add_argument("--user", required=True, help="whose sessions end")
+    r.add_argument("--reason", default="", help="why, for the audit log")
+    r.set_defaults(func=_revoke)
 
 
 def _hash_password(_: argparse.Namespace) -> dict:
@@ -32,3 +47,39 @@ def _hash_password(_: argparse.Namespace) -> dict:
     if not password:
         raise BadInput("stdin: empty password (give one line with the password)")
     return {"password_hash": generate_password_hash(password)}
+
+
+def _sessions(a: argparse.Namespace) -> None:
+    from backend.store import sessions
+
+    config, store = _open(a.config)
+    try:
+        emit({"sessions": sessions.active(store, time.time(), config.auth.idle_minutes * 60,
+                                          config.auth.session_hours * 3600)})
+    finally:
+        store.close()
+
+
+def _revoke(a: argparse.Namespace) -> None:
+    from backend.store import sessions
+    from dashboard.config import normal_name
+
+    user = normal_name(a.user)
+    if not user:
+        raise BadInput("--user: empty user name")
+    _, store = _open(a.config)
+    try:
+        ended = sessions.revoke_user(store, user, by=f"cli:{getpass.getuser()}",
+                                     address=None, reason=a.reason,
+                                     now_at=datetime.now(UTC))
+    finally:
+        store.close()
+    emit({"user": user, "ended": ended})
+
+
+def _open(path: str):
+    from backend.store.store import open_store
+    from dashboard.config import load_config
+
+    config = load_config(path)
+    return config, open_store(config.store.url, config.plans.expiry_hours)

@@ -10,7 +10,13 @@ from backend.cli import port_or_zero, positive_float, verb_parser
 from backend.errors import BadInput
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.recording import recording_rules
-from backend.metrics.server import PrometheusProcess, scrape_config, stop_from_pidfile
+from backend.metrics.server import (
+    PIDFILE,
+    PrometheusProcess,
+    running_pid,
+    scrape_config,
+    stop_from_pidfile,
+)
 from backend.twin.runtime import TARGETS_FILE
 
 HOME = Path("var/prometheus")
@@ -44,9 +50,10 @@ def _up(a: argparse.Namespace) -> dict:
                        "first") from None
     except json.JSONDecodeError as e:
         raise BadInput(f"{a.targets_file}: invalid JSON: {e.msg}") from None
-    if (Path(a.home) / "prometheus.pid").exists():
-        raise BadInput(f"prometheus already running ({Path(a.home) / 'prometheus.pid'}); "
-                       "`railyard prometheus down` first")
+    running = running_pid(a.home)  # a pid file a killed server left is removed here
+    if running is not None:
+        raise BadInput(f"prometheus already running (pid {running}, "
+                       f"{Path(a.home) / PIDFILE}); `railyard prometheus down` first")
     targets, cluster, dialect = scrape_targets(doc, a.targets_file)
     server = PrometheusProcess(a.home, a.port or None)
     server.write_config(scrape_config(targets, cluster, a.scrape_interval), dialect)

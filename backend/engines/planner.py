@@ -19,6 +19,12 @@ replica finds a legal home; what cannot is reported as unresolved, never dropped
 Counts are KIP-578's: internal topics are neither counted nor moved, except that a drain
 moves them off the drained brokers. Randomness (tie-breaks, destination sampling) comes
 from ``seed`` only, so a plan is reproducible.
+
+Partitions already being reassigned (``Snapshot.in_flight``) count at their target, the
+replicas Kafka lists minus the removing ones (KIP-455), and are never moved: a new target
+for a moving partition would replace the move in flight, and the union Kafka lists while
+it moves is not a replica set to plan from (it would raise the replication factor).
+``PlanResult.in_flight`` names them; a goal they stand in the way of says so.
 """
 
 from __future__ import annotations
@@ -31,7 +37,12 @@ import numpy as np
 from backend.engines.batches import new_replicas, rank_within
 from backend.engines.fit import level_fill
 from backend.errors import BadInput
-from backend.model.reassignment import Reassignment, reassignment_between
+from backend.model.reassignment import (
+    Reassignment,
+    after_moves,
+    in_flight_rows,
+    reassignment_between,
+)
 from backend.model.snapshot import Limits, Snapshot
 
 GOALS = ("limits", "drain", "add", "balance")
@@ -60,6 +71,7 @@ class PlanResult:
     after: Snapshot
     reassignment: Reassignment
     unresolved: list[dict] = field(default_factory=list)
+    in_flight: list[dict] = field(default_factory=list)  # moving partitions left alone
 
     @property
     def ok(self) -> bool:
@@ -74,8 +86,13 @@ def broker_ceiling(limits: Limits, target_utilization: float = 1.0) -> int | Non
 
 
 def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0) -> PlanResult:
-    """The minimal plan that reaches ``goal`` on ``snap`` (or as close as legally possible)."""
+    """The minimal plan that reaches ``goal`` on ``snap`` (or as close as legally possible),
+    computed on the cluster as it will be once the moves in flight finish (``before``),
+    leaving those partitions out."""
     limits = snap.limits if limits is None else limits
+    moving = in_flight_rows(snap)
+    left_out = in_flight_entries(snap)
+    snap = after_moves(snap)
     named = _validate(snap, goal, limits)
     ceiling = broker_ceiling(limits, goal.target_utilization)
     eligible = np.ones(snap.n_brokers, bool)
@@ -84,14 +101,15 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
     shortage = _under_provisioned(snap, ceiling, eligible)
     if shortage:
         empty = reassignment_between(snap, snap)
-        return PlanResult(goal, limits, snap, snap, empty, [shortage])
+        return PlanResult(goal, limits, snap, snap, empty, [shortage], left_out)
     cap = np.full(snap.n_brokers, _UNLIMITED if ceiling is None else ceiling, np.int64)
     def attempt(run: Callable[[_Work], None]) -> PlanResult:
-        work = _Work(snap, seed)
+        work = _Work(snap, seed, moving)
         run(work)
         after = work.snapshot()
         return PlanResult(goal, limits, snap, after, reassignment_between(snap, after),
-                          goal_unresolved(after, goal, limits, named, before=snap))
+                          goal_unresolved(after, goal, limits, named, before=snap,
+                                          moving=moving), left_out)
 
     if goal.kind == "balance":  # two orders of passes; neither is always the smaller plan
         return min((attempt(lambda w, first=first: _balance_goal(w, cap, goal.threshold,
@@ -102,6 +120,16 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
     return attempt({"limits": lambda w: _limits_goal(w, cap),
                     "drain": lambda w: _drain_goal(w, cap, named),
                     "add": lambda w: _add_goal(w, cap, named)}[goal.kind])
+
+
+def in_flight_entries(snap: Snapshot) -> list[dict]:
+    """The moving partitions of ``snap`` a plan leaves alone, for the preview: Kafka's
+    replicas, adding and removing, and the target they move to (KIP-455)."""
+    return [{"partition": f"{m['topic']}-{m['partition']}", "replicas": list(m["replicas"]),
+             "adding": list(m["adding"]), "removing": list(m["removing"]),
+             "target": [b for b in m["replicas"] if b not in m["removing"]]}
+            for m in sorted(snap.in_flight, key=lambda m: (m["topic"], m["partition"]))
+            if snap.has_topic(m["topic"])]
 
 
 # ---- checks before any search -------------------------------------------------------------
@@ -306,11 +334,13 @@ def _shed(counts: np.ndarray, most: np.ndarray, total: int) -> np.ndarray:
 class _Work:
     """The assignment being edited: a private copy of the replica array."""
 
-    def __init__(self, snap: Snapshot, seed: int):
+    def __init__(self, snap: Snapshot, seed: int, frozen_rows: np.ndarray):
         self.snap = snap
         self.rb = snap.replica_broker.copy()
         self.part = snap.replica_partition
         self.counted = ~snap.part_internal[self.part]
+        self.frozen = np.zeros(snap.n_partitions, bool)  # partitions moving already
+        self.frozen[frozen_rows] = True
         self.rng = np.random.default_rng(seed)
         if snap.rack_mode == "none":
             self.rack = None
@@ -333,8 +363,9 @@ class _Work:
     # -- replicas --
     def move_replicas(self, movable: np.ndarray, give: np.ndarray, quota: np.ndarray,
                       room: np.ndarray, window: int | None = None) -> None:
-        """Move ``give[b]`` movable replicas off each broker b, cheapest first."""
-        entries = np.flatnonzero(movable & (give[self.rb] > 0))
+        """Move ``give[b]`` movable replicas off each broker b, cheapest first (never a
+        replica of a partition moving already)."""
+        entries = np.flatnonzero(movable & ~self.frozen[self.part] & (give[self.rb] > 0))
         if not len(entries):
             return
         rows = self.part[entries]
@@ -401,7 +432,8 @@ class _Work:
         Partitions already in the plan go first (no new plan entries), then a seeded order.
         """
         snap, off = self.snap, self.snap.replica_offsets
-        rows = np.flatnonzero(~snap.part_internal & (snap.replication_factors >= 2))
+        rows = np.flatnonzero(~snap.part_internal & ~self.frozen
+                              & (snap.replication_factors >= 2))
         rows = rows[give[self.rb[off[rows]]] > 0]
         if not len(rows):
             return
@@ -517,8 +549,9 @@ def _rounds(source: np.ndarray, ledger: _Ledger,
 
 # ---- what a plan leaves undone ----------------------------------------------------------------
 def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarray,
-                    before: Snapshot) -> list[dict]:
-    """The parts of ``goal`` that ``after`` still misses, one entry per broker (or cluster)."""
+                    before: Snapshot, moving: np.ndarray) -> list[dict]:
+    """The parts of ``goal`` that ``after`` still misses, one entry per broker (or cluster);
+    a drained broker's replicas in partitions moving already (rows ``moving``) are named."""
     ids = after.broker_ids
     counts = after.broker_replica_counts()
     out: list[dict] = []
@@ -528,10 +561,7 @@ def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarr
     elif goal.kind == "drain":
         left = np.bincount(after.replica_broker, minlength=after.n_brokers)
         for b in named[left[named] > 0]:
-            out.append({"kind": "not_drained", "broker": int(ids[b]), "replicas": int(left[b]),
-                        "message": f"broker {ids[b]} keeps {left[b]} replicas: no other broker "
-                                   "can take them without breaking a limit, doubling a replica "
-                                   "or reducing rack spread"})
+            out.append(_not_drained(after, b, int(left[b]), moving))
     elif goal.kind == "add":
         floor_avg = int(before.broker_replica_counts().sum() // after.n_brokers)
         target = floor_avg if ceiling is None else min(floor_avg, ceiling)
@@ -554,6 +584,28 @@ def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarr
                             "message": f"broker {ids[b]} has {values[b]} {what}, outside "
                                        f"[{low}, {high}]"})
     return out
+
+
+def _not_drained(after: Snapshot, broker: int, left: int, moving: np.ndarray) -> dict:
+    """Why a drained broker keeps ``left`` replicas: partitions moving onto it already
+    (named, up to 5), the rest for want of a legal destination."""
+    held = after.replica_partition[after.replica_broker == broker]
+    stuck = np.intersect1d(held, moving)
+    nowhere = ("no other broker can take them without breaking a limit, doubling a replica "
+               "or reducing rack spread")
+    out = {"kind": "not_drained", "broker": int(after.broker_ids[broker]), "replicas": left,
+           "message": f"broker {after.broker_ids[broker]} keeps {left} replicas: {nowhere}"}
+    if not len(stuck):
+        return out
+    names = [f"{after.topic_names[after.part_topic[r]]}-{after.part_id[r]}" for r in stuck[:5]]
+    more = f" and {len(stuck) - 5} more" if len(stuck) > 5 else ""
+    why = [f"{len(stuck)} in partitions already moving with it in their target "
+           f"({', '.join(names)}{more}): plan again once those moves finish, or cancel them"]
+    if left > len(stuck):
+        why.append(f"{left - len(stuck)} because {nowhere}")
+    return {**out, "in_flight": len(stuck),
+            "message": f"broker {after.broker_ids[broker]} keeps {left} replicas: "
+                       + "; ".join(why)}
 
 
 def limit_unresolved(after: Snapshot, ceiling: int | None,

@@ -36,24 +36,30 @@ class ShrinkPlan:
     warnings: list[str] = field(default_factory=list)
 
 
-def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | None = None
-                ) -> ShrinkPlan:
-    """The stages, reclaimed room and risks of shrinking ``topic`` to ``partitions``."""
+CLI_FIELDS = ("--partitions", "--delay-ms")  # what a refusal names: the CLI's flags
+API_FIELDS = ("partitions", "delay_ms")  # ... or the API's fields (POST /api/v1/plans)
+
+
+def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | None = None,
+                fields: tuple[str, str] = CLI_FIELDS) -> ShrinkPlan:
+    """The stages, reclaimed room and risks of shrinking ``topic`` to ``partitions``; a
+    refusal names the partitions and delay as ``fields`` does."""
     t = snap.topic_index(topic)
     n = snap.topic_partition_count(t)
     if snap.topic_internal[t]:
         raise BadInput(f"topic '{topic}' is internal; its partition count is Kafka's own")
     if not 1 <= partitions < n:
-        raise BadInput(f"topic '{topic}' has {n} partitions; a shrink needs 1 <= --partitions "
+        raise BadInput(f"topic '{topic}' has {n} partitions; a shrink needs 1 <= {fields[0]} "
                        f"< {n}, got {partitions}")
     retention = int(snap.topic_retention_ms[t])
     if delay_ms is None:
         delay_ms = retention if retention >= 0 else None
         if delay_ms is None:
             raise BadInput(f"topic '{topic}' keeps data forever (retention.ms=-1): give "
-                           "--delay-ms, the time consumers get to read the removed partitions")
+                           f"{fields[1]}, the time consumers get to read the removed "
+                           "partitions")
     if delay_ms < 0:
-        raise BadInput(f"--delay-ms must be >= 0, got {delay_ms}")
+        raise BadInput(f"{fields[1]} must be >= 0, got {delay_ms}")
 
     rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t] + n, dtype=np.int64)
     rf = snap.replication_factors[rows]

@@ -556,12 +556,14 @@ class KafkaGateway:
         return reassignments_from(resp)
 
     def assignment(self) -> Snapshot:
-        """Brokers, racks and replicas from the cluster; retention.ms per topic; each
-        partition's log size (DescribeLogDirs, largest replica) and write rate (the
-        topic's Prometheus bytes-in spread evenly over its partitions) when known, else 0
-        with a line in ``notes`` saying why."""
+        """Brokers, racks and replicas from the cluster; the reassignments in flight
+        (ListPartitionReassignments, so a plan is computed against each moving partition's
+        target); retention.ms per topic; each partition's log size (DescribeLogDirs,
+        largest replica) and write rate (the topic's Prometheus bytes-in spread evenly over
+        its partitions) when known, else 0 with a line in ``notes`` saying why."""
         notes: list[str] = []
         brokers = self.describe_cluster()["brokers"]
+        moving = tuple(self.list_reassignments())  # before Metadata: none ends unseen
         topics = self.describe_topics()
         snap = topics_snapshot(self.cluster, topics, brokers)
         named = sorted(set(snap.broker_ids.tolist()) - {b["id"] for b in brokers})
@@ -573,7 +575,8 @@ class KafkaGateway:
         parts = [(t["name"], p["partition"], len(t["partitions"]))
                  for t in topics for p in t["partitions"]]
         snap = replace(
-            snap, topic_retention_ms=np.asarray(self._retention(names, notes), np.int64),
+            snap, in_flight=moving,
+            topic_retention_ms=np.asarray(self._retention(names, notes), np.int64),
             part_size=np.array([sizes.get((n, p), 0) for n, p, _ in parts], np.int64),
             part_rate=np.array([rates.get(n, 0.0) / count for n, _, count in parts],
                                np.float64))

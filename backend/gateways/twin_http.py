@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from dataclasses import replace
 from urllib.parse import quote, urlencode
 
 from backend.errors import BadInput, Unavailable
@@ -86,16 +87,20 @@ class TwinHttpGateway:
         return [t for q in queries for t in self._json(f"/v1/topics?{q}")]
 
     def assignment(self) -> Snapshot:
-        return snapshot_from_parquet_bytes(self._request("/v1/assignment"),
-                                           f"{self.url}/v1/assignment")
+        """The twin's Parquet snapshot, with the reassignments in flight (the Parquet file
+        does not carry them; listed first, as the Kafka gateway does)."""
+        moving = tuple(self.list_reassignments())
+        return replace(self._parquet("/v1/assignment"), in_flight=moving)
 
     def topics_assignment(self, names: list[str]) -> Snapshot:
         """The twin's Parquet of those topics alone; the whole assignment, sliced here,
         when their names would not fit in one URL."""
         batches = _batches(names)
         if len(batches) != 1:
-            return self.assignment().only_topics(names)
-        path = f"/v1/assignment?{urlencode([('topic', n) for n in batches[0]])}"
+            return self._parquet("/v1/assignment").only_topics(names)
+        return self._parquet(f"/v1/assignment?{urlencode([('topic', n) for n in batches[0]])}")
+
+    def _parquet(self, path: str) -> Snapshot:
         return snapshot_from_parquet_bytes(self._request(path), f"{self.url}{path}")
 
     def describe_configs(self, entity_type: str, name: str) -> dict:

@@ -21,6 +21,7 @@ from backend.metrics.recording import RULES_FILE, RULES_INTERVAL_SECONDS, record
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
+PIDFILE = "prometheus.pid"  # "<pid> <port> <start time>" of the server `up` started
 
 
 def free_port() -> int:
@@ -90,7 +91,8 @@ class PrometheusProcess:
              f"--web.listen-address=127.0.0.1:{self.port}"],
             stdout=log, stderr=log, start_new_session=True)
         log.close()
-        (self.home / "prometheus.pid").write_text(f"{self.proc.pid} {self.port}\n")
+        (self.home / PIDFILE).write_text(
+            f"{self.proc.pid} {self.port} {process_start_time(self.proc.pid)}\n")
         self.wait_ready(timeout)
         return self
 
@@ -120,19 +122,53 @@ class PrometheusProcess:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
-        (self.home / "prometheus.pid").unlink(missing_ok=True)
+        (self.home / PIDFILE).unlink(missing_ok=True)
+
+
+def process_start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat field 22),
+    or None when there is no such live process (a zombie has exited). A pid the kernel
+    gives to another program later has another start time."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)": field 3 onwards
+    return None if fields[0] in ("Z", "X") else int(fields[19])
+
+
+def running_pid(home: str | os.PathLike) -> int | None:
+    """The pid of the Prometheus `up` started under ``home``, if it still runs. A pid file
+    left by a server that was killed (or whose pid now belongs to another program) is
+    removed, so `up` starts again and `down` never signals a stranger."""
+    pidfile = Path(home) / PIDFILE
+    try:
+        fields = pidfile.read_text().split()
+    except FileNotFoundError:
+        return None
+    try:
+        pid, started = int(fields[0]), int(fields[2])
+    except (IndexError, ValueError):  # not a file `up` wrote (or an older one): stale
+        pid, started = None, None
+    if pid is None or process_start_time(pid) != started:
+        pidfile.unlink(missing_ok=True)
+        return None
+    return pid
 
 
 def stop_from_pidfile(home: str | os.PathLike) -> dict:
     """Stop the server `railyard prometheus up` started (its pid file under ``home``)."""
-    pidfile = Path(home) / "prometheus.pid"
+    pidfile = Path(home) / PIDFILE
     if not pidfile.exists():
         return {"stopped": False, "reason": f"no {pidfile}: not running"}
-    pid = int(pidfile.read_text().split()[0])
+    pid = running_pid(home)
+    if pid is None:
+        return {"stopped": False, "reason": f"the server {pidfile} names is no longer "
+                                            f"running (pid file removed)"}
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
-        pidfile.unlink()
+        pidfile.unlink(missing_ok=True)
         return {"stopped": False, "reason": f"process {pid} was not running"}
     for _ in range(150):
         try:

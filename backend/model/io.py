@@ -19,7 +19,7 @@ import numpy as np
 import orjson
 
 from backend.errors import BadInput
-from backend.model.bounds import check_long, check_total_bytes
+from backend.model.bounds import MAX_BROKER_ID, MAX_LONG, check_long, check_total_bytes
 from backend.model.names import check_topic_name
 from backend.model.snapshot import DEFAULT_RETENTION_MS, Limits, Snapshot, is_internal_name
 
@@ -131,11 +131,14 @@ def atomic_output(path: str | os.PathLike, flag: str) -> Iterator[Path]:
 
 
 # ---- JSON -------------------------------------------------------------------------------
-def _int(value: Any, where: str, minimum: int | None = None) -> int:
+def _int(value: Any, where: str, minimum: int | None = None, maximum: int = MAX_LONG) -> int:
+    """An integer in [minimum, maximum]: past it, numpy's int64 (or int32) would overflow."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadInput(f"{where}: expected an integer, got {json.dumps(value)}")
     if minimum is not None and value < minimum:
         raise BadInput(f"{where}: must be at least {minimum}, got {value}")
+    if value > maximum:
+        raise BadInput(f"{where}: must be at most {maximum}, got {str(value)[:24]}")
     return value
 
 
@@ -183,7 +186,7 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
     for i, b in enumerate(brokers):
         if not isinstance(b, dict):
             raise BadInput(f"{source}: brokers[{i}] must be an object with an 'id'")
-        ids.append(_int(b.get("id"), f"{source}: brokers[{i}].id", 0))
+        ids.append(_int(b.get("id"), f"{source}: brokers[{i}].id", 0, MAX_BROKER_ID))
         rack = b.get("rack")
         if rack is not None and (not isinstance(rack, str) or not rack):
             raise BadInput(f"{source}: broker {ids[-1]}: 'rack' must be a non-empty string or null")

@@ -4,8 +4,10 @@ Validated as kafka-reassign-partitions validates it (Kafka's
 tools/src/main/java/org/apache/kafka/tools/reassign/ReassignPartitionsCommand.java): a
 non-empty list, no
 empty replica list, no duplicate partition, no duplicate broker within a partition,
-log_dirs (optional) as long as replicas; plus Railyard's own checks that every topic,
-partition and broker exists in the snapshot it is applied to.
+log_dirs (optional) as long as replicas, each "any" or an absolute path (KIP-113: the
+broker moves the replica into that log directory; kafka-reassign-partitions reads "any" as
+no preference); plus Railyard's own checks that every topic, partition and broker exists in
+the snapshot it is applied to.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from backend.errors import BadInput
+from backend.model.bounds import MAX_BROKER_ID, MAX_PARTITIONS
 from backend.model.csr import gather_index, offsets_from_lengths
 from backend.model.io import read_json
 from backend.model.snapshot import Snapshot
@@ -79,6 +82,22 @@ def reassignment_from_dict(obj: Any, snap: Snapshot, source: str = "reassignment
 
 
 Parsed = tuple[np.ndarray, np.ndarray, np.ndarray, list | None]
+ANY_LOG_DIR = "any"
+MAX_PATH_CHARS = 4096  # Linux's PATH_MAX
+
+
+def log_dir_problem(log_dir: Any) -> str | None:
+    """Why ``log_dir`` is not a log directory Kafka takes ("any" or an absolute path,
+    without . or .. segments or control characters), or None."""
+    if log_dir == ANY_LOG_DIR:
+        return None
+    if not isinstance(log_dir, str) or not log_dir.startswith("/"):
+        return f"{str(log_dir)[:80]!r}: Kafka takes an absolute path or \"any\""
+    if len(log_dir) > MAX_PATH_CHARS or any(ord(c) < 32 for c in log_dir) \
+            or {".", ".."} & set(log_dir.split("/")):
+        return f"{log_dir[:80]!r}: not a plain absolute path (no . or .. segments, " \
+               "control characters or more than 4,096 characters)"
+    return None
 
 
 def _parse_fast(entries: list, snap: Snapshot) -> Parsed | None:
@@ -101,6 +120,11 @@ def _parse_fast(entries: list, snap: Snapshot) -> Parsed | None:
     has_dirs = any(d is not None for d in dirs)
     if has_dirs and any(type(d) is not list or len(d) != n for d, n in zip(dirs, lengths,
                                                                              strict=True)):
+        return None
+    if has_dirs and any(log_dir_problem(x) for x in {*chain.from_iterable(dirs)}):
+        return None
+    if not (min(parts) >= 0 and max(parts) < MAX_PARTITIONS  # as int64 arrays below
+            and min(flat) >= 0 and max(flat) <= MAX_BROKER_ID):
         return None
     topic_of = {name: t for t, name in enumerate(snap.topic_names)}
     t_idx = np.fromiter((topic_of.get(t, -1) for t in topics), np.int64, len(topics))
@@ -148,14 +172,20 @@ def _parse_validating(entries: list, snap: Snapshot, source: str) -> Parsed:
         seen.add(row)
         if not isinstance(reps, list) or not reps:
             raise BadInput(f"{label}: 'replicas' must be a non-empty list of broker ids")
-        if any(isinstance(r, bool) or not isinstance(r, int) for r in reps):
-            raise BadInput(f"{label}: replicas must be broker ids (integers), got {reps}")
+        if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= MAX_BROKER_ID
+               for r in reps):
+            raise BadInput(f"{label}: replicas must be broker ids (integers from 0 to "
+                           f"{MAX_BROKER_ID}), got {str(reps)[:200]}")
         if len(set(reps)) != len(reps):
             raise BadInput(f"{label}: a broker appears twice in replicas {reps}")
         ld = e.get("log_dirs")
         if ld is not None:
             if not isinstance(ld, list) or len(ld) != len(reps):
                 raise BadInput(f"{label}: 'log_dirs' must list one directory per replica")
+            for j, log_dir in enumerate(ld):
+                problem = log_dir_problem(log_dir)
+                if problem:
+                    raise BadInput(f"{label}: log_dirs[{j}] {problem}")
             any_dirs = True
         rows.append(row)
         lengths.append(len(reps))
@@ -208,12 +238,33 @@ def before_moves(snap: Snapshot, in_flight: list[dict]) -> Snapshot:
     """``snap`` with every reassignment in flight shown at its original replicas (KIP-455:
     the full list minus the adding replicas), as Kafka's tool computes a move's sources.
     ``in_flight``: what a gateway's list_reassignments answers."""
+    return _relisted(snap, in_flight, "adding")
+
+
+def after_moves(snap: Snapshot) -> Snapshot:
+    """``snap`` with every reassignment in flight (``snap.in_flight``) shown at its target:
+    the full list minus the removing replicas (KIP-455; Kafka's controller lists a moving
+    partition as target + removing, PartitionReassignmentReplicas). What the cluster holds
+    once those moves finish: what a new plan is computed against."""
+    return _relisted(snap, list(snap.in_flight), "removing")
+
+
+def in_flight_rows(snap: Snapshot) -> np.ndarray:
+    """Rows (ascending) of the partitions ``snap.in_flight`` lists, topics it has only."""
+    rows = [snap.partition_row(m["topic"], m["partition"]) for m in snap.in_flight
+            if snap.has_topic(m["topic"])]
+    return np.unique(np.asarray(rows, np.int64))
+
+
+def _relisted(snap: Snapshot, in_flight: list[dict], leaving: str) -> Snapshot:
+    """``snap`` with each move's replicas minus its ``leaving`` ones ('adding' or
+    'removing'), order kept."""
     moves = [m for m in in_flight if snap.has_topic(m["topic"])]
     if not moves:
         return snap
     rows = np.array([snap.partition_row(m["topic"], m["partition"]) for m in moves])
     order = np.argsort(rows, kind="stable")
-    lists = [[b for b in moves[i]["replicas"] if b not in moves[i]["adding"]] for i in order]
+    lists = [[b for b in moves[i]["replicas"] if b not in moves[i][leaving]] for i in order]
     return snap.with_replicas(rows[order], offsets_from_lengths([len(r) for r in lists]),
                               snap.broker_positions([b for r in lists for b in r])
                               .astype(np.int32))

@@ -69,6 +69,10 @@ class Snapshot:
     replica_offsets: np.ndarray  # int64, len = partitions + 1
     replica_broker: np.ndarray  # int32 broker positions, leader first
     limits: Limits = field(default_factory=Limits)
+    # reassignments in flight when the cluster was read, as a gateway's
+    # list_reassignments answers them ({topic, partition, replicas, adding, removing}):
+    # their replica lists above are Kafka's full set, target and removing (KIP-455)
+    in_flight: tuple[dict, ...] = ()
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -257,19 +261,22 @@ class Snapshot:
 
     # ---- derived snapshots --------------------------------------------------------------
     def only_topics(self, names: list[str]) -> Snapshot:
-        """A copy holding only the named topics it has (in its own order), brokers
-        unchanged: a few topics of a 200k-partition cluster, sliced as arrays."""
+        """A copy holding only the named topics it has (in its own order) and their moves
+        in flight, brokers unchanged: a few topics of a 200k-partition cluster, sliced as
+        arrays."""
         keep = np.array(sorted({self._topic_lookup[n] for n in names if n in self._topic_lookup}),
                         np.int64)
         rows = gather_index(self.topic_starts, keep)
-        return Snapshot.build(
+        kept = set(self.topic_names[keep].tolist())
+        return replace(Snapshot.build(
             self.cluster, self.broker_ids, self.broker_racks, self.topic_names[keep],
             np.repeat(np.arange(len(keep)), np.diff(self.topic_starts)[keep]),
             offsets_from_lengths(self.replication_factors[rows]),
             self.replica_broker[gather_index(self.replica_offsets, rows)],
             topic_internal=self.topic_internal[keep], topic_keyed=self.topic_keyed[keep],
             topic_retention_ms=self.topic_retention_ms[keep], part_size=self.part_size[rows],
-            part_rate=self.part_rate[rows], limits=self.limits)
+            part_rate=self.part_rate[rows], limits=self.limits),
+            in_flight=tuple(m for m in self.in_flight if m["topic"] in kept))
 
     def with_limits(self, limits: Limits) -> Snapshot:
         return replace(self, limits=limits)

@@ -18,7 +18,7 @@ import pandas as pd
 from backend.engines import forecast as fc
 from backend.engines.limits import TopicRequest, create_topics
 from backend.errors import BadInput, Unavailable
-from backend.metrics.client import MetricsError, PrometheusUnavailable
+from backend.metrics.client import MetricMissing, MetricsError, PrometheusUnavailable
 from backend.model.snapshot import Limits
 from backend.services import monitoring, whatif
 from backend.services.cluster import ClusterSource, cluster_snapshot
@@ -51,6 +51,12 @@ def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
                                   window="1d")
     except PrometheusUnavailable as e:
         raise Unavailable(f"Prometheus at {client.url}", f"unreachable ({e})") from None
+    except MetricMissing:
+        raise Unavailable("Partition history", f"Prometheus at {client.url} has no partition "
+                          f"counts from {_day(start)} to {_day(end)}: a forecast needs daily "
+                          "peaks of ReplicaManager PartitionCount over those days (pick a "
+                          "window its data covers, or wait until it has been scraped for "
+                          "days)") from None
     except MetricsError as e:
         raise Unavailable("Partition history", str(e)) from None
     by = client.by

@@ -73,19 +73,21 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     end = ex.ended_at or now
     elapsed = max(end - ex.started_at, 1e-9)
     done, total = ex.bytes_done, ex.bytes_total
-    current = next((b for b in batches if b["state"] == "running"), None)
-    if current is not None:  # finished partitions of the batch in flight count too
-        done += current["bytes_done"]
+    # the finished batches are in the execution's totals; the batch in flight, or the one
+    # a cancel or a failure stopped, adds what it finished (progress never goes back)
+    unfinished = [b for b in batches if b["state"] in ("running", "cancelled")]
+    done += sum(b["bytes_done"] for b in unfinished)
     remaining = max(total - done, 0)
     rate = done / elapsed if done else None
     per_batch = [{
-        "batch": b["idx"], "state": b["state"], "partitions": b["partitions"],
+        "batch": b["idx"], "state": _batch_state(b), "partitions": b["partitions"],
         "done": b["done"], "bytes_total": b["bytes_total"], "bytes_done": b["bytes_done"],
         "started_at": b["started_at"], "ended_at": b["ended_at"],
         "observed_rate": (b["bytes_done"] / (b["ended_at"] - b["started_at"])
                           if b["ended_at"] and b["ended_at"] > b["started_at"] else None),
     } for b in batches]
-    partitions_done = ex.partitions_done + (current["done"] if current else 0)
+    partitions_done = ex.partitions_done + sum(b["done"] for b in unfinished)
+    eta = 0.0 if ex.state == "completed" else None  # no ETA once failed or cancelled
     return {
         "plan_id": plan_id, "state": ex.state, "cause": ex.cause, "error": ex.error,
         "retry_at": ex.retry_at, "attempts": ex.attempts,
@@ -96,12 +98,18 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "fraction": partitions_done / ex.partitions_total if ex.partitions_total else 1.0,
         "throttle": throttle, "observed_rate": rate,
         "predicted_eta_seconds": (remaining / throttle if throttle else None)
-        if ex.state in ACTIVE else 0.0,
+        if ex.state in ACTIVE else eta,
         "observed_eta_seconds": (remaining / rate if rate else None)
-        if ex.state in ACTIVE else 0.0,
+        if ex.state in ACTIVE else eta,
         "per_batch": per_batch,
         "shrink": kind_of(plans.summary(store, plan_id).kind).progress(records, ex, now),
     }
+
+
+def _batch_state(b: dict) -> str:
+    """A batch the executor closed with partitions off their target failed (the plan
+    fails with it), though its record says done."""
+    return "failed" if b["state"] == "done" and b["done"] < b["partitions"] else b["state"]
 
 
 def batch_markers(store: Store, cluster: str, start: float, end: float) -> list[dict]:

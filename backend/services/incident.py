@@ -1,4 +1,5 @@
-"""What a postmortem asks of a window: what was throttled (KIP-73 rates, KIP-599 mutation
+"""What a postmortem asks of a window: when partitions were under-replicated or under min
+ISR (and which leaders said so), what was throttled (KIP-73 rates, KIP-599 mutation
 quota), how far replicas lagged, where partition counts stood against the KIP-578 limits,
 what was moving, and which plan events the store recorded in the window.
 
@@ -19,6 +20,10 @@ from backend.services.cluster import ClusterSource, cluster_snapshot
 
 POINTS = 240  # samples per series over the window
 SERIES = {  # what the report charts, in order: concept, title, unit
+    "under_replicated": ("under_replicated_per_broker", "Under-replicated partitions "
+                         "(per leader)", "partitions"),
+    "under_min_isr": ("under_min_isr_per_broker", "Partitions under min.insync.replicas "
+                      "(per leader)", "partitions"),
     "partitions": ("partitions_per_broker", "Partition replicas per broker", "replicas"),
     "reassigning": ("reassigning_per_broker", "Partitions being reassigned", "partitions"),
     "leader": ("leader_throttled_rate", "Throttled replication sent (KIP-73)", "bytes/s"),
@@ -59,6 +64,8 @@ def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
         "data": f"Prometheus at {client.url} ({client.dialect.name} names), one sample "
                 f"every {step} s",
         "limits": limits, "series": got, "by": client.by,
+        "health": health_episodes(got, client.by, step),
+        "throttled": throttled_peaks(got),
         "brokers": broker_table(got, client.by, limits["max.broker.partitions"]),
         "principals": principal_table(got),
         "plan_events": plan_events(store, source.name, start, end),
@@ -81,10 +88,71 @@ def _peak(frames: dict, key: str, by: str, how: str = "max") -> pd.Series | None
     return f.groupby(by)["value"].agg(how)
 
 
+HEALTH_COLUMNS = ["from", "to", "minutes", "peak under-replicated", "at peak",
+                  "under-replicated at the end", "peak under min ISR", "leaders reporting"]
+
+
+def _cluster_total(frames: dict, key: str) -> pd.Series | None:
+    """The cluster's count at each sample: the sum over the brokers (each counts the
+    partitions it leads)."""
+    f = frames.get(key)
+    if not isinstance(f, pd.DataFrame) or f.empty:
+        return None
+    return f.groupby("timestamp")["value"].sum().sort_index()
+
+
+def health_episodes(frames: dict, by: str, step: float) -> pd.DataFrame:
+    """Each stretch of the window with under-replicated partitions: from, to, how long,
+    the cluster's peak under-replicated count and when it held, the count at the
+    stretch's end, the peak under min ISR, and the leaders that reported them (a down
+    broker's replicas make the partitions other brokers lead under-replicated)."""
+    urp = _cluster_total(frames, "under_replicated")
+    if urp is None or not (urp > 0).any():
+        return pd.DataFrame(columns=HEALTH_COLUMNS)
+    under_isr = _cluster_total(frames, "under_min_isr")
+    per_leader = frames["under_replicated"]
+    bad = urp > 0
+    runs = (bad != bad.shift()).cumsum()[bad]
+    rows = []
+    for _, run in urp[bad].groupby(runs):
+        first, last = run.index[0], run.index[-1]
+        inside = per_leader["timestamp"].between(first, last) & (per_leader["value"] > 0)
+        leaders = sorted(set(per_leader.loc[inside, by].astype(str)), key=_order)
+        isr = 0 if under_isr is None else under_isr[first:last].max()
+        at_peak = run.index[run == run.max()]
+        rows.append({"from": _clock(first), "to": _clock(last),
+                     "minutes": ((last - first).total_seconds() + step) / 60,
+                     "peak under-replicated": run.max(),
+                     "at peak": f"{_clock(at_peak[0])} to {_clock(at_peak[-1])}",
+                     "under-replicated at the end": run.iloc[-1], "peak under min ISR": isr,
+                     "leaders reporting": ", ".join(leaders)})
+    return pd.DataFrame(rows, columns=HEALTH_COLUMNS)
+
+
+def _clock(t: pd.Timestamp) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def throttled_peaks(frames: dict) -> dict[str, float | None]:
+    """The cluster's peak KIP-73 throttled bytes/s on each side (None: no series). They
+    measure different bytes: the leader side counts every byte leaders send for a
+    partition in leader.replication.throttled.replicas, in-sync followers' keep-up
+    traffic included (KIP-73 with KAFKA-4313: in-sync replicas are not throttled, "those
+    in-sync replicas traffic will still be accounted for the throttled traffic"); the
+    follower side counts only what the replicas in follower.replication.throttled.replicas
+    (the moving ones) fetch."""
+    out = {}
+    for side, key in (("sent", "leader"), ("fetched", "follower")):
+        total = _cluster_total(frames, key)
+        out[side] = None if total is None else float(total.max())
+    return out
+
+
 def broker_table(frames: dict, by: str, limit: int | None) -> pd.DataFrame:
-    """Per broker over the window: peak replicas against the limit, peak throttled rates,
-    peak lag."""
+    """Per broker over the window: peak replicas against the limit, peak under-replicated
+    partitions it led, peak throttled rates, peak lag."""
     cols = {"peak replicas": _peak(frames, "partitions", by),
+            "peak under-replicated": _peak(frames, "under_replicated", by),
             "peak reassigning": _peak(frames, "reassigning", by),
             "peak throttled sent (B/s)": _peak(frames, "leader", by),
             "peak throttled fetched (B/s)": _peak(frames, "follower", by),

@@ -24,8 +24,14 @@ import numpy as np
 from backend.engines import plan_summary, planner
 from backend.engines import throttle as throttle_engine
 from backend.engines.batches import padded_rows
+from backend.engines.shrink import CLI_FIELDS
 from backend.errors import BadInput
-from backend.model.reassignment import Reassignment, reassignment_from_dict
+from backend.model.reassignment import (
+    Reassignment,
+    after_moves,
+    in_flight_rows,
+    reassignment_from_dict,
+)
 from backend.model.snapshot import Limits, Snapshot
 from backend.services import shrink as shrink_service
 from backend.services.plan_basis import basis_changes, replica_changes
@@ -33,6 +39,7 @@ from backend.services.plan_basis import basis_changes, replica_changes
 # the planner's goals and its default balance threshold, as the reassignments page offers
 # them (pages ask the services, not the engines)
 GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
+IN_FLIGHT_SHOWN = 100  # moving partitions a preview lists (it counts them all)
 
 
 @dataclass(eq=False)
@@ -111,8 +118,12 @@ def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
                     source: str = "plan") -> Draft:
     """A plan written elsewhere (Cruise Control, kafka-kit, by hand), validated as
     kafka-reassign-partitions validates it, plus: every topic, partition and broker exists
-    here and no partition changes its replication factor."""
+    here, no partition is being reassigned already (a new target would replace its move
+    in flight) and no partition changes its replication factor. Computed on the cluster as
+    it will be once the moves in flight finish."""
     plan = reassignment_from_dict(obj, snap, source=source)
+    _refuse_moving(snap, plan, source)
+    snap = after_moves(snap)
     rf_now = snap.replication_factors[plan.rows]
     rf_new = np.diff(plan.offsets)
     changed = np.flatnonzero(rf_now != rf_new)
@@ -126,6 +137,19 @@ def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
                          f"uploaded plan: {len(plan)} partitions on {snap.cluster}")
 
 
+def _refuse_moving(snap: Snapshot, plan: Reassignment, source: str) -> None:
+    """BadInput naming the first partition of ``plan`` that is moving already."""
+    clash = np.intersect1d(plan.rows, in_flight_rows(snap))
+    if not len(clash):
+        return
+    name = _name(snap, int(clash[0]))
+    m = next(m for m in planner.in_flight_entries(snap) if m["partition"] == name)
+    more = f" (and {len(clash) - 1} more)" if len(clash) > 1 else ""
+    raise BadInput(f"{source}: partition {name}{more} is being reassigned already (replicas "
+                   f"{m['replicas']}, adding {m['adding']}, removing {m['removing']}): "
+                   "leave it out, or wait until its move finishes or cancel it")
+
+
 def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
               throttle: float | None = None, network_capacity: float | None = None,
               seed: int = 0) -> Draft:
@@ -135,21 +159,24 @@ def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
     limits = snap.limits if limits is None else limits
     result = planner.plan(snap, g, limits, seed=seed)
     named = f" {', '.join(map(str, g.brokers))}" if g.brokers else ""
-    return _reassignment(snap, result.reassignment, limits, result.unresolved, throttle,
-                         network_capacity, f"{g.kind}{named}: {{moves}} moves on {snap.cluster}")
+    partial = "partial " if result.unresolved else ""
+    return _reassignment(result.before, result.reassignment, limits, result.unresolved,
+                         throttle, network_capacity,
+                         f"{partial}{g.kind}{named}: {{moves}} moves on {snap.cluster}")
 
 
 def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | None = None,
-                delay_ms: Any = None) -> Draft:
+                delay_ms: Any = None, fields: tuple[str, str] = CLI_FIELDS) -> Draft:
     """Shrinking ``topic`` to ``partitions`` as the delete-partitions KIP stages it, with
-    the copy-to-a-new-topic migration any cluster can run today."""
+    the copy-to-a-new-topic migration any cluster can run today; a refusal names
+    partitions and delay as ``fields`` does."""
     if not isinstance(topic, str) or not topic:
         raise BadInput("topic: give the name of the topic to shrink")
     partitions = _whole(partitions, "partitions")
     if delay_ms is not None:
         delay_ms = _whole(delay_ms, "delay_ms", minimum=0)
     limits = snap.limits if limits is None else limits
-    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms)
+    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields)
     t = snap.topic_index(topic)
     rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t + 1])
     before = snap.broker_replica_counts()
@@ -216,6 +243,7 @@ def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
             "eta_seconds": tb["eta_seconds"] if tb else None,
             "safe_band": tb["safe_band"] if tb else None,
         })
+    moving = planner.in_flight_entries(snap)
     preview = {
         "replica_moves": summary["replica_moves"],
         "bytes_to_move": summary["bytes_to_move"],
@@ -226,6 +254,7 @@ def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
         "partitions": len(plan),
         "leader_moves": summary["leader_moves"],
         "headroom_after": _min_headroom(brokers),
+        "in_flight": moving[:IN_FLIGHT_SHOWN], "in_flight_partitions": len(moving),
         **{k: t[k] for k in ("throttle", "throttle_source", "safe_band", "outside_safe_band",
                              "kip73_move_time_seconds", "diagnosis", "network_capacity")},
     }

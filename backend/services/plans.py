@@ -19,14 +19,24 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from backend.errors import BadInput, Conflict, NotFound
 from backend.gateways.base import ClusterReader
+from backend.model.bounds import MAX_LONG
 from backend.model.snapshot import Snapshot
 from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
 from backend.services.plan_kinds import KINDS, ConfigsOf, TopicsOf, kind_of
 from backend.store import store as repo
 from backend.store.audit import append, canonical_json
-from backend.store.store import AuditEntry, Decision, Plan, Store
+from backend.store.store import AuditEntry, AuditPage, Decision, Plan, Store
 from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
+MAX_PLAN_ID = 2**31 - 1  # plans.id is an INTEGER column: PostgreSQL's is 32 bits
+MAX_TITLE_CHARS = 200
+MAX_COMMENT_CHARS = 2000  # a decision's reason; every GET of the plan returns its comments
+AUDIT_PAGE_ROWS = 1000  # the most audit rows one page holds
+MAX_NAME_CHARS = 200  # the user columns of plans, decisions and audit (schema.py)
+# characters PostgreSQL text cannot hold (NUL) or that no one types into a title or a
+# comment; a comment keeps its line breaks and tabs
+_CONTROL = {chr(c) for c in range(32)} | {"\x7f"}
+_COMMENT_CONTROL = _CONTROL - {"\n", "\r", "\t"}
 MAX_CHANGES_NAMED = 5
 log = logging.getLogger(__name__)
 
@@ -51,6 +61,7 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
     clear-throttles plan: against the config values in its content; admins only)."""
     authorize(actor, "propose")
+    _check_name(actor)
     plan_kind = KINDS.get(kind)
     if plan_kind is not None and plan_kind.propose_right is not None:
         authorize(actor, plan_kind.propose_right)
@@ -61,16 +72,18 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     if not isinstance(content, dict):
         raise BadInput("plan: expected a JSON object")
     if throttle is not None and (isinstance(throttle, bool) or not isinstance(throttle, int)
-                                 or throttle <= 0):
-        raise BadInput(f"throttle: expected a positive integer (bytes/s), got {throttle!r}")
+                                 or not 0 < throttle <= MAX_LONG):
+        raise BadInput(f"throttle: expected a positive integer (bytes/s) up to Kafka's "
+                       f"largest value (2^63-1), got {str(throttle)[:30]}")
     try:
         sha = plan_sha256(kind, cluster, content, throttle)
     except (TypeError, ValueError) as e:
         raise BadInput(f"plan: not JSON ({e})") from None
     basis = plan_kind.basis(snapshot, content)
     now = _now(now)
-    title = (title or "").strip() or plan_kind.title(content)
-    row = {"kind": kind, "cluster": cluster, "title": title[:500], "author": actor.name,
+    title = _checked_text(title or "", "title", MAX_TITLE_CHARS, _CONTROL).strip() \
+        or plan_kind.title(content)
+    row = {"kind": kind, "cluster": cluster, "title": title, "author": actor.name,
            "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
            "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
            "basis": basis, "preview": preview, "throttle": throttle,
@@ -95,7 +108,14 @@ def summary(store: Store, plan_id: int) -> Plan:
     return _load(store, plan_id, content=False, basis=False)
 
 
+def is_plan_id(text: str) -> bool:
+    """``text`` is a plan id as a URL carries it: ASCII digits, 1..MAX_PLAN_ID."""
+    return text.isascii() and text.isdigit() and 0 < int(text) <= MAX_PLAN_ID
+
+
 def _load(store: Store, plan_id: int, content: bool = True, basis: bool = True) -> Plan:
+    if not 0 < plan_id <= MAX_PLAN_ID:  # no such row, and past what the column holds
+        raise NotFound(f"no plan {plan_id}")
     with store.read() as conn:
         plan = repo.load_plan(conn, plan_id, content, basis)
     if plan is None:
@@ -114,6 +134,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
             topics_of: TopicsOf, configs_of: ConfigsOf | None = None,
             now: datetime | None = None) -> Plan:
     """Approve exactly the bytes the approver was shown, for the cluster as it still is."""
+    comment = _comment(comment)
     now = _now(now)
     plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
     authorize(actor, "approve", plan.author)
@@ -129,6 +150,9 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
 def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
            sha256: str | None = None, now: datetime | None = None) -> Plan:
     """Reject a proposed plan (someone other than its author)."""
+    comment = _comment(comment)
+    if sha256 is not None:  # stored with the decision, in a 64-character column
+        _checked_text(sha256, "sha256", 64, _CONTROL)
     now = _now(now)
     plan = summary(store, plan_id)
     authorize(actor, "reject", plan.author)
@@ -177,6 +201,7 @@ def request_cancel(store: Store, actor: Actor, plan_id: int, *,
     now = _now(now)
     plan = summary(store, plan_id)
     authorize(actor, "cancel", plan.author)
+    _check_name(actor)
     if plan.state != "executing":
         raise Conflict(f"plan {plan.id} is {plan.state}: only an executing plan can be "
                        f"cancelled")
@@ -251,7 +276,43 @@ def audit_entries(store: Store, *, plan: int | None = None, user: str | None = N
         return repo.query_audit(conn, plan, user, since, limit)
 
 
+def audit_page(store: Store, *, plan: int | None = None, user: str | None = None,
+               since: datetime | None = None, after: int | None = None,
+               newest_first: bool = False, limit: int = AUDIT_PAGE_ROWS) -> AuditPage:
+    """A page of audit rows in chain order with the count of all that match: following
+    ``next`` reaches every row (a plan's trail from its proposal on)."""
+    with store.read() as conn:
+        return repo.audit_page(conn, plan=plan, user=user, since=since, after=after,
+                               newest_first=newest_first, limit=limit)
+
+
 # ---- rules ---------------------------------------------------------------------------
+def _checked_text(value: Any, field: str, limit: int, refused: set[str]) -> str:
+    """A title or comment as stored: a string of at most ``limit`` characters without
+    control characters (PostgreSQL refuses NUL: a 500 rather than a reason)."""
+    if not isinstance(value, str):
+        raise BadInput(f"{field}: expected a string, got {type(value).__name__}")
+    if len(value) > limit:
+        raise BadInput(f"{field}: {len(value):,} characters, more than the {limit:,} "
+                       f"allowed")
+    bad = next((c for c in value if c in refused), None)
+    if bad is not None:
+        raise BadInput(f"{field}: control character {bad!r} at position "
+                       f"{value.index(bad)}: give plain text")
+    return value
+
+
+def _comment(comment: Any) -> str:
+    return _checked_text(comment or "", "comment", MAX_COMMENT_CHARS, _COMMENT_CONTROL)
+
+
+def _check_name(actor: Actor) -> None:
+    """The user's name fits the store's user columns (a proxy's header may send any)."""
+    if len(actor.name) > MAX_NAME_CHARS:
+        raise BadInput(f"user name: {len(actor.name)} characters, more than the "
+                       f"{MAX_NAME_CHARS} the plan store keeps")
+
+
 def _check_state(plan: Plan, action: str) -> None:
     if next_state(action, plan.state) is None:
         sources = " or ".join(sorted(TRANSITIONS[action][0]))
@@ -284,6 +345,7 @@ def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
             decision: tuple[str, str, str | None] | None = None, detail: Any = None) -> Plan:
     """One transition: conditional update, decision row, audit row, in one transaction."""
     target = TRANSITIONS[action][1]
+    _check_name(actor)
     made, row = (), None
     if decision is not None:
         kind, comment, sha = decision

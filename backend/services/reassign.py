@@ -28,9 +28,10 @@ def generate(snap: Snapshot, goal: planner.Goal, limits: Limits, seed: int = 0,
     if plan_out is not None:
         check_output_path(plan_out, "--plan-out")
     result = planner.plan(snap, goal, limits, seed=seed)
-    summary = plan_summary.summarize(snap, result.reassignment, limits, result.unresolved,
-                                per_broker, cluster)
-    kafka = result.reassignment.to_kafka_json(snap)
+    settled = result.before  # moves in flight at their targets: what the plan is made on
+    summary = plan_summary.summarize(settled, result.reassignment, limits, result.unresolved,
+                                     per_broker, cluster)
+    kafka = result.reassignment.to_kafka_json(settled)
     out = {"goal": goal.kind, "ok": result.ok, "plan": kafka, "summary": summary}
     if plan_out is not None:
         out["plan_out"] = write_plan(kafka, plan_out)

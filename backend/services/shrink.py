@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from backend.engines.limits import TopicRequest, broker_figures, create_topics
-from backend.engines.shrink import plan_shrink
+from backend.engines.shrink import CLI_FIELDS, plan_shrink
 from backend.errors import BadInput
 from backend.model.names import check_no_collision, check_topic_name
 from backend.model.snapshot import Limits, Snapshot
@@ -13,9 +13,11 @@ from backend.model.snapshot import Limits, Snapshot
 
 def shrink_plan(snap: Snapshot, topic: str, partitions: int, limits: Limits,
                 delay_ms: int | None = None, new_topic: str | None = None,
-                seed: int = 0) -> dict:
-    """The KIP's staged shrink plus a new-topic migration placed by the limit engine."""
-    plan = plan_shrink(snap, topic, partitions, delay_ms)
+                seed: int = 0, fields: tuple[str, str] = CLI_FIELDS) -> dict:
+    """The KIP's staged shrink plus a new-topic migration placed by the limit engine; a
+    refusal names partitions and delay as ``fields`` does (the CLI's flags, the API's
+    fields)."""
+    plan = plan_shrink(snap, topic, partitions, delay_ms, fields)
     rows = plan.removed_rows
     ids = snap.broker_ids
     figures = broker_figures(ids, plan.counts_after, limits)

@@ -31,6 +31,7 @@ import pyarrow as pa
 from backend.engines import limits as limits_engine
 from backend.engines import quota as quota_engine
 from backend.engines import throttle as throttle_engine
+from backend.engines.batches import execution_batches
 from backend.engines.fit import shortfall
 from backend.errors import BadInput
 from backend.model.reassignment import Reassignment
@@ -101,7 +102,8 @@ LIMITS_COLUMNS = {
     "scenario": "long", "max_broker_partitions": "long", "max_partitions": "long",
     "add_brokers": "long", "ok": "boolean", "accepted": "array<string>",
     "rejected": "array<string>", "min_capacity": "long", "brokers_at_limit": "long",
-    "brokers_to_add": "long", "cluster_partitions_after": "long",
+    "brokers_over_limit": "array<long>", "brokers_to_add": "long",
+    "cluster_replicas_after": "long",
 }
 
 
@@ -181,13 +183,23 @@ def limits_row(snap: Snapshot, spec: LimitsSpec, scenario: dict) -> dict:
         "rejected": [t["name"] for t in answer["topics"] if not t["ok"]],
         "min_capacity": min(room) if room else None,
         "brokers_at_limit": sum(c == 0 for c in room) if room else None,
+        "brokers_over_limit": over_limit(answer["broker_partitions_after"], lim),
         "brokers_to_add": brokers_to_add(cluster, requests, lim, spec.start_index, spec.seed,
                                          result),
-        "cluster_partitions_after": answer["cluster_partitions_after"],
+        # KIP-578's max.partitions counts replicas: the verb's cluster_partitions_after
+        "cluster_replicas_after": answer["cluster_partitions_after"],
     }
     if spec.detail:
         row["result"] = json.dumps(answer, separators=(",", ":"))
     return row
+
+
+def over_limit(counts: dict[str, int], limits: Limits) -> list[int]:
+    """Brokers holding more than max.broker.partitions (KIP-578: one over its limit keeps
+    its partitions but takes no new one, so the workload went elsewhere; a reassignment
+    brings it under)."""
+    cap = limits.max_broker_partitions
+    return [] if cap is None else [int(b) for b, n in counts.items() if n > cap]
 
 
 # ---- throttle ----------------------------------------------------------------------------------
@@ -196,16 +208,20 @@ THROTTLE_COLUMNS = {
     "moved_partitions": "long", "bytes_to_move": "long",
     "brokers_outside_safe_band": "array<long>", "max_fetch_response_bytes": "long",
     "fetch_response_ok": "boolean", "suggested_throttle": "long",
-    "kip73_move_time_seconds": "double",
+    "kip73_move_time_seconds": "double", "batched_eta_seconds": "double",
 }
 
 
 def throttle_row(snap: Snapshot, plan: Reassignment, spec: ThrottleSpec, scenario: dict) -> dict:
-    """One throttle scenario: `railyard throttle plan` with this throttle and window count."""
+    """One throttle scenario: `railyard throttle plan` with this throttle and window count,
+    and the ETA of the plan as Railyard's executor runs it (``batched_eta_seconds``: its
+    default batches one after another, engines.throttle.batched_eta_seconds)."""
     params = throttle_engine.ThrottleParams(
         scenario["throttle"], spec.network_capacity, spec.fetch_response_max_bytes,
         scenario["window_num"], spec.window_seconds)
     answer = throttle_engine.plan_throttle(snap, plan, params).to_dict()
+    batched = throttle_engine.batched_eta_seconds(snap, plan, execution_batches(snap, plan),
+                                                  scenario["throttle"])
     row = {
         **scenario,
         **{k: _null(answer[k]) for k in ("eta_seconds", "moved_partitions", "bytes_to_move",
@@ -213,6 +229,7 @@ def throttle_row(snap: Snapshot, plan: Reassignment, spec: ThrottleSpec, scenari
                                          "suggested_throttle", "kip73_move_time_seconds")},
         "brokers_outside_safe_band": [b["id"] for b in answer["brokers"]
                                       if not b["in_safe_band"]],
+        "batched_eta_seconds": _null(batched),
     }
     if spec.detail:
         row["result"] = json.dumps(answer, separators=(",", ":"), allow_nan=False)

@@ -1,13 +1,25 @@
-"""The append-only audit log: every row carries the hash of the row before it.
+"""The append-only audit log: every row is chained to the one before it with an HMAC.
 
-A row's ``digest`` is the sha256 of its own fields (canonical JSON); its ``hash`` is the
-sha256 of the previous row's hash followed by its digest. Editing a row breaks it at
-itself, deleting or inserting one breaks the chain at the row after it, and
-``verify_audit`` says where. Appends are serialised so the chain never forks: on SQLite
-every write transaction already holds the database lock (BEGIN IMMEDIATE) and the hash is
-chained here; on PostgreSQL a trigger (migration 0001) takes an advisory transaction lock,
-reads the last hash, assigns the id and chains the row inside the INSERT itself, so the
-lock is held for one statement and the commit, not for client round trips.
+A row's ``digest`` is the sha256 of its own fields (canonical JSON); its ``hash`` is
+HMAC-SHA256 of its key id, the previous row's hash and its digest, under the key its
+``key_id`` names (backend/store/audit_keys.py), a secret the database does not hold.
+So someone who can write the database but not read the key can neither edit a row, nor
+add one, nor delete one and re-chain the rest: ``verify_audit`` says where the chain
+breaks. What the chain alone cannot show (its newest rows deleted) the checkpoints kept
+outside the database do (backend/store/audit_checkpoints.py).
+
+Rows written before the keys (``key_id`` NULL) keep their unkeyed formula, sha256 of the
+previous hash followed by the digest. They verify only as the log's prefix: the first
+keyed row's HMAC covers the last of them (``Store.seal_legacy`` writes one when
+`railyard serve` starts), so none can be edited, added or removed without breaking it,
+and a log of unkeyed rows that no keyed row follows does not verify.
+
+Appends are serialised so the chain never forks: on SQLite every write transaction
+already holds the database lock (BEGIN IMMEDIATE) and the row is chained here; on
+PostgreSQL a trigger (migration 0005) takes an advisory transaction lock, numbers the row
+and sets its prev_hash inside the INSERT, and an UPDATE in the same transaction sets the
+HMAC computed here (the key never reaches the database), so the lock is held for two
+statements and the commit.
 """
 
 from __future__ import annotations
@@ -17,14 +29,21 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, bindparam, select
 
+from backend.store.audit_checkpoints import Checkpoint
+from backend.store.audit_keys import AuditKeys
 from backend.store.schema import audit
 
 GENESIS = "0" * 64
 AUDIT_LOCK = 7_351_812  # pg_advisory_xact_lock key the PostgreSQL trigger takes
-_LAST_HASH = select(audit.c.hash).order_by(audit.c.id.desc()).limit(1)
+KEYS_OPTION = "railyard_audit_keys"  # execution option of the store's write connections
+HEAD = "railyard_audit_head"  # conn.info: (id, hash, at) of the row this transaction wrote
+SEAL_ACTION = "audit-keyed"
+_LAST = select(audit.c.id, audit.c.hash, audit.c.key_id).order_by(audit.c.id.desc()).limit(1)
 _INSERT = audit.insert()
+_SET_HASH = audit.update().where(audit.c.id == bindparam("row_id")) \
+    .values(hash=bindparam("row_hash"))
 
 
 def canonical_json(value: Any) -> str:
@@ -43,49 +62,132 @@ def row_digest(at: datetime, user: str, action: str, plan_id: int | None,
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def chain_hash(prev_hash: str, digest: str) -> str:
-    """A row's hash: the previous row's hash followed by this row's digest (the
-    PostgreSQL trigger computes the same: sha256(prev_hash || digest) in hex)."""
+def keyed_hash(keys: AuditKeys, key_id: str, prev_hash: str, digest: str) -> str:
+    """A row's hash: the HMAC that chains it to the row before it."""
+    return keys.sign(key_id, f"railyard-audit-row\n{key_id}\n{prev_hash}\n{digest}")
+
+
+def legacy_hash(prev_hash: str, digest: str) -> str:
+    """The unkeyed hash of rows written before the keys: sha256(prev_hash || digest)."""
     return hashlib.sha256((prev_hash + digest).encode()).hexdigest()
+
+
+def keys_of(conn: Connection) -> AuditKeys:
+    keys = conn.get_execution_options().get(KEYS_OPTION)
+    if keys is None:
+        raise RuntimeError("audit rows are written in Store.write() transactions, which "
+                           "carry the audit keys")
+    return keys
 
 
 def append(conn: Connection, *, at: datetime, user: str, action: str,
            plan_id: int | None = None, before: str | None = None, after: str | None = None,
            address: str | None = None, detail: Any = None) -> int:
     """Append one row inside the caller's write transaction; returns its id."""
+    keys = keys_of(conn)
     digest = row_digest(at, user, action, plan_id, before, after, address, detail)
     row = {"at": at, "user": user, "action": action, "plan_id": plan_id, "before": before,
-           "after": after, "address": address, "detail": detail, "digest": digest}
-    if conn.dialect.name == "postgresql":  # the trigger chains it
+           "after": after, "address": address, "detail": detail, "digest": digest,
+           "key_id": keys.current}
+    if conn.dialect.name == "postgresql":  # the trigger numbers and links it
         row["prev_hash"] = row["hash"] = ""
-    else:
-        prev = conn.execute(_LAST_HASH).scalar() or GENESIS
-        row["prev_hash"], row["hash"] = prev, chain_hash(prev, digest)
-    return conn.execute(_INSERT, row).inserted_primary_key[0]
+        row_id, prev = conn.execute(_INSERT.returning(audit.c.id, audit.c.prev_hash),
+                                    row).one()
+        sign_inserted(conn, row_id, prev, digest, at)
+        return row_id
+    prev = conn.execute(_LAST).first()
+    row["prev_hash"] = prev.hash if prev else GENESIS
+    row["hash"] = keyed_hash(keys, keys.current, row["prev_hash"], digest)
+    row_id = conn.execute(_INSERT, row).inserted_primary_key[0]
+    conn.info[HEAD] = (row_id, row["hash"], at)
+    return row_id
 
 
-def verify_audit(engine: Engine, batch: int = 5000) -> dict:
-    """Walk the chain in id order: {"intact", "rows", "broken_at", "reason"}."""
-    prev, rows, last_id = GENESIS, 0, 0
+def sign_inserted(conn: Connection, row_id: int, prev_hash: str, digest: str,
+                  at: datetime) -> None:
+    """Set the HMAC of a row the PostgreSQL trigger numbered and linked."""
+    keys = keys_of(conn)
+    row_hash = keyed_hash(keys, keys.current, prev_hash, digest)
+    conn.execute(_SET_HASH, {"row_id": row_id, "row_hash": row_hash})
+    conn.info[HEAD] = (row_id, row_hash, at)
+
+
+def needs_seal(conn: Connection) -> bool:
+    """Whether the newest row is unkeyed (written before the keys)."""
+    last = conn.execute(_LAST).first()
+    return last is not None and last.key_id is None
+
+
+def verify_audit(engine: Engine, keys: AuditKeys,
+                 checkpoints: list[Checkpoint] | None = None, batch: int = 5000) -> dict:
+    """Walk the chain in id order, then hold it against the checkpoints: {"intact",
+    "rows", "broken_at", "reason", "legacy_rows", "checkpoints"} (checkpoints: how many
+    were checked, None when none were given)."""
+    walk = _Walk(keys, checkpoints)
+    last_id = 0
     with engine.connect() as conn:
         while True:
             chunk = conn.execute(select(audit).where(audit.c.id > last_id)
                                  .order_by(audit.c.id).limit(batch)).mappings().all()
             if not chunk:
-                return {"intact": True, "rows": rows, "broken_at": None, "reason": None}
+                break
             for r in chunk:
-                rows += 1
-                if r["prev_hash"] != prev:
-                    return _broken(rows, r["id"], "its prev_hash is not the hash of the row "
-                                   "before it (a row was deleted, inserted or reordered)")
-                digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"],
-                                    r["before"], r["after"], r["address"], r["detail"])
-                if r["digest"] != digest or r["hash"] != chain_hash(prev, digest):
-                    return _broken(rows, r["id"], "its content does not match its hash "
-                                   "(the row was edited)")
-                prev, last_id = r["hash"], r["id"]
+                problem = walk.check(r)
+                if problem:
+                    return walk.result(r["id"], f"audit row {r['id']}: {problem}")
+                last_id = r["id"]
+    if walk.rows and walk.legacy == walk.rows:
+        return walk.result(last_id, f"audit rows up to {last_id} have no key id and no "
+                           f"keyed row follows them: the log was rewritten without the "
+                           f"key, or no Railyard with audit keys has started on it yet "
+                           f"(`railyard serve` seals older rows at start)")
+    gone = min((cs[0] for row_id, cs in walk.expected.items() if row_id > last_id),
+               default=None, key=lambda c: c.id)
+    if gone is not None:
+        return walk.result(gone.id, f"audit row {gone.id}: the checkpoint written at "
+                           f"{gone.at} names it but the log ends at row {last_id} (its "
+                           f"newest rows were deleted)")
+    return walk.result(None, None)
 
 
-def _broken(rows: int, row_id: int, reason: str) -> dict:
-    return {"intact": False, "rows": rows, "broken_at": row_id,
-            "reason": f"audit row {row_id}: {reason}"}
+class _Walk:
+    """The state of one walk along the chain."""
+
+    def __init__(self, keys: AuditKeys, checkpoints: list[Checkpoint] | None) -> None:
+        self.keys, self.prev, self.rows, self.legacy = keys, GENESIS, 0, 0
+        self.given = checkpoints
+        self.expected: dict[int, list[Checkpoint]] = {}
+        for c in checkpoints or ():
+            self.expected.setdefault(c.id, []).append(c)
+
+    def check(self, r) -> str | None:
+        """What is wrong with row ``r`` given the rows before it, or None."""
+        self.rows += 1
+        if r["prev_hash"] != self.prev:
+            return ("its prev_hash is not the hash of the row before it (a row was "
+                    "deleted, inserted or reordered)")
+        digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"], r["before"],
+                            r["after"], r["address"], r["detail"])
+        if r["key_id"] is None:
+            if self.rows > self.legacy + 1:
+                return "it has no key id but keyed rows come before it (it was added)"
+            self.legacy += 1
+            expected = legacy_hash(self.prev, digest)
+        elif r["key_id"] not in self.keys.keys:
+            return (f"it was signed with key {r['key_id']!r}, which {self.keys.source} "
+                    f"does not hold (keep every key that signed rows)")
+        else:
+            expected = keyed_hash(self.keys, r["key_id"], self.prev, digest)
+        if r["digest"] != digest or r["hash"] != expected:
+            return "its content does not match its hash (the row was edited)"
+        mark = next((c for c in self.expected.get(r["id"], ()) if c.hash != r["hash"]), None)
+        if mark is not None:
+            return (f"it is not the row the checkpoint written at {mark.at} names (the "
+                    f"log was rewritten from here)")
+        self.prev = r["hash"]
+        return None
+
+    def result(self, broken_at: int | None, reason: str | None) -> dict:
+        return {"intact": reason is None, "rows": self.rows, "broken_at": broken_at,
+                "reason": reason, "legacy_rows": self.legacy,
+                "checkpoints": None if self.given is None else len(self.given)}

@@ -95,6 +95,9 @@ audit = Table(
     Column("digest", String(64), nullable=False),
     Column("prev_hash", String(64), nullable=False),
     Column("hash", String(64), nullable=False),
+    # the audit key that signed the row (backend/store/audit_keys.py; migration 0005);
+    # NULL: written before the keys, with the unkeyed hash
+    Column("key_id", String(32), nullable=True),
     Index("ix_audit_user_at", "user", "at"),
 )
 
@@ -182,4 +185,18 @@ throttle_sightings = Table(
     Column("key", String(128), primary_key=True),
     Column("value", Text, nullable=False),
     Column("first_seen", Float, nullable=False),
+)
+
+# ---- browser sessions (migration 0004_sessions) ---------------------------------------------
+# One row per signed-in browser (auth: users). The cookie carries only a random id; the row
+# is keyed by its sha256, so whoever reads the store cannot sign in with what is stored.
+# Times are epoch seconds. Sign-out, a password change and an admin delete the row.
+sessions = Table(
+    "sessions", metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("user", String(200), nullable=False, index=True),
+    Column("password_mark", String(64), nullable=False),  # which password it signed in with
+    Column("address", String(100), nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("seen_at", Float, nullable=False, index=True),
 )

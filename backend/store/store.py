@@ -8,6 +8,7 @@ concurrent decisions on one plan exactly one changes a row; the caller refuses t
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import threading
 from collections import deque
@@ -17,16 +18,28 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, select, text
+from sqlalchemy import Connection, Engine, bindparam, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from backend.errors import Unavailable
-from backend.store.audit import append, row_digest, verify_audit
+from backend.store.audit import (
+    HEAD,
+    KEYS_OPTION,
+    SEAL_ACTION,
+    append,
+    needs_seal,
+    row_digest,
+    sign_inserted,
+    verify_audit,
+)
+from backend.store.audit_checkpoints import append_checkpoint, read_checkpoints
+from backend.store.audit_keys import DEFAULT_KEY_FILE, AuditKeys, load_keys
 from backend.store.engine import DEFAULT_URL, json_dumps, make_engine, migrate, writer
 from backend.store.schema import audit, decisions, plans
 
 DEFAULT_EXPIRY_HOURS = 24.0
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,7 @@ class AuditEntry:
     digest: str
     prev_hash: str
     hash: str
+    key_id: str | None  # the audit key that signed it; None: written before the keys
 
     def to_dict(self) -> dict:
         return {**asdict(self), "at": self.at.isoformat()}
@@ -144,10 +158,13 @@ class FileLock:
 class Store:
     """An open plan store (thread-safe: share one per process)."""
 
-    def __init__(self, engine: Engine, expiry_hours: float = DEFAULT_EXPIRY_HOURS) -> None:
+    def __init__(self, engine: Engine, keys: AuditKeys,
+                 expiry_hours: float = DEFAULT_EXPIRY_HOURS,
+                 checkpoints: str | None = None) -> None:
         self.engine = engine
         self.expiry_hours = expiry_hours
-        self._writer = writer(engine)
+        self.keys, self.checkpoints = keys, checkpoints  # audit keys; checkpoint file
+        self._writer = writer(engine).execution_options(**{KEYS_OPTION: keys})
         self._locks: tuple = ()
         if engine.dialect.name == "sqlite":
             # SQLite has one writer at a time: writers queue here, in turn within this
@@ -177,21 +194,24 @@ class Store:
             yield conn
 
     @contextmanager
-    def write(self, one_statement: bool = False) -> Iterator[Connection]:
+    def write(self) -> Iterator[Connection]:
         """Every write to the store, of plans, audit rows and executions alike: on SQLite
         the writers queue in turn (in this process and across processes), then a write
-        transaction (BEGIN IMMEDIATE), committed on exit and rolled back on an exception.
-        ``one_statement``: the caller runs a single statement, which PostgreSQL commits
-        as its own transaction (no BEGIN and COMMIT round trips)."""
+        transaction (BEGIN IMMEDIATE), committed on exit and rolled back on an exception;
+        once committed, the audit chain's new end goes to the checkpoint file."""
         with ExitStack() as held:
             for lock in self._locks:
                 held.enter_context(lock)
-            if one_statement and self._autocommit is not None:
-                with self._autocommit.connect() as conn:
-                    yield conn
-                return
             with self._writer.begin() as conn:
+                conn.info.pop(HEAD, None)
                 yield conn
+                head = conn.info.pop(HEAD, None)
+        if head is not None and self.checkpoints:  # committed: the chain's new end
+            try:
+                append_checkpoint(self.checkpoints, self.keys, *head)
+            except OSError as e:  # the write stands; the next checkpoint covers it too
+                log.error("audit checkpoint for row %s not written to %s: %s", head[0],
+                          self.checkpoints, e.strerror or e)
 
     def record(self, at: datetime, audit_row: dict) -> None:
         """An audit-only event (an executor step, a throttle set): no state change."""
@@ -204,14 +224,18 @@ class Store:
         """Every change of a plan's state (and a cancel request, which keeps the state):
         the conditional update, its decision and audit rows, all or nothing; False when
         the plan is no longer at (``expect_state``, ``expect_version``). On PostgreSQL it
-        is one statement, its own transaction: one round trip instead of five."""
-        if self.postgres:
-            with self.write(one_statement=True) as conn:
-                return conn.execute(_PG_TRANSITION, _pg_transition_params(
-                    plan_id, expect_state, expect_version, state, at, audit_row,
-                    decision, cancel_requested)).scalar_one() == 1
+        is one statement and the audit row's signature (two round trips instead of six;
+        the key never reaches the database)."""
         extra = {"cancel_requested_at": at} if cancel_requested else {}
         with self.write() as conn:
+            if self.postgres:
+                params = _pg_transition_params(plan_id, expect_state, expect_version, state,
+                                               at, audit_row, decision, cancel_requested,
+                                               self.keys.current)
+                row = conn.execute(_PG_TRANSITION, params).first()
+                if row is not None:
+                    sign_inserted(conn, row.id, row.prev_hash, params["a_digest"], at)
+                return row is not None
             if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
                                updated_at=at, **extra):
                 return False
@@ -220,8 +244,24 @@ class Store:
             append(conn, at=at, plan_id=plan_id, **audit_row)
             return True
 
-    def verify_audit(self) -> dict:
-        return verify_audit(self.engine)
+    def verify_audit(self, checkpoints: str | None = None) -> dict:
+        """The chain checked with the key ring, and against the checkpoints in
+        ``checkpoints`` (a file or a log sink's export), else in the store's own file."""
+        path = checkpoints or self.checkpoints
+        marks, problem = read_checkpoints(path, self.keys) if path else (None, None)
+        result = verify_audit(self.engine, self.keys, marks)
+        if problem and result["intact"]:
+            result.update(intact=False, reason=problem)
+        return result
+
+    def seal_legacy(self, now: datetime) -> None:
+        """Chain a keyed row after rows written before the keys (`railyard serve` does at
+        start): its HMAC covers their last hash, so none of them can change unseen, and
+        verify_audit refuses a log of unkeyed rows that nothing seals."""
+        with self.write() as conn:
+            if needs_seal(conn):
+                append(conn, at=now, user="railyard", action=SEAL_ACTION,
+                       detail={"signed_by": self.keys.current})
 
     def close(self) -> None:
         self.engine.dispose()
@@ -230,9 +270,14 @@ class Store:
                 lock.close()
 
 
-def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOURS) -> Store:
-    """Open (creating and migrating as needed) the store at ``url``; Unavailable when the
-    database does not answer."""
+def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOURS, *,
+               key_file: str = DEFAULT_KEY_FILE, checkpoints: str | None = None,
+               keys: AuditKeys | None = None) -> Store:
+    """Open (creating and migrating as needed) the store at ``url``, its audit rows signed
+    with ``keys`` (else RAILYARD_AUDIT_KEYS or ``key_file``, created if missing) and
+    checkpointed to the file ``checkpoints``; Unavailable when the database does not
+    answer."""
+    keys = keys or load_keys(key_file)
     engine = make_engine(url)
     try:
         migrate(engine)
@@ -240,7 +285,7 @@ def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOUR
         engine.dispose()
         detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
         raise Unavailable("Plan store", f"{_safe(url)}: {detail}") from None
-    return Store(engine, expiry_hours)
+    return Store(engine, keys, expiry_hours, checkpoints)
 
 
 def _safe(url: str) -> str:
@@ -300,8 +345,9 @@ def due_plans(conn: Connection, states: frozenset[str],
     return [tuple(r) for r in conn.execute(q)]
 
 
-# the audit trigger (migration 0001) chains the row inside the statement; decisions and
-# audit rows are written only when the update matched (they select from it)
+# the audit trigger (migration 0005) numbers and links the row inside the statement, and
+# sign_inserted sets its HMAC; decisions and audit rows are written only when the update
+# matched (they select from it)
 _PG_TRANSITION = text("""
 WITH u AS (
     UPDATE plans SET state = :state, version = :version, updated_at = :at,
@@ -312,16 +358,17 @@ d AS (
     SELECT id, :d_user, :d_decision, :d_comment, :d_sha256, :at FROM u WHERE :decided),
 a AS (
     INSERT INTO audit (at, "user", action, plan_id, before, after, address, detail, digest,
-                       prev_hash, hash)
+                       prev_hash, hash, key_id)
     SELECT :at, :a_user, :a_action, id, :a_before, :a_after, :a_address,
-           CAST(:a_detail AS json), :a_digest, '', '' FROM u)
-SELECT count(*) FROM u
+           CAST(:a_detail AS json), :a_digest, '', '', :a_key_id FROM u
+    RETURNING id, prev_hash)
+SELECT id, prev_hash FROM a
 """)
 
 
 def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, state: str,
                           at: datetime, audit_row: dict, decision: dict | None,
-                          cancel_requested: bool) -> dict:
+                          cancel_requested: bool, key_id: str) -> dict:
     """_PG_TRANSITION's parameters, each stored as the two-statement path stores it."""
     a, d = audit_row, decision or {}
     at = at.astimezone(UTC)
@@ -332,6 +379,7 @@ def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, 
             "d_sha256": d.get("sha256"), "a_user": a["user"], "a_action": a["action"],
             "a_before": a.get("before"), "a_after": a.get("after"),
             "a_address": a.get("address"), "a_detail": json_dumps(a.get("detail")),
+            "a_key_id": key_id,
             "a_digest": row_digest(at, a["user"], a["action"], plan_id, a.get("before"),
                                    a.get("after"), a.get("address"), a.get("detail"))}
 
@@ -370,6 +418,38 @@ def query_audit(conn: Connection, plan: int | None = None, user: str | None = No
     return [AuditEntry(**r) for r in reversed(conn.execute(q).mappings().all())]
 
 
-__all__ = ["AuditEntry", "Decision", "Plan", "Store", "append", "due_plans", "insert_decision",
-           "insert_plan", "load_plan", "open_store", "query_audit", "query_plans",
-           "update_plan"]
+@dataclass(frozen=True)
+class AuditPage:
+    """One page of the audit log: ``entries`` in the asked order, ``total`` rows that
+    match the filters, and ``next``, the id to continue after (None: this was the last)."""
+
+    entries: list[AuditEntry]
+    total: int
+    next: int | None
+
+
+def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = None,
+               since: datetime | None = None, after: int | None = None,
+               newest_first: bool = False, limit: int = 1000) -> AuditPage:
+    """Rows in id order (the chain's, so stable), oldest or newest first, from just past
+    the row ``after``; every matching row is reachable page by page."""
+    where = []
+    if plan is not None:
+        where.append(audit.c.plan_id == plan)
+    if user is not None:
+        where.append(audit.c.user == user)
+    if since is not None:
+        where.append(audit.c.at >= since)
+    total = conn.execute(select(func.count()).select_from(audit).where(*where)).scalar_one()
+    if after is not None:
+        where.append(audit.c.id < after if newest_first else audit.c.id > after)
+    order = audit.c.id.desc() if newest_first else audit.c.id
+    rows = conn.execute(select(audit).where(*where).order_by(order).limit(limit + 1)) \
+        .mappings().all()
+    entries = [AuditEntry(**r) for r in rows[:limit]]
+    return AuditPage(entries, total, entries[-1].id if len(rows) > limit else None)
+
+
+__all__ = ["AuditEntry", "AuditPage", "Decision", "Plan", "Store", "append", "audit_page",
+           "due_plans", "insert_decision", "insert_plan", "load_plan", "open_store",
+           "query_audit", "query_plans", "update_plan"]

@@ -630,10 +630,12 @@ class TwinCluster:
 
     # ---- a plain view for gateways and exporters ----------------------------------------------
     def assignment(self) -> Snapshot:
-        """The current assignment with log sizes and write rates as they are now."""
+        """The current assignment with log sizes and write rates as they are now, and the
+        reassignments in flight (as the Kafka gateway's carries them)."""
         with self.lock:
             return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
-                           part_rate=self.state.base_rate.copy())
+                           part_rate=self.state.base_rate.copy(),
+                           in_flight=tuple(self.list_reassignments()))
 
 
 @dataclass(frozen=True)

@@ -78,10 +78,13 @@ def shrink_cards(p: dict, content: dict) -> list[html.Div]:
 
 
 def _headroom_card(headroom: int | None) -> html.Div:
+    """Over the limit: red; at it (no room for one more replica, KIP-578 refuses the next
+    one): amber."""
+    state = "ok" if headroom is None or headroom > 0 else "near" if headroom == 0 else "over"
     return card(term("Headroom after", "headroom"),
-                "unlimited" if headroom is None else f"{headroom:,} replicas",
-                "over" if headroom is not None and headroom < 0 else "ok",
-                "on the fullest broker, under max.broker.partitions")
+                "unlimited" if headroom is None else f"{headroom:,} replicas", state,
+                "on the fullest broker, under max.broker.partitions"
+                + ("; at the limit, it takes no new replica" if headroom == 0 else ""))
 
 
 WORDS_PER_KIND = 8  # lines of one kind before the rest are counted, not listed
@@ -102,7 +105,22 @@ def words(p: dict) -> list[html.Div]:
     if not out:
         out = [banners.banner("Breaks nothing and achieves everything it was asked: no "
                               "limit exceeded, no rack spread lost.", "info")]
-    return out
+    return out + left_out(p)
+
+
+def left_out(p: dict) -> list[html.Div]:
+    """The partitions already being reassigned that the plan leaves alone (KIP-455: Kafka
+    lists a moving partition's target and removing replicas together)."""
+    moving = p.get("in_flight") or []
+    if not moving:
+        return []
+    shown = "; ".join(f"{m['partition']} {','.join(map(str, m['replicas']))} -> "
+                      f"{','.join(map(str, m['target']))}" for m in moving[:WORDS_PER_KIND])
+    rest = p.get("in_flight_partitions", len(moving)) - min(len(moving), WORDS_PER_KIND)
+    return [banners.banner(
+        f"Left out, already moving: {p.get('in_flight_partitions', len(moving)):,} "
+        f"partitions, counted at their targets: {shown}"
+        + (f"; and {rest:,} more" if rest > 0 else ""), "info")]
 
 
 def bars(p: dict, title: str, graph_id: str) -> dcc.Graph:

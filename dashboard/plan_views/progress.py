@@ -45,8 +45,7 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         f"observed {_bytes(rate)}/s in all" + (
             f" against a throttle of {_bytes(p['throttle'])}/s per broker"
             if p["throttle"] else " (no throttle)"),
-        f"ETA predicted {_duration(p['predicted_eta_seconds'])}, observed "
-        f"{_duration(p['observed_eta_seconds'])}",
+        _eta_line(p),
     ]
     if p["cause"]:
         lines.append(f"cause: {p['cause']}")
@@ -64,6 +63,16 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         html.Ul([html.Li(line) for line in lines]),
         tables.grid(batches, height=180) if len(batches) else None,
     ])
+
+
+def _eta_line(p: dict) -> str:
+    """Predicted and observed ETAs while it runs; once it ended, how (never '0m 0s')."""
+    if p["state"] == "completed":
+        return f"completed in {_duration(p['ended_at'] - p['started_at'])}"
+    if p["state"] in ("failed", "cancelled"):
+        return f"no ETA: {p['state']}, nothing more will move"
+    return (f"ETA predicted {_duration(p['predicted_eta_seconds'])}, observed "
+            f"{_duration(p['observed_eta_seconds'])}")
 
 
 SHRINK_STAGES = ("requesting", "ReadOnly", "None", "Removed")

@@ -66,3 +66,40 @@ def test_sign_in_see_your_name_sign_out(browser, dashboard):
     WebDriverWait(browser, 20).until(ec.url_contains("/login"))
     assert console_errors(browser) == []
     browser.get("about:blank")  # nothing of this server's left polling once it stops
+
+
+def test_a_cookie_put_back_after_sign_out_does_not_sign_in_again(browser, dashboard):
+    """Issue 27 item 1: sign-out ends the session on the server, so the old cookie, put
+    back in the browser as someone who copied it would, opens nothing."""
+    from dashboard.auth import session_cookie_name
+
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "olivia", USERS["olivia"][1])
+    name = session_cookie_name(int(dashboard.url.rsplit(":", 1)[1]))
+    copied = browser.get_cookie(name)
+    assert "olivia" not in copied["value"]  # an opaque id, nothing of the user inside
+    browser.find_element(By.ID, "account-sign-out").click()
+    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+
+    browser.delete_all_cookies()
+    browser.add_cookie({"name": name, "value": copied["value"], "path": "/"})
+    browser.get(dashboard.url + "/brokers")
+    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    assert browser.find_elements(By.ID, "account-user") == []
+    screenshot(browser, "replayed-cookie-after-sign-out")
+    browser.get("about:blank")
+
+
+def test_a_name_in_capitals_signs_in_as_the_same_user(browser, dashboard):
+    """Issue 27 item 4: names are compared normalised, so 'OLIVIA' is olivia."""
+    browser.delete_all_cookies()
+    browser.get(dashboard.url + "/login")
+    browser.find_element(By.ID, "login-user").send_keys("OLIVIA")
+    browser.find_element(By.ID, "login-password").send_keys(USERS["olivia"][1])
+    browser.find_element(By.ID, "login-submit").click()
+    WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element(
+        (By.ID, "account-user"), "olivia"))
+    assert browser.find_element(By.ID, "account-user").text == "olivia"
+    browser.find_element(By.ID, "account-sign-out").click()
+    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    browser.get("about:blank")

@@ -1,12 +1,15 @@
 """The incident report of the twin's recorded incident hour, from a real Prometheus and a
-real SQLite plan store: what was throttled, how far replicas lagged, partition counts
-against the limit, the plan events of the window; as HTML (self-contained), CSV and PDF."""
+real SQLite plan store: when partitions were under-replicated, what was throttled (and why
+the two KIP-73 rates differ), how far replicas lagged, partition counts
+against the limit, the plan events of the window; as HTML (self-contained, tables as people
+read them), CSV and PDF (each heading on its chart's page)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from datetime import UTC, datetime, timedelta
+from html import unescape
 
 import pytest
 
@@ -88,3 +91,61 @@ def test_html_is_self_contained_and_csv_and_pdf_say_what_they_are(answer):
         pytest.skip(str(e))
     text = subprocess.run(["pdftotext", "-", "-"], input=pdf, capture_output=True).stdout
     assert b"Incident review: incident" in text and b"tenant-a" in text
+
+
+def documents(answer) -> tuple[str, str]:
+    w = timerange.window("abs", "2024-01-01T00:00", "2024-01-01T01:00", 0)
+    html, csv = incident_documents(answer, w)
+    return html(), csv()
+
+
+def test_partition_health_says_when_partitions_were_under_replicated(answer):
+    [episode] = answer["health"].to_dict(orient="records")  # broker 5 down 00:40-00:45
+    assert episode["from"] == "2024-01-01 00:40:00" and episode["peak under-replicated"] > 100
+    assert episode["at peak"].startswith("2024-01-01 00:40:00 to 2024-01-01 00:45")
+    assert "5" not in episode["leaders reporting"].split(", ")  # the down broker led none
+    page, csv = documents(answer)
+    assert page.index("Partition health") < page.index("Brokers in the window")
+    assert "Under-replicated partitions (per leader)" in page
+    lines = csv.splitlines()
+    header = lines[lines.index("# partition health") + 1]
+    assert header.startswith("from,to,minutes,peak under-replicated")
+    assert lines[lines.index("# partition health") + 2].startswith(
+        f"2024-01-01 00:40:00,{episode['to']},")
+
+
+def test_the_report_says_why_throttled_sent_exceeds_fetched(answer):
+    peaks = answer["throttled"]  # keep-up traffic of topic-03 above the 300 kB/s throttle
+    assert peaks["sent"] > 2 * peaks["fetched"]
+    page, csv = documents(answer)
+    for text in (unescape(page), csv):
+        assert "in-sync followers' keep-up traffic included" in text
+        assert "the moving replicas got little or nothing" in text
+
+
+def test_tables_read_as_numbers_people_read(answer):
+    page, csv = documents(answer)
+    tables = page[page.index("<table"):page.rindex("</table>")]
+    for raw in ("162.0", "-2.0", ">True<", "1080597", ">None<"):
+        assert raw not in tables, raw
+    for shown in ("<td>162</td>", "<td>-2</td>", "<td>yes</td>", "<td>1,000 ms</td>",
+                  "<td>105.6%</td>", "<td>619 kB/s</td>"):
+        assert shown in tables, shown
+    assert "tenant-a,,1000,-2,yes" in csv.splitlines()
+
+
+def test_printed_headings_stay_with_their_charts(answer):
+    if not shutil.which("pdftotext"):
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    try:
+        pdf = printing.html_to_pdf(documents(answer)[0])
+    except Unavailable as e:
+        pytest.skip(str(e))
+    text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf,
+                          capture_output=True).stdout.decode()
+    pages = text.split("\f")
+    assert len(pages) > 2
+    for _, title, _ in incident.SERIES.values():  # the heading and the chart's own title
+        on = [p.count(title) for p in pages if title in p]
+        assert on == [2], (title, on)
+

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 from backend.cli import main
+from backend.engines.batches import execution_batches
+from backend.engines.throttle import batched_eta_seconds
 from backend.errors import BadInput
 from backend.model.io import save_snapshot
 from backend.model.reassignment import reassignment_between
@@ -150,7 +152,11 @@ def test_limit_rows_equal_limits_create_topics(specs, files, backend, tmp_path):
         assert r["ok"] == answer["ok"]
         assert r["accepted"] == [t["name"] for t in answer["topics"] if t["ok"]]
         assert r["rejected"] == [t["name"] for t in answer["topics"] if not t["ok"]]
-        assert r["cluster_partitions_after"] == answer["cluster_partitions_after"]
+        # KIP-578's max.partitions counts replicas: the column says so (issue 26 item 10)
+        assert r["cluster_replicas_after"] == answer["cluster_partitions_after"]
+        limit = r["max_broker_partitions"]
+        assert r["brokers_over_limit"] == ([] if limit is None else [
+            int(b) for b, n in answer["broker_partitions_after"].items() if n > limit])
         room = list(answer["capacity_after"].values())
         if r["max_broker_partitions"] is None:
             assert r["min_capacity"] is None and r["brokers_at_limit"] is None
@@ -162,11 +168,17 @@ def test_limit_rows_equal_limits_create_topics(specs, files, backend, tmp_path):
             assert verb(r["add_brokers"] + k, r["max_broker_partitions"])["ok"]
             assert not verb(r["add_brokers"] + k - 1, r["max_broker_partitions"])["ok"]
     assert any(not r["ok"] for r in rows) and any(r["ok"] for r in rows)
+    assert any(r["brokers_over_limit"] for r in rows)  # at 150, brokers already over
 
 
 # ---- throttle ------------------------------------------------------------------------------------
 def test_throttle_rows_equal_throttle_plan(specs, files, backend):
+    from backend.model.io import load_snapshot
+    from backend.model.reassignment import load_reassignment
+
     rows = run_rows("throttle", specs, backend)
+    snap = load_snapshot(files / "small.json")
+    plan = load_reassignment(str(files / "plan.json"), snap)
     assert len(rows) == 6
     for r in rows:
         answer = cli("throttle", "plan", "--snapshot", files / "small.json", "--reassignment",
@@ -179,6 +191,9 @@ def test_throttle_rows_equal_throttle_plan(specs, files, backend):
             assert r[key] == answer[key], key
         assert r["brokers_outside_safe_band"] == [
             b["id"] for b in answer["brokers"] if not b["in_safe_band"]]
+        # and the plan as Railyard's executor runs it, batch after batch (the chart's)
+        assert r["batched_eta_seconds"] == pytest.approx(batched_eta_seconds(
+            snap, plan, execution_batches(snap, plan), r["throttle"]))
     assert any(r["eta_seconds"] is None for r in rows)  # 1 MB/s never catches up
     assert any(r["eta_seconds"] is not None for r in rows)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import Counter
@@ -11,13 +12,21 @@ from dataclasses import replace
 from datetime import timedelta
 
 import yaml
-from sqlalchemy import func, select
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import func, select, text, update
 
 from backend.errors import Conflict
 from backend.services import plans
+from backend.store.engine import MIGRATIONS, make_engine, writer
 from backend.store.schema import audit, decisions
 from backend.store.store import load_plan, open_store
 from backend.store.workflow import SYSTEM, Actor
+from tests.audit_attacks import (
+    append_forged_approval,
+    public_digest,
+    rechain_with_public_formulas,
+)
 from tests.plan_helpers import OPERATOR, T0, moves, orders_cluster, shrink_content
 from tests.unit.helpers import run_cli
 
@@ -105,7 +114,8 @@ def test_transitions_write_the_same_rows_on_both_stores(store_url):
             ("olga", "withdraw", second.id, "proposed", "withdrawn", "10.0.0.7", None, at)]
         assert plans.get(store, second.id).decisions == ()
         assert store.verify_audit() == {"intact": True, "rows": 6, "broken_at": None,
-                                        "reason": None}
+                                        "reason": None, "legacy_rows": 0,
+                                        "checkpoints": None}
     finally:
         store.close()
 
@@ -158,7 +168,8 @@ def test_concurrent_decisions_exactly_one_wins(store_url):
         assert Counter(e.action for e in entries)["propose"] == len(ids)
         assert len(entries) == len(ids) * 2  # one proposal and one decision per plan
         assert store.verify_audit() == {"intact": True, "rows": len(ids) * 2,
-                                        "broken_at": None, "reason": None}
+                                        "broken_at": None, "reason": None,
+                                        "legacy_rows": 0, "checkpoints": None}
     finally:
         store.close()
 
@@ -208,3 +219,93 @@ def test_tampering_is_found_by_audit_verify(store_url, tmp_path, capsys):
     assert code == 1 and result["broken_at"] == 3
     assert "prev_hash is not the hash of the row before it" in result["reason"]
     store.close()
+
+
+def test_the_probes_rewrites_are_found_on_both_stores(store_url, tmp_path):
+    """Who approved changed, a forged approval appended, a row deleted: each re-chained
+    with the public formulas, each found; a log cut short is found by the checkpoints."""
+    checkpoints = str(tmp_path / "checkpoints.jsonl")
+    store = open_store(store_url, key_file=str(tmp_path / "keys"), checkpoints=checkpoints)
+    try:
+        plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                             content=moves(("orders", 0, [3, 4])), preview={},
+                             snapshot=SNAP, now=T0)
+        plans.approve(store, APPROVERS[0], plan.id, sha256=plan.sha256, topics_of=same,
+                      now=T0)
+        plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=T0)
+        assert store.verify_audit()["intact"]
+        with store.write() as conn:
+            conn.execute(update(audit).where(audit.c.action == "approve")
+                         .values(user="mallory", address="10.6.6.6"))
+        rechain_with_public_formulas(store, drop_key_ids=False)
+        assert store.verify_audit()["broken_at"] == 1
+        rechain_with_public_formulas(store, drop_key_ids=True)
+        assert "no keyed row follows" in store.verify_audit(checkpoints=str(
+            tmp_path / "none"))["reason"]
+        assert store.verify_audit()["broken_at"] == 1  # the checkpoint of row 1
+    finally:
+        store.close()
+
+
+def test_a_forged_approval_and_a_deleted_row_are_found(store_url, tmp_path):
+    store = open_store(store_url, key_file=str(tmp_path / "keys"))
+    try:
+        plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                             content=moves(("orders", 0, [3, 4])), preview={},
+                             snapshot=SNAP, now=T0)
+        plans.record(store, OPERATOR, plan.id, "note", now=T0)
+        forged = append_forged_approval(store, plan.id, store.keys.current)
+        result = store.verify_audit()
+        assert (result["broken_at"], result["rows"]) == (forged, 3)
+        with store.write() as conn:
+            conn.execute(audit.delete().where(audit.c.id >= 2))
+        plans.record(store, OPERATOR, plan.id, "note", now=T0)
+        plans.record(store, OPERATOR, plan.id, "note", now=T0)
+        assert store.verify_audit()["intact"]
+        with store.write() as conn:
+            conn.execute(audit.delete().where(audit.c.id == 2))
+        rechain_with_public_formulas(store, drop_key_ids=False)
+        assert store.verify_audit()["broken_at"] == 1
+    finally:
+        store.close()
+
+
+def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
+    """A store written by the unkeyed version (migrated to 0004 only, rows chained with
+    sha256) still verifies once upgraded and sealed; its old rows cannot change after."""
+    engine = make_engine(store_url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with writer(engine).begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0004")
+    old = [{"at": T0, "user": f"u{i}", "action": "note", "plan_id": None, "before": None,
+            "after": None, "address": None, "detail": {"i": i}} for i in range(3)]
+    with writer(engine).begin() as conn:
+        prev = "0" * 64
+        for row in old:  # as the old code wrote them (PostgreSQL's old trigger chains)
+            digest = public_digest(row)
+            row_hash = hashlib.sha256((prev + digest).encode()).hexdigest()
+            conn.execute(text('INSERT INTO audit (at, "user", action, detail, digest, '
+                              'prev_hash, hash) VALUES (:at, :user, :action, :detail, '
+                              ':digest, :prev, :hash)'),
+                         {**row, "at": T0.replace(tzinfo=None) if engine.dialect.name
+                          == "sqlite" else T0, "detail": json.dumps(row["detail"]),
+                          "digest": digest, "prev": prev, "hash": row_hash})
+            prev = row_hash
+    engine.dispose()
+    store = open_store(store_url, key_file=str(tmp_path / "keys"))
+    try:
+        result = store.verify_audit()
+        assert not result["intact"] and "no keyed row follows them" in result["reason"]
+        store.seal_legacy(T0)  # what `railyard serve` does at start
+        plans.record(store, SYSTEM, None, "note", now=T0)
+        assert store.verify_audit() == {"intact": True, "rows": 5, "broken_at": None,
+                                        "reason": None, "legacy_rows": 3,
+                                        "checkpoints": None}
+        with store.write() as conn:
+            conn.execute(update(audit).where(audit.c.id == 2).values(user="mallory"))
+        rechain_with_public_formulas(store, drop_key_ids=False)
+        assert store.verify_audit()["broken_at"] == 4  # the seal no longer matches
+    finally:
+        store.close()

@@ -1,53 +1,260 @@
-"""`railyard audit verify`: exit 0 on an intact chain, 1 naming where it breaks, 2 for a
-bad config, 3 when the store does not answer."""
+"""`railyard audit verify`: exit 0 on an intact chain, 1 naming where it breaks, 2 for bad
+input, 3 when the store does not answer. The attacks are the security probe's (issue 27):
+someone who can write the database, with SQL and the public formulas, but not the key."""
 
 from __future__ import annotations
 
 import json
 
 import yaml
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from backend.services import plans
 from backend.store.schema import audit
 from backend.store.store import open_store
+from tests.audit_attacks import append_forged_approval, rechain_with_public_formulas
 from tests.plan_helpers import APPROVER, OPERATOR, T0, moves, orders_cluster
 from tests.unit.helpers import run_cli
 
 CLUSTERS = [{"name": "c1", "gateway": {"type": "twin", "url": "http://127.0.0.1:1"}}]
+SNAP = orders_cluster()
 
 
-def config(tmp_path, url):
+def store_section(tmp_path, url):
+    return {"url": url, "audit_key_file": str(tmp_path / "audit_keys"),
+            "audit_checkpoints": str(tmp_path / "checkpoints.jsonl")}
+
+
+def config(tmp_path, url, clusters=True, checkpoints=True):
     path = tmp_path / "railyard.yaml"
-    path.write_text(yaml.safe_dump({"clusters": CLUSTERS, "store": {"url": url}}))
+    doc = {"store": store_section(tmp_path, url)}
+    if not checkpoints:  # the keyed chain alone
+        del doc["store"]["audit_checkpoints"]
+    path.write_text(yaml.safe_dump({"clusters": CLUSTERS, **doc} if clusters else doc))
     return path
+
+
+def opened(tmp_path, url):
+    s = store_section(tmp_path, url)
+    return open_store(url, key_file=s["audit_key_file"], checkpoints=s["audit_checkpoints"])
+
+
+def approved_plan(store):
+    plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                         content=moves(("orders", 0, [3, 4])), preview={}, snapshot=SNAP,
+                         now=T0)
+    plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=lambda *_: SNAP,
+                  now=T0)
+    plans.record(store, OPERATOR, plan.id, "note", detail={"n": 1}, now=T0)
+    return plan
+
+
+def verify(capsys, tmp_path, url, checkpoints=True):
+    code, out, err = run_cli(capsys, "audit", "verify", "--config",
+                             config(tmp_path, url, checkpoints=checkpoints))
+    return code, (json.loads(out) if out else None), err
 
 
 def test_verify_intact_then_broken(tmp_path, capsys):
     url = f"sqlite:///{tmp_path}/r.db"
-    store = open_store(url)
-    snap = orders_cluster()
-    plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
-                         content=moves(("orders", 0, [3, 4])), preview={}, snapshot=snap,
-                         now=T0)
-    plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=lambda *_: snap,
-                  now=T0)
-    code, out, _ = run_cli(capsys, "audit", "verify", "--config", config(tmp_path, url))
-    assert code == 0 and json.loads(out) == {"intact": True, "rows": 2, "broken_at": None,
-                                             "reason": None}
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 0 and result == {"intact": True, "rows": 3, "broken_at": None,
+                                    "reason": None, "legacy_rows": 0, "checkpoints": 3}
     with store.write() as conn:  # someone rewrites history: the approval was "bert"'s
         conn.execute(update(audit).where(audit.c.id == 2).values(user="bert"))
     store.close()
-    code, out, _ = run_cli(capsys, "audit", "verify", "--config", config(tmp_path, url))
-    assert code == 1
-    assert json.loads(out)["broken_at"] == 2
-    assert "audit row 2: its content does not match its hash" in json.loads(out)["reason"]
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 1 and result["broken_at"] == 2
+    assert "audit row 2: its content does not match its hash" in result["reason"]
 
 
-def test_bad_config_and_unreachable_store(tmp_path, capsys):
+def test_changing_who_approved_is_found(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    with store.write() as conn:
+        conn.execute(update(audit).where(audit.c.action == "approve")
+                     .values(user="mallory", address="10.6.6.6"))
+    for drop_key_ids in (False, True):
+        rechain_with_public_formulas(store, drop_key_ids)
+        code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
+        assert code == 1 and result["broken_at"] == (3 if drop_key_ids else 1), result
+        code, result, _ = verify(capsys, tmp_path, url)
+        assert code == 1 and result["broken_at"] == 1, result
+    store.close()
+
+
+def test_a_forged_approval_appended_is_found(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    plan = approved_plan(store)
+    for key_id in (store.keys.current, None):  # as its neighbours sign, or as an old row
+        row_id = append_forged_approval(store, plan.id, key_id)
+        code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
+        assert (code, result["broken_at"]) == (1, row_id), result
+        with store.write() as conn:
+            conn.execute(audit.delete().where(audit.c.id == row_id))
+    store.close()
+
+
+def test_deleting_a_row_and_rechaining_is_found(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    with store.write() as conn:
+        conn.execute(audit.delete().where(audit.c.action == "approve"))
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert (code, result["broken_at"]) == (1, 3)
+    assert "prev_hash is not the hash of the row before it" in result["reason"]
+    rechain_with_public_formulas(store, drop_key_ids=False)
+    code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
+    assert (code, result["broken_at"]) == (1, 1)
+    rechain_with_public_formulas(store, drop_key_ids=True)  # the whole log made "old"
+    code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
+    assert code == 1 and "no keyed row follows them" in result["reason"]
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert (code, result["broken_at"]) == (1, 1)
+    assert "not the row the checkpoint written at" in result["reason"]
+    store.close()
+
+
+def test_deleting_the_newest_rows_is_found_by_the_checkpoints(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    with store.write() as conn:  # the chain that is left still links up
+        conn.execute(audit.delete().where(audit.c.id == 3))
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert (code, result["broken_at"]) == (1, 3)
+    assert "the log ends at row 2 (its newest rows were deleted)" in result["reason"]
+    # a row appended in its place is not the one the checkpoint names
+    plans.record(store, OPERATOR, None, "note", detail={"n": 2}, now=T0)
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert (code, result["broken_at"]) == (1, 3)
+    assert "not the row the checkpoint written at" in result["reason"]
+    store.close()
+
+
+def test_a_forged_checkpoint_line_is_found(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    store.close()
+    line = json.loads((tmp_path / "checkpoints.jsonl").read_text().splitlines()[0])
+    with open(tmp_path / "checkpoints.jsonl", "a") as f:
+        f.write(json.dumps({**line, "id": 9}) + "\n")
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 1 and "checkpoint line 4 of" in result["reason"]
+    assert "not signed by a key in the ring" in result["reason"]
+
+
+def test_old_keys_verify_old_rows_after_a_rotation(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    store.close()
+    code, out, _ = run_cli(capsys, "audit", "add-key", "--keys", tmp_path / "audit_keys")
+    new_key = json.loads(out)["key_id"]
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    with store.read() as conn:
+        signers = conn.execute(select(audit.c.key_id).order_by(audit.c.id)).scalars().all()
+    store.close()
+    assert len(set(signers[:3])) == 1 and signers[3:] == [new_key] * 3
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 0 and result["rows"] == 6, result
+    lines = (tmp_path / "audit_keys").read_text().splitlines()  # the old key thrown away
+    (tmp_path / "audit_keys").write_text("\n".join(lines[:-2] + lines[-1:]) + "\n")
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert (code, result["broken_at"]) == (1, 1)
+    assert f"signed with key {signers[0]!r}" in result["reason"]
+
+
+def test_the_key_is_never_stored_in_the_database(tmp_path):
+    url = f"sqlite:///{tmp_path}/r.db"
+    opened(tmp_path, url).close()
+    secret = (tmp_path / "audit_keys").read_text().splitlines()[-1].split(":")[1]
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    store.close()
+    assert secret.encode() not in (tmp_path / "r.db").read_bytes()
+    assert oct((tmp_path / "audit_keys").stat().st_mode & 0o777) == "0o600"
+
+
+def test_store_only_config_store_path_and_demo(tmp_path, capsys, monkeypatch):
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    store.close()
+    code, out, err = run_cli(capsys, "audit", "verify", "--config",
+                             config(tmp_path, url, clusters=False))
+    assert code == 0 and json.loads(out)["rows"] == 3, err
+    code, out, err = run_cli(capsys, "audit", "verify", "--store", tmp_path / "r.db",
+                             "--keys", tmp_path / "audit_keys", "--checkpoints",
+                             tmp_path / "checkpoints.jsonl")
+    assert code == 0 and json.loads(out)["checkpoints"] == 3, err
+    home = tmp_path / "demo"  # what `railyard demo` keeps there
+    from dashboard.demo_stack import demo_store
+
+    s = demo_store(home)
+    demo = open_store(s.url, key_file=s.audit_key_file, checkpoints=s.audit_checkpoints)
+    approved_plan(demo)
+    demo.close()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "var").symlink_to(tmp_path)  # var/demo is the default home
+    code, out, err = run_cli(capsys, "audit", "verify", "--demo")
+    assert code == 0 and json.loads(out) == {"intact": True, "rows": 3, "broken_at": None,
+                                             "reason": None, "legacy_rows": 0,
+                                             "checkpoints": 3}, err
+
+
+def test_bad_input_and_unreachable_store(tmp_path, capsys):
     code, _, err = run_cli(capsys, "audit", "verify", "--config", tmp_path / "none.yaml")
     assert code == 2 and "no such config file" in err
+    code, _, err = run_cli(capsys, "audit", "verify", "--store", tmp_path / "none.db")
+    assert code == 2 and err.strip().endswith(f"--store: no such SQLite file: "
+                                              f"{tmp_path / 'none.db'}")
+    code, _, err = run_cli(capsys, "audit", "verify", "--demo", tmp_path / "nothing")
+    assert code == 2 and "no demo store in" in err
+    url = f"sqlite:///{tmp_path}/r.db"
+    opened(tmp_path, url).close()
+    code, _, err = run_cli(capsys, "audit", "verify", "--store", tmp_path / "r.db",
+                           "--keys", tmp_path / "no_keys")
+    assert code == 2 and "no such audit key file" in err
+    (tmp_path / "short").write_text("k1:tooshort\n")
+    code, _, err = run_cli(capsys, "audit", "verify", "--store", tmp_path / "r.db",
+                           "--keys", tmp_path / "short")
+    assert code == 2 and "entry 1 (k1): the secret has 8 characters" in err
     url = "postgresql+psycopg://railyard:secret@127.0.0.1:1/railyard?connect_timeout=2"
     code, _, err = run_cli(capsys, "audit", "verify", "--config", config(tmp_path, url))
     assert code == 3 and err.startswith("railyard audit: unavailable: Plan store: ")
     assert "secret" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_keys_from_the_environment_win_over_the_file(tmp_path, capsys, monkeypatch):
+    url = f"sqlite:///{tmp_path}/r.db"
+    monkeypatch.setenv("RAILYARD_AUDIT_KEYS", f"old:{'a' * 32},\nnew:{'b' * 40}")
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    with store.read() as conn:
+        assert set(conn.execute(select(audit.c.key_id)).scalars()) == {"new"}
+    store.close()
+    assert not (tmp_path / "audit_keys").exists()  # no file made when the variable is set
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 0 and result["rows"] == 3
+    monkeypatch.delenv("RAILYARD_AUDIT_KEYS")
+    opened(tmp_path, url).close()  # a key file of its own now: other keys
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 1 and "signed with key 'new'" in result["reason"]
+
+
+def test_a_checkpoint_file_that_cannot_be_written_is_logged_not_fatal(tmp_path, caplog):
+    url = f"sqlite:///{tmp_path}/r.db"
+    (tmp_path / "checkpoints.jsonl").mkdir()  # a folder where the file should be
+    store = opened(tmp_path, url)
+    plan = approved_plan(store)  # each write still commits
+    assert plans.get(store, plan.id).state == "approved"
+    assert "audit checkpoint for row 3 not written to" in caplog.text
+    store.close()

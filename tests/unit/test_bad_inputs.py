@@ -55,6 +55,8 @@ BAD_SNAPSHOTS: dict[str, object] = {
     "broker-id-string": _snap(lambda d: d["brokers"][0].update(id="1")),
     "broker-id-negative": _snap(lambda d: d["brokers"][0].update(id=-1)),
     "broker-id-float": _snap(lambda d: d["brokers"][0].update(id=1.5)),
+    "broker-id-2**63": _snap(lambda d: d["brokers"][0].update(id=2**63)),
+    "retention-10**30": _snap(lambda d: d["topics"][0].update(retention_ms=10**30)),
     "broker-twice": _snap(lambda d: d["brokers"].append({"id": 1, "rack": "r1"})),
     "rack-null-among-racks": _snap(lambda d: d["brokers"][1].update(rack=None)),
     "rack-missing-among-racks": _snap(lambda d: d["brokers"][2].pop("rack")),
@@ -136,6 +138,11 @@ BAD_PLANS: dict[str, object] = {
                                     "log_dirs": ["any"]}),
     "log-dirs-string": _plan({"topic": "orders", "partition": 0, "replicas": [1],
                               "log_dirs": "any"}),
+    "log-dirs-relative": _plan({"topic": "orders", "partition": 0, "replicas": [2, 3],
+                                "log_dirs": ["../../x", "any"]}),
+    # past int64 (issue 27): numpy overflowed where a line naming the partition belongs
+    "partition-10**30": _plan({"topic": "orders", "partition": 10**30, "replicas": [2, 3]}),
+    "replica-2**63": _plan({"topic": "orders", "partition": 0, "replicas": [2**63, 3]}),
     "entry-twice": _plan(*GOOD_PLAN["partitions"] * 2),
     "invalid-json": '{"version": 1, "partitions": [',
 }

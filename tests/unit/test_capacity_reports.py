@@ -10,8 +10,8 @@ import pytest
 from backend.engines import forecast as fc
 from backend.errors import BadInput
 from backend.model.snapshot import Limits
+from backend.services import capacity_view
 from backend.services.capacity import table_frame, to_json
-from components import capacity as cap
 from dashboard.reports import capacity_documents
 from tests.unit.test_auth import make_app, sign_in
 
@@ -35,13 +35,12 @@ def answer() -> dict:
 
 
 def test_state_from_the_url_and_back():
-    state = cap.parse_state({"cluster": "prod", "window": "90", "add": "2", "topic": "100:3",
-                             "by": "2024-06-30", "end": "2024-01-30T23:00"})
+    state = capacity_view.parse_view({"cluster": "prod", "window": "90", "add": "2",
+                                      "topic": "100:3", "by": "2024-06-30",
+                                      "end": "2024-01-30T23:00"})
     assert (state["window"], state["add"], state["topic"]) == (90, 2, "100:3")
-    assert cap.scenario(state) == fc.Scenario(0.0, 2, None, None, 100, 3)
-    assert cap.query_string(state) == ("cluster=prod&window=90&add=2&topic=100%3A3&"
-                                       "by=2024-06-30&end=2024-01-30T23%3A00")
-    days, label = cap.by_days(state, END)
+    assert capacity_view.scenario(state) == fc.Scenario(0.0, 2, None, None, 100, 3)
+    days, label = capacity_view.by_days(state, END)
     assert label == "2024-06-30" and days == pytest.approx(151.04, abs=0.01)
 
 
@@ -54,7 +53,7 @@ def test_state_from_the_url_and_back():
 ])
 def test_bad_knobs_are_one_line(query, message):
     with pytest.raises(BadInput, match=message):
-        cap.parse_state(query)
+        capacity_view.parse_view(query)
 
 
 def test_html_report_is_self_contained_and_says_what_it_is():
@@ -99,3 +98,35 @@ def test_report_routes_need_sign_in_and_answer_in_one_line(tmp_path):
     bad_window = client.get("/reports/incident.csv?cluster=a&range=abs&from=x&to=y")
     assert bad_window.status_code == 400
     assert client.get("/reports/capacity.docx?cluster=a").status_code == 404
+
+
+def test_downloads_are_named_after_what_they_cover_with_one_charset(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from backend.services import incident
+    from dashboard import reports
+    from tests.unit.test_auth import USERS
+    app = make_app(tmp_path, {"users": USERS, "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    sign_in(client, "vera")
+    monkeypatch.setattr(reports, "capacity_answer", lambda view: (answer(), "2024-03-31"))
+    got = client.get("/reports/capacity.csv?cluster=a")
+    assert got.status_code == 200 and got.headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert got.headers["Content-Disposition"] == \
+        'attachment; filename="capacity-prod-2024-01-30.csv"'  # the forecast's day
+    html = client.get("/reports/capacity.html?cluster=a")
+    assert html.headers["Content-Type"] == "text/html; charset=utf-8"
+
+    def report(source, start, end, store=None):
+        return {"cluster": source.name, "made_at": "2026-11-26T17:00:00+00:00", "data": "test",
+                "brokers": pd.DataFrame({"broker": ["1"]}), "principals": pd.DataFrame(),
+                "plan_events": "none", "series": {k: "no data" for k in incident.SERIES},
+                "limits": {"max.broker.partitions": None}, "by": "broker",
+                "health": pd.DataFrame(columns=incident.HEALTH_COLUMNS),
+                "throttled": {"sent": None, "fetched": None}}
+    monkeypatch.setattr(incident, "report", report)
+    got = client.get("/reports/incident.csv?cluster=a&range=abs&from=2024-01-01T00:00"
+                     "&to=2024-01-01T01:00")
+    assert got.status_code == 200 and got.headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert got.headers["Content-Disposition"] == \
+        'attachment; filename="incident-a-20240101T0000Z-20240101T0100Z.csv"'

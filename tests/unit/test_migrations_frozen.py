@@ -16,6 +16,8 @@ LANDED = {
     "0002_executor.py": "549efd04281135a6ae6abb4dc8091359c3fb5a456cfc8ea8835b42c53ffd857c",
     "0003_throttle_sightings.py":
         "e6cad3a60adf6354b6fa0014cdc503ff44e724e5dc2e892d76e1c624599f5e1b",
+    "0004_sessions.py": "c7de9a82ef92d4b3ffc1511eb4da734927ae0861a73ebac1b56976d5dd6d68d0",
+    "0005_audit_keys.py": "cec66bb0c57a8e11a5bcc4d95e0c5004e632bb2497942b23c11e5f3209750b57",
 }
 
 

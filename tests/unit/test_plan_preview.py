@@ -117,8 +117,11 @@ def test_goal_drain_moves_every_replica_off_the_broker():
      "broker 9 is not in cluster 'test' (--brokers)"),
     ({"kind": "reassignment", "plan": plan(("orders", 0, [1, 2]))},
      "plan: nothing to move on cluster 'test': no plan to propose"),
+    # the API's field, not the CLI's flag (issue 26 item 12)
     ({"kind": "shrink", "topic": "orders", "partitions": 4},
-     "topic 'orders' has 4 partitions; a shrink needs 1 <= --partitions < 4, got 4"),
+     "topic 'orders' has 4 partitions; a shrink needs 1 <= partitions < 4, got 4"),
+    ({"kind": "shrink", "topic": "orders", "partitions": 2, "delay_ms": -1},
+     "delay_ms: expected a whole number >= 0, got -1"),
     ({"kind": "shrink", "topic": "orders", "partitions": "2"},
      "partitions: expected a whole number >= 1, got '2'"),
 ])

@@ -8,7 +8,6 @@ import json
 import sys
 
 import dash
-import flask
 import pytest
 from werkzeug.security import generate_password_hash
 
@@ -17,7 +16,7 @@ from backend.services import plans
 from backend.twin.cluster import TwinCluster
 from backend.twin.examples import demo_snapshot
 from backend.twin.gateway import TwinGateway
-from dashboard import drafts, runtime
+from dashboard import auth, drafts, runtime, sessions
 from dashboard.config import parse_config
 from tests.plan_helpers import moves, settle
 
@@ -47,7 +46,8 @@ def as_user(app, name: str):
     """A request signed in as ``name`` (what the sign-in page leaves in the session)."""
     ctx = app.server.test_request_context("/")
     ctx.push()
-    flask.session["user"] = name
+    settings = auth.settings()
+    sessions.sign_in(settings, settings.user(name))
     return ctx
 
 
@@ -146,12 +146,13 @@ def test_propose_approve_and_the_audit_log(app):
     audit = page("/audit")
     ctx = as_user(app, "vera")
     try:
-        grid, error, listed = audit.show(1, plan_id, "arne", None)
+        grid, error, listed, *_ = audit.show(1, None, plan_id, "arne", None, None)
         assert error == "" and f"#{plan_id}" in text_of(listed)
-        rows = grid.rowData
-        assert [(r["user"], r["action"], r["before"], r["after"]) for r in rows] == [
+        # cells: id, at, user, action, plan, "before -> after", address
+        rows = [[text_of(td) for td in tr.children] for tr in grid.children[1].children]
+        assert [(r[2], r[3], *r[5].split(" -> ")) for r in rows] == [
             ("arne", "approve", "proposed", "approved")]
-        assert audit.show(1, None, None, "yesterday")[1] == (
+        assert audit.show(1, None, None, None, "yesterday", None)[1] == (
             "since: give a date and time like 2024-05-01T02:00, got 'yesterday'")
         assert "no plan 999" in text_of(view.layout(plan_id="999"))
     finally:

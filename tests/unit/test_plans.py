@@ -295,12 +295,13 @@ def test_audit_filters_and_verify(store):
     assert len(plans.audit_entries(store, since=T0 + timedelta(hours=2))) == 2
     assert len(plans.audit_entries(store, plan=plan.id)) == 2
     assert store.verify_audit() == {"intact": True, "rows": 4, "broken_at": None,
-                                    "reason": None}
+                                    "reason": None, "legacy_rows": 0, "checkpoints": None}
     with store.write() as conn:
         conn.execute(update(audit).where(audit.c.id == 2).values(user="mallory"))
     assert store.verify_audit() == {
         "intact": False, "rows": 2, "broken_at": 2,
-        "reason": "audit row 2: its content does not match its hash (the row was edited)"}
+        "reason": "audit row 2: its content does not match its hash (the row was edited)",
+        "legacy_rows": 0, "checkpoints": None}
 
 
 def test_deleting_an_audit_row_breaks_the_chain_after_it(store):

@@ -56,6 +56,8 @@ def test_reads_match_the_in_process_gateway(pair):
     for column in ("broker_ids", "replica_broker", "replica_offsets", "part_topic",
                    "part_size", "part_rate"):
         assert np.array_equal(getattr(a, column), getattr(b, column)), column
+    # the move in flight travels with the snapshot, as the Kafka gateway's does (KIP-455)
+    assert a.in_flight == b.in_flight == tuple(local.list_reassignments())
 
 
 def test_named_topics_come_in_batches_and_unknown_ones_are_left_out_with_missing_ok(

@@ -4,7 +4,7 @@ delete) where it cannot (docs/executor.md#shrinks)."""
 
 from __future__ import annotations
 
-from backend.engines.shrink import CHECK_INTERVAL_MS
+from backend.engines.shrink import API_FIELDS, CHECK_INTERVAL_MS
 from backend.engines.shrink_stages import READ_ONLY, READ_WRITE, REMOVED, observe
 from backend.errors import BadInput, Conflict
 from backend.executor.runs import start_shrink
@@ -40,7 +40,7 @@ def draft(snap: Snapshot, body: dict, _throttle: float | None) -> Draft:
     if "plan" in body or "generate" in body:
         raise BadInput("kind shrink: give topic and partitions, not plan or generate")
     return plan_preview.from_shrink(snap, body.get("topic"), body.get("partitions"),
-                                    delay_ms=body.get("delay_ms"))
+                                    delay_ms=body.get("delay_ms"), fields=API_FIELDS)
 
 
 def title(content: dict) -> str:

@@ -1,0 +1,92 @@
+"""The capacity review a URL asks for (/capacity and its report downloads share the query):
+the knobs checked once, here, as the engine's Scenario, the forecast's 'today' and the
+date brokers are planned by. A bad knob is a BadInput naming it."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+from backend.engines.forecast import Scenario
+from backend.errors import BadInput
+from backend.services import capacity
+from backend.services.cluster import ClusterSource
+
+DEFAULT_WINDOW = 30
+DEFAULT_BY_DAYS = 90
+
+
+def parse_view(query: dict) -> dict:
+    """The capacity view a URL asks for, checked; BadInput names the bad knob."""
+    def number(key: str, cast, minimum: float | None = 0):
+        text = str(query.get(key) or "").strip()
+        if not text:
+            return None
+        try:
+            value = cast(text)
+        except ValueError:
+            raise BadInput(f"{key}: '{text}' is not a number") from None
+        if minimum is not None and value < minimum:
+            raise BadInput(f"{key}: must be >= {minimum:g}, got {text}")
+        return value
+    window = number("window", int) or DEFAULT_WINDOW
+    if window not in capacity.WINDOWS:
+        raise BadInput(f"window: expected one of {', '.join(map(str, capacity.WINDOWS))} days")
+    view = {"cluster": query.get("cluster"), "window": window,
+            "growth": number("growth", float, minimum=-100) or 0.0,
+            "add": number("add", int) or 0, "mbp": number("mbp", int),
+            "mp": number("mp", int), "topic": str(query.get("topic") or "").strip(),
+            "by": str(query.get("by") or "").strip(), "end": str(query.get("end") or "").strip()}
+    scenario(view)
+    end_time(view)
+    return view
+
+
+def end_time(view: dict) -> float | None:
+    """The forecast's 'today' (None: now)."""
+    if not view["end"]:
+        return None
+    try:
+        t = datetime.fromisoformat(view["end"])
+    except ValueError:
+        raise BadInput(f"end: expected a UTC time like 2024-05-01T12:00, got '{view['end']}'") \
+            from None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
+def scenario(view: dict) -> Scenario:
+    """The view's knobs as the engine's Scenario (a planned topic is PARTITIONS:RF)."""
+    partitions, rf = 0, 1
+    if view["topic"]:
+        try:
+            partitions, rf = (int(x) for x in view["topic"].split(":"))
+        except ValueError:
+            raise BadInput(f"topic: expected PARTITIONS:RF like 100:3, got "
+                           f"'{view['topic']}'") from None
+        if partitions <= 0 or rf <= 0:
+            raise BadInput(f"topic: partitions and RF must be positive, got '{view['topic']}'")
+    s = Scenario(view["growth"], view["add"], view["mbp"], view["mp"], partitions, rf)
+    s.validate()
+    return s
+
+
+def by_days(view: dict, today: float) -> tuple[float, str]:
+    """Days from ``today`` to the plan date, and the date (90 days ahead by default)."""
+    if not view["by"]:
+        day = datetime.fromtimestamp(today, UTC) + timedelta(days=DEFAULT_BY_DAYS)
+        return float(DEFAULT_BY_DAYS), day.strftime("%Y-%m-%d")
+    try:
+        day = datetime.strptime(view["by"], "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise BadInput(f"by: expected a date like 2025-06-30, got '{view['by']}'") from None
+    days = (day.timestamp() - today) / 86_400
+    if days < 0:
+        raise BadInput(f"by: {view['by']} is before the forecast's day")
+    return days, view["by"]
+
+
+def forecast(source: ClusterSource, view: dict) -> tuple[dict, str]:
+    """The forecast a checked view asks for, and its plan date's label."""
+    end = end_time(view)
+    days, label = by_days(view, end if end is not None else time.time())
+    return capacity.forecast(source, view["window"], scenario(view), days, end=end), label

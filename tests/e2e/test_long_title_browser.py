@@ -1,0 +1,64 @@
+"""A plan titled with 200 characters and no spaces (issue 27 item 13) wraps on its page
+instead of pushing the whole page sideways; a 2,000-character comment stays in its grid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from backend.model.io import save_snapshot
+from backend.services import plan_preview, plans
+from backend.store.store import open_store
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster
+from backend.twin.gateway import TwinGateway
+from tests.e2e.conftest import screenshot, start_dashboard, stop
+from tests.plan_helpers import APPROVER, OPERATOR, moves, orders_cluster
+
+pytestmark = pytest.mark.e2e
+
+TITLE = "drain-" + "x" * 194  # 200 characters, nowhere to break
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    tmp: Path = tmp_path_factory.mktemp("long-title")
+    snap = orders_cluster()
+    save_snapshot(snap, tmp / "c1.parquet")
+    store = open_store(f"sqlite:///{tmp / 'railyard.db'}")
+    draft = plan_preview.from_kafka_json(snap, moves(("orders", 0, [3, 4])))
+    plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                         content=draft.content, preview=draft.preview, snapshot=snap,
+                         title=TITLE)
+    plans.reject(store, APPROVER, plan.id, comment="y" * 2000)
+    store.close()
+    twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
+    try:
+        d = start_dashboard(tmp, {"clusters": [{
+            "name": "c1", "gateway": {"type": "twin", "url": twin.url},
+            "snapshot": str(tmp / "c1.parquet")}],
+            "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"}})
+        d.plan_id = plan.id
+        try:
+            yield d
+        finally:
+            stop(d.proc)
+    finally:
+        twin.stop()
+
+
+def test_a_long_title_without_spaces_wraps_on_the_plan_page(browser, dashboard):
+    browser.get(f"{dashboard.url}/plans/{dashboard.plan_id}")
+    heading = WebDriverWait(browser, 60).until(
+        lambda d: [h for h in d.find_elements(By.TAG_NAME, "h1") if TITLE[:20] in h.text])[0]
+    WebDriverWait(browser, 30).until(lambda d: "y" * 40 in d.page_source)  # the decisions
+    screenshot(browser, "plan-long-title")
+    page_width, view_width = browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert page_width <= view_width, "the page scrolls sideways"
+    assert heading.size["width"] <= view_width
+    font = float(heading.value_of_css_property("font-size").removesuffix("px"))
+    assert heading.size["height"] > 2 * font  # the title wrapped onto more lines

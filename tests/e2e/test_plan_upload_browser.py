@@ -1,0 +1,83 @@
+"""Uploading a reassignment plan in a browser (issue 27 item 3): an operator's file is kept
+on the server's disk and previews; a viewer's upload is refused with the reason, and
+nothing of it is kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from backend.model.io import save_snapshot
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster
+from backend.twin.examples import demo_snapshot
+from backend.twin.gateway import TwinGateway
+from tests.e2e.conftest import screenshot, sign_in, signed_in_config, start_dashboard, stop
+
+pytestmark = pytest.mark.e2e
+
+USERS = {"olga": ("operator", "o-pass-1"), "vera": ("viewer", "v-pass-1")}
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    tmp: Path = tmp_path_factory.mktemp("upload")
+    snap = demo_snapshot()
+    save_snapshot(snap, tmp / "demo.parquet")
+    twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
+    topic = str(snap.topic_names[0])
+    replicas = snap.replicas_of(snap.partition_row(topic, 0))
+    spare = [b for b in map(int, snap.broker_ids) if b not in replicas][:len(replicas)]
+    plan = tmp / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic, "partition": 0, "replicas": spare}]}))
+    try:
+        d = start_dashboard(tmp, {"clusters": [{"name": "demo", "gateway": {
+            "type": "twin", "url": twin.url}, "snapshot": str(tmp / "demo.parquet")}],
+            **signed_in_config(tmp, USERS)})
+        d.plan_file, d.uploads = plan, tmp / "cache" / "work" / "plans"
+        try:
+            yield d
+        finally:
+            stop(d.proc)
+    finally:
+        twin.stop()
+
+
+def upload(driver, dashboard) -> None:
+    driver.get(dashboard.url + "/reassignments?cluster=demo")
+    WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
+    driver.find_element(By.CSS_SELECTOR, "#ra-upload input[type=file]").send_keys(
+        str(dashboard.plan_file))
+
+
+def test_an_operator_uploads_and_previews(browser, dashboard):
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
+    upload(browser, dashboard)
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_element(By.ID, "ra-upload-name").text == "uploaded: plan.json")
+    assert len(list(dashboard.uploads.glob("upload-*.json"))) == 1  # on disk
+    browser.find_element(By.ID, "ra-run").click()
+    WebDriverWait(browser, 60).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
+    assert "Replica moves" in browser.find_element(By.ID, "plan-cards").text
+    assert browser.find_element(By.ID, "ra-error").text == ""
+    screenshot(browser, "upload-operator-preview")
+
+
+def test_a_viewer_is_told_why_they_cannot_upload(browser, dashboard):
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "vera", USERS["vera"][1])
+    kept = set(dashboard.uploads.glob("upload-*.json"))
+    upload(browser, dashboard)
+    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
+    assert browser.find_element(By.ID, "ra-error").text.startswith(
+        "upload: the viewer role may not propose: it needs the operator or admin role")
+    assert browser.find_element(By.ID, "ra-upload-name").text == ""
+    assert set(dashboard.uploads.glob("upload-*.json")) == kept
+    screenshot(browser, "upload-viewer-refused")
