@@ -262,7 +262,12 @@ def run(settings: DemoSettings) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut this short
+            signal.signal(sig, signal.SIG_IGN)
         say("stopping everything it started")
-        session.stop_session()
-        say("stopped spark")
-        stack.stop(say)
+        stack.stop(say)  # first: Prometheus and the clusters need nothing of Spark
+        try:
+            session.stop_session()
+            say("stopped spark")
+        except Exception as e:  # a kill of the process group took its JVM first
+            say(f"spark was gone already ({type(e).__name__})")
