@@ -9,11 +9,18 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 
+from backend.model.io import save_snapshot
+from backend.model.snapshot import Snapshot
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster
+from backend.twin.gateway import TwinGateway
 from tests.servers import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +73,24 @@ def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashbo
         stop(proc)
         raise
     return Dashboard(url, proc, log)
+
+
+@contextmanager
+def serve_on_twin(tmp: Path, snap: Snapshot, name: str, extra: dict) -> Iterator[Dashboard]:
+    """`railyard serve` on one cluster ``name``, played by a twin over HTTP from ``snap``
+    (its snapshot file beside it); ``extra`` adds to the config (store, users). Both stop."""
+    save_snapshot(snap, tmp / f"{name}.parquet")
+    twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
+    try:
+        d = start_dashboard(tmp, {"clusters": [{
+            "name": name, "gateway": {"type": "twin", "url": twin.url},
+            "snapshot": str(tmp / f"{name}.parquet")}], **extra})
+        try:
+            yield d
+        finally:
+            stop(d.proc)
+    finally:
+        twin.stop()
 
 
 def signed_in_config(tmp: Path, users: dict[str, tuple[str, str]]) -> dict:

@@ -9,13 +9,9 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from backend.model.io import save_snapshot
 from backend.services import plan_preview, plans
 from backend.store.store import open_store
-from backend.twin.api import TwinApi
-from backend.twin.cluster import TwinCluster
-from backend.twin.gateway import TwinGateway
-from tests.e2e.conftest import screenshot, start_dashboard, stop
+from tests.e2e.conftest import screenshot, serve_on_twin
 from tests.plan_helpers import APPROVER, OPERATOR, moves, orders_cluster
 
 pytestmark = pytest.mark.e2e
@@ -27,7 +23,6 @@ TITLE = "drain-" + "x" * 194  # 200 characters, nowhere to break
 def dashboard(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("long-title")
     snap = orders_cluster()
-    save_snapshot(snap, tmp / "c1.parquet")
     store = open_store(f"sqlite:///{tmp / 'railyard.db'}")
     draft = plan_preview.from_kafka_json(snap, moves(("orders", 0, [3, 4])))
     plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
@@ -35,19 +30,10 @@ def dashboard(tmp_path_factory):
                          title=TITLE)
     plans.reject(store, APPROVER, plan.id, comment="y" * 2000)
     store.close()
-    twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
-    try:
-        d = start_dashboard(tmp, {"clusters": [{
-            "name": "c1", "gateway": {"type": "twin", "url": twin.url},
-            "snapshot": str(tmp / "c1.parquet")}],
-            "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"}})
+    with serve_on_twin(tmp, snap, "c1",
+                       {"store": {"url": f"sqlite:///{tmp / 'railyard.db'}"}}) as d:
         d.plan_id = plan.id
-        try:
-            yield d
-        finally:
-            stop(d.proc)
-    finally:
-        twin.stop()
+        yield d
 
 
 def test_a_long_title_without_spaces_wraps_on_the_plan_page(browser, dashboard):

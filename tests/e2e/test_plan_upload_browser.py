@@ -11,12 +11,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from backend.model.io import save_snapshot
-from backend.twin.api import TwinApi
-from backend.twin.cluster import TwinCluster
 from backend.twin.examples import demo_snapshot
-from backend.twin.gateway import TwinGateway
-from tests.e2e.conftest import screenshot, sign_in, signed_in_config, start_dashboard, stop
+from tests.e2e.conftest import screenshot, serve_on_twin, sign_in, signed_in_config
 
 pytestmark = pytest.mark.e2e
 
@@ -27,25 +23,15 @@ USERS = {"olga": ("operator", "o-pass-1"), "vera": ("viewer", "v-pass-1")}
 def dashboard(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("upload")
     snap = demo_snapshot()
-    save_snapshot(snap, tmp / "demo.parquet")
-    twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
     topic = str(snap.topic_names[0])
     replicas = snap.replicas_of(snap.partition_row(topic, 0))
     spare = [b for b in map(int, snap.broker_ids) if b not in replicas][:len(replicas)]
     plan = tmp / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [
         {"topic": topic, "partition": 0, "replicas": spare}]}))
-    try:
-        d = start_dashboard(tmp, {"clusters": [{"name": "demo", "gateway": {
-            "type": "twin", "url": twin.url}, "snapshot": str(tmp / "demo.parquet")}],
-            **signed_in_config(tmp, USERS)})
+    with serve_on_twin(tmp, snap, "demo", signed_in_config(tmp, USERS)) as d:
         d.plan_file, d.uploads = plan, tmp / "cache" / "work" / "plans"
-        try:
-            yield d
-        finally:
-            stop(d.proc)
-    finally:
-        twin.stop()
+        yield d
 
 
 def upload(driver, dashboard) -> None:
