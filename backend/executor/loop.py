@@ -149,10 +149,10 @@ class Executor:
             batch = self._batch(ex, spec, flight)
             if ex.phase == "starting":
                 return self._start(ex, spec, batch, flight, now)
-            ex, busy = self._follow(ex, spec, batch, flight, now)
+            ex, busy, snap = self._follow(ex, spec, batch, flight, now)
             if busy:
                 return ex
-            snap = self.gw.assignment()
+            snap = snap if snap is not None else self.gw.assignment()
             ex = self._finish_batch(ex, batch, snap, now)
             if ex.state == "failing":
                 return ex
@@ -223,18 +223,25 @@ class Executor:
         return self.records.save(ex, phase="running", updated_at=now)
 
     def _follow(self, ex: Execution, spec: ExecutionSpec, batch: _Batch, flight: dict,
-                now: float) -> tuple[Execution, bool]:
-        """Keep the throttles on what is still in flight; (execution, still busy)."""
+                now: float) -> tuple[Execution, bool, Snapshot | None]:
+        """Keep the throttles on what is still in flight; (execution, still busy, the
+        assignment when it was read this tick). A partition counts as done only once it is
+        out of flight and at its target (KIP-455: its replicas are the target replicas), so
+        one cancelled or retargeted outside Railyard is never counted, and the figure never
+        drops when the batch is checked at its end."""
         ours = frozenset(k for k in batch.moving if k in flight)
+        snap = None
         if ours != batch.in_flight:
             self._book(ex).sync(self._throttles(spec, batch, sorted(ours)), now)
-            flying = sum(batch.entry_bytes.get(k, 0) for k in ours)
-            self.records.save_batch(ex.plan_id, batch.idx, done=len(batch.entries) - len(ours),
-                                    bytes_done=max(batch.bytes_total - flying, 0))
+            snap = self.gw.assignment()
+            off = _off_target(batch, snap, skip=ours)
+            self.records.save_batch(ex.plan_id, batch.idx,
+                                    done=len(batch.entries) - len(ours) - len(off),
+                                    bytes_done=_bytes_done(batch, ours | set(off)))
             batch.in_flight = ours
         if ours:
             self._check_brokers(batch, ours)
-        return ex, bool(ours)
+        return ex, bool(ours), snap
 
     def _check_brokers(self, batch: _Batch, ours: frozenset[Key]) -> None:
         """A broker a move needs is down: a retriable error, so the plan fails when it
@@ -255,22 +262,18 @@ class Executor:
         """Every entry of a batch with nothing in flight must be at its target in ``snap``
         (the assignment now); one that is not was cancelled outside Railyard, and the
         plan fails."""
-        current = {k: snap.replicas_of(snap.partition_row(*k)) for k in batch.entries}
-        off = [k for k, e in batch.entries.items() if set(current[k]) != set(e["replicas"])]
+        off = _off_target(batch, snap)
         done = len(batch.entries) - len(off)
-        moved = batch.bytes_total - sum(batch.entry_bytes.get(k, 0) for k in off)
-        self.records.save_batch(ex.plan_id, batch.idx, state="done", ended_at=now,
-                                done=done, bytes_done=moved)
+        moved = _bytes_done(batch, off)
+        ex = self.records.finish_batch(ex, batch.idx, done, moved, now)
         self.journal.record(ex.plan_id, "batch_finished",
                             {"batch": batch.idx, "partitions": done, "bytes": moved}, now)
-        parts, nbytes = self.records.batch_totals(ex.plan_id)
-        ex = self.records.save(ex, phase="idle", updated_at=now, partitions_done=parts,
-                               bytes_done=nbytes)
         self._batches.pop(ex.plan_id, None)
         if off:
             k = off[0]
+            now_at = snap.replicas_of(snap.partition_row(*k))
             cause = (f"{k[0]}-{k[1]} is not at its target {batch.entries[k]['replicas']} "
-                     f"(replicas {current[k]}): its reassignment was cancelled or changed "
+                     f"(replicas {now_at}): its reassignment was cancelled or changed "
                      f"outside Railyard")
             self.journal.record(ex.plan_id, "execution_failing", {"cause": cause}, now)
             return self.records.save(ex, state="failing", cause=cause, updated_at=now)
@@ -322,3 +325,15 @@ class Executor:
 def _plan(entries) -> Execution:
     return {"version": 1, "partitions": [{"topic": e["topic"], "partition": e["partition"],
                                           "replicas": list(e["replicas"])} for e in entries]}
+
+
+def _off_target(batch: _Batch, snap: Snapshot, skip: frozenset[Key] = frozenset()) -> list[Key]:
+    """The batch's entries (those in ``skip`` aside) whose replicas in ``snap`` are not
+    their target's (KIP-455: a reassignment is complete when they are)."""
+    return [k for k, e in batch.entries.items() if k not in skip
+            and set(snap.replicas_of(snap.partition_row(*k))) != set(e["replicas"])]
+
+
+def _bytes_done(batch: _Batch, not_done) -> int:
+    """The batch's bytes copied, the entries ``not_done`` (in flight or off target) aside."""
+    return max(batch.bytes_total - sum(batch.entry_bytes.get(k, 0) for k in not_done), 0)

@@ -165,14 +165,27 @@ class ExecutionRecords:
             return dict(c.execute(select(exec_batches).where(
                 exec_batches.c.plan_id == plan_id, exec_batches.c.idx == idx)).one()._mapping)
 
-    def batch_totals(self, plan_id: int) -> tuple[int, int]:
-        """Partitions and bytes done over the finished batches."""
-        with self.store.read() as c:
-            row = c.execute(select(func.coalesce(func.sum(exec_batches.c.done), 0),
-                                   func.coalesce(func.sum(exec_batches.c.bytes_done), 0))
-                            .where(exec_batches.c.plan_id == plan_id,
-                                   exec_batches.c.state == "done")).one()
-        return int(row[0]), int(row[1])
+    def finish_batch(self, ex: Execution, idx: int, done: int, bytes_done: int,
+                     now: float) -> Execution:
+        """Mark batch ``idx`` done and move its figures into the execution's totals in one
+        transaction, so a reader never sees the batch in neither (progress never drops)."""
+        version = ex.version + 1
+        with self.store.write() as c:
+            c.execute(update(exec_batches).where(
+                exec_batches.c.plan_id == ex.plan_id, exec_batches.c.idx == idx).values(
+                state="done", ended_at=now, done=done, bytes_done=bytes_done))
+            parts, nbytes = c.execute(select(
+                func.coalesce(func.sum(exec_batches.c.done), 0),
+                func.coalesce(func.sum(exec_batches.c.bytes_done), 0)).where(
+                exec_batches.c.plan_id == ex.plan_id, exec_batches.c.state == "done")).one()
+            changes = {"phase": "idle", "updated_at": now, "partitions_done": int(parts),
+                       "bytes_done": int(nbytes), "version": version}
+            n = c.execute(update(executions).where(
+                executions.c.plan_id == ex.plan_id,
+                executions.c.version == ex.version).values(**changes)).rowcount
+            if n != 1:
+                raise LostRace(f"execution of plan {ex.plan_id} changed under this executor")
+        return replace(ex, **changes)
 
     def save_batch(self, plan_id: int, idx: int, **changes: Any) -> None:
         with self.store.write() as c:

@@ -239,3 +239,38 @@ def test_a_scenario_injects_gateway_faults(rig):
     assert rig.gw.list_reassignments() == []
     with pytest.raises(BadInput, match="operation"):
         rig.twin.faults.add("create_acls", "X", times=1)
+
+
+def test_the_done_count_never_drops_when_a_move_is_changed_outside_railyard(tmp_path):
+    """Issue 26 item 1: a partition counts as done only once it is at its target, so one
+    cancelled outside Railyard mid-batch is never counted and the figure, read after every
+    write the executor makes (as the dashboard may read it), never goes back."""
+    sizes = {("a", 0): 1 * MB, ("a", 1): 10 * MB, ("b", 1): 20 * MB}
+    rig = Rig(small_cluster(sizes), tmp_path / "s.db")
+    rig.start(1, plan(("a", 0, [1, 4]), ("a", 1, [2, 1]), ("b", 1, [3, 4])), 1 * MB,
+              per_broker=5)
+    seen: list[int] = []
+    for name in ("save", "save_batch", "finish_batch"):
+        write = getattr(rig.records, name)
+
+        def observed(*args, _write=write, **kwargs):
+            out = _write(*args, **kwargs)
+            seen.append(partitions_done(rig))
+            return out
+        setattr(rig.records, name, observed)
+    for _ in range(7):  # a-0 (1 MB) is done; a-1 and b-1 still copy
+        rig.step(1)
+    assert {r["partition"] for r in rig.twin.list_reassignments()} == {1}
+    rig.twin.cancel_reassignments([("a", 1)])
+    rig.step(1)
+    assert partitions_done(rig) == 1  # a-0 only
+    ex = rig.run(1)
+    assert ex.state == "failed" and ex.cause.startswith("a-1 is not at its target")
+    assert seen == sorted(seen) and seen[-1] == 2
+
+
+def partitions_done(rig: Rig, plan_id: int = 1) -> int:
+    """The figure the progress view shows: finished batches, plus the one in flight."""
+    ex = rig.records.get(plan_id)
+    return ex.partitions_done + sum(b["done"] for b in rig.records.batches(plan_id)
+                                    if b["state"] == "running")
