@@ -45,6 +45,9 @@ def layout(cluster: str | None = None, topic: str | None = None, **_query) -> ht
     ])
 
 
+PAGE_FIELDS = ("partitions after", "delay (hours)")  # a refusal names this page's fields
+
+
 @dash.callback(Output(ids.SH_PREVIEW, "children"), Output(ids.PLAN_TOKEN, "data"),
                Output(ids.SH_ERROR, "children"), Output(ids.SH_BANNERS, "children"),
                Input(ids.SH_RUN, "n_clicks"), State(ids.SH_TOPIC, "value"),
@@ -60,7 +63,7 @@ def preview(_clicks, topic, partitions, delay_hours, search):
             raise BadInput("delay: give hours >= 0, or leave it empty for retention.ms")
         delay_ms = None if delay_hours in (None, "") else round(float(delay_hours) * 3.6e6)
         draft = plan_preview.from_shrink(snap, (topic or "").strip(), int(partitions),
-                                         delay_ms=delay_ms)
+                                         delay_ms=delay_ms, fields=PAGE_FIELDS)
     except BadInput as e:
         return no_update, no_update, str(e), []
     except Unavailable as e:

@@ -135,4 +135,4 @@ def test_shrink_preview_and_errors(app):
     assert sh.preview(1, "topic-001", None, None, "")[2] == (
         "partitions after: give the number of partitions to keep")
     assert sh.preview(1, "topic-001", 20, None, "")[2].startswith(
-        "topic 'topic-001' has 11 partitions; a shrink needs 1 <= --partitions < 11")
+        "topic 'topic-001' has 11 partitions; a shrink needs 1 <= partitions after < 11")
