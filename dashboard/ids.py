@@ -189,6 +189,7 @@ PV_EXECUTE = "pv-execute"
 PV_PAUSE = "pv-pause"
 PV_RESUME = "pv-resume"
 PV_CANCEL = "pv-cancel"
+PV_CANCEL_CONFIRM = "pv-cancel-confirm"  # asks before a Cancel is sent
 PV_EXEC_RESULT = "pv-exec-result"
 PV_PROGRESS = "pv-progress"
 PV_PROGRESS_BAR = "pv-progress-bar"

@@ -72,7 +72,8 @@ def _missing(message: str) -> html.Div:
                Output(ids.PV_MIGRATE, "hidden"), Output(ids.PV_TICK, "disabled"),
                Output(ids.PV_CHECKLIST, "options"), Output(ids.PV_CHECKLIST, "value"),
                Input(ids.PV_EXECUTE, "n_clicks"), Input(ids.PV_PAUSE, "n_clicks"),
-               Input(ids.PV_RESUME, "n_clicks"), Input(ids.PV_CANCEL, "n_clicks"),
+               Input(ids.PV_RESUME, "n_clicks"),
+               Input(ids.PV_CANCEL_CONFIRM, "submit_n_clicks"),
                Input(ids.PV_MIGRATE, "n_clicks"),
                Input(ids.PV_TICK, "n_intervals"), State(ids.PV_PLAN, "data"),
                prevent_initial_call=True)
@@ -82,9 +83,20 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
     if not shown:
         return ExecutionAnswer.unchanged()
     clicks = {ids.PV_EXECUTE: _execute, ids.PV_PAUSE: _pause, ids.PV_RESUME: _resume,
-              ids.PV_CANCEL: _cancel, ids.PV_MIGRATE: _migrate}
+              ids.PV_CANCEL_CONFIRM: _cancel, ids.PV_MIGRATE: _migrate}
     action = dash.ctx.triggered_id
-    return execution_answer(action if clicks.get(action) else None, shown["id"])
+    if not clicks.get(action):
+        action = None
+    elif action == ids.PV_CANCEL_CONFIRM:  # Cancel is sent once its dialog is confirmed
+        action = ids.PV_CANCEL
+    return execution_answer(action, shown["id"])
+
+
+@dash.callback(Output(ids.PV_CANCEL_CONFIRM, "displayed"), Input(ids.PV_CANCEL, "n_clicks"),
+               prevent_initial_call=True)
+def ask_cancel(clicks):
+    """Cancel on an executing plan asks first: it stops the moves in flight."""
+    return bool(clicks)
 
 
 @dash.callback(Output(ids.PV_CHECK_RESULT, "children"), Output(ids.PV_CHECK_RESULT, "className"),

@@ -148,6 +148,9 @@ def execution_panel(plan: Plan, who: Actor) -> html.Div:
         html.Div([html.Button(label, id=i, className="button" + (
             " primary" if i == ids.PV_EXECUTE else ""), hidden=h)
             for (label, i, _), h in zip(BUTTONS, hidden, strict=True)], className="form-row"),
+        dcc.ConfirmDialog(id=ids.PV_CANCEL_CONFIRM, message=(
+            f"Cancel plan {plan.id}? The moves in flight are stopped, the partitions moved "
+            "so far stay where they are, and the throttles are put back.")),
         html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
         html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if p else None, id=ids.PV_PROGRESS),
         dcc.Checklist(id=ids.PV_CHECKLIST, options=options, value=value,

@@ -175,7 +175,17 @@ def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, second
     assert gw.list_reassignments(), "nothing in flight to cancel"
     assert throttles(gw) != before  # the plan's throttles are on
     screenshot(operator, "execution-2-before-cancel")
+    # Cancel asks first (issue 26 item 12): dismissed, nothing is sent
     operator.find_element(By.ID, "pv-cancel").click()
+    wait(operator, 10).until(ec.alert_is_present())
+    assert f"Cancel plan {second}?" in operator.switch_to.alert.text
+    operator.switch_to.alert.dismiss()
+    time.sleep(1)  # a cancel sent would have answered by now
+    assert state(operator) == "executing" and gw.list_reassignments()
+    assert "cancel sent" not in operator.find_element(By.ID, "pv-exec-result").text
+    operator.find_element(By.ID, "pv-cancel").click()
+    wait(operator, 10).until(ec.alert_is_present())
+    operator.switch_to.alert.accept()
     wait(operator, 120).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
                                                                "cancelled"))
     assert 0 < bar(operator) < 100
