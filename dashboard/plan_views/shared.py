@@ -43,6 +43,9 @@ def propose_row(who: Actor, title: str) -> html.Div:
     ], className="panel")
 
 
+AT_WIDTH = 190  # px: "2024-01-01 00:40:00 UTC" whole, not cut by the sized-to-fit grid
+
+
 def audit_grid(rows: list[dict], height: int = 420, grid_id: str | None = None):
     """Audit rows as a grid: when, who, what, the state before and after, from where."""
     if not rows:
@@ -53,6 +56,8 @@ def audit_grid(rows: list[dict], height: int = 420, grid_id: str | None = None):
                            "after": r["after"] or "", "address": r["address"] or "",
                            "detail": "" if r["detail"] is None else json.dumps(r["detail"])}
                           for r in rows])
-    return tables.grid(frame, grid_id, height=height)
+    table = tables.grid(frame, grid_id, height=height)
+    table.columnDefs[1] = {**table.columnDefs[1], "minWidth": AT_WIDTH}
+    return table
 
 

@@ -20,6 +20,7 @@ from dashboard.plan_views import kinds
 from dashboard.plan_views.progress import progress_view
 from dashboard.plan_views.shared import REFUSALS, audit_grid
 
+AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 # said as a rule, so it stays true when the plan is approved without reloading the page
 NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
            "before it expires; its progress is shown here.")
@@ -248,8 +249,17 @@ def decisions(plan: Plan) -> html.Div | str:
 
 
 def audit(plan_id: int) -> html.Div | str:
-    entries = plan_service.audit_entries(runtime.current().plan_store(), plan=plan_id)
-    return audit_grid([e.to_dict() for e in entries], height=220)
+    """The plan's trail from its proposal: the first rows here, and when there are more
+    (a plan of many batches writes thousands) a link to all of them on /audit."""
+    page = plan_service.audit_page(runtime.current().plan_store(), plan=plan_id,
+                                   limit=AUDIT_ROWS_SHOWN)
+    grid = audit_grid([e.to_dict() for e in page.entries], height=220)
+    if page.next is None:
+        return grid
+    return html.Div([grid, html.P([
+        f"Rows 1 to {len(page.entries):,} of {page.total:,}, from the proposal: ",
+        dcc.Link("the whole trail, page by page, on Audit", href=f"/audit?plan={plan_id}")],
+        className="hint")])
 
 
 def exact_json_panel(plan: Plan) -> html.Details:

@@ -59,7 +59,7 @@ def env(tmp_path_factory):
     store = runtime.current().plan_store()
     plan_id, rows = seed(store)
     token = base64.b64encode(b"vic:pw").decode()
-    return {"client": app.server.test_client(), "plan": plan_id, "rows": rows,
+    return {"app": app, "client": app.server.test_client(), "plan": plan_id, "rows": rows,
             "headers": {"Authorization": f"Basic {token}"}}
 
 
@@ -122,3 +122,22 @@ def test_the_page_folds_each_batchs_config_changes_into_one_row(env):
     assert summaries == ["batch 1: 2 config changes (rows 3 to 4), config_set",
                          "batch 2: 2 config changes (rows 7 to 8), config_restored, "
                          "config_set"]
+
+
+def test_the_plan_page_shows_the_trail_from_its_proposal_and_links_to_the_rest(env):
+    """A plan's own page opened at its newest 1,000 rows, so its proposal and approval
+    were out of reach; it now starts at the proposal and links to /audit for the rest,
+    with the "at" column wide enough for a whole time."""
+    from dashboard.plan_views import stored
+    from dashboard.plan_views.shared import AT_WIDTH
+
+    with env["app"].server.test_request_context("/"):
+        shown = stored.audit(env["plan"])
+    grid, note = shown.children
+    assert [r["action"] for r in grid.rowData[:3]] == ["propose", "approve", "batch_started"]
+    assert len(grid.rowData) == stored.AUDIT_ROWS_SHOWN
+    link = note.children[1]
+    assert link.href == f"/audit?plan={env['plan']}"
+    assert f"Rows 1 to {stored.AUDIT_ROWS_SHOWN:,} of {env['rows']:,}" in note.children[0]
+    at = next(c for c in grid.columnDefs if c["field"] == "at")
+    assert at["minWidth"] == AT_WIDTH >= 8 * len("2024-01-01 00:40:00 UTC")
