@@ -231,3 +231,7 @@ CAP_EXPORT_HTML = "cap-export-html"
 CAP_EXPORT_PDF = "cap-export-pdf"
 CAP_EXPORT_CSV = "cap-export-csv"
 CAP_EXPORT_STATUS = "cap-export-status"  # what an export is doing, or why it failed
+
+# /plans
+PL_WAITING = "pl-waiting"  # the plans waiting for the signed-in user's approval
+PL_FILTERS = "pl-filters"

@@ -12,13 +12,16 @@ from __future__ import annotations
 import dash
 from dash import ClientsideFunction, Input, Output, State, dcc, html, no_update
 
+from backend.errors import Unavailable
+from backend.services import plan_actions
 from components import timerange, urlstate
-from dashboard import account, ids, runtime
+from dashboard import account, auth, ids, runtime
 from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
              ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
-             ("/shrinks", "Shrinks"), ("/audit", "Audit"), ("/capacity", "Capacity"))
+             ("/shrinks", "Shrinks"), ("/plans", "Plans"), ("/audit", "Audit"),
+             ("/capacity", "Capacity"))
 
 
 def layout(config: DashboardConfig) -> html.Div:
@@ -108,6 +111,17 @@ def register(app: dash.Dash) -> None:
         named = urlstate.parse(search).get("cluster")
         known = {c.name for c in runtime.current().config.clusters}
         return named if named in known else no_update
+
+    @app.callback(Output(ids.nav_link("Plans"), "children"), Input(ids.URL, "pathname"))
+    def plans_waiting(_path: str):
+        """'Plans (2 for you)' on every page while plans wait for the signed-in user's
+        approval, counted again at each page change (an approver sees new ones)."""
+        try:
+            waiting = plan_actions.waiting_for(runtime.current().plan_store(),
+                                               auth.current_actor())
+        except (PermissionError, Unavailable):  # signed out meanwhile; store down
+            return "Plans"
+        return f"Plans ({len(waiting)} for you)" if waiting else "Plans"
 
     @app.callback([Output(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
                   Input(ids.URL, "search"))

@@ -17,6 +17,7 @@ from backend.errors import BadInput, Unavailable
 from backend.services import plans as plan_service
 from components import banners, tables
 from dashboard import ids, runtime
+from dashboard.plan_views.shared import plans_table
 
 dash.register_page(__name__, path="/audit", name="Audit", title="Railyard · Audit", order=7)
 
@@ -146,22 +147,6 @@ def _config_group(run: list[dict], batch: int | None) -> html.Tr:
     inner = html.Table(html.Tbody([_row(r) for r in run]), className="plans")
     return html.Tr(html.Td(html.Details([html.Summary(label), inner],
                                         className="config-group"), colSpan=len(COLUMNS)))
-
-
-def plans_table(listed: list) -> html.Div:
-    """The newest plans with their state, each a link to its page."""
-    if not listed:
-        return html.P("No plans yet: preview one on Reassignments or Shrinks and propose "
-                      "it.", className="hint")
-    head = html.Tr([html.Th(h) for h in ("plan", "kind", "cluster", "title", "author",
-                                         "state", "proposed")])
-    rows = [html.Tr([html.Td(dcc.Link(f"#{p.id}", href=f"/plans/{p.id}")), html.Td(p.kind),
-                     html.Td(p.cluster), html.Td(p.title), html.Td(p.author),
-                     html.Td(html.Span(p.state, className=f"state state-{p.state}")),
-                     html.Td(p.created_at.strftime("%Y-%m-%d %H:%M UTC"))]) for p in listed]
-    return html.Div([html.H3(f"Plans (newest {len(listed)})"),
-                     html.Table([html.Thead(head), html.Tbody(rows)], className="plans")],
-                    className="panel")
 
 
 def parse_since(text: str | None) -> datetime | None:

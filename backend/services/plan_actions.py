@@ -6,11 +6,13 @@ and what its kind allows on this cluster."""
 from __future__ import annotations
 
 from backend.gateways.base import ClusterReader
+from backend.services import plans
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store.executions import LIVE
-from backend.store.store import Plan
-from backend.store.workflow import Actor, may
+from backend.store.store import Plan, Store
+from backend.store.workflow import STATES, Actor, may
 
+PLAN_STATES = STATES  # every state a plan can be in, in the order of its life
 ACTIONS = ("approve", "reject", "withdraw", "execute", "migrate", "pause", "resume", "cancel")
 
 
@@ -41,3 +43,10 @@ def can_propose(user: Actor, kind: str = REASSIGNMENT) -> bool:
     """Whether ``user`` may propose a plan of ``kind`` (a clear-throttles plan: admins)."""
     right = KINDS[kind].propose_right
     return may(user, "propose") is None and (right is None or may(user, right) is None)
+
+
+def waiting_for(store: Store, user: Actor) -> list[Plan]:
+    """Proposed plans ``user`` may approve (not their own, with the approve right), oldest
+    first: the plans that wait for them, across every cluster."""
+    proposed = plans.list_plans(store, state="proposed")
+    return [p for p in reversed(proposed) if "approve" in allowed_actions(p, user)]

@@ -61,3 +61,18 @@ def audit_grid(rows: list[dict], height: int = 420, grid_id: str | None = None):
     return table
 
 
+def plans_table(listed: list, heading: str | None = None) -> html.Div:
+    """Plans with their state, each a link to its page (``heading``: what they are; by
+    default the newest so many)."""
+    if not listed:
+        return html.P("No plans yet: preview one on Reassignments or Shrinks and propose "
+                      "it.", className="hint")
+    head = html.Tr([html.Th(h) for h in ("plan", "kind", "cluster", "title", "author",
+                                         "state", "proposed")])
+    rows = [html.Tr([html.Td(dcc.Link(f"#{p.id}", href=f"/plans/{p.id}")), html.Td(p.kind),
+                     html.Td(p.cluster), html.Td(p.title), html.Td(p.author),
+                     html.Td(html.Span(p.state, className=f"state state-{p.state}")),
+                     html.Td(p.created_at.strftime("%Y-%m-%d %H:%M UTC"))]) for p in listed]
+    return html.Div([html.H3(heading or f"Plans (newest {len(listed)})"),
+                     html.Table([html.Thead(head), html.Tbody(rows)], className="plans")],
+                    className="panel")
