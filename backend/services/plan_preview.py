@@ -23,7 +23,7 @@ import numpy as np
 
 from backend.engines import plan_summary, planner
 from backend.engines import throttle as throttle_engine
-from backend.engines.batches import padded_rows
+from backend.engines.batches import execution_batches, padded_rows
 from backend.engines.shrink import CLI_FIELDS
 from backend.errors import BadInput
 from backend.model.reassignment import (
@@ -255,6 +255,7 @@ def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
         "leader_moves": summary["leader_moves"],
         "headroom_after": _min_headroom(brokers),
         "in_flight": moving[:IN_FLIGHT_SHOWN], "in_flight_partitions": len(moving),
+        "batched_eta_seconds": t["batched_eta_seconds"],
         **{k: t[k] for k in ("throttle", "throttle_source", "safe_band", "outside_safe_band",
                              "kip73_move_time_seconds", "diagnosis", "network_capacity")},
     }
@@ -263,10 +264,22 @@ def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
                  table=diff_table(snap, plan), log_dirs=plan.log_dirs)
 
 
+def predicted_eta(preview: dict) -> float | None:
+    """A reassignment's predicted ETA, the one figure the plan page, its progress and
+    /throttles give: as the executor runs it, batch after batch (plans proposed before
+    that figure was stored give their every-move-at-once ETA). None: it never ends."""
+    if "batched_eta_seconds" in preview:
+        return preview["batched_eta_seconds"]
+    return preview.get("eta_seconds")
+
+
 def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
                      network_capacity: float | None = None) -> dict:
     """ETA at ``throttle`` (default: kafka-kit's autothrottle rate, the lowest over the
-    throttled brokers) and the KIP-73 safe band that one rate must sit in on all of them."""
+    throttled brokers): every move at once (``eta_seconds``, as `railyard throttle plan`)
+    and as the executor runs it, batch after batch under its per-broker cap
+    (``batched_eta_seconds``, the plan's predicted ETA); and the KIP-73 safe band that one
+    rate must sit in on all of them."""
     params = throttle_engine.ThrottleParams(throttle or 1.0, network_capacity)
     tp = throttle_engine.plan_throttle(snap, plan, params, replica_lists=False)
     source = "given"
@@ -281,11 +294,14 @@ def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
             throttle_engine.catch_up_seconds(load.bytes_in, load.keep_up_in, throttle),
             throttle_engine.catch_up_seconds(load.bytes_out, load.keep_up_out, throttle))
     d = tp.to_dict()
+    batched = throttle_engine.batched_eta_seconds(snap, plan, execution_batches(snap, plan),
+                                                  d["throttle"])
     rows = d["brokers"]
     band = ({"low": max(r["safe_band"]["low"] for r in rows),
              "high": min(r["safe_band"]["high"] for r in rows)} if rows else None)
     return {"throttle": d["throttle"], "throttle_source": source,
             "network_capacity": d["network_capacity"], "eta_seconds": d["eta_seconds"],
+            "batched_eta_seconds": batched if np.isfinite(batched) else None,
             "diagnosis": d["diagnosis"], "kip73_move_time_seconds": d["kip73_move_time_seconds"],
             "safe_band": band, "outside_safe_band": d["outside_safe_band"],
             "brokers": {r["id"]: r for r in rows}}

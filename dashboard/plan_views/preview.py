@@ -50,10 +50,11 @@ def reassignment_cards(p: dict) -> list[html.Div]:
         card("Replica moves", f"{p['replica_moves']:,}", "ok",
              f"{p['partitions']:,} partitions, {p['leader_moves']:,} leader changes"),
         card("Data to move", size(p["bytes_to_move"])),
-        card(term("Predicted ETA", "eta"), duration(p["eta_seconds"]),
-             "over" if p["eta_seconds"] is None else "ok",
+        card(term("Predicted ETA", "eta"), duration(eta := plan_preview.predicted_eta(p)),
+             "over" if eta is None else "ok",
              p.get("diagnosis") or f"at a throttle of {rate(p['throttle'])} "
-                                   f"({p['throttle_source'].split(':')[0]})"),
+                                   f"({p['throttle_source'].split(':')[0]}), batch after "
+                                   f"batch as the executor runs it"),
         card(term("Safe band", "safe band"),
              "-" if band is None else f"{rate(band['low'])} .. {rate(band['high'])}",
              "ok" if band is None or inside else "near",
