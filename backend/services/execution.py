@@ -76,8 +76,10 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     # the finished batches are in the execution's totals; the batch in flight, or the one
     # a cancel or a failure stopped, adds what it finished (progress never goes back)
     unfinished = [b for b in batches if b["state"] in ("running", "cancelled")]
-    done += sum(b["bytes_done"] for b in unfinished)
-    remaining = max(total - done, 0)
+    # a partition's bytes are its size when it finished, and producers grow logs while
+    # they move: the copied figure stops at the plan's total ("about" that much)
+    done = min(done + sum(b["bytes_done"] for b in unfinished), total)
+    remaining = total - done
     rate = done / elapsed if done else None
     per_batch = [{
         "batch": b["idx"], "state": _batch_state(b), "partitions": b["partitions"],
@@ -88,6 +90,9 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     } for b in batches]
     partitions_done = ex.partitions_done + sum(b["done"] for b in unfinished)
     eta = 0.0 if ex.state == "completed" else None  # no ETA once failed or cancelled
+    plan = plans.summary(store, plan_id)
+    left = 1.0 - min(done / total if total else 1.0,
+                     partitions_done / ex.partitions_total if ex.partitions_total else 1.0)
     return {
         "plan_id": plan_id, "state": ex.state, "cause": ex.cause, "error": ex.error,
         "retry_at": ex.retry_at, "attempts": ex.attempts,
@@ -97,13 +102,22 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "bytes_done": done, "bytes_total": total,
         "fraction": partitions_done / ex.partitions_total if ex.partitions_total else 1.0,
         "throttle": throttle, "observed_rate": rate,
-        "predicted_eta_seconds": (remaining / throttle if throttle else None)
+        "predicted_eta_seconds": _predicted_left(plan.preview, left)
         if ex.state in ACTIVE else eta,
-        "observed_eta_seconds": (remaining / rate if rate else None)
+        "observed_eta_seconds": (remaining / rate if rate and remaining else None)
         if ex.state in ACTIVE else eta,
         "per_batch": per_batch,
-        "shrink": kind_of(plans.summary(store, plan_id).kind).progress(records, ex, now),
+        "shrink": kind_of(plan.kind).progress(records, ex, now),
     }
+
+
+def _predicted_left(preview: dict, left: float) -> float | None:
+    """The plan's predicted ETA (the preview's, batch after batch as the executor runs
+    it: plan_preview.predicted_eta) for the share of it still to do; None when it has no
+    figure or only the last partitions' completion is awaited (never "0 s" while it
+    runs)."""
+    whole = plan_preview.predicted_eta(preview)
+    return whole * left if whole is not None and left > 0 else None
 
 
 def _batch_state(b: dict) -> str:

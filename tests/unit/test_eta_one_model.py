@@ -3,15 +3,23 @@ batch under the per-broker cap (engines.batches.PER_BROKER moves a broker takes 
 at once), on the preview card and while it runs; bytes copied never read above the
 plan's total."""
 
+from dataclasses import replace
+from datetime import timedelta
+
 import pytest
 
 from backend.engines.batches import PER_BROKER, execution_batches
 from backend.engines.throttle import batched_eta_seconds
 from backend.model.reassignment import reassignment_from_dict
-from backend.services import plan_preview
+from backend.services import execution, plan_preview, plans
+from backend.store.executions import ExecutionRecords
 from components.tables import duration
 from dashboard.plan_views.preview import reassignment_cards
+from dashboard.plan_views.progress import progress_view
+from tests.plan_helpers import APPROVER, OPERATOR, T0
+from tests.unit.test_execution_service import MB, world  # noqa: F401 (fixture)
 from tests.unit.test_plan_view import text_of
+from tests.unit.test_progress_failure import TWO, one_done
 from tests.unit.test_throttle_lists import cluster
 
 
@@ -46,3 +54,32 @@ def test_a_plan_stored_before_the_batched_figure_keeps_its_eta():
     assert plan_preview.predicted_eta({"eta_seconds": 42.0}) == 42.0
     assert plan_preview.predicted_eta({"eta_seconds": 42.0, "batched_eta_seconds": None}) \
         is None  # batched: a batch never catches up
+
+
+def test_while_it_runs_the_predicted_eta_is_the_previews_for_what_is_left(world, monkeypatch):  # noqa: F811
+    """The plan page's progress said remaining bytes over one broker's throttle, which
+    disagreed with the preview (2m19s predicted, about 5 minutes taken); now it is the
+    preview's figure for the share still to do, and the copied bytes stop at the total."""
+    snap = world.twin.assignment()
+    draft = plan_preview.from_kafka_json(snap, TWO, throttle=MB)
+    plan = plans.propose(world.store, OPERATOR, cluster="small", kind="reassignment",
+                         content=draft.content, preview=draft.preview, snapshot=snap,
+                         throttle=MB, now=T0)
+    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256,
+                  topics_of=lambda *_: snap, now=T0 + timedelta(seconds=1))
+    plans.request_execute(world.store, OPERATOR, plan.id, topics_of=lambda *_: snap,
+                          now=T0 + timedelta(seconds=2))
+    p = one_done(world, plan.id)
+    whole = plan_preview.predicted_eta(draft.preview)
+    left = 1 - min(p["bytes_done"] / p["bytes_total"],
+                   p["partitions_done"] / p["partitions_total"])
+    assert 0 < left < 1
+    assert p["predicted_eta_seconds"] == pytest.approx(whole * left)
+    # producers grew the logs: the sizes at completion add up past the plan's total
+    real = ExecutionRecords.get
+    monkeypatch.setattr(ExecutionRecords, "get", lambda self, i: replace(
+        real(self, i), bytes_done=3 * p["bytes_total"]))
+    grown = execution.progress(world.store, plan.id)
+    assert grown["bytes_done"] == grown["bytes_total"]
+    assert grown["predicted_eta_seconds"] is not None  # partitions are still moving
+    assert "0m 0s" not in str(progress_view(grown, "bar"))
