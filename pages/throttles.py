@@ -99,8 +99,9 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                           predicted.get("diagnosis") or predicted["note"]))
     elif predicted["moving"]:
         cards.append(card(term("Predicted ETA", "eta"), duration(predicted["eta_seconds"]),
-                          "ok", f"throttle engine: {predicted['moving']} moves at "
-                                f"{predicted['throttle'] / 1e6:,.2f} MB/s, from their start"))
+                          "ok", f"throttle engine: {predicted['moving']} moves from their "
+                                "start, each broker at its own configured rate (a Railyard "
+                                "plan's page gives its ETA batch by batch)"))
     else:
         cards.append(card(term("Predicted ETA", "eta"), "-", "ok", predicted["note"]))
     return cards

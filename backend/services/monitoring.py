@@ -18,8 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Protocol
 
+import numpy as np
 import pandas as pd
 
+from backend.engines import throttle as throttle_engine
 from backend.engines.quota import QuotaBook, burst
 from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput, Unavailable
@@ -33,7 +35,6 @@ from backend.metrics.client import (
 )
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
-from backend.services import throttle as throttle_service
 from backend.services.cluster import ClusterSource, cluster_read, cluster_snapshot
 
 LEADER_RATE = "leader.replication.throttled.rate"  # KIP-73 broker configs
@@ -491,26 +492,34 @@ def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
 
 
 def predicted_eta(source: ClusterSource) -> dict:
-    """The throttle engine's ETA for the reassignments in flight at the configured rate
-    (KIP-73: the whole move at the logs' current sizes, from the original assignment)."""
+    """The throttle engine's ETA for the reassignments in flight, from their start at the
+    logs' current sizes, each broker at its own configured rates (KIP-73: a leader's rate
+    bounds what it sends, a follower's what it receives; the slowest broker paces)."""
     moves = in_flight(source)
     if isinstance(moves, Unavailable):
         return {"moving": None, "eta_seconds": None, "note": str(moves)}
     if not moves:
         return {"moving": 0, "eta_seconds": None, "note": "no reassignment in progress"}
-    rates = [r for b in (configured_rates(source) or {}).values() for r in b.values() if r]
-    if not rates:
+    rates = configured_rates(source) or {}
+    if not any(r for b in rates.values() for r in b.values()):
         return {"moving": len(moves), "eta_seconds": None,
                 "note": "no replication throttle configured: moves run at network speed"}
     snap = cluster_snapshot(source)
     original, plan = _in_flight(snap, moves)
-    throttle = min(rates)  # the slowest configured rate paces the move
     try:
-        answer = throttle_service.plan(original, plan, ThrottleParams(throttle))
+        load = throttle_engine.plan_throttle(original, plan, ThrottleParams(1.0),
+                                             replica_lists=False).load
     except BadInput as e:
         return {"moving": len(moves), "eta_seconds": None, "note": str(e)}
-    return {"moving": len(moves), "eta_seconds": answer["eta_seconds"], "throttle": throttle,
-            "diagnosis": answer["diagnosis"], "note": None}
+    ids = [str(b) for b in original.broker_ids]
+    leader, follower = (np.array([rates.get(b, {}).get(side) or np.nan for b in ids])
+                        for side in ("leader", "follower"))
+    eta = throttle_engine.eta_at_rates(load, leader, follower)
+    paced = [r for r in (*leader, *follower) if not np.isnan(r)]
+    return {"moving": len(moves), "eta_seconds": eta if np.isfinite(eta) else None,
+            "throttle": min(paced), "note": None,
+            "diagnosis": None if np.isfinite(eta) else
+            "a throttled broker's rate is at or below the writes it must keep up with"}
 
 
 def _in_flight(snap: Snapshot, moves: list[dict]):

@@ -108,6 +108,23 @@ def test_predicted_eta_of_the_moves_in_flight(twin):
     assert monitoring.configured_rates(source)["6"] == {"leader": 2e4, "follower": 2e4}
 
 
+def test_an_unrelated_brokers_low_rate_does_not_set_the_predicted_eta(twin):
+    """/throttles said "17 min at 1.00 MB/s" while the moving brokers ran at 20 MB/s: the
+    lowest rate configured anywhere paced the prediction. Each broker's own rate does."""
+    gw = TwinGateway(twin)
+    throttled_reassign(gw, move_plan(twin.snap, 1, 6, 4), 2e7)
+    twin.advance(1)
+    source = ClusterSource("before", None, Limits(), gateway=TwinGateway(twin))
+    before = monitoring.predicted_eta(source)["eta_seconds"]
+    moving = {b for m in gw.list_reassignments() for b in m["replicas"]}
+    idle = next(str(b) for b in map(int, twin.snap.broker_ids) if b not in moving)
+    twin.alter_configs("broker", idle, {monitoring.LEADER_RATE: "1000",
+                                        monitoring.FOLLOWER_RATE: "1000"})
+    after = monitoring.predicted_eta(ClusterSource("after", None, Limits(),
+                                                   gateway=TwinGateway(twin)))
+    assert before is not None and after["eta_seconds"] == pytest.approx(before)
+
+
 def test_bytes_behind_asks_only_for_the_topics_in_flight():
     moves = [{"topic": "orders.v2", "partition": 1}, {"topic": "a", "partition": 0},
              {"topic": "a", "partition": 3}]
