@@ -15,14 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-from backend.services import plan_preview
+from backend.engines.batches import CLUSTER, PER_BROKER
+from backend.services import execution, plan_preview
+from backend.store.store import open_store
+from backend.store.workflow import Actor
 from backend.twin.examples import demo_snapshot
 from backend.twin.generate import generate_snapshot
 from benchmarks.bench_throttle import random_reassignment
 from benchmarks.common import Figure
-from tests.executor_rig import Rig, crash_campaign
+from tests.executor_rig import TEST_KEYS, Rig, crash_campaign
 
 STEP_TARGET_MS = 50.0
+ETA_TARGET_PCT = 15.0  # issue 26: a plan's predicted ETA within 15% of what it takes
 DEMO_THROTTLE = 50_000_000  # bytes/s
 SPEED = 100.0
 
@@ -69,16 +73,38 @@ def step_overhead(tmp: Path, ticks: int = 30) -> tuple[list[float], float]:
     return out[1:], out[0]
 
 
-def demo_drain(tmp: Path) -> tuple[dict, float, float, int]:
-    """(execution, simulated seconds, wall seconds, moves) of draining broker 3."""
+def demo_drain(tmp: Path) -> tuple[dict, float, float, int, float | None]:
+    """(execution, simulated seconds, wall seconds, moves, predicted ETA) of draining
+    broker 3."""
     snap = demo_snapshot()
     draft = plan_preview.from_goal(snap, {"goal": "drain", "brokers": [3]},
                                    throttle=DEMO_THROTTLE)
     rig = Rig(snap, tmp / "demo.db")
-    rig.start(1, draft.content, DEMO_THROTTLE, per_broker=5, cluster=1250)
+    rig.start(1, draft.content, DEMO_THROTTLE, per_broker=PER_BROKER, cluster=CLUSTER)
     t0 = time.perf_counter()
     ex = rig.run(1, dt=1.0, limit=100_000)
-    return ex, rig.now, time.perf_counter() - t0, draft.preview["replica_moves"]
+    return (ex, rig.now, time.perf_counter() - t0, draft.preview["replica_moves"],
+            plan_preview.predicted_eta(draft.preview))
+
+
+def demo_plan_one(tmp: Path) -> tuple[float | None, float]:
+    """(predicted, taken) seconds of `railyard demo`'s plan 1 (300 replicas from broker 1
+    to 4 at its throttle), run on the twin's clock as the executor runs it."""
+    snap = demo_snapshot()
+    store = open_store(f"sqlite:///{tmp / 'plan-one.db'}", keys=TEST_KEYS)
+    try:
+        plan = execution.propose_demo_plan(store, snap, Actor("olivia", "operator"))
+    finally:
+        store.close()
+    rig = Rig(snap, tmp / "plan-one-run.db")
+    rig.start(1, plan.content, plan.throttle, per_broker=PER_BROKER, cluster=CLUSTER)
+    ex = rig.run(1, dt=1.0, limit=100_000)
+    return plan_preview.predicted_eta(plan.preview), ex.ended_at - ex.started_at
+
+
+def eta_error(predicted: float | None, taken: float) -> float:
+    """How far the prediction was from what it took, as a share of what it took."""
+    return float("inf") if predicted is None else abs(taken - predicted) / taken
 
 
 def run() -> list[Figure]:
@@ -89,7 +115,8 @@ def run() -> list[Figure]:
         t0 = time.perf_counter()
         camp = crash_campaign(runs=100, seed=2026, tmp=tmp)
         camp_s = time.perf_counter() - t0
-        ex, sim, wall, moves = demo_drain(tmp)
+        ex, sim, wall, moves, drain_predicted = demo_drain(tmp)
+        one_predicted, one_taken = demo_plan_one(tmp)
     ended = camp.completed + camp.cancelled
     camp_note = (f"{camp.runs} runs, {camp.crashes} kills, {camp.completed} completed, "
                  f"{camp.cancelled} cancelled, {camp_s:.0f} s; {load}")
@@ -109,4 +136,13 @@ def run() -> list[Figure]:
                f"speed {SPEED:g}", sim / SPEED, "s", 600.0,
                note=f"{ex.state}; {sim:,.0f} s of twin time, {wall:.0f} s to simulate "
                     f"here; {load}"),
+        Figure("demo plan 1: predicted ETA vs the time it took on the twin",
+               100 * eta_error(one_predicted, one_taken), "%", ETA_TARGET_PCT,
+               note=f"predicted {one_predicted or 0:,.0f} s (batch after batch, the plan "
+                    f"page's figure), took {one_taken:,.0f} s of twin time"),
+        Figure("demo drain: predicted ETA vs the time it took on the twin",
+               100 * eta_error(drain_predicted, ex.ended_at - ex.started_at), "%",
+               ETA_TARGET_PCT,
+               note=f"predicted {drain_predicted or 0:,.0f} s, took "
+                    f"{ex.ended_at - ex.started_at:,.0f} s of twin time"),
     ]

@@ -312,13 +312,15 @@ def eta_at_rates(load: BrokerLoad, leader: np.ndarray, follower: np.ndarray) -> 
 
 
 def batched_eta_seconds(snap: Snapshot, plan: Reassignment, batches: list[np.ndarray],
-                        throttle: float) -> float:
+                        throttle: float, tick: float = 0.0) -> float:
     """Seconds to run ``plan`` as the executor runs it: ``batches`` (plan entry indexes,
     engines.batches.execution_batches) one after another, each as long as its slowest
     broker at ``throttle`` (KIP-73 rates bound each broker, and a batch ends when its last
     move does). Where the per-broker cap puts uneven work in each batch this is longer
-    than the whole plan's ETA, which lets every broker's copies overlap. inf when a batch
-    never catches up (the throttle at or below its keep-up writes)."""
+    than the whole plan's ETA, which lets every broker's copies overlap. ``tick``: the
+    executor looks once per tick (backend/executor/thread.py's interval), so a batch lasts
+    whole ticks, at least one. inf when a batch never catches up (the throttle at or below
+    its keep-up writes)."""
     moves = proposed_moves(snap, plan)
     nb, nbat = snap.n_brokers, len(batches)
     if not len(moves) or not nbat:
@@ -343,7 +345,10 @@ def batched_eta_seconds(snap: Snapshot, plan: Reassignment, batches: list[np.nda
                          throttle),
         catch_up_seconds(per_cell(out_of, size * n_dst), per_cell(out_of, rate * n_dst),
                          throttle))
-    return float(eta.reshape(nbat, nb).max(axis=1).sum())
+    per_batch = eta.reshape(nbat, nb).max(axis=1)
+    if tick > 0:
+        per_batch = np.maximum(np.ceil(per_batch / tick), 1.0) * tick
+    return float(per_batch.sum())
 
 
 def safe_band(client_in: np.ndarray, replication_factor: np.ndarray,

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
 GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
+INTERVAL = 1.0  # seconds between the executor's looks at each executing plan
 
 
 class ExecutorThread(threading.Thread):
@@ -36,7 +37,7 @@ class ExecutorThread(threading.Thread):
     """
 
     def __init__(self, store: Store, clusters: list[str], gateways: GatewayOf,
-                 snapshot_of: Callable[[str], Snapshot], interval: float = 1.0,
+                 snapshot_of: Callable[[str], Snapshot], interval: float = INTERVAL,
                  clock: Callable[[], float] = time.time, holder: str | None = None,
                  retry: RetryPolicy | None = None, *, starts: Mapping[str, Start]) -> None:
         """``starts``: how each kind of plan starts (the plan kinds' registry,

@@ -26,6 +26,7 @@ from backend.engines import throttle as throttle_engine
 from backend.engines.batches import execution_batches, padded_rows
 from backend.engines.shrink import CLI_FIELDS
 from backend.errors import BadInput
+from backend.executor.thread import INTERVAL as EXECUTOR_INTERVAL
 from backend.model.reassignment import (
     Reassignment,
     after_moves,
@@ -277,8 +278,9 @@ def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
                      network_capacity: float | None = None) -> dict:
     """ETA at ``throttle`` (default: kafka-kit's autothrottle rate, the lowest over the
     throttled brokers): every move at once (``eta_seconds``, as `railyard throttle plan`)
-    and as the executor runs it, batch after batch under its per-broker cap
-    (``batched_eta_seconds``, the plan's predicted ETA); and the KIP-73 safe band that one
+    and as the executor runs it, batch after batch under its per-broker cap, each batch
+    whole executor ticks (``batched_eta_seconds``, the plan's predicted ETA); and the
+    KIP-73 safe band that one
     rate must sit in on all of them."""
     params = throttle_engine.ThrottleParams(throttle or 1.0, network_capacity)
     tp = throttle_engine.plan_throttle(snap, plan, params, replica_lists=False)
@@ -295,7 +297,7 @@ def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
             throttle_engine.catch_up_seconds(load.bytes_out, load.keep_up_out, throttle))
     d = tp.to_dict()
     batched = throttle_engine.batched_eta_seconds(snap, plan, execution_batches(snap, plan),
-                                                  d["throttle"])
+                                                  d["throttle"], tick=EXECUTOR_INTERVAL)
     rows = d["brokers"]
     band = ({"low": max(r["safe_band"]["low"] for r in rows),
              "high": min(r["safe_band"]["high"] for r in rows)} if rows else None)

@@ -10,6 +10,7 @@ import pytest
 
 from backend.engines.batches import PER_BROKER, execution_batches
 from backend.engines.throttle import batched_eta_seconds
+from backend.executor.thread import INTERVAL
 from backend.model.reassignment import reassignment_from_dict
 from backend.services import execution, plan_preview, plans
 from backend.store.executions import ExecutionRecords
@@ -42,7 +43,7 @@ def test_the_preview_predicts_the_batches_the_executor_runs():
     batches = execution_batches(snap, plan)
     assert len(batches) == 3
     assert p["batched_eta_seconds"] == pytest.approx(
-        batched_eta_seconds(snap, plan, batches, 1_000_000.0))
+        batched_eta_seconds(snap, plan, batches, 1_000_000.0, tick=INTERVAL))
     assert plan_preview.predicted_eta(p) == p["batched_eta_seconds"]
     # the card shows that figure, said to be batch after batch
     cards = text_of(reassignment_cards(p))

@@ -55,3 +55,12 @@ def test_the_executors_batches_take_at_least_the_whole_plans_eta():
     # and one batch holding everything is the whole plan's ETA
     everything = [np.concatenate(batches)]
     assert batched_eta_seconds(snap, plan, everything, 5e6) == pytest.approx(whole)
+
+
+def test_a_batch_lasts_whole_executor_ticks():
+    """The executor looks once per tick: a 10 s batch with 3 s ticks ends at its 4th look
+    (12 s), and a batch with nothing to copy still takes one tick."""
+    snap, plan = two_moves()
+    assert batched_eta_seconds(snap, plan, [np.array([0]), np.array([1])], 110.0,
+                               tick=3.0) == pytest.approx(24.0)
+    assert batched_eta_seconds(snap, plan, [np.array([0, 1])], 1e12, tick=1.0) == 1.0
