@@ -68,6 +68,12 @@ def _draw(t: dict, view: monitor.View) -> tuple:
                         events=plans))
 
 
+# why the rate charts still show throttled bytes once a move ended
+FADING = ("throttled byte rates are averages over about a minute (Kafka's meters, "
+          "Prometheus' rate window), so the charts show them fading for a while after the "
+          "last move ends")
+
+
 def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> list:
     w = view.window
     if observed["error"]:
@@ -75,8 +81,8 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                     view.missing(observed["error"]))
     elif not observed["moving"]:
         seen = card(term("Observed ETA", "eta"), "nothing moving", "ok",
-                    "no partition is being reassigned" + ("" if w.refreshing
-                                                          else " at the end of the window"))
+                    "no partition is being reassigned" + (
+                        f"; {FADING}" if w.refreshing else " at the end of the window"))
     else:
         never = observed["eta_seconds"] is None
         seen = card(term("Observed ETA", "eta"),

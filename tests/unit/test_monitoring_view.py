@@ -14,6 +14,7 @@ from backend.errors import Unavailable
 from backend.metrics.client import MetricMissing
 from components import monitor, timerange
 from dashboard import monitoring_view
+from tests.unit.test_dashboard import app, served_page  # noqa: F401 (fixture)
 
 END = 1_704_070_800.0  # 2024-01-01 01:00 UTC: where the incident's recorded metrics end
 STATE = {"cluster": "incident", "range": "6h", "from": None, "to": None}
@@ -75,3 +76,15 @@ def test_a_window_carries_its_end():
     fine = monitor.View("c", live, None)
     assert fine.note({"error": "Prometheus at http://p is slow"}) == \
         "Prometheus at http://p is slow"  # with data in the window, the error as it was
+
+
+def test_the_eta_card_says_why_the_charts_still_show_a_move_that_ended(app):  # noqa: F811
+    """After a move the cards said nothing was moving while the "now" chart still showed
+    throttled bytes: the card says the rates are minute averages that fade."""
+
+    throttles = served_page("/throttles")
+    live = monitor.View("c", timerange.window("live", None, None, now=END), None)
+    idle = {"error": None, "moving": 0, "moving_why": None, "eta_seconds": None}
+    seen = throttles._eta_cards(idle, {"moving": 0, "eta_seconds": None,
+                                       "note": "no reassignment in progress"}, live)[0]
+    assert "nothing moving" in str(seen) and "fading" in str(seen)
