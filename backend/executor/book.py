@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from backend.engines.throttle import FOLLOWER_REPLICAS, LEADER_REPLICAS
 from backend.errors import BadInput, Unavailable
 from backend.gateways.base import ClusterGateway, GatewayError
 from backend.store.executions import ExecutionRecords
 
 Entity = tuple[str, str]  # (entity_type, name)
 Configs = dict[Entity, dict[str, str]]  # desired values per entity
-REPLICA_LISTS = {LEADER_REPLICAS, FOLLOWER_REPLICAS}  # a topic's throttled-replica lists
 
 
 class ConfigBook:
@@ -32,19 +30,15 @@ class ConfigBook:
 
     def sync(self, desired: Configs, now: float) -> None:
         """Make the executor's configs exactly ``desired``: set what differs (recording
-        prior values first) and restore every recorded key that is no longer wanted. A
-        topic's throttled-replica list keeps the entries another tool had set for its own
-        moves (merged after ours), so both are throttled while the plan runs."""
+        prior values first) and restore every recorded key that is no longer wanted."""
         held = {(r["entity_type"], r["name"], r["key"]): r for r in self.records()}
-        current: dict[Entity, dict] = {}
-        desired = self._keeping_others(desired, held, current)
         changes = {}
         for (etype, name), values in sorted(desired.items()):
             changed = {k: v for k, v in values.items()
                        if (etype, name, k) not in held or held[(etype, name, k)]["value"] != v}
             if changed:
                 changes[(etype, name)] = changed
-        self._record(changes, held, current, now)
+        self._record(changes, held, now)
         for (etype, name), changed in changes.items():
             self.gw.alter_configs(etype, name, set_=changed)
             self.audit("config_set", {"entity_type": etype, "name": name, "set": changed})
@@ -55,33 +49,12 @@ class ConfigBook:
         """Put every config this execution changed back as it was."""
         self._restore(self.records())
 
-    def _keeping_others(self, desired: Configs, held: dict,
-                        current: dict[Entity, dict]) -> Configs:
-        """``desired`` with each replica list merged with the list the key had before this
-        plan set it (its booked prior, or the cluster's value read into ``current``)."""
-        out = {}
-        for entity, values in desired.items():
-            merged = dict(values)
-            for key in REPLICA_LISTS & values.keys():
-                row = held.get((*entity, key))
-                prior = row["prior"] if row else self._configs(entity, current).get(key)
-                merged[key] = merge_replica_lists(values[key], prior)
-            out[entity] = merged
-        return out
-
-    def _configs(self, entity: Entity, current: dict[Entity, dict]) -> dict:
-        """The entity's configs on the cluster, read once per sync."""
-        if entity not in current:
-            current[entity] = self.gw.describe_configs(*entity)["configs"]
-        return current[entity]
-
-    def _record(self, changes: Configs, held: dict, current: dict[Entity, dict],
-                now: float) -> None:
+    def _record(self, changes: Configs, held: dict, now: float) -> None:
         """Store, in one transaction, the prior values of keys not already held (read
-        from the cluster, or already read into ``current``) and the values about to be set."""
-        for entity, changed in changes.items():
-            if any((*entity, k) not in held for k in changed):
-                self._configs(entity, current)
+        from the cluster) and the values about to be set."""
+        current = {entity: self.gw.describe_configs(*entity)["configs"]
+                   for entity, changed in changes.items()
+                   if any((*entity, k) not in held for k in changed)}
         kept, fresh = [], []
         for (etype, name), changed in changes.items():
             for key, value in changed.items():
@@ -130,16 +103,6 @@ class ConfigBook:
             return e
         return GatewayError("BROKER_NOT_AVAILABLE", f"broker {name} is down: its throttle "
                             f"configs are put back once it is up again ({e})")
-
-
-def merge_replica_lists(ours: str, others: str | None) -> str:
-    """A throttled-replica list ("partition:broker,...") with another's entries after ours.
-    Another's "*" (every replica of the topic) is replaced, as Kafka's tool replaces it:
-    kept, it would throttle the topic's every replica past the plan's own."""
-    if not others or others.strip() == "*":
-        return ours
-    mine = ours.split(",") if ours else []
-    return ",".join(mine + [e for e in others.split(",") if e and e not in mine])
 
 
 def in_words(rows: list[dict], most: int = 10) -> str:

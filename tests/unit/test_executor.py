@@ -274,18 +274,3 @@ def partitions_done(rig: Rig, plan_id: int = 1) -> int:
     ex = rig.records.get(plan_id)
     return ex.partitions_done + sum(b["done"] for b in rig.records.batches(plan_id)
                                     if b["state"] == "running")
-
-
-def test_another_tools_replica_lists_are_kept_beside_the_plans_and_put_back(rig):
-    """Another tool throttles its own move of a-3 on topic a: while the plan moves a-0 the
-    topic's lists hold both (Kafka's tool would replace them, unthrottling the other move),
-    and afterwards the other tool's lists are back exactly."""
-    rig.twin.alter_configs("topic", "a", {LEADER_REPLICAS: "3:4,3:1",
-                                          FOLLOWER_REPLICAS: "3:2"})
-    before = rig.throttle_configs()
-    rig.start(1, plan(("a", 0, [3, 2])), 2 * MB)
-    rig.step(1)
-    assert rig.twin.topic_configs["a"][LEADER_REPLICAS] == "0:1,0:2,3:4,3:1"
-    assert rig.twin.topic_configs["a"][FOLLOWER_REPLICAS] == "0:3,3:2"
-    assert rig.run(1).state == "completed"
-    assert rig.throttle_configs() == before
