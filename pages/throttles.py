@@ -7,11 +7,11 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, dcc, html
 
-from backend.services import monitoring
+from backend.services import execution, monitoring
 from components import banners, charts, monitor
 from components.help import term
 from components.tables import card, duration
-from dashboard import ids, plan_views, shell
+from dashboard import ids, plan_views, runtime, shell
 from dashboard.monitoring_view import monitored
 
 dash.register_page(__name__, path="/throttles", name="Throttles", title="Railyard · Throttles",
@@ -59,7 +59,14 @@ def _draw(t: dict, view: monitor.View) -> tuple:
             "Configured throttle rates come from the cluster's gateway and have no history: "
             "they are shown for live views of clusters Railyard reads live.", "info"))
     plans = plan_views.events_in(view.cluster, w.start, w.end)
-    return (_eta_cards(t["observed_eta"], t["predicted_eta"], view), rates,
+    cards = _eta_cards(t["observed_eta"], t["predicted_eta"], view)
+    if w.refreshing:
+        cards += [card(f"Plan #{e['plan_id']} ETA", duration(e["predicted_eta_seconds"]),
+                       "ok", f"{e['state']}: as its page predicts, batch after batch at its "
+                             "throttle")
+                  for e in execution.executing_etas(runtime.current().plan_store(),
+                                                    view.cluster)]
+    return (cards, rates,
             view.figure(t["rates_series"], "Throttled replication bytes/s", "bytes/s",
                         events=plans),
             view.figure(t["lag_series"], "Replica lag per broker (sum of fetcher lag)",

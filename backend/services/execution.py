@@ -111,6 +111,18 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     }
 
 
+def executing_etas(store: Store, cluster: str) -> list[dict]:
+    """The predicted ETA of each plan executing on ``cluster``, as its page gives it (for
+    /throttles, which shows the moves in flight: the same figure in both places)."""
+    out = []
+    for plan in plans.list_plans(store, cluster=cluster, state="executing"):
+        p = progress(store, plan.id)
+        if p is not None and p["state"] in ACTIVE:
+            out.append({"plan_id": plan.id, "title": plan.title, "state": p["state"],
+                        "predicted_eta_seconds": p["predicted_eta_seconds"]})
+    return out
+
+
 def _predicted_left(preview: dict, left: float) -> float | None:
     """The plan's predicted ETA (the preview's, batch after batch as the executor runs
     it: plan_preview.predicted_eta) for the share of it still to do; None when it has no

@@ -76,6 +76,10 @@ def test_while_it_runs_the_predicted_eta_is_the_previews_for_what_is_left(world,
                    p["partitions_done"] / p["partitions_total"])
     assert 0 < left < 1
     assert p["predicted_eta_seconds"] == pytest.approx(whole * left)
+    # /throttles shows the same figure for the plan as its page
+    assert execution.executing_etas(world.store, "small") == [
+        {"plan_id": plan.id, "title": plan.title, "state": "running",
+         "predicted_eta_seconds": p["predicted_eta_seconds"]}]
     # producers grew the logs: the sizes at completion add up past the plan's total
     real = ExecutionRecords.get
     monkeypatch.setattr(ExecutionRecords, "get", lambda self, i: replace(
