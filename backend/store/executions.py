@@ -137,11 +137,7 @@ class ExecutionRecords:
         """Write ``changes`` if the row is still at ``ex``'s version; the updated row."""
         changes["version"] = ex.version + 1
         with self.store.write() as c:
-            n = c.execute(update(executions).where(
-                executions.c.plan_id == ex.plan_id,
-                executions.c.version == ex.version).values(**changes)).rowcount
-        if n != 1:
-            raise LostRace(f"execution of plan {ex.plan_id} changed under this executor")
+            _update_if_unchanged(c, ex, changes)
         return replace(ex, **changes)
 
     def request(self, plan_id: int, allowed: tuple[str, ...], state: str, now: float) -> bool:
@@ -180,11 +176,7 @@ class ExecutionRecords:
                 exec_batches.c.plan_id == ex.plan_id, exec_batches.c.state == "done")).one()
             changes = {"phase": "idle", "updated_at": now, "partitions_done": int(parts),
                        "bytes_done": int(nbytes), "version": version}
-            n = c.execute(update(executions).where(
-                executions.c.plan_id == ex.plan_id,
-                executions.c.version == ex.version).values(**changes)).rowcount
-            if n != 1:
-                raise LostRace(f"execution of plan {ex.plan_id} changed under this executor")
+            _update_if_unchanged(c, ex, changes)
         return replace(ex, **changes)
 
     def save_batch(self, plan_id: int, idx: int, **changes: Any) -> None:
@@ -279,3 +271,13 @@ _KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == 
 
 def _key(plan_id: int, r: dict) -> dict:
     return {"p": plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
+
+
+def _update_if_unchanged(c, ex: Execution, changes: dict) -> None:
+    """Write ``changes`` to the execution row only if it is still at ``ex``'s version
+    (LostRace when another executor changed it first)."""
+    n = c.execute(update(executions).where(
+        executions.c.plan_id == ex.plan_id,
+        executions.c.version == ex.version).values(**changes)).rowcount
+    if n != 1:
+        raise LostRace(f"execution of plan {ex.plan_id} changed under this executor")

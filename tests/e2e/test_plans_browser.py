@@ -14,19 +14,14 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from backend.model.io import save_snapshot
 from backend.store.store import open_store
-from backend.twin.api import TwinApi
-from backend.twin.cluster import TwinCluster
 from backend.twin.examples import demo_snapshot
-from backend.twin.gateway import TwinGateway
 from tests.e2e.conftest import (
     console_errors,
     screenshot,
+    serve_on_twin,
     sign_in,
     signed_in_config,
-    start_dashboard,
-    stop,
 )
 
 pytestmark = pytest.mark.e2e
@@ -38,21 +33,11 @@ USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1"),
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("plans")
-    save_snapshot(demo_snapshot(), tmp / "demo.parquet")
     # the live cluster proposals and approvals are checked against: a twin over HTTP
-    twin = TwinApi(TwinGateway(TwinCluster(demo_snapshot()))).start()
-    config = {"clusters": [{"name": "demo", "gateway": {"type": "twin", "url": twin.url},
-                            "snapshot": str(tmp / "demo.parquet")}],
-              **signed_in_config(tmp, USERS)}
-    try:
-        d = start_dashboard(tmp, config)
-        d.store_url = config["store"]["url"]
-        try:
-            yield d
-        finally:
-            stop(d.proc)
-    finally:
-        twin.stop()
+    extra = signed_in_config(tmp, USERS)
+    with serve_on_twin(tmp, demo_snapshot(), "demo", extra) as d:
+        d.store_url = extra["store"]["url"]
+        yield d
 
 
 def wait(driver, timeout: float = 60):
