@@ -112,9 +112,15 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                           predicted.get("diagnosis") or predicted["note"]))
     elif predicted["moving"]:
         cards.append(card(term("Predicted ETA", "eta"), duration(predicted["eta_seconds"]),
-                          "ok", f"throttle engine: {predicted['moving']} moves from their "
-                                "start, each broker at its own configured rate (a Railyard "
-                                "plan's page gives its ETA batch by batch)"))
+                          "ok", f"throttle engine: {predicted['moving']} moves at "
+                                f"{_slowest(predicted['throttle'])}, from their start, each "
+                                "broker at its own configured rate (a Railyard plan's ETA is "
+                                "its own card, as its page gives it)"))
     else:
         cards.append(card(term("Predicted ETA", "eta"), "-", "ok", predicted["note"]))
     return cards
+
+
+def _slowest(rate: float | None) -> str:
+    """The lowest configured rate among the brokers moving data, as the card says it."""
+    return "network speed" if rate is None else f"{rate / 1e6:,.2f} MB/s (the slowest)"

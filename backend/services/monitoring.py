@@ -515,9 +515,11 @@ def predicted_eta(source: ClusterSource) -> dict:
     leader, follower = (np.array([rates.get(b, {}).get(side) or np.nan for b in ids])
                         for side in ("leader", "follower"))
     eta = throttle_engine.eta_at_rates(load, leader, follower)
-    paced = [r for r in (*leader, *follower) if not np.isnan(r)]
+    # the rates that pace these moves: of the leaders sending and the brokers receiving
+    paced = np.concatenate((leader[load.bytes_out > 0], follower[load.bytes_in > 0]))
+    paced = paced[~np.isnan(paced)]
     return {"moving": len(moves), "eta_seconds": eta if np.isfinite(eta) else None,
-            "throttle": min(paced), "note": None,
+            "throttle": float(paced.min()) if len(paced) else None, "note": None,
             "diagnosis": None if np.isfinite(eta) else
             "a throttled broker's rate is at or below the writes it must keep up with"}
 
