@@ -130,6 +130,12 @@ def list_plans(store: Store, cluster: str | None = None, state: str | None = Non
         return repo.query_plans(conn, cluster, state, limit)
 
 
+def titles(store: Store, ids: set[int]) -> dict[int, str]:
+    """Plan id -> title, for the plans an answer names."""
+    with store.read() as conn:
+        return repo.plan_titles(conn, ids)
+
+
 def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: str = "",
             topics_of: TopicsOf, configs_of: ConfigsOf | None = None,
             now: datetime | None = None) -> Plan:
@@ -270,10 +276,23 @@ class ExpirySweeper(threading.Thread):
 
 
 def audit_entries(store: Store, *, plan: int | None = None, user: str | None = None,
-                  since: datetime | None = None, limit: int = 1000) -> list[AuditEntry]:
-    """Audit rows, oldest first, filtered by plan, user and time."""
+                  since: datetime | None = None, until: datetime | None = None,
+                  cluster: str | None = None, actions: tuple[str, ...] | None = None,
+                  limit: int | None = None) -> list[AuditEntry]:
+    """Every matching audit row, oldest first (the first ``limit`` when given), read page
+    by page: a window long past is read whole however many rows came after it."""
+    out: list[AuditEntry] = []
+    after = None
     with store.read() as conn:
-        return repo.query_audit(conn, plan, user, since, limit)
+        while limit is None or len(out) < limit:
+            page = repo.audit_page(conn, plan=plan, user=user, since=since, until=until,
+                                   cluster=cluster, actions=actions, after=after,
+                                   limit=AUDIT_PAGE_ROWS)
+            out += page.entries
+            if page.next is None:
+                break
+            after = page.next
+    return out if limit is None else out[:limit]
 
 
 def audit_page(store: Store, *, plan: int | None = None, user: str | None = None,

@@ -337,6 +337,12 @@ def query_plans(conn: Connection, cluster: str | None = None, state: str | None 
     return [Plan(**r, content=None, basis=None) for r in conn.execute(q).mappings()]
 
 
+def plan_titles(conn: Connection, ids: set[int]) -> dict[int, str]:
+    """The title of each plan in ``ids`` (however old)."""
+    q = select(plans.c.id, plans.c.title).where(plans.c.id.in_(sorted(ids)))
+    return {row.id: row.title for row in conn.execute(q)}
+
+
 def due_plans(conn: Connection, states: frozenset[str],
               now: datetime) -> list[tuple[int, str, int]]:
     """(id, state, version) of plans in ``states`` whose expiry has passed."""
@@ -429,10 +435,13 @@ class AuditPage:
 
 
 def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = None,
-               since: datetime | None = None, after: int | None = None,
-               newest_first: bool = False, limit: int = 1000) -> AuditPage:
+               since: datetime | None = None, until: datetime | None = None,
+               cluster: str | None = None, actions: tuple[str, ...] | None = None,
+               after: int | None = None, newest_first: bool = False,
+               limit: int = 1000) -> AuditPage:
     """Rows in id order (the chain's, so stable), oldest or newest first, from just past
-    the row ``after``; every matching row is reachable page by page."""
+    the row ``after``; every matching row is reachable page by page. ``since`` and
+    ``until`` bound the time (both included), ``cluster`` keeps the rows of its plans."""
     where = []
     if plan is not None:
         where.append(audit.c.plan_id == plan)
@@ -440,6 +449,12 @@ def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = 
         where.append(audit.c.user == user)
     if since is not None:
         where.append(audit.c.at >= since)
+    if until is not None:
+        where.append(audit.c.at <= until)
+    if cluster is not None:
+        where.append(audit.c.plan_id.in_(select(plans.c.id).where(plans.c.cluster == cluster)))
+    if actions is not None:
+        where.append(audit.c.action.in_(actions))
     total = conn.execute(select(func.count()).select_from(audit).where(*where)).scalar_one()
     if after is not None:
         where.append(audit.c.id < after if newest_first else audit.c.id > after)
@@ -452,4 +467,4 @@ def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = 
 
 __all__ = ["AuditEntry", "AuditPage", "Decision", "Plan", "Store", "append", "audit_page",
            "due_plans", "insert_decision", "insert_plan", "load_plan", "open_store",
-           "query_audit", "query_plans", "update_plan"]
+           "plan_titles", "query_audit", "query_plans", "update_plan"]
