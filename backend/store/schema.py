@@ -98,6 +98,9 @@ audit = Table(
     # the audit key that signed the row (backend/store/audit_keys.py; migration 0005);
     # NULL: written before the keys, with the unkeyed hash
     Column("key_id", String(32), nullable=True),
+    # HMAC of the row's id and hash under its key, written once the row has committed
+    # (migration 0006); NULL on rows signed by 0005's keyed chain
+    Column("seal", String(64), nullable=True),
     Index("ix_audit_user_at", "user", "at"),
 )
 

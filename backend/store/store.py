@@ -20,17 +20,19 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, select, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from backend.errors import Unavailable
 from backend.store.audit import (
     HEAD,
     KEYS_OPTION,
     SEAL_ACTION,
+    UNSEALED,
     append,
+    linked,
     needs_seal,
     row_digest,
-    sign_inserted,
+    seal_committed,
     verify_audit,
 )
 from backend.store.audit_checkpoints import append_checkpoint, read_checkpoints
@@ -103,6 +105,7 @@ class AuditEntry:
     prev_hash: str
     hash: str
     key_id: str | None  # the audit key that signed it; None: written before the keys
+    seal: str | None = None  # HMAC of id and hash (audit.seal_of); None: 0005's rows
 
     def to_dict(self) -> dict:
         return {**asdict(self), "at": self.at.isoformat()}
@@ -204,8 +207,16 @@ class Store:
                 held.enter_context(lock)
             with self._writer.begin() as conn:
                 conn.info.pop(HEAD, None)
+                conn.info.pop(UNSEALED, None)
                 yield conn
                 head = conn.info.pop(HEAD, None)
+                unsealed = conn.info.pop(UNSEALED, None)
+        if unsealed:  # committed, the chain's lock released: seal the rows it linked
+            try:
+                seal_committed(self._autocommit, self.keys, unsealed)
+            except SQLAlchemyError as e:  # the write stands; verify names the rows
+                log.error("audit rows %s committed but not sealed: %s", sorted(unsealed),
+                          str(e).splitlines()[0])
         if head is not None and self.checkpoints:  # committed: the chain's new end
             try:
                 append_checkpoint(self.checkpoints, self.keys, *head)
@@ -224,8 +235,7 @@ class Store:
         """Every change of a plan's state (and a cancel request, which keeps the state):
         the conditional update, its decision and audit rows, all or nothing; False when
         the plan is no longer at (``expect_state``, ``expect_version``). On PostgreSQL it
-        is one statement and the audit row's signature (two round trips instead of six;
-        the key never reaches the database)."""
+        is one statement, and the audit row's seal follows the commit (``write``)."""
         extra = {"cancel_requested_at": at} if cancel_requested else {}
         with self.write() as conn:
             if self.postgres:
@@ -234,7 +244,7 @@ class Store:
                                                self.keys.current)
                 row = conn.execute(_PG_TRANSITION, params).first()
                 if row is not None:
-                    sign_inserted(conn, row.id, row.prev_hash, params["a_digest"], at)
+                    linked(conn, row.id, row.hash, at)
                 return row is not None
             if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
                                updated_at=at, **extra):
@@ -351,9 +361,9 @@ def due_plans(conn: Connection, states: frozenset[str],
     return [tuple(r) for r in conn.execute(q)]
 
 
-# the audit trigger (migration 0005) numbers and links the row inside the statement, and
-# sign_inserted sets its HMAC; decisions and audit rows are written only when the update
-# matched (they select from it)
+# the audit trigger (migration 0006) numbers and links the row inside the statement, and
+# Store.write seals it after the commit; decisions and audit rows are written only when
+# the update matched (they select from it)
 _PG_TRANSITION = text("""
 WITH u AS (
     UPDATE plans SET state = :state, version = :version, updated_at = :at,
@@ -367,8 +377,8 @@ a AS (
                        prev_hash, hash, key_id)
     SELECT :at, :a_user, :a_action, id, :a_before, :a_after, :a_address,
            CAST(:a_detail AS json), :a_digest, '', '', :a_key_id FROM u
-    RETURNING id, prev_hash)
-SELECT id, prev_hash FROM a
+    RETURNING id, hash)
+SELECT id, hash FROM a
 """)
 
 
