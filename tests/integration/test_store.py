@@ -18,6 +18,8 @@ from sqlalchemy import func, select, text, update
 
 from backend.errors import Conflict
 from backend.services import plans
+from backend.store.audit import keyed_hash
+from backend.store.audit_keys import load_keys
 from backend.store.engine import MIGRATIONS, make_engine, writer
 from backend.store.schema import audit, decisions
 from backend.store.store import load_plan, open_store
@@ -270,15 +272,21 @@ def test_a_forged_approval_and_a_deleted_row_are_found(store_url, tmp_path):
         store.close()
 
 
-def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
-    """A store written by the unkeyed version (migrated to 0004 only, rows chained with
-    sha256) still verifies once upgraded and sealed; its old rows cannot change after."""
+def migrated_to(store_url: str, revision: str):
+    """An engine on a store the migrations took to ``revision`` only (an older Railyard's)."""
     engine = make_engine(store_url)
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     with writer(engine).begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0004")
+        command.upgrade(cfg, revision)
+    return engine
+
+
+def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
+    """A store written by the unkeyed version (migrated to 0004 only, rows chained with
+    sha256) still verifies once upgraded and sealed; its old rows cannot change after."""
+    engine = migrated_to(store_url, "0004")
     old = [{"at": T0, "user": f"u{i}", "action": "note", "plan_id": None, "before": None,
             "after": None, "address": None, "detail": {"i": i}} for i in range(3)]
     with writer(engine).begin() as conn:
@@ -314,16 +322,8 @@ def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
 def test_rows_signed_by_the_keyed_chain_still_verify(store_url, tmp_path):
     """A store written by 0005's keyed chain (each hash an HMAC, no seal) verifies once
     upgraded to 0006, with sealed rows after it; its rows still cannot change unseen."""
-    from backend.store.audit import keyed_hash
-    from backend.store.audit_keys import load_keys
-
     keys = load_keys(str(tmp_path / "keys"))
-    engine = make_engine(store_url)
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    with writer(engine).begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0005")
+    engine = migrated_to(store_url, "0005")
     prev = "0" * 64
     for i in range(3):  # as 0005's code wrote them: the trigger links, an UPDATE signs
         row = {"at": T0, "user": f"u{i}", "action": "note", "plan_id": None, "before": None,
