@@ -222,7 +222,7 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
                        f"cache.type: redis (a page's drafts and drawn figures are kept in the "
                        f"cache, which each process must see)")
     auth = _auth(root, server)
-    fleet = _approval(root)
+    fleet = _approval(root) or Policy()
     if auth.mode == "users":  # whether some users can meet each rule
         users = [(u.name, u.role) for u in auth.users]
         check_users(fleet, users, root.where("approval.rules"))
@@ -233,7 +233,7 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
                            cache=cache, server=server, source=source,
                            auth=auth, store=_store(root.mapping("store")),
                            plans=_plans(root.mapping("plans")), near_limit_ratio=near,
-                           approval=fleet or Policy())
+                           approval=fleet)
 
 
 def _approval(node: _Node) -> Policy | None:
