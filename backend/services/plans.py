@@ -88,8 +88,9 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     except (TypeError, ValueError) as e:
         raise BadInput(f"plan: not JSON ({e})") from None
     basis = plan_kind.basis(snapshot, content)
-    requirement = store.approval.of(cluster).requirement(
-        approval_status.facts(kind, content, preview, basis, outside_window))
+    policy = store.approval.of(cluster)
+    requirement = policy.requirement(
+        approval_status.facts(kind, content, preview, basis, outside_window, policy.reads))
     now = _now(now)
     title = _checked_text(title or "", "title", MAX_TITLE_CHARS, _CONTROL).strip() \
         or plan_kind.title(content)

@@ -221,3 +221,15 @@ def test_the_config_refuses_to_start_with_one_line_naming_the_rule():
     with pytest.raises(BadInput, match=r"^cfg: approval.rules\[0\] 'admins': no configured"):
         parse_config(_config({"rules": [rule("admins", approvers=2, roles=["admin"])]},
                              users=USERS), "cfg")
+
+
+def test_touched_brokers_and_topics_are_counted_only_when_a_rule_reads_them():
+    content = {"partitions": [{"topic": "orders", "partition": 0, "replicas": [3, 2]}]}
+    basis = {"partitions": {"orders:0": [1, 2]}}
+    assert policy(rule(when={"bytes_to_move": {"min": 1}})).reads == {"bytes_to_move"}
+    assert policy(rule(when={"topics": "o*"})).reads == {"topics"}
+    assert Policy().reads == frozenset()
+    skipped = facts("reassignment", content, {}, basis, reads=frozenset({"bytes_to_move"}))
+    assert (skipped.brokers, skipped.topics) == (0, ())
+    counted = facts("reassignment", content, {}, basis, reads=frozenset({"brokers"}))
+    assert (counted.brokers, counted.topics) == (2, ("orders",))
