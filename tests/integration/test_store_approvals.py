@@ -68,6 +68,7 @@ def test_concurrent_approvals_reach_the_requirement_exactly_once(store_url):
             status = approval_status.status(plan)
             assert plan.state == "approved" and plan.version == 1 + NEEDED
             assert status.met and len(set(status.approvers)) == NEEDED
+            assert {d.role for d in plan.decisions} == {"approver"}  # as each one approved
             went = [e.after for e in plans.audit_entries(store, plan=plan_id)
                     if e.action == "approve"]
             assert went == ["proposed"] * (NEEDED - 1) + ["approved"]
