@@ -62,12 +62,13 @@ def _now(now: datetime | None) -> datetime:
 
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
-            throttle: int | None = None, outside_window: bool = False,
+            throttle: int | None = None, outside_window: bool | None = None,
             now: datetime | None = None) -> Plan:
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
     clear-throttles plan: against the config values in its content; admins only), with
     the approval requirement its cluster's policy gives its frozen numbers (and
-    ``outside_window``: whether it runs outside the cluster's windows)."""
+    ``outside_window``: whether it runs outside the cluster's windows; None: the
+    preview's flag of that name, absent: not outside)."""
     authorize(actor, "propose")
     _check_name(actor)
     plan_kind = KINDS.get(kind)

@@ -215,3 +215,19 @@ def test_the_system_actor_expiry_needs_no_approvals(store):
     assert plans.expire_due(store, now=T0 + timedelta(days=1)) == [plan.id]
     rows = [(e.user, e.action) for e in plans.audit_entries(store, plan=plan.id)]
     assert rows[-1] == (SYSTEM.name, "expire")
+
+
+def test_a_plan_outside_its_clusters_windows_gets_the_off_window_rule(tmp_path):
+    off = Policies(parse_policy([{"name": "off-window", "when": {"outside_window": True},
+                                  "require": {"approvers": 2}}], "approval.rules"))
+    store = open_store(f"sqlite:///{tmp_path}/plans.db", approval=off)
+    try:
+        def rule(**kw):
+            return plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                                 content=moves(("orders", 0, [3, 4])), snapshot=SNAP,
+                                 now=T0, **kw).approval["rule"]
+        assert rule(preview={}, outside_window=True) == "off-window"
+        assert rule(preview={"outside_window": True}) == "off-window"  # the preview's flag
+        assert rule(preview={}) == "default"  # a cluster without windows: never outside
+    finally:
+        store.close()
