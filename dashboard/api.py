@@ -10,6 +10,7 @@ another site cannot make a signed-in browser act here. Errors are {"error": "one
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,13 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.model import json_input
-from backend.services import execution, plan_kinds, shrink_execution, throttle_leftovers
+from backend.services import (
+    approval_status,
+    execution,
+    plan_kinds,
+    shrink_execution,
+    throttle_leftovers,
+)
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
@@ -147,7 +154,12 @@ def list_plans():
     if state is not None and state not in STATES:
         raise BadInput(f"state: expected one of {', '.join(STATES)}, got {state!r}")
     plans = plan_service.list_plans(_store(), cluster, state)
-    return jsonify(plans=[p.to_dict() for p in plans])
+    return jsonify(plans=[_with_status(p.to_dict(), p) for p in plans])
+
+
+def _with_status(out: dict, plan) -> dict:
+    """A plan as the API answers it, with how far its approvals have come."""
+    return {**out, "approval_status": asdict(approval_status.status(plan))}
 
 
 @api.post("/plans")
@@ -184,7 +196,8 @@ def _proposed(plan):
 def get_plan(plan_id: int):
     store = _store()
     plan = plan_service.get(store, plan_id)
-    return jsonify({**plan.to_dict(), "execution": execution.progress(store, plan_id)})
+    return jsonify({**_with_status(plan.to_dict(), plan),
+                    "execution": execution.progress(store, plan_id)})
 
 
 @api.post("/plans/<int:plan_id>/approve")

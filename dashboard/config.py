@@ -22,6 +22,7 @@ from backend.gateways.config import GatewayConfig as Gateway
 from backend.gateways.config import parse_gateway
 from backend.metrics.dialects import DIALECTS
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
+from backend.services.approval_status import Policies, Policy, check_users, parse_policy
 from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
 
 CACHE_TYPES = ("simple", "redis")
@@ -56,6 +57,7 @@ class ClusterConfig:
     limits: Limits = field(default_factory=Limits)
     quota: QuotaSettings = field(default_factory=QuotaSettings)
     snapshot: str | None = None  # a snapshot file for what-ifs when no gateway answers
+    approval: Policy | None = None  # approval.rules; None: the fleet's
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,13 @@ class DashboardConfig:
     source: str = "config"
     auth: AuthSettings = field(default_factory=AuthSettings)
     near_limit_ratio: float = NEAR_LIMIT_RATIO  # from this share of a limit it is "near"
+    approval: Policy = field(default_factory=Policy)  # the fleet's approval.rules
+
+    @property
+    def approval_policies(self) -> Policies:
+        """The fleet's approval policy and each cluster's own, for the plan store."""
+        return Policies(self.approval, {c.name: c.approval for c in self.clusters
+                                        if c.approval is not None})
 
     def cluster(self, name: str | None) -> ClusterConfig:
         """The named cluster, or the first one when the name is missing or unknown."""
@@ -192,7 +201,7 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
     root.only("clusters", "spark", "cache", "server", "auth", "store", "plans",
-              "near_limit_ratio")
+              "near_limit_ratio", "approval")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -212,14 +221,33 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
         raise BadInput(f"{source}: server.workers: {server.workers} processes need "
                        f"cache.type: redis (a page's drafts and drawn figures are kept in the "
                        f"cache, which each process must see)")
+    auth = _auth(root, server)
+    fleet = _approval(root) or Policy()
+    if auth.mode == "users":  # whether some users can meet each rule
+        users = [(u.name, u.role) for u in auth.users]
+        check_users(fleet, users, root.where("approval.rules"))
+        for i, c in enumerate(parsed):
+            if c.approval is not None:
+                check_users(c.approval, users, root.where(f"clusters[{i}].approval.rules"))
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
                            cache=cache, server=server, source=source,
-                           auth=_auth(root, server), store=_store(root.mapping("store")),
-                           plans=_plans(root.mapping("plans")), near_limit_ratio=near)
+                           auth=auth, store=_store(root.mapping("store")),
+                           plans=_plans(root.mapping("plans")), near_limit_ratio=near,
+                           approval=fleet)
+
+
+def _approval(node: _Node) -> Policy | None:
+    """``approval: {rules: [...]}`` (backend/store/approvals.py has the language), None
+    when the node has none."""
+    approval = node.mapping("approval")
+    if approval is None:
+        return None
+    approval.only("rules")
+    return parse_policy(approval.value.get("rules"), approval.where("rules"))
 
 
 def _cluster(node: _Node) -> ClusterConfig:
-    node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot")
+    node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot", "approval")
     name = node.str("name", required=True)
     prom = node.mapping("prometheus")
     limits = node.mapping("limits")
@@ -231,6 +259,7 @@ def _cluster(node: _Node) -> ClusterConfig:
         limits=_limits(limits) if limits else Limits(),
         quota=_quota(quota) if quota else QuotaSettings(),
         snapshot=node.str("snapshot"),
+        approval=_approval(node),
     )
 
 

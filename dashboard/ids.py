@@ -175,6 +175,7 @@ PV_STATE = "pv-state"
 PV_FACTS = "pv-facts"
 PV_CLEAR_CONFIGS = "pv-clear-configs"  # a clear-throttles plan's configs
 PV_SHA = "pv-sha"
+PV_APPROVALS = "pv-approvals"  # its approval requirement and approvals so far
 PV_COMMENT = "pv-comment"
 PV_APPROVE = "pv-approve"
 PV_REJECT = "pv-reject"

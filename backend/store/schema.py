@@ -66,6 +66,9 @@ plans = Table(
     Column("throttle", BigInteger, nullable=True),
     Column("cancel_requested_at", UTCDateTime, nullable=True),
     Column("version", Integer, nullable=False),
+    # the approval requirement its rule gave it at proposal (backend/store/approvals.py;
+    # migration 0007); NULL: proposed before policies, one approval as always
+    Column("approval", JSON, nullable=True),
     Index("ix_plans_cluster_state", "cluster", "state"),
     Index("ix_plans_state_expires", "state", "expires_at"),
 )
@@ -79,6 +82,7 @@ decisions = Table(
     Column("comment", Text, nullable=False),
     Column("sha256", String(64), nullable=True),
     Column("at", UTCDateTime, nullable=False),
+    Column("role", String(16), nullable=True),  # the user's role then (migration 0007)
 )
 
 audit = Table(

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from backend.errors import Unavailable
+from backend.store.approvals import Policies
 from backend.store.audit import (
     HEAD,
     KEYS_OPTION,
@@ -51,6 +52,7 @@ class Decision:
     comment: str
     sha256: str | None
     at: datetime
+    role: str | None = None  # the user's role when deciding (None: decided before 0007)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "at": self.at.isoformat()}
@@ -77,12 +79,15 @@ class Plan:
     cancel_requested_at: datetime | None
     version: int
     decisions: tuple[Decision, ...] = field(default=())
+    # the approval requirement stored at proposal (backend/store/approvals.py
+    # Requirement.to_dict); None: proposed before policies, one approval as always
+    approval: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready, times as ISO 8601 UTC."""
         out = {k: getattr(self, k) for k in (
             "id", "kind", "cluster", "title", "author", "state", "content", "sha256", "basis",
-            "preview", "throttle", "version")}
+            "preview", "throttle", "version", "approval")}
         for k in ("created_at", "expires_at", "updated_at", "cancel_requested_at"):
             value = getattr(self, k)
             out[k] = None if value is None else value.isoformat()
@@ -159,13 +164,15 @@ class FileLock:
 
 
 class Store:
-    """An open plan store (thread-safe: share one per process)."""
+    """An open plan store (thread-safe: share one per process), with the plan settings
+    its plans are stored under: their expiry and the approval policy of each cluster."""
 
     def __init__(self, engine: Engine, keys: AuditKeys,
                  expiry_hours: float = DEFAULT_EXPIRY_HOURS,
-                 checkpoints: str | None = None) -> None:
+                 checkpoints: str | None = None, approval: Policies | None = None) -> None:
         self.engine = engine
         self.expiry_hours = expiry_hours
+        self.approval = approval or Policies()
         self.keys, self.checkpoints = keys, checkpoints  # audit keys; checkpoint file
         self._writer = writer(engine).execution_options(**{KEYS_OPTION: keys})
         self._locks: tuple = ()
@@ -282,11 +289,12 @@ class Store:
 
 def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOURS, *,
                key_file: str = DEFAULT_KEY_FILE, checkpoints: str | None = None,
-               keys: AuditKeys | None = None) -> Store:
+               keys: AuditKeys | None = None, approval: Policies | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``url``, its audit rows signed
     with ``keys`` (else RAILYARD_AUDIT_KEYS or ``key_file``, created if missing) and
-    checkpointed to the file ``checkpoints``; Unavailable when the database does not
-    answer."""
+    checkpointed to the file ``checkpoints``, new plans' approval requirements from
+    ``approval`` (else one approval by someone other than the author); Unavailable when
+    the database does not answer."""
     keys = keys or load_keys(key_file)
     engine = make_engine(url)
     try:
@@ -295,7 +303,7 @@ def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOUR
         engine.dispose()
         detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
         raise Unavailable("Plan store", f"{_safe(url)}: {detail}") from None
-    return Store(engine, keys, expiry_hours, checkpoints)
+    return Store(engine, keys, expiry_hours, checkpoints, approval)
 
 
 def _safe(url: str) -> str:
@@ -318,6 +326,8 @@ _PLAN_BY_ID = {  # (with content, with basis): the plan's row
     for content, basis in ((True, True), (False, True), (False, False))}
 _DECISIONS_OF = select(decisions).where(decisions.c.plan_id == bindparam("plan_id")) \
     .order_by(decisions.c.id)
+_DECISIONS_OF_PLANS = select(decisions).where(
+    decisions.c.plan_id.in_(bindparam("plan_ids", expanding=True))).order_by(decisions.c.id)
 _INSERT_DECISION = decisions.insert()
 
 
@@ -329,22 +339,39 @@ def load_plan(conn: Connection, plan_id: int, content: bool = True,
     if row is None:
         return None
     row = {"content": None, "basis": None, **row}
-    if row["state"] == "proposed":  # no decision yet: each one moves the plan on
+    if not _decided(row):
         return Plan(**row)
     ds = conn.execute(_DECISIONS_OF, {"plan_id": plan_id}).mappings().all()
-    return Plan(**row, decisions=tuple(
-        Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]) for d in ds))
+    return Plan(**row, decisions=tuple(_decision(d) for d in ds))
+
+
+def _decided(row: Mapping[str, Any]) -> bool:
+    """Whether the plan may have decisions: a proposed plan at its first version has none
+    (each decision bumps the version: an approval that leaves it proposed too)."""
+    return row["state"] != "proposed" or row["version"] > 1
+
+
+def _decision(d: Mapping[str, Any]) -> Decision:
+    return Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"], d["role"])
 
 
 def query_plans(conn: Connection, cluster: str | None = None, state: str | None = None,
                 limit: int = 500) -> list[Plan]:
-    """Newest first, without content, basis and decisions."""
+    """Newest first, without content and basis; a proposed plan with its approvals so far
+    (what its approval status counts), in one more query when any has some."""
     q = select(*_LIST_COLUMNS).order_by(plans.c.id.desc()).limit(limit)
     if cluster is not None:
         q = q.where(plans.c.cluster == cluster)
     if state is not None:
         q = q.where(plans.c.state == state)
-    return [Plan(**r, content=None, basis=None) for r in conn.execute(q).mappings()]
+    rows = conn.execute(q).mappings().all()
+    partly = [r["id"] for r in rows if r["state"] == "proposed" and _decided(r)]
+    made: dict[int, tuple[Decision, ...]] = {}
+    if partly:
+        for d in conn.execute(_DECISIONS_OF_PLANS, {"plan_ids": partly}).mappings():
+            made[d["plan_id"]] = (*made.get(d["plan_id"], ()), _decision(d))
+    return [Plan(**r, content=None, basis=None, decisions=made.get(r["id"], ()))
+            for r in rows]
 
 
 def plan_titles(conn: Connection, ids: set[int]) -> dict[int, str]:
@@ -370,8 +397,9 @@ WITH u AS (
         cancel_requested_at = CASE WHEN :cancel THEN :at ELSE cancel_requested_at END
     WHERE id = :p_id AND state = :p_state AND version = :p_version RETURNING id),
 d AS (
-    INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at)
-    SELECT id, :d_user, :d_decision, :d_comment, :d_sha256, :at FROM u WHERE :decided),
+    INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at, role)
+    SELECT id, :d_user, :d_decision, :d_comment, :d_sha256, :at, :d_role FROM u
+    WHERE :decided),
 a AS (
     INSERT INTO audit (at, "user", action, plan_id, before, after, address, detail, digest,
                        prev_hash, hash, key_id)
@@ -392,7 +420,8 @@ def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, 
             "state": state, "version": expect_version + 1, "at": at,
             "cancel": cancel_requested, "decided": decision is not None, "d_user": d.get("user"),
             "d_decision": d.get("decision"), "d_comment": d.get("comment"),
-            "d_sha256": d.get("sha256"), "a_user": a["user"], "a_action": a["action"],
+            "d_sha256": d.get("sha256"), "d_role": d.get("role"), "a_user": a["user"],
+            "a_action": a["action"],
             "a_before": a.get("before"), "a_after": a.get("after"),
             "a_address": a.get("address"), "a_detail": json_dumps(a.get("detail")),
             "a_key_id": key_id,
@@ -416,9 +445,10 @@ def update_plan(conn: Connection, plan_id: int, expect_state: str, expect_versio
 
 
 def insert_decision(conn: Connection, plan_id: int, user: str, decision: str, comment: str,
-                    sha256: str | None, at: datetime) -> None:
+                    sha256: str | None, at: datetime, role: str | None = None) -> None:
     conn.execute(_INSERT_DECISION, {"plan_id": plan_id, "user": user, "decision": decision,
-                                    "comment": comment, "sha256": sha256, "at": at})
+                                    "comment": comment, "sha256": sha256, "at": at,
+                                    "role": role})
 
 
 def query_audit(conn: Connection, plan: int | None = None, user: str | None = None,
