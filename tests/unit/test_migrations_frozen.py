@@ -18,6 +18,7 @@ LANDED = {
         "e6cad3a60adf6354b6fa0014cdc503ff44e724e5dc2e892d76e1c624599f5e1b",
     "0004_sessions.py": "c7de9a82ef92d4b3ffc1511eb4da734927ae0861a73ebac1b56976d5dd6d68d0",
     "0005_audit_keys.py": "cec66bb0c57a8e11a5bcc4d95e0c5004e632bb2497942b23c11e5f3209750b57",
+    "0007_guards.py": "27252f9789b1ea9d1fbae33eb9bff5f5618929fa392bc635b308cb8d4b3c48c0",
 }
 
 
