@@ -109,7 +109,9 @@ class Watch:
         found = self._breaches(ex, spec, plan, flight, pending, now)
         if found:
             return {"kind": GUARD, "conditions": [b.to_dict() for b in found],
-                    "text": "; ".join(b.text for b in found)}
+                    "text": "; ".join(b.text for b in found),
+                    "auto_resume": self.settings.auto_resume,
+                    "resume_after": self.settings.resume_after_seconds}
         if pending:
             opens = max(next_open(self.windows, now), spec.not_before or now)
             if opens > now:

@@ -260,3 +260,60 @@ def test_no_sequence_leaves_a_throttle_the_plan_set(tmp_path_factory, ops):
     assert ex.state in ("completed", "cancelled"), (ex.state, ex.cause)
     assert rig.throttle_configs() == before
     assert rig.records.booked(1) == []
+
+
+def test_the_api_and_the_page_say_why_it_is_held(tmp_path):
+    from backend.services.execution import held
+    from dashboard.plan_views.progress import hold_banner
+
+    rig = rig_with(tmp_path)
+    rig.start(1, {**PLAN, "not_before": 7 * 86400 + 3600.0}, 2 * MB, per_broker=1)
+    ex = rig.step(1)
+    said = held(ex)
+    assert said["status"] == "waiting for window" and said["next_window"] == 608400.0
+    assert "Thu 1970-01-08 01:00 UTC" in str(hold_banner(said))
+    rig.twin.fail_broker(5)
+    ex = rig.step(1)
+    said = held(ex)
+    assert said["status"] == "paused by a guard" and said["next_window"] is None
+    text = str(hold_banner(said))
+    assert "Paused by a guard: 1 offline partitions (more than 0)" in text
+    assert "resumes by itself once clear for 0m 30s" in text
+    assert held(rig.records.get(1))["hold"]["conditions"] == [
+        {"condition": "offline_partitions", "value": 1, "limit": 0,
+         "text": "1 offline partitions (more than 0)"}]
+    rig.records.request(1, ("paused",), "cancelling", rig.now)
+    assert held(rig.step(1)) == {"status": "cancelled", "hold": None, "next_window": None}
+    assert rig.throttle_configs() == {}
+
+
+def test_the_service_reads_the_figures_from_prometheus_and_the_gateway(monkeypatch):
+    import pandas as pd
+
+    from backend.services import guards
+    from backend.services.cluster import ClusterSource
+    from backend.twin.cluster import TwinCluster, TwinSettings
+    from backend.twin.gateway import TwinGateway
+
+    twin = TwinCluster(cluster(), TwinSettings(seed=0, traffic_noise=0.0))
+    twin.fail_broker(5)
+    answers = {
+        "offline_partitions": pd.DataFrame({"value": [1.0]}),
+        "under_min_isr_per_broker": pd.DataFrame({"broker": ["1", "2"], "value": [2.0, 1.0]}),
+        "under_replicated_per_broker": pd.DataFrame({"broker": ["1"], "value": [0.0]}),
+        "replica_bytes_behind_in": pd.DataFrame({
+            "broker": ["1", "3", "2"], "topic": ["a", "a", "a"], "partition": ["0", "0", "1"],
+            "value": [0.0, 5e6, 2e6]})}
+
+    class Client:
+        def instant(self, concept, topics=".+"):
+            return answers[concept]
+
+    monkeypatch.setattr(guards, "metrics_client", lambda source: Client())
+    source = ClusterSource("g", None, cluster().limits, prometheus_url="http://p:9090",
+                           gateway=TwinGateway(twin))
+    watch = guards.watch_for(source, GuardSettings(), ALWAYS)
+    figures = watch.health.figures([("a", 0)])
+    assert figures == Figures(offline_partitions=1, under_min_isr=3, under_replicated=0,
+                              down_brokers=frozenset({5}), lag={("a", 0): 5e6})
+    assert guards.watch_for(source, GuardSettings(enabled=False), ALWAYS) is None
