@@ -213,8 +213,10 @@ def _leftovers(cluster: str) -> tuple:
         return html.P(f"Leftover throttles cannot be listed: {e}", className="hint"), None, True
     rows = [r for r in got["leftovers"] if not r["moving"]]
     in_use = [r for r in got["leftovers"] if r["moving"]]
-    held = (f" {got['held']} more are held by executing plans, which put them back "
-            "themselves." if got["held"] else "")
+    plans_held = "; ".join(f"#{h['plan_id']} {h['status']}: {h['configs']}"
+                           for h in got["holding"])
+    held = (f" {got['held']} more are held by executing plans ({plans_held}), which put "
+            "them back themselves." if got["held"] else "")
     moving = [html.P(f"{len(in_use)} throttle configs slow a reassignment in flight that "
                      "Railyard did not start: they are that move's, not left behind "
                      "(kafka-reassign-partitions --verify removes them once it is done).",
