@@ -82,8 +82,8 @@ def hold_banner(p: dict) -> html.Div | None:
         how = (f"it resumes by itself once clear for {_duration(hold['resume_after'])}"
                if hold.get("auto_resume", True) else "press Resume once it is clear")
         cleared = " Cleared." if hold.get("clear_since") else ""
-        text = (f"Paused by a guard: {hold['text']}. No new batch starts and the batch in "
-                f"flight runs at the guard's floor; {how}.{cleared}")
+        text = (f"Paused by a guard: {hold['text']}. No new batch starts (a batch in "
+                f"flight finishes at the guard's floor); {how}.{cleared}")
     return html.Div(banners.banner(text, "warning"), id=ids.PV_HOLD)
 
 
