@@ -59,6 +59,7 @@ class Watch:
     _lag: dict[int, dict[Key, list[tuple[float, float]]]] = field(default_factory=dict)
     _next: dict[int, tuple[int, float, frozenset[int], list[dict]]] = field(
         default_factory=dict)  # plan -> (batch, read at, brokers touched, limit violations)
+    _ours: dict[int, frozenset[Key]] = field(default_factory=dict)  # plan -> its partitions
 
     def review(self, records: ExecutionRecords, journal: Journal, ex: Execution,
                spec: ExecutionSpec, plan: list[dict], flight: dict, now: float) -> Execution:
@@ -100,13 +101,16 @@ class Watch:
         return floor if spec.throttle is None else min(floor, spec.throttle)
 
     def forget(self, plan_id: int) -> None:
-        self._lag.pop(plan_id, None)
-        self._next.pop(plan_id, None)
+        for memory in (self._lag, self._next, self._ours):
+            memory.pop(plan_id, None)
 
     # ---- why it is held -----------------------------------------------------------------
     def _reasons(self, ex: Execution, spec: ExecutionSpec, plan: list[dict], flight: dict,
                  pending: bool, now: float) -> dict | None:
-        found = self._breaches(ex, spec, plan, flight, pending, now)
+        # once every batch is done and none is in flight, nothing is left to hold: the
+        # plan completes and puts its configs back
+        found = self._breaches(ex, spec, plan, flight, pending, now) \
+            if pending or ex.phase != "idle" else []
         if found:
             return {"kind": GUARD, "conditions": [b.to_dict() for b in found],
                     "text": "; ".join(b.text for b in found),
@@ -125,7 +129,10 @@ class Watch:
                   pending: bool, now: float) -> list[Breach]:
         if self.health is None or not self.settings.enabled:
             return []
-        ours = {(plan[i]["topic"], plan[i]["partition"]) for b in spec.batches for i in b}
+        ours = self._ours.get(ex.plan_id)
+        if ours is None:
+            ours = self._ours[ex.plan_id] = frozenset((e["topic"], e["partition"])
+                                                      for e in plan)
         moving = sorted(k for k in flight if k in ours)
         figures = self.health.figures(moving)
         history = self._lag.setdefault(ex.plan_id, {})

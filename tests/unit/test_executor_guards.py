@@ -317,3 +317,15 @@ def test_the_service_reads_the_figures_from_prometheus_and_the_gateway(monkeypat
     assert figures == Figures(offline_partitions=1, under_min_isr=3, under_replicated=0,
                               down_brokers=frozenset({5}), lag={("a", 0): 5e6})
     assert guards.watch_for(source, GuardSettings(enabled=False), ALWAYS) is None
+
+
+def test_a_plan_with_nothing_left_to_start_completes_under_a_breach(tmp_path):
+    rig = rig_with(tmp_path, health=FakeHealth)
+    rig.start(1, PLAN, 2 * MB, per_broker=5)  # one batch
+    rig.step(1)
+    rig.watch.health.figures_now = Figures(offline_partitions=3)
+    ex = rig.step(1)
+    assert ex.state == "paused" and ex.phase == "running"
+    assert rates(rig) == {"1000000"}
+    ex = rig.run(1)  # the breach stays: the batch finishes, and so does the plan
+    assert ex.state == "completed" and rig.throttle_configs() == {}
