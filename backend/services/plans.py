@@ -120,6 +120,15 @@ def parse_time(value: Any, where: str) -> float:
                    f"2026-12-01T22:00+01:00 (or epoch seconds), got {str(value)[:40]!r}")
 
 
+def not_before(store: Store, plan: Plan) -> float | None:
+    """When a reassignment may start at the earliest (its proposal's "not before",
+    signed with it), read from the content already loaded or from the store's one field."""
+    if plan.content is not None:
+        return plan.content.get("not_before")
+    with store.read() as conn:
+        return repo.plan_not_before(conn, plan.id)
+
+
 def get(store: Store, plan_id: int) -> Plan:
     """The plan with its content, basis and decisions; NotFound when there is none."""
     return _load(store, plan_id)

@@ -99,6 +99,8 @@ def test_the_plan_page_shows_the_window_state_and_the_pause_reason(browser, seco
     assert "not before its start time" in hold(operator) and f"{when} UTC" in hold(operator)
     assert "waiting for window: batch 0 of" in operator.find_element(
         By.ID, "pv-progress").text
+    stamp = datetime.fromtimestamp(opens, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert f"Not before\n{stamp}" in operator.find_element(By.ID, "pv-facts").text
     screenshot(operator, "guards-1-waiting-for-window")
     operator.find_element(By.ID, "pv-cancel").click()
     wait(operator, 10).until(ec.alert_is_present())

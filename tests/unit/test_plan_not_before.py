@@ -39,6 +39,9 @@ def test_not_before_is_in_the_content_and_its_sha256(store):
     assert spec_from_dict(spec, 1).not_before == 1_796_158_800.0
     assert "not_before" not in executable_content(SNAP, plain.content, None)["execution"]
     assert propose(store, not_before=1_796_158_800).content["not_before"] == 1_796_158_800.0
+    # the plan page reads it without decoding the content
+    assert plans.not_before(store, plans.summary(store, later.id)) == 1_796_158_800.0
+    assert plans.not_before(store, plans.summary(store, plain.id)) is None
 
 
 @pytest.mark.parametrize("value", ["tomorrow", "2026-12-01T22:00:00", True, -5, [1]])
