@@ -117,11 +117,11 @@ class Watch:
                     "auto_resume": self.settings.auto_resume,
                     "resume_after": self.settings.resume_after_seconds}
         if pending:
-            opens = max(next_open(self.windows, now), spec.not_before or now)
+            early = spec.not_before is not None and spec.not_before > now
+            opens = next_open(self.windows, spec.not_before if early else now)
             if opens > now:
-                before = spec.not_before is not None and opens == spec.not_before
                 return {"kind": WINDOW, "next_window": opens,
-                        "text": "not before its start time" if before
+                        "text": "not before its start time" if early
                         else "outside the cluster's execution windows"}
         return None
 
@@ -135,7 +135,11 @@ class Watch:
                                                       for e in plan)
         moving = sorted(k for k in flight if k in ours)
         figures = self.health.figures(moving)
-        history = self._lag.setdefault(ex.plan_id, {})
+        # a move is judged stalled at the plan's own rate only: at the floor it may well
+        # not gain on its producers, and a stall seen there would hold it for ever
+        history = {} if self.rate(ex, spec) != spec.throttle \
+            else self._lag.setdefault(ex.plan_id, {})
+        self._lag[ex.plan_id] = history
         for k in list(history):
             if k not in figures.lag:
                 del history[k]

@@ -329,3 +329,34 @@ def test_a_plan_with_nothing_left_to_start_completes_under_a_breach(tmp_path):
     assert rates(rig) == {"1000000"}
     ex = rig.run(1)  # the breach stays: the batch finishes, and so does the plan
     assert ex.state == "completed" and rig.throttle_configs() == {}
+
+
+def test_a_stalled_move_pauses_and_is_judged_again_at_the_plans_rate(tmp_path):
+    class Stuck(FakeHealth):
+        def figures(self, moving) -> Figures:
+            return Figures(lag={k: 5e6 for k in moving})  # never falls
+
+    settings = GuardSettings(stall_minutes=1, resume_after_seconds=10, floor=10_000)
+    rig = rig_with(tmp_path, settings, health=Stuck)
+    rig.start(1, PLAN, 20_000, per_broker=1)  # 400 s a batch: still moving
+    ex = until_state(rig, "paused")
+    assert 60 <= rig.now <= 63  # a minute after its first sample
+    assert ex.hold["conditions"][0]["condition"] == "stalled_move"
+    assert "has not progressed for 1 min" in ex.hold["text"]
+    rig.step(1)
+    assert rates(rig) == {"10000"}
+    # at the floor a stall is not judged: it clears, the plan resumes 10 s later at its
+    # own rate, and a minute after that the stall is seen again
+    ex = until_state(rig, "running")
+    assert ex.hold is None and rig.now <= 80
+    rig.step(1)
+    assert rates(rig) == {"20000"}
+    assert until_state(rig, "paused").hold["conditions"][0]["condition"] == "stalled_move"
+
+
+def until_state(rig: Rig, state: str, limit: int = 100):
+    for _ in range(limit):
+        ex = rig.step(1)
+        if ex.state == state:
+            return ex
+    raise AssertionError(f"still {ex.state}")
