@@ -35,6 +35,7 @@ REFRESH = "refresh"
 OV_BANNERS = "ov-banners"
 OV_LIMIT_BANNERS = "ov-limit-banners"
 OV_METRIC_BANNERS = "ov-metric-banners"
+OV_HOLD_BANNERS = "ov-hold-banners"  # executing plans a guard or a window holds
 OV_CARDS = "ov-cards"
 OV_HEALTH = "ov-health"
 OV_BROKER_BARS = "ov-broker-bars"

@@ -126,6 +126,19 @@ def held(ex: Execution) -> dict:
     return {"status": status, "hold": hold, "next_window": hold.get("next_window")}
 
 
+def held_plans(store: Store, cluster: str) -> list[dict]:
+    """The cluster's executing plans a guard or a window holds now: {plan_id, title,
+    status, text, next_window}, for the Overview's banner."""
+    records, out = ExecutionRecords(store), []
+    for ex in records.active(cluster):
+        said = held(ex)
+        if said["hold"] is not None:
+            out.append({"plan_id": ex.plan_id, "title": plans.summary(store, ex.plan_id).title,
+                        "status": said["status"], "text": said["hold"]["text"],
+                        "next_window": said["next_window"]})
+    return out
+
+
 def executing_etas(store: Store, cluster: str) -> list[dict]:
     """The predicted ETA of each plan executing on ``cluster``, as its page gives it (for
     /throttles, which shows the moves in flight: the same figure in both places)."""

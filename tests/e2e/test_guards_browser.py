@@ -117,6 +117,10 @@ def test_the_plan_page_shows_the_window_state_and_the_pause_reason(browser, seco
     assert "resumes by itself once clear for 0m 2s" in hold(operator)
     assert gw.list_reassignments() == []  # nothing started
     screenshot(operator, "guards-2-paused-by-a-guard")
+    approver.get(f"{url}/?cluster=guarded")  # the Overview's banner says it too
+    wait(approver).until(lambda d: f"Plan #{guarded} (move orders to [3, 4]) is paused by "
+                         "a guard: broker 4 is down" in d.find_element(
+                             By.ID, "ov-hold-banners").text)
     twin.recover_broker(4)
     wait(operator, 180).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
                                                                "completed"))

@@ -208,6 +208,10 @@ def test_a_plan_a_guard_pauses_holds_its_floor_throttles_and_the_overview_says_s
     assert during["leftovers"] == [] and during["held"] > 0
     assert during["holding"] == [{"plan_id": plan_id, "configs": during["held"],
                                   "status": "paused by a guard"}]
+    assert execution.held_plans(world.store, "small") == [{
+        "plan_id": plan_id, "title": plans.get(world.store, plan_id).title,
+        "status": "paused by a guard", "text": "2 offline partitions (more than 0)",
+        "next_window": None}]
     health.now = Figures(offline_partitions=0)
     world.until(plan_id, "completed")
     assert world.throttles() == {}
