@@ -179,7 +179,7 @@ def propose():
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
-        throttle=body.get("throttle"))
+        throttle=body.get("throttle"), not_before=body.get("not_before"))
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
         grids.keep_plan_grid(plan.id, draft.table)
     return _proposed(plan)

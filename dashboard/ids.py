@@ -35,6 +35,7 @@ REFRESH = "refresh"
 OV_BANNERS = "ov-banners"
 OV_LIMIT_BANNERS = "ov-limit-banners"
 OV_METRIC_BANNERS = "ov-metric-banners"
+OV_HOLD_BANNERS = "ov-hold-banners"  # executing plans a guard or a window holds
 OV_CARDS = "ov-cards"
 OV_HEALTH = "ov-health"
 OV_BROKER_BARS = "ov-broker-bars"
@@ -165,6 +166,7 @@ SH_PREVIEW = "sh-preview"
 SH_ON_CLUSTER = "sh-on-cluster"  # what executing a shrink does on this cluster
 
 PLAN_TITLE = "plan-title-input"
+PLAN_NOT_BEFORE = "plan-not-before-input"  # a reassignment starts no batch before it
 PLAN_PROPOSE = "plan-propose"
 PLAN_PROPOSE_ERROR = "plan-propose-error"
 
@@ -194,6 +196,7 @@ PV_CANCEL_CONFIRM = "pv-cancel-confirm"  # asks before a Cancel is sent
 PV_EXEC_RESULT = "pv-exec-result"
 PV_PROGRESS = "pv-progress"
 PV_PROGRESS_BAR = "pv-progress-bar"
+PV_HOLD = "pv-hold"  # why a guard or a window holds the execution
 PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
 PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
 PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators

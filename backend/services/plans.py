@@ -23,7 +23,7 @@ from backend.model.bounds import MAX_LONG
 from backend.model.snapshot import Snapshot
 from backend.services import approval_status
 from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
-from backend.services.plan_kinds import KINDS, ConfigsOf, TopicsOf, kind_of
+from backend.services.plan_kinds import KINDS, REASSIGNMENT, ConfigsOf, TopicsOf, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
 from backend.store.audit import append, canonical_json
@@ -63,12 +63,14 @@ def _now(now: datetime | None) -> datetime:
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
             throttle: int | None = None, outside_window: bool | None = None,
-            now: datetime | None = None) -> Plan:
+            now: datetime | None = None, not_before: Any = None) -> Plan:
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
     clear-throttles plan: against the config values in its content; admins only), with
     the approval requirement its cluster's policy gives its frozen numbers (and
     ``outside_window``: whether it runs outside the cluster's windows; None: the
-    preview's flag of that name, absent: not outside)."""
+    preview's flag of that name, absent: not outside).
+    ``not_before``: a reassignment starts no batch before this time (ISO 8601 with a zone,
+    or epoch seconds); it goes into the content, so into the sha256 the approver signs."""
     authorize(actor, "propose")
     _check_name(actor)
     plan_kind = KINDS.get(kind)
@@ -84,6 +86,11 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
                                  or not 0 < throttle <= MAX_LONG):
         raise BadInput(f"throttle: expected a positive integer (bytes/s) up to Kafka's "
                        f"largest value (2^63-1), got {str(throttle)[:30]}")
+    if not_before not in (None, ""):
+        if kind != REASSIGNMENT:
+            raise BadInput(f"not_before: only a reassignment waits for a start time, not a "
+                           f"{kind}")
+        content = {**content, "not_before": parse_time(not_before, "not_before")}
     try:
         sha = plan_sha256(kind, cluster, content, throttle)
     except (TypeError, ValueError) as e:
@@ -108,6 +115,30 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     # the row as stored, not read back: a 100k-move plan's content and basis are megabytes
     # of JSON to decode again (what get reads back equals these values)
     return Plan(id=plan_id, **row)
+
+
+def parse_time(value: Any, where: str) -> float:
+    """Epoch seconds from an ISO 8601 date-time with its zone or from epoch seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e11:
+        return float(value)
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.strip())
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return when.timestamp()
+    raise BadInput(f"{where}: expected a date-time with its zone such as "
+                   f"2026-12-01T22:00+01:00 (or epoch seconds), got {str(value)[:40]!r}")
+
+
+def not_before(store: Store, plan: Plan) -> float | None:
+    """When a reassignment may start at the earliest (its proposal's "not before",
+    signed with it), read from the content already loaded or from the store's one field."""
+    if plan.content is not None:
+        return plan.content.get("not_before")
+    with store.read() as conn:
+        return repo.plan_not_before(conn, plan.id)
 
 
 def get(store: Store, plan_id: int) -> Plan:

@@ -135,6 +135,7 @@ executions = Table(
     Column("bytes_total", BigInteger, nullable=False, default=0),
     Column("bytes_done", BigInteger, nullable=False, default=0),
     Column("version", Integer, nullable=False, default=0),  # fences a stale executor
+    Column("hold", JSON),  # why a guard or a window holds it (migration 0008_guards)
 )
 
 # The frozen content an execution runs ({"reassignment": ..., "execution": spec}), apart

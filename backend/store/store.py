@@ -355,6 +355,14 @@ def _decision(d: Mapping[str, Any]) -> Decision:
     return Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"], d["role"])
 
 
+def plan_not_before(conn: Connection, plan_id: int) -> float | None:
+    """A reassignment's start time from its content (one field: a 100k-move plan's
+    content is megabytes of JSON)."""
+    value = conn.execute(select(plans.c.content["not_before"].as_float())
+                         .where(plans.c.id == plan_id)).scalar()
+    return None if value is None else float(value)
+
+
 def query_plans(conn: Connection, cluster: str | None = None, state: str | None = None,
                 limit: int = 500) -> list[Plan]:
     """Newest first, without content and basis; a proposed plan with its approvals so far

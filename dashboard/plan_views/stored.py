@@ -4,6 +4,7 @@ answers of its callbacks as named tuples, its decisions, audit trail and exact J
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 import pandas as pd
@@ -101,6 +102,10 @@ def facts(plan: Plan) -> html.Dl:
             ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s"),
             ("sha256", html.Code(plan.sha256, id=ids.PV_SHA)),
             ("Approvals", html.Span(approvals(plan), id=ids.PV_APPROVALS))]
+    start = plan_service.not_before(runtime.current().plan_store(), plan) \
+        if kind_of(plan.kind).large else None
+    if start is not None:  # signed with the plan: no batch starts before it
+        rows.insert(5, ("Not before", time_of(datetime.fromtimestamp(start, UTC))))
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
                    className="facts", id=ids.PV_FACTS)
 

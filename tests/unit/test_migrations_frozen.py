@@ -21,6 +21,7 @@ LANDED = {
     "0006_audit_seals.py": "25fd289a922a2488a2867099dd23fbb02b329787b54d3750ace226d95514e975",
     "0007_approval_rules.py":
         "3b8e1b9a8aa29ccabc26b3e6b94254af35540fd2433cef132c973ea7086a7d77",
+    "0008_guards.py": "919bbd8519633adc32f54d37cad2fad2cfc35cd4ebca27ce4b42c55f515ee1c2",
 }
 
 
