@@ -450,15 +450,18 @@ def _try_change(store: Store, actor: Actor, plan: Plan, action: str, now: dateti
         row = {"user": actor.name, "decision": kind, "comment": comment or "", "sha256": sha,
                "role": actor.role}
         made = (Decision(actor.name, kind, comment or "", sha, now, actor.role),)
+    # an approved plan has expiry_hours from its approval to be started (issue 28: not
+    # from its proposal, nor from the window it waits for)
+    expires = now + timedelta(hours=store.expiry_hours) if target == "approved" else None
     if not store.transition(plan.id, plan.state, plan.version, state=target, at=now,
-                            decision=row, audit_row={
+                            decision=row, expires_at=expires, audit_row={
                                 "user": actor.name, "action": action,
                                 "before": plan.state, "after": target,
                                 "address": actor.address, "detail": detail}):
         return None
     # the row is exactly this now: the update matched this version and nothing else changed
     return replace(plan, state=target, version=plan.version + 1, updated_at=now,
-                   decisions=plan.decisions + made)
+                   decisions=plan.decisions + made, expires_at=expires or plan.expires_at)
 
 
 def _lost(store: Store, plan: Plan) -> NoReturn:

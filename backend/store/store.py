@@ -238,17 +238,21 @@ class Store:
 
     def transition(self, plan_id: int, expect_state: str, expect_version: int, *,
                    state: str, at: datetime, audit_row: dict,
-                   decision: dict | None = None, cancel_requested: bool = False) -> bool:
+                   decision: dict | None = None, cancel_requested: bool = False,
+                   expires_at: datetime | None = None) -> bool:
         """Every change of a plan's state (and a cancel request, which keeps the state):
         the conditional update, its decision and audit rows, all or nothing; False when
-        the plan is no longer at (``expect_state``, ``expect_version``). On PostgreSQL it
-        is one statement, and the audit row's seal follows the commit (``write``)."""
+        the plan is no longer at (``expect_state``, ``expect_version``). ``expires_at``:
+        the plan's new expiry (an approval restarts it). On PostgreSQL it is one
+        statement, and the audit row's seal follows the commit (``write``)."""
         extra = {"cancel_requested_at": at} if cancel_requested else {}
+        if expires_at is not None:
+            extra["expires_at"] = expires_at
         with self.write() as conn:
             if self.postgres:
                 params = _pg_transition_params(plan_id, expect_state, expect_version, state,
                                                at, audit_row, decision, cancel_requested,
-                                               self.keys.current)
+                                               self.keys.current, expires_at)
                 row = conn.execute(_PG_TRANSITION, params).first()
                 if row is not None:
                     linked(conn, row.id, row.hash, at)
@@ -402,7 +406,8 @@ def due_plans(conn: Connection, states: frozenset[str],
 _PG_TRANSITION = text("""
 WITH u AS (
     UPDATE plans SET state = :state, version = :version, updated_at = :at,
-        cancel_requested_at = CASE WHEN :cancel THEN :at ELSE cancel_requested_at END
+        cancel_requested_at = CASE WHEN :cancel THEN :at ELSE cancel_requested_at END,
+        expires_at = CASE WHEN :renew THEN :expires ELSE expires_at END
     WHERE id = :p_id AND state = :p_state AND version = :p_version RETURNING id),
 d AS (
     INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at, role)
@@ -420,12 +425,15 @@ SELECT id, hash FROM a
 
 def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, state: str,
                           at: datetime, audit_row: dict, decision: dict | None,
-                          cancel_requested: bool, key_id: str) -> dict:
+                          cancel_requested: bool, key_id: str,
+                          expires_at: datetime | None = None) -> dict:
     """_PG_TRANSITION's parameters, each stored as the two-statement path stores it."""
     a, d = audit_row, decision or {}
     at = at.astimezone(UTC)
     return {"p_id": plan_id, "p_state": expect_state, "p_version": expect_version,
             "state": state, "version": expect_version + 1, "at": at,
+            "renew": expires_at is not None,
+            "expires": at if expires_at is None else expires_at.astimezone(UTC),
             "cancel": cancel_requested, "decided": decision is not None, "d_user": d.get("user"),
             "d_decision": d.get("decision"), "d_comment": d.get("comment"),
             "d_sha256": d.get("sha256"), "d_role": d.get("role"), "a_user": a["user"],

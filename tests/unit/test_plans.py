@@ -256,7 +256,12 @@ def test_expire_due_moves_only_overdue_undecided_plans(store):
                                     now=T0)
     fresh = propose(store, now=T0 + timedelta(hours=12))
     assert plans.expire_due(store, now=T0 + timedelta(hours=23)) == []
-    assert plans.expire_due(store, now=T0 + timedelta(hours=24)) == [old.id, ok.id]
+    # the proposal 24 h after its proposal; the approved plan 24 h after its approval
+    # (an hour after its proposal): expiry counts from approval, not from proposal
+    assert plans.expire_due(store, now=T0 + timedelta(hours=24)) == [old.id]
+    assert ok.expires_at == T0 + timedelta(hours=25)
+    assert plans.expire_due(store, now=T0 + timedelta(hours=25)) == [ok.id]
+    assert plans.get(store, ok.id).expires_at == T0 + timedelta(hours=25)
     assert plans.get(store, fresh.id).state == "proposed"
     assert plans.get(store, running.id).state == "executing"
     [entry] = plans.audit_entries(store, plan=old.id, user="railyard")

@@ -181,6 +181,8 @@ class PlanMachine(RuleBasedStateMachine):
         assert plan.state == TRANSITIONS[action][1]
         assert before in TRANSITIONS[action][0]
         m["state"] = plan.state
+        if plan.state == "approved":  # expiry counts from the approval (issue 28)
+            m["expires"] = self.now + timedelta(hours=2)
         self.changes += 1
 
     def call(self, plan, action, actor, right_sha):
