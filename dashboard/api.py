@@ -20,7 +20,13 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.model import json_input
-from backend.services import execution, plan_kinds, shrink_execution, throttle_leftovers
+from backend.services import (
+    execution,
+    plan_kinds,
+    plan_queue,
+    shrink_execution,
+    throttle_leftovers,
+)
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
@@ -142,12 +148,27 @@ def _cluster(name: Any) -> str:
 def list_plans():
     cluster = request.args.get("cluster") or None
     state = request.args.get("state") or None
+    needs = request.args.get("needs_approval_by") or None
+    if cluster == plan_queue.ALL or needs is not None:
+        return _queue(cluster, state, needs)
     if cluster is not None:
         _cluster(cluster)
     if state is not None and state not in STATES:
         raise BadInput(f"state: expected one of {', '.join(STATES)}, got {state!r}")
     plans = plan_service.list_plans(_store(), cluster, state)
     return jsonify(plans=[p.to_dict() for p in plans])
+
+
+def _queue(cluster: str | None, state: str | None, needs: str | None):
+    """The fleet's queue (services.plan_queue): ``cluster=*`` is every configured
+    cluster, ``needs_approval_by=me`` the plans waiting for the caller's approval."""
+    if needs is not None and needs != "me":
+        raise BadInput(f"needs_approval_by: expected me, got {needs[:40]!r}")
+    who = auth.current_actor()
+    rows = plan_queue.queue(_store(), [c.name for c in runtime.current().config.clusters],
+                            cluster=cluster, state=state, sort=request.args.get("sort"),
+                            needs_approval_by=who if needs else None, viewer=who)
+    return jsonify(plans=rows)
 
 
 @api.post("/plans")

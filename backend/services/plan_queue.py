@@ -124,3 +124,11 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
 
 def _key(value: Any) -> Any:
     return value.casefold() if isinstance(value, str) else value
+
+
+def open_counts(store: Store, cluster: str) -> dict[str, int]:
+    """How many of ``cluster``'s plans are proposed, approved and executing (the
+    Overview's link to them in the queue)."""
+    with store.read() as conn:
+        entries = repo.queue_entries(conn, [cluster], list(repo.OPEN))
+    return {s: sum(e.plan.state == s for e in entries) for s in repo.OPEN}
