@@ -26,20 +26,24 @@ BYTES = {"function": "bytes(params.value)"}
 PERCENT = {"function": "percent(params.value)"}
 DURATION = {"function": "duration(params.value)"}
 COLUMNS = [
-    {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "maxWidth": 90},
-    {"field": "cluster"}, {"field": "state", "cellClass": "queue-state"},
-    {"field": "kind"}, {"field": "title", "minWidth": 200, "tooltipField": "title"},
-    {"field": "author"},
-    {"field": "approvals", "headerName": "approvals so far",
-     "tooltipField": "approval_text"},
-    tables.number_column("still_needed", "approvals still needed"),
-    tables.number_column("bytes_to_move", "bytes to move", BYTES),
-    {"field": "schedule", "headerName": "window"},
-    {"field": "execution"},
-    tables.number_column("progress", "progress", PERCENT),
-    tables.number_column("eta_seconds", "ETA", DURATION),
-    {"field": "pause_reason", "headerName": "pause reason", "tooltipField": "pause_reason"},
+    {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 70},
+    {"field": "cluster", "width": 95}, {"field": "state", "width": 100},
+    {"field": "kind", "width": 110},
+    {"field": "title", "flex": 2, "minWidth": 150, "tooltipField": "title"},
+    {"field": "author", "width": 90},
+    {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
+     "width": 90},
+    {**tables.number_column("still_needed", "still needed"), "width": 80},
+    {**tables.number_column("bytes_to_move", "bytes to move", BYTES), "width": 95},
+    {"field": "schedule", "headerName": "window", "width": 100, "tooltipField": "schedule"},
+    {"field": "execution", "headerName": "run", "width": 80},
+    {**tables.number_column("progress", "progress", PERCENT), "width": 85},
+    {**tables.number_column("eta_seconds", "ETA", DURATION), "width": 75},
+    {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 120,
+     "tooltipField": "pause_reason"},
 ]
+# the filters above the grid filter; the grid sorts
+COLUMN_DEFAULTS = {**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 70}
 ROW_STYLE = {"styleConditions": [
     {"condition": "params.data.for_you", "style": {"backgroundColor": "#eef5ff"}}]}
 
@@ -78,8 +82,8 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
         html.Div(dag.AgGrid(
             id=ids.QU_GRID, rowData=rows, columnDefs=_columns(sort),
             getRowId="params.data.key", getRowStyle=ROW_STYLE,
-            defaultColDef=tables.COLUMN_DEFAULTS, columnSize="responsiveSizeToFit",
-            style={"height": "560px"}, className="ag-theme-alpine",
+            defaultColDef=COLUMN_DEFAULTS, style={"height": "560px"},
+            className="ag-theme-alpine queue-grid",
             dashGridOptions={"animateRows": False, "tooltipShowDelay": 300}),
             className="panel"),
     ])
