@@ -7,8 +7,7 @@ changed nothing sends nothing."""
 
 from __future__ import annotations
 
-import hashlib
-import json
+import zlib
 
 import dash
 import dash_ag_grid as dag
@@ -42,6 +41,8 @@ COLUMNS = [
     {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 120,
      "tooltipField": "pause_reason"},
 ]
+# what the grid reads of a queue row: its columns, the row id, the tooltip, the flag
+SHOWN = ("key", *(c["field"] for c in COLUMNS), "approval_text", "for_you")
 # the filters above the grid filter; the grid sorts
 COLUMN_DEFAULTS = {**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 70}
 ROW_STYLE = {"styleConditions": [
@@ -56,7 +57,6 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
     state = state if state in plan_actions.PLAN_STATES else None
     sort = sort if sort and sort.lstrip("-") in plan_queue.SORTS else plan_queue.DEFAULT_SORT
     mine = mine == "1"
-    rows, error = _rows(cluster, state, mine, sort)
     return html.Div([
         html.H1(["Queue", html.Small("every plan of every cluster")]),
         html.P("What is proposed, approved, running and done across the fleet. Filter it, "
@@ -75,12 +75,12 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
             html.A("Link to this view", id=ids.QU_LINK, href=_href(cluster, state, mine, sort),
                    className="report-link"),
         ], className="form-row"),
-        html.Div(error, id=ids.QU_ERROR),
-        html.P(_count(rows), id=ids.QU_COUNT, className="hint"),
-        dcc.Store(id=ids.QU_SHOWN, data=_digest(rows)),
+        html.Div(id=ids.QU_ERROR),
+        html.P(id=ids.QU_COUNT, className="hint"),
+        dcc.Store(id=ids.QU_SHOWN),
         dcc.Interval(id=ids.QU_REFRESH, interval=rt.config.server.refresh_seconds * 1000),
         html.Div(dag.AgGrid(
-            id=ids.QU_GRID, rowData=rows, columnDefs=_columns(sort),
+            id=ids.QU_GRID, rowData=[], columnDefs=_columns(sort),
             getRowId="params.data.key", getRowStyle=ROW_STYLE,
             defaultColDef=COLUMN_DEFAULTS, style={"height": "560px"},
             className="ag-theme-alpine queue-grid",
@@ -89,19 +89,28 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
     ])
 
 
-@dash.callback(Output(ids.QU_GRID, "rowData"), Output(ids.QU_COUNT, "children"),
-               Output(ids.QU_SHOWN, "data"), Output(ids.QU_ERROR, "children"),
+@dash.callback(Output(ids.QU_GRID, "rowData"), Output(ids.QU_GRID, "rowTransaction"),
+               Output(ids.QU_COUNT, "children"), Output(ids.QU_SHOWN, "data"),
+               Output(ids.QU_ERROR, "children"),
                Input(ids.QU_CLUSTER, "value"), Input(ids.QU_STATE, "value"),
                Input(ids.QU_MINE, "value"), Input(ids.QU_REFRESH, "n_intervals"),
-               State(ids.QU_SHOWN, "data"), prevent_initial_call=True)
+               State(ids.QU_SHOWN, "data"))
 def refresh(cluster, state, mine, _tick, shown):
-    """The rows again, on a filter change or the refresh tick; nothing is sent when they
-    are what the grid shows (the grid keeps its rows by plan id either way)."""
-    rows, error = _rows(cluster or ALL, state or None, bool(mine), plan_queue.DEFAULT_SORT)
-    digest = _digest(rows)
-    if error is None and digest == shown:
-        return no_update, no_update, no_update, None
-    return rows, _count(rows), digest, error
+    """The page shown or a filter changed: the rows asked for. The refresh tick: only the
+    rows added, changed or gone since (a transaction the grid applies by plan id, so the
+    other rows stay as drawn), and nothing at all when none changed."""
+    rows, error = _rows(cluster or ALL, state or None, bool(mine))
+    if error is not None:  # the store did not answer: the rows stay as they were
+        return no_update, no_update, no_update, no_update, error
+    now = _digests(rows)
+    if dash.ctx.triggered_id != ids.QU_REFRESH or not isinstance(shown, dict):
+        return rows, no_update, _count(rows), now, None
+    if now == shown:
+        return no_update, no_update, no_update, no_update, None
+    change = {"add": [r for r in rows if r["key"] not in shown],
+              "update": [r for r in rows if r["key"] in shown and shown[r["key"]] != now[r["key"]]],
+              "remove": [{"key": k} for k in shown if k not in now]}
+    return no_update, change, _count(rows), now, None
 
 
 dash.clientside_callback(  # assets/railyard.js: the view into the address bar and the link
@@ -111,15 +120,16 @@ dash.clientside_callback(  # assets/railyard.js: the view into the address bar a
     Input(ids.QU_GRID, "columnState"), prevent_initial_call=True)
 
 
-def _rows(cluster: str, state: str | None, mine: bool, sort: str) -> tuple[list[dict], object]:
-    """The queue as the filters ask, for the signed-in user; an error banner instead when
-    the store does not answer."""
+def _rows(cluster: str, state: str | None, mine: bool) -> tuple[list[dict], object]:
+    """The queue as the filters ask, for the signed-in user, newest first (the grid sorts
+    it as the view asks); an error banner instead when the store does not answer."""
     rt = runtime.current()
     who = auth.current_actor()
     try:
-        return plan_queue.queue(rt.plan_store(), [c.name for c in rt.config.clusters],
-                                cluster=cluster, state=state, sort=sort, viewer=who,
-                                needs_approval_by=who if mine else None), None
+        rows = plan_queue.queue(rt.plan_store(), [c.name for c in rt.config.clusters],
+                                cluster=cluster, state=state, viewer=who,
+                                needs_approval_by=who if mine else None)
+        return [{k: r[k] for k in SHOWN} for r in rows], None
     except (BadInput, Unavailable) as e:
         return [], banners.banner(str(e), "error")
 
@@ -145,5 +155,6 @@ def _count(rows: list[dict]) -> str:
                if waiting else ""))
 
 
-def _digest(rows: list[dict]) -> str:
-    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
+def _digests(rows: list[dict]) -> dict[str, int]:
+    """Each row's checksum by plan id: what the grid shows, to send only what changed."""
+    return {r["key"]: zlib.crc32(repr(tuple(r.values())).encode()) for r in rows}

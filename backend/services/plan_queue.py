@@ -3,8 +3,9 @@
 it runs, why it is paused), filtered by cluster, state and "needs my approval", sorted.
 
 The /queue page and `GET /api/v1/plans?cluster=*` ask ``queue``; the store answers all
-clusters at once (backend/store/queue.py: no statement per plan or per cluster), and the
-approvals come from ``approval_status`` on the decisions loaded in bulk.
+clusters at once (backend/store/queue.py: no statement per plan or per cluster; what
+never changes is read once per process), and the approvals come from
+``approval_status`` on the decisions loaded in bulk.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from backend.errors import BadInput
 from backend.services import approval_status, execution
@@ -58,12 +60,44 @@ def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
     states = ["proposed"] if needs_approval_by is not None else [state] if state else None
     with store.read() as conn:
         entries = repo.queue_entries(conn, [cluster] if cluster else list(clusters), states,
-                                     limit)
+                                     limit, _frozen(store))
     if needs_approval_by is not None:
         entries = [e for e in entries
                    if approval_status.needs_approval_by(e.plan, needs_approval_by)]
     viewer = viewer or needs_approval_by
-    return sort_rows([row(e, viewer) for e in entries], sort)
+    made = _made(store)
+    return sort_rows([_row(made, e, viewer) for e in entries], sort)
+
+
+_FROZEN: WeakKeyDictionary[Store, repo.Frozen] = WeakKeyDictionary()
+_MADE: WeakKeyDictionary[Store, dict] = WeakKeyDictionary()
+
+
+def _made(store: Store) -> dict:
+    """Rows made before, by (plan id, version, viewer), for this process: a plan that is
+    not executing changes only with its version (its rows must not be changed)."""
+    made = _MADE.get(store)
+    if made is None or len(made) > 4 * QUEUE_ROWS:
+        made = _MADE[store] = {}
+    return made
+
+
+def _row(made: dict, entry: repo.QueueEntry, viewer: Actor | None) -> dict:
+    if entry.execution is not None:
+        return row(entry, viewer)
+    key = (entry.plan.id, entry.plan.version, viewer)
+    out = made.get(key)
+    if out is None:
+        out = made[key] = row(entry, viewer)
+    return out
+
+
+def _frozen(store: Store) -> repo.Frozen:
+    """The store's queue rows read before (what never changes of them), for this process."""
+    frozen = _FROZEN.get(store)
+    if frozen is None:
+        frozen = _FROZEN.setdefault(store, repo.Frozen())
+    return frozen
 
 
 def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
@@ -130,5 +164,5 @@ def open_counts(store: Store, cluster: str) -> dict[str, int]:
     """How many of ``cluster``'s plans are proposed, approved and executing (the
     Overview's link to them in the queue)."""
     with store.read() as conn:
-        entries = repo.queue_entries(conn, [cluster], list(repo.OPEN))
+        entries = repo.queue_entries(conn, [cluster], list(repo.OPEN), frozen=_frozen(store))
     return {s: sum(e.plan.state == s for e in entries) for s in repo.OPEN}

@@ -1,11 +1,14 @@
 """The fleet's plan queue in the store: every plan of the named clusters with what a
-queue row shows, in one statement for the plans of all clusters and one bulk statement
-each for their decisions, their executions' progress and who paused them.
+queue row shows, in one statement for the plans of all clusters, and bulk statements
+(never one per plan or per cluster) for the rest: their decisions, their preview's
+figures and schedule, their executions' progress and who paused them.
 
-Nothing here is per plan or per cluster: 5,000 plans of 200 clusters are four
-statements. The plans' content (megabytes for a large reassignment) is never read
-whole: only its schedule fields, and only for plans still to run; the preview only for
-the figures a row shows.
+What was read is kept (``Frozen``): a plan's row and decisions change only with its
+version, its preview and content never (frozen at proposal). So a refresh of 5,000
+plans of 200 clusters reads their ids and versions, the executions in flight, and the
+rows of the plans that changed since. The content (megabytes for a large
+reassignment) is never read whole: only its schedule fields, and only for plans still
+to run.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, func, select
+from sqlalchemy import Connection, Select, and_, case, func, select
 
 from backend.store.executions import ACTIVE, Execution, _execution
 from backend.store.schema import audit, decisions, exec_batches, executions, plans
@@ -43,51 +46,90 @@ class QueueEntry:
 _LISTED = [c for c in plans.c if c.name not in ("content", "basis", "preview")]
 
 
-def _fields(column, keys: tuple[str, ...], only_open: bool) -> list:
-    """``column``'s top-level ``keys`` as their own JSON columns (the database extracts
-    them: the document is not sent); for open plans only when ``only_open``."""
-    out = []
-    for key in keys:
-        value = column[key]
-        out.append((case((plans.c.state.in_(OPEN), value)) if only_open else value)
-                   .label(f"{column.name}.{key}"))
-    return out
+class Frozen:
+    """Plans read before, kept between answers so a refresh reads only what changed: each
+    plan as listed (with its decisions) by id and version (every change of a plan's row,
+    a decision included, bumps its version), and its preview's figures and content's
+    schedule by id (frozen at proposal). Share one per store."""
+
+    MOST = 50_000  # plans remembered; past that it starts afresh
+
+    def __init__(self) -> None:
+        self.plans: dict[int, Plan] = {}
+        self.figures: dict[int, tuple[dict, dict]] = {}  # id -> (preview, schedule)
+
+    def trim(self) -> None:
+        if len(self.plans) > self.MOST or len(self.figures) > self.MOST:
+            self.plans, self.figures = {}, {}
 
 
 def queue_entries(conn: Connection, clusters: list[str], states: list[str] | None = None,
-                  limit: int = 10_000) -> list[QueueEntry]:
-    """The newest ``limit`` plans of ``clusters`` (in ``states``, if given), newest first."""
+                  limit: int = 10_000, frozen: Frozen | None = None) -> list[QueueEntry]:
+    """The newest ``limit`` plans of ``clusters`` (in ``states``, if given), newest first;
+    ``frozen``: what earlier answers read (then only the plans' ids and versions are read,
+    and the rows of those that changed)."""
+    frozen = frozen or Frozen()
+    frozen.trim()
     where = [plans.c.cluster.in_(clusters)]
     if states:
         where.append(plans.c.state.in_(states))
-    listed = select(*_LISTED, *_fields(plans.c.preview, PREVIEW_KEYS, False),
-                    *_fields(plans.c.content, SCHEDULE_KEYS, True)) \
-        .where(*where).order_by(plans.c.id.desc()).limit(limit)
-    rows = conn.execute(listed).mappings().all()
-    if not rows:
-        return []
-    ids = select(plans.c.id).where(*where).order_by(plans.c.id.desc()).limit(limit) \
-        .scalar_subquery()
-    made: dict[int, list[Decision]] = {}
-    for d in conn.execute(select(decisions).where(decisions.c.plan_id.in_(ids))
-                          .order_by(decisions.c.id)).mappings():
-        made.setdefault(d["plan_id"], []).append(
-            Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]))
-    running = [r["id"] for r in rows if r["state"] == "executing"]
+    listed = select(plans.c.id).where(*where).order_by(plans.c.id.desc()).limit(limit)
+    versions = conn.execute(listed.add_columns(plans.c.version)).all()
+    stale = [i for i, v in versions if i not in frozen.plans or frozen.plans[i].version != v]
+    if stale:
+        _read_plans(conn, frozen, _among(stale, listed))
+    # (a plan read by the listing's subquery after it left the listing is left out)
+    versions = [(i, v) for i, v in versions if i in frozen.plans]
+    running = [i for i, _ in versions if frozen.plans[i].state == "executing"]
     runs = _executions(conn, running) if running else {}
     paused = [i for i, (ex, _, _) in runs.items() if ex.state in PAUSED]
     by = _paused_by(conn, paused) if paused else {}
     out = []
-    for r in rows:
-        plan = Plan(**{c.name: r[c.name] for c in _LISTED}, content=None, basis=None,
-                    preview={k: r[f"preview.{k}"] for k in PREVIEW_KEYS
-                             if r[f"preview.{k}"] is not None},
-                    decisions=tuple(made.get(r["id"], ())))
-        schedule = {k: r[f"content.{k}"] for k in SCHEDULE_KEYS
-                    if r[f"content.{k}"] is not None}
-        ex, parts, nbytes = runs.get(r["id"], (None, 0, 0))
-        out.append(QueueEntry(plan, schedule, ex, parts, nbytes, by.get(r["id"])))
+    for plan_id, _ in versions:
+        plan = frozen.plans[plan_id]
+        ex, parts, nbytes = runs.get(plan_id, (None, 0, 0))
+        out.append(QueueEntry(plan, frozen.figures[plan_id][1] if plan.state in OPEN else {},
+                              ex, parts, nbytes, by.get(plan_id)))
     return out
+
+
+BY_ID = 500  # up to this many plans are read by id; more, as the listing selects them
+
+
+def _among(ids: list[int], listed: Select):
+    """The plans ``ids`` of the listing, as what a plan id is IN."""
+    return ids if len(ids) <= BY_ID else listed.scalar_subquery()
+
+
+def _read_plans(conn: Connection, frozen: Frozen, ids) -> None:
+    """Plans ``ids`` as listed: their rows and decisions, and the preview's figures and
+    schedule of those not read before."""
+    rows = conn.execute(select(*_LISTED).where(plans.c.id.in_(ids))).mappings().all()
+    unread = [r["id"] for r in rows if r["id"] not in frozen.figures]
+    if unread:
+        _read_figures(conn, frozen, unread if len(unread) <= BY_ID else ids)
+    made: dict[int, list[Decision]] = {}
+    q = select(decisions).where(decisions.c.plan_id.in_(ids)).order_by(decisions.c.id)
+    for d in conn.execute(q).mappings():
+        made.setdefault(d["plan_id"], []).append(
+            Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]))
+    for r in rows:
+        frozen.plans[r["id"]] = Plan(**r, content=None, basis=None,
+                                     preview=frozen.figures[r["id"]][0],
+                                     decisions=tuple(made.get(r["id"], ())))
+
+
+def _read_figures(conn: Connection, frozen: Frozen, ids) -> None:
+    """The preview's figures of plans ``ids`` and the content's schedule of those still to
+    run (a plan that ended never runs again: its content is not parsed)."""
+    schedule = [case((plans.c.state.in_(OPEN), plans.c.content[k])).label(f"content.{k}")
+                for k in SCHEDULE_KEYS]
+    q = select(plans.c.id, *[plans.c.preview[k].label(f"preview.{k}") for k in PREVIEW_KEYS],
+               *schedule).where(plans.c.id.in_(ids))
+    for r in conn.execute(q).mappings():
+        frozen.figures[r["id"]] = (
+            {k: r[f"preview.{k}"] for k in PREVIEW_KEYS if r[f"preview.{k}"] is not None},
+            {k: r[f"content.{k}"] for k in SCHEDULE_KEYS if r[f"content.{k}"] is not None})
 
 
 def _executions(conn: Connection, plan_ids: list[int]) -> dict[int, tuple[Execution, int, int]]:

@@ -121,6 +121,9 @@ def test_needs_my_approval(store, fleet):
     plans.approve(store, APPROVER, fleet["c1"].id, sha256=fleet["c1"].sha256,
                   topics_of=same, now=T0 + timedelta(minutes=11))
     assert waiting(APPROVER2) == [fleet["c3"].id, fleet["c2"].id]
+    # the decision read again, though the plan's approvals were read (and kept) before
+    [c1] = [r for r in plan_queue.queue(store, CLUSTERS, cluster="c1") if r["id"] == fleet["c1"].id]
+    assert (c1["state"], c1["approvers"], c1["still_needed"]) == ("approved", ["anna"], 0)
 
 
 def test_sorting(store, fleet):
@@ -147,7 +150,7 @@ def test_all_clusters_in_a_fixed_number_of_statements(store):
         propose(store, "k0")
         statements.clear()
         plan_queue.queue(store, ["k0"])
-        few = len(statements)  # the plans, their decisions (and SQLite's BEGIN)
+        few = len(statements)  # ids, rows, figures, decisions (and SQLite's BEGIN)
         names = [f"k{i}" for i in range(10)]
         for i, name in enumerate(names * 3):
             plan = propose(store, name, minute=i)
@@ -156,7 +159,17 @@ def test_all_clusters_in_a_fixed_number_of_statements(store):
                               now=T0 + timedelta(minutes=30))
         statements.clear()
         rows = plan_queue.queue(store, names, viewer=APPROVER)
-        assert len(rows) == 31 and len(statements) == few <= 3
+        assert len(rows) == 31 and len(statements) == few <= 5
+        # again, nothing changed: only the plans' ids and versions are read
+        statements.clear()
+        assert plan_queue.queue(store, names, viewer=APPROVER) == rows
+        assert len(statements) == few - 3
+        # one plan changed: its row and decisions are read again, by id
+        plans.withdraw(store, OPERATOR, rows[0]["id"], now=T0 + timedelta(minutes=40))
+        statements.clear()
+        again = plan_queue.queue(store, names, viewer=APPROVER)
+        assert again[0]["state"] == "withdrawn" and again[1:] == rows[1:]
+        assert len(statements) == few - 1
     finally:
         event.remove(store.engine, "before_cursor_execute", count)
 
