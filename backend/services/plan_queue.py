@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 from backend.errors import BadInput
 from backend.services import approval_status, execution
 from backend.store import queue as repo
-from backend.store.store import Store
+from backend.store.store import Plan, Store
 from backend.store.workflow import STATES, Actor
 
 ALL = "*"  # every configured cluster
@@ -73,25 +73,6 @@ _FROZEN: WeakKeyDictionary[Store, repo.Frozen] = WeakKeyDictionary()
 _MADE: WeakKeyDictionary[Store, dict] = WeakKeyDictionary()
 
 
-def _made(store: Store) -> dict:
-    """Rows made before, by (plan id, version, viewer), for this process: a plan that is
-    not executing changes only with its version (its rows must not be changed)."""
-    made = _MADE.get(store)
-    if made is None or len(made) > 4 * QUEUE_ROWS:
-        made = _MADE[store] = {}
-    return made
-
-
-def _row(made: dict, entry: repo.QueueEntry, viewer: Actor | None) -> dict:
-    if entry.execution is not None:
-        return row(entry, viewer)
-    key = (entry.plan.id, entry.plan.version, viewer)
-    out = made.get(key)
-    if out is None:
-        out = made[key] = row(entry, viewer)
-    return out
-
-
 def _frozen(store: Store) -> repo.Frozen:
     """The store's queue rows read before (what never changes of them), for this process."""
     frozen = _FROZEN.get(store)
@@ -100,12 +81,47 @@ def _frozen(store: Store) -> repo.Frozen:
     return frozen
 
 
+def _made(store: Store) -> dict:
+    """Rows made before (but their "for_you"), by plan id and version, for this process:
+    a plan that is not executing changes only with its version."""
+    made = _MADE.get(store)
+    if made is None or len(made) > 2 * QUEUE_ROWS:
+        made = _MADE[store] = {}
+    return made
+
+
+def _row(made: dict, entry: repo.QueueEntry, viewer: Actor | None) -> dict:
+    """``row``, from what was made before for a plan that is not executing."""
+    if entry.execution is not None:
+        return row(entry, viewer)
+    key = (entry.plan.id, entry.plan.version)
+    base = made.get(key)
+    if base is None:
+        base = made[key] = _plan_row(entry)
+    return {**base, "for_you": _for(entry.plan, viewer)}
+
+
 def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
     """One queue row, JSON-ready: the plan, its approvals, bytes to move, schedule, and
-    its execution's state, progress, predicted ETA and pause reason while it runs."""
-    plan, ex = entry.plan, entry.execution
+    its execution's state, progress, predicted ETA and pause reason while it runs; and
+    whether it waits for ``viewer``'s approval."""
+    out = _plan_row(entry)
+    ex = entry.execution
+    if ex is not None:
+        partitions, _done, left = execution.done_so_far(ex, entry.unfinished_partitions,
+                                                        entry.unfinished_bytes)
+        out.update(execution=ex.state,
+                   progress=partitions / ex.partitions_total if ex.partitions_total else None,
+                   eta_seconds=execution.predicted_left(entry.plan.preview, ex.state, left),
+                   pause_reason=pause_reason(ex.state, entry.paused_by, ex.cause))
+    return {**out, "for_you": _for(entry.plan, viewer)}
+
+
+def _plan_row(entry: repo.QueueEntry) -> dict:
+    """A row's figures of the plan itself (no execution yet)."""
+    plan = entry.plan
     approval = approval_status.status(plan)
-    out: dict[str, Any] = {
+    return {
         "id": plan.id, "key": str(plan.id), "cluster": plan.cluster, "state": plan.state,
         "kind": plan.kind, "title": plan.title, "author": plan.author,
         "created_at": plan.created_at.isoformat(), "expires_at": plan.expires_at.isoformat(),
@@ -114,17 +130,11 @@ def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
         "still_needed": approval.still_needed, "approval_text": approval.text,
         "bytes_to_move": plan.preview.get("bytes_to_move"),
         "schedule": schedule_text(entry.schedule),
-        "execution": None, "progress": None, "eta_seconds": None, "pause_reason": None,
-        "for_you": viewer is not None and approval_status.needs_approval_by(plan, viewer),
-    }
-    if ex is not None:
-        partitions, _done, left = execution.done_so_far(ex, entry.unfinished_partitions,
-                                                        entry.unfinished_bytes)
-        out.update(execution=ex.state,
-                   progress=partitions / ex.partitions_total if ex.partitions_total else None,
-                   eta_seconds=execution.predicted_left(plan.preview, ex.state, left),
-                   pause_reason=pause_reason(ex.state, entry.paused_by, ex.cause))
-    return out
+        "execution": None, "progress": None, "eta_seconds": None, "pause_reason": None}
+
+
+def _for(plan: Plan, viewer: Actor | None) -> bool:
+    return viewer is not None and approval_status.needs_approval_by(plan, viewer)
 
 
 def schedule_text(schedule: dict) -> str:
