@@ -10,6 +10,7 @@ another site cannot make a signed-in browser act here. Errors are {"error": "one
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.model import json_input
 from backend.services import (
+    approval_status,
     execution,
     plan_kinds,
     plan_queue,
@@ -156,7 +158,12 @@ def list_plans():
     if state is not None and state not in STATES:
         raise BadInput(f"state: expected one of {', '.join(STATES)}, got {state!r}")
     plans = plan_service.list_plans(_store(), cluster, state)
-    return jsonify(plans=[p.to_dict() for p in plans])
+    return jsonify(plans=[_with_status(p.to_dict(), p) for p in plans])
+
+
+def _with_status(out: dict, plan) -> dict:
+    """A plan as the API answers it, with how far its approvals have come."""
+    return {**out, "approval_status": asdict(approval_status.status(plan))}
 
 
 def _queue(cluster: str | None, state: str | None, needs: str | None):
@@ -188,7 +195,7 @@ def propose():
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
-        throttle=body.get("throttle"))
+        throttle=body.get("throttle"), not_before=body.get("not_before"))
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
         grids.keep_plan_grid(plan.id, draft.table)
     return _proposed(plan)
@@ -205,7 +212,8 @@ def _proposed(plan):
 def get_plan(plan_id: int):
     store = _store()
     plan = plan_service.get(store, plan_id)
-    return jsonify({**plan.to_dict(), "execution": execution.progress(store, plan_id)})
+    return jsonify({**_with_status(plan.to_dict(), plan),
+                    "execution": execution.progress(store, plan_id)})
 
 
 @api.post("/plans/<int:plan_id>/approve")

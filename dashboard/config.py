@@ -9,11 +9,13 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
@@ -21,7 +23,9 @@ from backend.errors import BadInput
 from backend.gateways.config import GatewayConfig as Gateway
 from backend.gateways.config import parse_gateway
 from backend.metrics.dialects import DIALECTS
+from backend.model.guards import DAYS, GuardSettings, WeeklyRange, Windows
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
+from backend.services.approval_status import Policies, Policy, check_users, parse_policy
 from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
 
 CACHE_TYPES = ("simple", "redis")
@@ -56,6 +60,9 @@ class ClusterConfig:
     limits: Limits = field(default_factory=Limits)
     quota: QuotaSettings = field(default_factory=QuotaSettings)
     snapshot: str | None = None  # a snapshot file for what-ifs when no gateway answers
+    approval: Policy | None = None  # approval.rules; None: the fleet's
+    guards: GuardSettings = field(default_factory=GuardSettings)  # executor's stops
+    windows: Windows = field(default_factory=Windows)  # when plans may start batches
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,13 @@ class DashboardConfig:
     source: str = "config"
     auth: AuthSettings = field(default_factory=AuthSettings)
     near_limit_ratio: float = NEAR_LIMIT_RATIO  # from this share of a limit it is "near"
+    approval: Policy = field(default_factory=Policy)  # the fleet's approval.rules
+
+    @property
+    def approval_policies(self) -> Policies:
+        """The fleet's approval policy and each cluster's own, for the plan store."""
+        return Policies(self.approval, {c.name: c.approval for c in self.clusters
+                                        if c.approval is not None})
 
     def cluster(self, name: str | None) -> ClusterConfig:
         """The named cluster, or the first one when the name is missing or unknown."""
@@ -192,7 +206,7 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
     """A validated config from the parsed YAML document."""
     root = _Node(doc, source, "")
     root.only("clusters", "spark", "cache", "server", "auth", "store", "plans",
-              "near_limit_ratio")
+              "near_limit_ratio", "approval")
     clusters = root.list("clusters", required=True)
     if not clusters:
         raise BadInput(f"{source}: clusters: list at least one cluster")
@@ -212,18 +226,39 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
         raise BadInput(f"{source}: server.workers: {server.workers} processes need "
                        f"cache.type: redis (a page's drafts and drawn figures are kept in the "
                        f"cache, which each process must see)")
+    auth = _auth(root, server)
+    fleet = _approval(root) or Policy()
+    if auth.mode == "users":  # whether some users can meet each rule
+        users = [(u.name, u.role) for u in auth.users]
+        check_users(fleet, users, root.where("approval.rules"))
+        for i, c in enumerate(parsed):
+            if c.approval is not None:
+                check_users(c.approval, users, root.where(f"clusters[{i}].approval.rules"))
     return DashboardConfig(clusters=parsed, spark=spark.value if spark else {},
                            cache=cache, server=server, source=source,
-                           auth=_auth(root, server), store=_store(root.mapping("store")),
-                           plans=_plans(root.mapping("plans")), near_limit_ratio=near)
+                           auth=auth, store=_store(root.mapping("store")),
+                           plans=_plans(root.mapping("plans")), near_limit_ratio=near,
+                           approval=fleet)
+
+
+def _approval(node: _Node) -> Policy | None:
+    """``approval: {rules: [...]}`` (backend/store/approvals.py has the language), None
+    when the node has none."""
+    approval = node.mapping("approval")
+    if approval is None:
+        return None
+    approval.only("rules")
+    return parse_policy(approval.value.get("rules"), approval.where("rules"))
 
 
 def _cluster(node: _Node) -> ClusterConfig:
-    node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot")
+    node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot", "approval",
+              "guards", "windows")
     name = node.str("name", required=True)
     prom = node.mapping("prometheus")
     limits = node.mapping("limits")
     quota = node.mapping("quota")
+    guards, windows = node.mapping("guards"), node.mapping("windows")
     return ClusterConfig(
         name=name,
         gateway=_gateway(node.mapping("gateway", required=True)),
@@ -231,7 +266,59 @@ def _cluster(node: _Node) -> ClusterConfig:
         limits=_limits(limits) if limits else Limits(),
         quota=_quota(quota) if quota else QuotaSettings(),
         snapshot=node.str("snapshot"),
+        approval=_approval(node),
+        guards=_guards(guards) if guards else GuardSettings(),
+        windows=_windows(windows) if windows else Windows(),
     )
+
+
+def _guards(node: _Node) -> GuardSettings:
+    """The executor's guard-rail stops (docs/executor.md); every key has a default."""
+    d = GuardSettings()
+    node.only("enabled", "offline_partitions", "under_min_isr", "under_replicated",
+              "broker_down", "partition_limits", "stall_minutes", "resume_after_seconds",
+              "auto_resume", "floor")
+    return GuardSettings(
+        enabled=node.flag("enabled", d.enabled),
+        offline_partitions=node.int("offline_partitions", default=d.offline_partitions),
+        under_min_isr=node.int("under_min_isr", default=d.under_min_isr),
+        under_replicated=node.int("under_replicated", default=d.under_replicated),
+        broker_down=node.flag("broker_down", d.broker_down),
+        partition_limits=node.flag("partition_limits", d.partition_limits),
+        stall_minutes=node.number("stall_minutes", default=d.stall_minutes),
+        resume_after_seconds=node.number("resume_after_seconds",
+                                         default=d.resume_after_seconds),
+        auto_resume=node.flag("auto_resume", d.auto_resume),
+        floor=node.int("floor", default=d.floor, minimum=1))
+
+
+_WHEN = re.compile(r"^(mon|tue|wed|thu|fri|sat|sun)\w* +(\d{1,2}):(\d{2})$", re.IGNORECASE)
+
+
+def _windows(node: _Node) -> Windows:
+    """Weekly ranges ("Mon 22:00" to "Tue 06:00") in one IANA time zone."""
+    node.only("timezone", "ranges")
+    tz = node.str("timezone") or "UTC"
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise BadInput(f"{node.where('timezone')}: unknown time zone {tz!r} (an IANA name "
+                       f"such as Europe/Paris)") from None
+    ranges = []
+    for r in node.list("ranges", required=True):
+        r.only("from", "to")
+        (d0, m0), (d1, m1) = (_when(r, key) for key in ("from", "to"))
+        ranges.append(WeeklyRange(d0, m0, d1, m1))
+    return Windows(tz, tuple(ranges))
+
+
+def _when(node: _Node, key: str) -> tuple[int, int]:
+    text = node.str(key, required=True)
+    m = _WHEN.match(text.strip()) if isinstance(text, str) else None
+    if m is None or int(m[2]) > 24 or int(m[3]) > 59 or (int(m[2]) == 24 and int(m[3])):
+        raise BadInput(f"{node.where(key)}: expected a weekday and a time such as "
+                       f"'Mon 22:00', got {text!r}")
+    return DAYS.index(m[1][:3].lower()), int(m[2]) * 60 + int(m[3])
 
 
 def _gateway(node: _Node) -> Gateway:
@@ -465,6 +552,14 @@ class _Node:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise BadInput(f"{self.where(key)}: expected an integer >= {minimum}, got {value!r}")
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.value.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise BadInput(f"{self.where(key)}: expected true or false, got {value!r}")
         return value
 
     def number(self, key: str, default: float | None = None) -> float | None:

@@ -143,7 +143,8 @@ class DemoStack:
         approver = next(n for n, (role, _) in users.items() if role == "approver")
         actor = Actor(operator, "operator", "127.0.0.1")
         store = open_store(config.store.url, key_file=config.store.audit_key_file,
-                           checkpoints=config.store.audit_checkpoints)
+                           checkpoints=config.store.audit_checkpoints,
+                           approval=config.approval_policies)
         try:
             plan = self.kafka.propose_plan(store, actor) if self.kafka else \
                 execution.propose_demo_plan(store, self.twin.twin.assignment(), actor)

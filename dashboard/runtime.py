@@ -38,7 +38,8 @@ class Runtime:
                 s = self.config.store
                 self._store = open_store(s.url, self.config.plans.expiry_hours,
                                          key_file=s.audit_key_file,
-                                         checkpoints=s.audit_checkpoints)
+                                         checkpoints=s.audit_checkpoints,
+                                         approval=self.config.approval_policies)
                 self._store.seal_legacy(datetime.now(UTC))
                 plans.ExpirySweeper(self._store).start()
             return self._store

@@ -150,12 +150,18 @@ def start_executor(rt: runtime.Runtime):
     only with its token file); None when there is none."""
     from backend.gateways.base import ClusterGateway
     from backend.services.execution import executor_thread
+    from backend.services.guards import watch_for
 
     writable = sorted(name for name, gw in rt.gateways.items()
                       if isinstance(gw, ClusterGateway))
     if not writable:
         return None
+
+    def watches(name: str):
+        c = rt.cluster(name)
+        return watch_for(rt.source(name), c.guards, c.windows)
+
     thread = executor_thread(rt.plan_store(), writable, rt.gateways.__getitem__,
-                             rt.snapshot_of)
+                             rt.snapshot_of, watches=watches)
     thread.start()
     return thread

@@ -7,12 +7,20 @@ figure on the page is of the same moment), and the health figures and series."""
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 
 import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
-from backend.services import limits, monitoring, plan_actions, plan_queue, throttle_leftovers
+from backend.services import (
+    execution,
+    limits,
+    monitoring,
+    plan_actions,
+    plan_queue,
+    throttle_leftovers,
+)
 from backend.services.cluster import assignment_note, cluster_snapshot
 from backend.services.plan_kinds import CLEAR
 from components import banners, charts, monitor, urlstate
@@ -45,8 +53,27 @@ def layout(**query) -> html.Div:
                               className="button", hidden=True),
                   html.Div(id=ids.OV_CLEAR_RESULT, className="inline-error", role="alert")],
                  className="panel"),
-    ], banner_slots=[html.Div(id=ids.OV_LIMIT_BANNERS),
+    ], banner_slots=[html.Div(id=ids.OV_HOLD_BANNERS), html.Div(id=ids.OV_LIMIT_BANNERS),
                      html.Div(id=ids.OV_METRIC_BANNERS)])
+
+
+@dash.callback(Output(ids.OV_HOLD_BANNERS, "children"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def show_holds(state, _tick):
+    """A banner per executing plan a guard-rail stop or an execution window holds: which
+    condition and its value, or when the next window opens."""
+    try:
+        held = execution.held_plans(runtime.current().plan_store(), state["cluster"])
+    except Unavailable:
+        return []
+    out = []
+    for h in held:
+        when = ("" if h["next_window"] is None else " (next window " + datetime.fromtimestamp(
+            h["next_window"], UTC).strftime("%a %Y-%m-%d %H:%M UTC") + ")")
+        out.append(html.Div(dcc.Link(f"Plan #{h['plan_id']} ({h['title']}) is {h['status']}: "
+                                     f"{h['text']}{when}", href=f"/plans/{h['plan_id']}"),
+                            className="banner banner-warning", role="status"))
+    return out
 
 
 @dash.callback(Output(ids.OV_CARDS, "children"), Output(ids.OV_BROKER_BARS, "figure"),
@@ -229,8 +256,10 @@ def _leftovers(cluster: str) -> tuple:
         return html.P(f"Leftover throttles cannot be listed: {e}", className="hint"), None, True
     rows = [r for r in got["leftovers"] if not r["moving"]]
     in_use = [r for r in got["leftovers"] if r["moving"]]
-    held = (f" {got['held']} more are held by executing plans, which put them back "
-            "themselves." if got["held"] else "")
+    plans_held = "; ".join(f"#{h['plan_id']} {h['status']}: {h['configs']}"
+                           for h in got["holding"])
+    held = (f" {got['held']} more are held by executing plans ({plans_held}), which put "
+            "them back themselves." if got["held"] else "")
     moving = [html.P(f"{len(in_use)} throttle configs slow a reassignment in flight that "
                      "Railyard did not start: they are that move's, not left behind "
                      "(kafka-reassign-partitions --verify removes them once it is done).",

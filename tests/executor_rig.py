@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, event
 
 from backend.executor.freeze import executable_content
+from backend.executor.guards import Watch
 from backend.executor.loop import Executor
 from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway
@@ -82,7 +83,7 @@ class Rig:
     """A twin, its gateway, a store and an executor; ``now`` is the twin's time."""
 
     def __init__(self, snap: Snapshot, db: Path, seed: int = 0,
-                 retry: RetryPolicy | None = None) -> None:
+                 retry: RetryPolicy | None = None, watch: Watch | None = None) -> None:
         self.twin = TwinCluster(snap, TwinSettings(seed=seed, traffic_noise=0.0))
         self.gw = CountingGateway(self.twin)
         self.client: ClusterGateway = self.gw  # what the executor talks to
@@ -90,11 +91,12 @@ class Rig:
         self.records = ExecutionRecords(Store(self.engine, TEST_KEYS))
         self.journal = ListJournal()
         self.retry = retry
+        self.watch = watch  # guards and windows (backend/executor/guards.py), if any
         self.executor = self.new_executor()
 
     def new_executor(self) -> Executor:
         """A fresh executor (as after a restart): nothing in memory, all from the store."""
-        return Executor(self.records, self.client, self.journal, self.retry)
+        return Executor(self.records, self.client, self.journal, self.retry, self.watch)
 
     @property
     def now(self) -> float:

@@ -6,8 +6,8 @@ basis), and stored with the execution, so a restart runs the same batches.
 
 Content of a started reassignment (the execution's, not the plan's):
 ``{"reassignment": <Kafka plan JSON>, "execution": {"throttle", "per_broker", "cluster",
-"batches": [[entry index, ...], ...]}}`` where an entry index points into the Kafka plan's
-``partitions`` list.
+"batches": [[entry index, ...], ...], "not_before"?}}`` where an entry index points into
+the Kafka plan's ``partitions`` list.
 """
 
 from __future__ import annotations
@@ -30,14 +30,16 @@ class ExecutionSpec:
     per_broker: int
     cluster: int
     batches: tuple[tuple[int, ...], ...]  # indexes into the plan's partitions, in order
+    not_before: float | None = None  # epoch s: no batch starts before (the plan's, signed)
 
     def to_dict(self) -> dict:
-        return {"throttle": self.throttle, "per_broker": self.per_broker,
-                "cluster": self.cluster, "batches": [list(b) for b in self.batches]}
+        out = {"throttle": self.throttle, "per_broker": self.per_broker,
+               "cluster": self.cluster, "batches": [list(b) for b in self.batches]}
+        return out if self.not_before is None else {**out, "not_before": self.not_before}
 
 
 def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int = PER_BROKER,
-           cluster: int = CLUSTER) -> ExecutionSpec:
+           cluster: int = CLUSTER, not_before: float | None = None) -> ExecutionSpec:
     """Batches from engines.batches on ``snap``, the cluster as the execution starts."""
     if throttle is not None and not throttle >= 1:
         raise BadInput(f"throttle must be at least 1 byte/s, got {throttle}")
@@ -50,16 +52,18 @@ def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int =
         [e["partition"] for e in entries], dtype=np.int64)
     file_index = np.argsort(file_rows, kind="stable")
     out = tuple(tuple(file_index[b].tolist()) for b in batches if len(b))
-    return ExecutionSpec(None if throttle is None else int(throttle), per_broker, cluster, out)
+    return ExecutionSpec(None if throttle is None else int(throttle), per_broker, cluster, out,
+                         not_before)
 
 
 def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
     """The spec stored in a plan, checked: every plan entry in exactly one batch."""
     try:
         batches = tuple(tuple(int(i) for i in b) for b in obj["batches"])
-        throttle = obj.get("throttle")
+        throttle, not_before = obj.get("throttle"), obj.get("not_before")
         spec = ExecutionSpec(None if throttle is None else int(throttle),
-                             int(obj["per_broker"]), int(obj["cluster"]), batches)
+                             int(obj["per_broker"]), int(obj["cluster"]), batches,
+                             None if not_before is None else float(not_before))
     except (KeyError, TypeError, ValueError):
         raise BadInput("execution spec: expected {throttle, per_broker, cluster, "
                        "batches}") from None
@@ -71,6 +75,8 @@ def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
 
 def executable_content(snap: Snapshot, plan: dict, throttle: float | None,
                        per_broker: int = PER_BROKER, cluster: int = CLUSTER) -> dict:
-    """What a reassignment's execution stores and runs: the plan and its spec."""
+    """What a reassignment's execution stores and runs: the plan and its spec (with the
+    plan's "not before", part of its signed content: docs/executor.md)."""
     return {"reassignment": plan,
-            "execution": freeze(snap, plan, throttle, per_broker, cluster).to_dict()}
+            "execution": freeze(snap, plan, throttle, per_broker, cluster,
+                                plan.get("not_before")).to_dict()}

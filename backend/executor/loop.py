@@ -29,6 +29,7 @@ from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
 from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
+from backend.executor.guards import Watch
 from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.reassignment import before_moves, reassignment_from_dict
@@ -58,15 +59,18 @@ class _Batch:
     entry_bytes: dict[Key, int]  # bytes each moving entry copies
     bytes_total: int  # the batch's bytes to copy, as estimated when it started
     in_flight: frozenset[Key] | None = None  # at the last sync
+    rate: int | None = None  # the throttle at the last sync (a guard may lower it)
 
 
 class Executor:
     """Runs the executions of one cluster through its gateway."""
 
     def __init__(self, records: ExecutionRecords, gateway: ClusterGateway, journal: Journal,
-                 retry: RetryPolicy | None = None) -> None:
+                 retry: RetryPolicy | None = None, watch: Watch | None = None) -> None:
+        """``watch``: the cluster's guard-rail stops and execution windows, if any."""
         self.records, self.gw, self.journal = records, gateway, journal
         self.retry = retry or RetryPolicy()
+        self.watch = watch
         self._batches: dict[int, _Batch] = {}
         self._plans: dict[int, tuple[list[dict], ExecutionSpec]] = {}  # frozen, read once
         self._now = 0.0  # the tick's time, for the book's audit entries
@@ -143,7 +147,9 @@ class Executor:
         flight = {(r["topic"], r["partition"]): r for r in self.gw.list_reassignments()}
         if ex.state in WINDING_DOWN:
             return self._wind_down(ex, flight, now)
-        _, spec = self._plan_of(ex.plan_id)
+        plan, spec = self._plan_of(ex.plan_id)
+        if self.watch is not None:  # a guard or a window may hold it (executor/guards.py)
+            ex = self.watch.review(self.records, self.journal, ex, spec, plan, flight, now)
         snap = None
         if ex.phase != "idle":
             batch = self._batch(ex, spec, flight)
@@ -211,7 +217,7 @@ class Executor:
                    and view.replicas_of(view.partition_row(*k)) != list(e["replicas"])]
         pending_keys = {(e["topic"], e["partition"]) for e in pending}
         throttled = [k for k in batch.moving if k in flight or k in pending_keys]
-        self._book(ex).sync(self._throttles(spec, batch, throttled), now)
+        self._book(ex).sync(self._throttles(ex, spec, batch, throttled), now)
         if pending:
             self.gw.alter_reassignments(_plan(pending))
         self.records.save_batch(ex.plan_id, batch.idx, state="running", started_at=now,
@@ -231,8 +237,8 @@ class Executor:
         drops when the batch is checked at its end."""
         ours = frozenset(k for k in batch.moving if k in flight)
         snap = None
-        if ours != batch.in_flight:
-            self._book(ex).sync(self._throttles(spec, batch, sorted(ours)), now)
+        if ours != batch.in_flight or self._rate(ex, spec) != batch.rate:
+            self._book(ex).sync(self._throttles(ex, spec, batch, sorted(ours)), now)
             snap = self.gw.assignment()
             off = _off_target(batch, snap, skip=ours)
             self.records.save_batch(ex.plan_id, batch.idx,
@@ -279,13 +285,19 @@ class Executor:
             return self.records.save(ex, state="failing", cause=cause, updated_at=now)
         return ex
 
-    def _throttles(self, spec: ExecutionSpec, batch: _Batch, keys: list[Key]) -> Configs:
+    def _throttles(self, ex: Execution, spec: ExecutionSpec, batch: _Batch,
+                   keys: list[Key]) -> Configs:
         """The configs kafka-reassign-partitions --execute --throttle would set for the
-        moves ``keys`` (engines.throttle.throttle_configs)."""
-        if spec.throttle is None or not keys:
+        moves ``keys`` (engines.throttle.throttle_configs), at the rate of the moment."""
+        batch.rate = rate = self._rate(ex, spec)
+        if rate is None or not keys:
             return {}
         plan = reassignment_from_dict(_plan(batch.entries[k] for k in keys), batch.view, "plan")
-        return throttle_configs(batch.view, plan, spec.throttle)
+        return throttle_configs(batch.view, plan, rate)
+
+    def _rate(self, ex: Execution, spec: ExecutionSpec) -> int | None:
+        """The plan's throttle, or the guards' floor while one holds the plan."""
+        return spec.throttle if self.watch is None else self.watch.rate(ex, spec)
 
     # ---- the end -------------------------------------------------------------------------
     def _wind_down(self, ex: Execution, flight: dict, now: float) -> Execution:
@@ -310,6 +322,8 @@ class Executor:
     def _end(self, ex: Execution, state: str, cause: str | None, now: float,
              phase: str = "idle") -> Execution:
         ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
+        if self.watch is not None:
+            self.watch.forget(ex.plan_id)
         self.journal.record(ex.plan_id, f"execution_{state}",
                             {"cause": cause} if cause else {}, now)
         self.journal.ended(ex.plan_id, state, cause, now)

@@ -12,13 +12,14 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from backend.errors import Conflict, NotFound, Unavailable
+from backend.executor.guards import Watch
 from backend.executor.journal import StoreJournal
 from backend.executor.loop import Executor
 from backend.executor.retry import RetryPolicy
 from backend.executor.runs import EXECUTORS, Site, Start
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
-from backend.store.executions import ENDED, LIVE, ExecutionRecords
+from backend.store.executions import BATCHES, ENDED, LIVE, ExecutionRecords
 from backend.store.store import Store, load_plan, query_plans
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,11 @@ class ExecutorThread(threading.Thread):
     def __init__(self, store: Store, clusters: list[str], gateways: GatewayOf,
                  snapshot_of: Callable[[str], Snapshot], interval: float = INTERVAL,
                  clock: Callable[[], float] = time.time, holder: str | None = None,
-                 retry: RetryPolicy | None = None, *, starts: Mapping[str, Start]) -> None:
+                 retry: RetryPolicy | None = None, *, starts: Mapping[str, Start],
+                 watches: Callable[[str], Watch | None] | None = None) -> None:
         """``starts``: how each kind of plan starts (the plan kinds' registry,
-        backend/services/plan_kinds, hands them over: services.execution.executor_thread)."""
+        backend/services/plan_kinds, hands them over: services.execution.executor_thread);
+        ``watches``: each cluster's guard-rail stops and windows (services.guards)."""
         super().__init__(daemon=True, name="railyard-executor")
         self.store, self.clusters, self.gateways = store, clusters, gateways
         self.snapshot_of, self.interval, self.clock = snapshot_of, interval, clock
@@ -49,6 +52,7 @@ class ExecutorThread(threading.Thread):
         self.records = ExecutionRecords(store)
         self.retry = retry or RetryPolicy()
         self.starts = starts
+        self.watches = watches
         self.journal = StoreJournal(store)
         self._executors: dict[tuple[str, str], Executor] = {}  # (cluster, mode)
         self._modes: dict[int, str] = {}  # plan -> batches | stages | migration
@@ -96,8 +100,10 @@ class ExecutorThread(threading.Thread):
         mode = self._modes[plan_id]
         executor = self._executors.get((cluster, mode))
         if executor is None:
+            watch = self.watches(cluster) if self.watches and mode == BATCHES else None
             executor = self._executors[(cluster, mode)] = EXECUTORS[mode](
-                self.records, self.gateways(cluster), self.journal, self.retry)
+                self.records, self.gateways(cluster), self.journal, self.retry,
+                **({"watch": watch} if watch else {}))
         executor.tick(plan_id, now)
 
     def _pass_requests_on(self, cluster: str, executing: list, now: float) -> None:

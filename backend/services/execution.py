@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from backend.errors import Conflict
+from backend.executor.guards import WINDOW
 from backend.executor.journal import at
 from backend.executor.thread import ExecutorThread, GatewayOf
 from backend.model.snapshot import Snapshot
@@ -91,6 +92,7 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     plan = plans.summary(store, plan_id)
     return {
         "plan_id": plan_id, "state": ex.state, "cause": ex.cause, "error": ex.error,
+        **held(ex),
         "retry_at": ex.retry_at, "attempts": ex.attempts,
         "started_at": ex.started_at, "ended_at": ex.ended_at,
         "batch": ex.batch, "batches": len(batches),
@@ -128,6 +130,32 @@ def predicted_left(preview: dict, state: str, left: float) -> float | None:
     if state in ACTIVE:
         return _predicted_left(preview, left)
     return 0.0 if state == "completed" else None
+
+
+def held(ex: Execution) -> dict:
+    """Why a guard or a window holds the execution (backend/executor/guards.py), for the
+    API and the plan page: ``status`` the state in words ("waiting for window", "paused
+    by a guard"), ``hold`` the record (which conditions, their values, since when, when
+    they cleared), ``next_window`` when a window holds it (epoch s)."""
+    hold = ex.hold if ex.state == "paused" else None  # a resumed or ending one is not
+    if not hold:
+        return {"status": ex.state, "hold": None, "next_window": None}
+    status = ("waiting for window" if hold["kind"] == WINDOW
+              else "paused by a guard" + (" (cleared)" if hold.get("clear_since") else ""))
+    return {"status": status, "hold": hold, "next_window": hold.get("next_window")}
+
+
+def held_plans(store: Store, cluster: str) -> list[dict]:
+    """The cluster's executing plans a guard or a window holds now: {plan_id, title,
+    status, text, next_window}, for the Overview's banner."""
+    records, out = ExecutionRecords(store), []
+    for ex in records.active(cluster):
+        said = held(ex)
+        if said["hold"] is not None:
+            out.append({"plan_id": ex.plan_id, "title": plans.summary(store, ex.plan_id).title,
+                        "status": said["status"], "text": said["hold"]["text"],
+                        "next_window": said["next_window"]})
+    return out
 
 
 def executing_etas(store: Store, cluster: str) -> list[dict]:

@@ -202,11 +202,9 @@ def plan_events(store, cluster: str, start: float, end: float) -> pd.DataFrame |
         return "No plan store configured: plan events are not part of this report."
     from backend.services import plans  # the store's service, only when there is a store
     try:
-        ids = {p.id for p in plans.list_plans(store, cluster=cluster, limit=10_000)}
-        since = datetime.fromtimestamp(start, UTC)
-        until = datetime.fromtimestamp(end, UTC)
-        rows = [e for e in plans.audit_entries(store, since=since, limit=10_000)
-                if e.plan_id in ids and e.at <= until]
+        rows = plans.audit_entries(store, cluster=cluster,
+                                   since=datetime.fromtimestamp(start, UTC),
+                                   until=datetime.fromtimestamp(end, UTC))
     except SQLAlchemyError as e:  # a store that fails is a note, not a failed report
         return f"The plan store did not answer ({type(e).__name__}): plan events are missing."
     return pd.DataFrame([{"at": e.at.strftime("%Y-%m-%d %H:%M:%S"), "plan": e.plan_id,

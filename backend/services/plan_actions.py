@@ -1,12 +1,13 @@
 """What a user may do with a plan now, for the pages to show only the buttons that would
 work (the services refuse the others anyway, naming the rule): the workflow's roles and
-authorship rules (backend/store/workflow.py), the plan's state, its execution's state
-and what its kind allows on this cluster."""
+authorship rules (backend/store/workflow.py), the approvals its requirement still needs
+(backend/services/approval_status.py), the plan's state, its execution's state and what
+its kind allows on this cluster."""
 
 from __future__ import annotations
 
 from backend.gateways.base import ClusterReader
-from backend.services import plans
+from backend.services import approval_status, plans
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store.executions import LIVE
 from backend.store.store import Plan, Store
@@ -27,7 +28,7 @@ def allowed_actions(plan: Plan, user: Actor, *, running: str | None = None,
     runs = may(user, "execute", plan.author) is None
     pauses = runs and executing and kind.unpausable is None
     allowed = {
-        "approve": proposed and may(user, "approve", plan.author) is None,
+        "approve": approval_status.needs_approval_by(plan, user),
         "reject": proposed and may(user, "reject", plan.author) is None,
         "withdraw": proposed and may(user, "withdraw", plan.author) is None,
         "execute": runs and approved,
@@ -46,7 +47,8 @@ def can_propose(user: Actor, kind: str = REASSIGNMENT) -> bool:
 
 
 def waiting_for(store: Store, user: Actor) -> list[Plan]:
-    """Proposed plans ``user`` may approve (not their own, with the approve right), oldest
-    first: the plans that wait for them, across every cluster."""
+    """Proposed plans ``user`` may approve (not their own, with the approve right, not
+    approved by them yet, their role counting), oldest first: the plans that wait for
+    them, across every cluster."""
     proposed = plans.list_plans(store, state="proposed")
     return [p for p in reversed(proposed) if "approve" in allowed_actions(p, user)]

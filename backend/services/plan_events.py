@@ -18,15 +18,12 @@ MOST = 200  # markers on one chart at most (the latest)
 def events(store: Store, cluster: str, start: float, end: float) -> list[dict]:
     """{"at" (epoch s), "plan_id", "state", "user", "title"} of the cluster's plan events
     between ``start`` and ``end`` (epoch seconds), oldest first."""
-    since = datetime.fromtimestamp(start, UTC)
-    titles = {p.id: p.title for p in plans.list_plans(store, cluster=cluster)}
-    out = []
-    for e in plans.audit_entries(store, since=since):
-        at = e.at.timestamp()
-        if e.action in MARKED and e.plan_id in titles and at <= end:
-            out.append({"at": at, "plan_id": e.plan_id, "state": MARKED[e.action],
-                        "user": e.user, "title": titles[e.plan_id]})
-    return out[-MOST:]
+    rows = plans.audit_entries(store, cluster=cluster, actions=tuple(MARKED),
+                               since=datetime.fromtimestamp(start, UTC),
+                               until=datetime.fromtimestamp(end, UTC))[-MOST:]
+    titles = plans.titles(store, {e.plan_id for e in rows})
+    return [{"at": e.at.timestamp(), "plan_id": e.plan_id, "state": MARKED[e.action],
+             "user": e.user, "title": titles[e.plan_id]} for e in rows]
 
 
 def markers(store: Store, cluster: str, start: float, end: float) -> list[dict]:

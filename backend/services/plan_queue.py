@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -110,10 +111,14 @@ def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
     if ex is not None:
         partitions, _done, left = execution.done_so_far(ex, entry.unfinished_partitions,
                                                         entry.unfinished_bytes)
-        out.update(execution=ex.state,
+        said = execution.held(ex)
+        out.update(execution=said["status"],
                    progress=partitions / ex.partitions_total if ex.partitions_total else None,
                    eta_seconds=execution.predicted_left(entry.plan.preview, ex.state, left),
-                   pause_reason=pause_reason(ex.state, entry.paused_by, ex.cause))
+                   pause_reason=pause_reason(ex.state, entry.paused_by, ex.cause, said))
+        if said["next_window"] is not None:
+            out["schedule"] = schedule_text({**entry.schedule,
+                                             "next_window": said["next_window"]})
     return {**out, "for_you": _for(entry.plan, viewer)}
 
 
@@ -138,19 +143,27 @@ def _for(plan: Plan, viewer: Actor | None) -> bool:
 
 
 def schedule_text(schedule: dict) -> str:
-    """A plan's not-before and execution window as a row shows them; "—" when none."""
+    """A plan's not-before (and the next window, when a window holds it) as a row shows
+    them, times in UTC; "—" when none."""
     parts = [f"{key.replace('_', ' ')} {_text(value)}" for key, value in schedule.items()]
     return "; ".join(parts) or "—"
 
 
 def _text(value: Any) -> str:
+    """Epoch seconds as a UTC time; anything else as it is (JSON when not a string)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
-def pause_reason(state: str, paused_by: str | None, cause: str | None) -> str | None:
-    """Why a pausing or paused execution waits, in words; None for any other state."""
+def pause_reason(state: str, paused_by: str | None, cause: str | None,
+                 held: dict | None = None) -> str | None:
+    """Why a pausing or paused execution waits, in words (a guard's or a window's hold,
+    else the user who paused it); None for any other state."""
     if state not in repo.PAUSED:
         return None
+    if held is not None and held.get("hold"):
+        return f"{held['status']}: {held['hold']['text']}"
     who = f"paused by {paused_by}" if paused_by else "paused"
     doing = "; the batch in flight finishes first" if state == "pausing" else ""
     return who + doing + (f" ({cause})" if cause else "")

@@ -13,17 +13,19 @@ import logging
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from backend.errors import BadInput, Conflict, NotFound
+from backend.errors import BadInput, Conflict, Forbidden, NotFound
 from backend.gateways.base import ClusterReader
 from backend.model.bounds import MAX_LONG
 from backend.model.snapshot import Snapshot
+from backend.services import approval_status
 from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
-from backend.services.plan_kinds import KINDS, ConfigsOf, TopicsOf, kind_of
+from backend.services.plan_kinds import KINDS, REASSIGNMENT, ConfigsOf, TopicsOf, kind_of
 from backend.store import store as repo
+from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
 from backend.store.audit import append, canonical_json
 from backend.store.store import AuditEntry, AuditPage, Decision, Plan, Store
 from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authorize, next_state
@@ -38,6 +40,9 @@ MAX_NAME_CHARS = 200  # the user columns of plans, decisions and audit (schema.p
 _CONTROL = {chr(c) for c in range(32)} | {"\x7f"}
 _COMMENT_CONTROL = _CONTROL - {"\n", "\r", "\t"}
 MAX_CHANGES_NAMED = 5
+# an approval that lost a race to another approval is tried again on the plan as it now is:
+# each round one of the racers wins, so this bounds the approvers racing on one plan
+MAX_APPROVAL_ROUNDS = 32
 log = logging.getLogger(__name__)
 
 
@@ -57,9 +62,15 @@ def _now(now: datetime | None) -> datetime:
 
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
-            throttle: int | None = None, now: datetime | None = None) -> Plan:
+            throttle: int | None = None, outside_window: bool | None = None,
+            now: datetime | None = None, not_before: Any = None) -> Plan:
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
-    clear-throttles plan: against the config values in its content; admins only)."""
+    clear-throttles plan: against the config values in its content; admins only), with
+    the approval requirement its cluster's policy gives its frozen numbers (and
+    ``outside_window``: whether it runs outside the cluster's windows; None: the
+    preview's flag of that name, absent: not outside).
+    ``not_before``: a reassignment starts no batch before this time (ISO 8601 with a zone,
+    or epoch seconds); it goes into the content, so into the sha256 the approver signs."""
     authorize(actor, "propose")
     _check_name(actor)
     plan_kind = KINDS.get(kind)
@@ -75,11 +86,19 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
                                  or not 0 < throttle <= MAX_LONG):
         raise BadInput(f"throttle: expected a positive integer (bytes/s) up to Kafka's "
                        f"largest value (2^63-1), got {str(throttle)[:30]}")
+    if not_before not in (None, ""):
+        if kind != REASSIGNMENT:
+            raise BadInput(f"not_before: only a reassignment waits for a start time, not a "
+                           f"{kind}")
+        content = {**content, "not_before": parse_time(not_before, "not_before")}
     try:
         sha = plan_sha256(kind, cluster, content, throttle)
     except (TypeError, ValueError) as e:
         raise BadInput(f"plan: not JSON ({e})") from None
     basis = plan_kind.basis(snapshot, content)
+    policy = store.approval.of(cluster)
+    requirement = policy.requirement(
+        approval_status.facts(kind, content, preview, basis, outside_window, policy.reads))
     now = _now(now)
     title = _checked_text(title or "", "title", MAX_TITLE_CHARS, _CONTROL).strip() \
         or plan_kind.title(content)
@@ -87,14 +106,39 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
            "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
            "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
            "basis": basis, "preview": preview, "throttle": throttle,
-           "cancel_requested_at": None, "version": 1}
+           "cancel_requested_at": None, "version": 1, "approval": requirement.to_dict()}
     with store.write() as conn:
         plan_id = repo.insert_plan(conn, **row)
         append(conn, at=now, user=actor.name, action="propose", plan_id=plan_id,
-               before=None, after="proposed", address=actor.address, detail={"sha256": sha})
+               before=None, after="proposed", address=actor.address,
+               detail={"sha256": sha, "approval": row["approval"]})
     # the row as stored, not read back: a 100k-move plan's content and basis are megabytes
     # of JSON to decode again (what get reads back equals these values)
     return Plan(id=plan_id, **row)
+
+
+def parse_time(value: Any, where: str) -> float:
+    """Epoch seconds from an ISO 8601 date-time with its zone or from epoch seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e11:
+        return float(value)
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.strip())
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return when.timestamp()
+    raise BadInput(f"{where}: expected a date-time with its zone such as "
+                   f"2026-12-01T22:00+01:00 (or epoch seconds), got {str(value)[:40]!r}")
+
+
+def not_before(store: Store, plan: Plan) -> float | None:
+    """When a reassignment may start at the earliest (its proposal's "not before",
+    signed with it), read from the content already loaded or from the store's one field."""
+    if plan.content is not None:
+        return plan.content.get("not_before")
+    with store.read() as conn:
+        return repo.plan_not_before(conn, plan.id)
 
 
 def get(store: Store, plan_id: int) -> Plan:
@@ -130,21 +174,50 @@ def list_plans(store: Store, cluster: str | None = None, state: str | None = Non
         return repo.query_plans(conn, cluster, state, limit)
 
 
+def titles(store: Store, ids: set[int]) -> dict[int, str]:
+    """Plan id -> title, for the plans an answer names."""
+    with store.read() as conn:
+        return repo.plan_titles(conn, ids)
+
+
 def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: str = "",
             topics_of: TopicsOf, configs_of: ConfigsOf | None = None,
             now: datetime | None = None) -> Plan:
-    """Approve exactly the bytes the approver was shown, for the cluster as it still is."""
+    """Approve exactly the bytes the approver was shown, for the cluster as it still is:
+    one of the approvals its stored requirement asks for. The plan stays proposed until
+    they are all in, then the approval that completes them makes it approved (exactly
+    one, however many approve at once: a lost race is retried on the plan as it is)."""
     comment = _comment(comment)
     now = _now(now)
     plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
-    authorize(actor, "approve", plan.author)
-    _check_state(plan, "approve")
-    _check_unexpired(plan, now)
-    if sha256 != plan.sha256:
-        raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
-                       f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review it")
-    _check_basis(plan, topics_of, configs_of)
-    return _change(store, actor, plan, "approve", now, decision=("approve", comment, sha256))
+    checked = False
+    for _ in range(MAX_APPROVAL_ROUNDS):
+        authorize(actor, "approve", plan.author)
+        _check_state(plan, "approve")
+        _check_unexpired(plan, now)
+        if sha256 != plan.sha256:
+            raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
+                           f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review "
+                           f"it")
+        progress = approval_status.progress(plan)
+        refusal = progress.refusal(actor)
+        if refusal is not None:
+            raise (Conflict if actor.name in progress.approvers else Forbidden)(
+                f"plan {plan.id}: {refusal}")
+        if not checked:  # the cluster is read once; a retry re-reads only the plan
+            _check_basis(plan, topics_of, configs_of)
+            checked = True
+        after = progress.after(actor)
+        detail = None if progress.requirement == DEFAULT_APPROVAL else {
+            "rule": after.requirement.rule, "approvals": len(after.approvers),
+            "required": after.requirement.approvers}
+        changed = _try_change(store, actor, plan, "approve", now,
+                              decision=("approve", comment, sha256), detail=detail,
+                              target=None if after.met else plan.state)
+        if changed is not None:
+            return changed
+        plan = _load(store, plan_id, content=False, basis=False)
+    _lost(store, plan)
 
 
 def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
@@ -270,10 +343,23 @@ class ExpirySweeper(threading.Thread):
 
 
 def audit_entries(store: Store, *, plan: int | None = None, user: str | None = None,
-                  since: datetime | None = None, limit: int = 1000) -> list[AuditEntry]:
-    """Audit rows, oldest first, filtered by plan, user and time."""
+                  since: datetime | None = None, until: datetime | None = None,
+                  cluster: str | None = None, actions: tuple[str, ...] | None = None,
+                  limit: int | None = None) -> list[AuditEntry]:
+    """Every matching audit row, oldest first (the first ``limit`` when given), read page
+    by page: a window long past is read whole however many rows came after it."""
+    out: list[AuditEntry] = []
+    after = None
     with store.read() as conn:
-        return repo.query_audit(conn, plan, user, since, limit)
+        while limit is None or len(out) < limit:
+            page = repo.audit_page(conn, plan=plan, user=user, since=since, until=until,
+                                   cluster=cluster, actions=actions, after=after,
+                                   limit=AUDIT_PAGE_ROWS)
+            out += page.entries
+            if page.next is None:
+                break
+            after = page.next
+    return out if limit is None else out[:limit]
 
 
 def audit_page(store: Store, *, plan: int | None = None, user: str | None = None,
@@ -343,26 +429,39 @@ def _past(action: str) -> str:
 
 def _change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
             decision: tuple[str, str, str | None] | None = None, detail: Any = None) -> Plan:
-    """One transition: conditional update, decision row, audit row, in one transaction."""
-    target = TRANSITIONS[action][1]
+    """One transition: conditional update, decision row, audit row, in one transaction;
+    Conflict when someone changed the plan first."""
+    changed = _try_change(store, actor, plan, action, now, decision, detail)
+    if changed is None:
+        _lost(store, plan)
+    return changed
+
+
+def _try_change(store: Store, actor: Actor, plan: Plan, action: str, now: datetime,
+                decision: tuple[str, str, str | None] | None = None, detail: Any = None,
+                target: str | None = None) -> Plan | None:
+    """``_change``, None when the plan changed first; ``target``: the state it leads to
+    when not the action's (an approval that leaves the plan proposed)."""
+    target = target or TRANSITIONS[action][1]
     _check_name(actor)
     made, row = (), None
     if decision is not None:
         kind, comment, sha = decision
-        row = {"user": actor.name, "decision": kind, "comment": comment or "", "sha256": sha}
-        made = (Decision(actor.name, kind, comment or "", sha, now),)
+        row = {"user": actor.name, "decision": kind, "comment": comment or "", "sha256": sha,
+               "role": actor.role}
+        made = (Decision(actor.name, kind, comment or "", sha, now, actor.role),)
     if not store.transition(plan.id, plan.state, plan.version, state=target, at=now,
                             decision=row, audit_row={
                                 "user": actor.name, "action": action,
                                 "before": plan.state, "after": target,
                                 "address": actor.address, "detail": detail}):
-        _lost(store, plan)
+        return None
     # the row is exactly this now: the update matched this version and nothing else changed
     return replace(plan, state=target, version=plan.version + 1, updated_at=now,
                    decisions=plan.decisions + made)
 
 
-def _lost(store: Store, plan: Plan) -> None:
+def _lost(store: Store, plan: Plan) -> NoReturn:
     """Someone changed the plan between our read and our update: refuse, saying how."""
     with store.read() as conn:
         now = repo.load_plan(conn, plan.id, content=False, basis=False)

@@ -26,7 +26,7 @@ from backend.engines.throttle import (
     LEADER_REPLICAS,
 )
 from backend.errors import BadInput, Conflict, Unavailable
-from backend.services import plans
+from backend.services import execution, plans
 from backend.services.cluster import ClusterSource, cluster_read
 from backend.store.executions import ExecutionRecords
 from backend.store.sightings import Config, sightings
@@ -75,9 +75,10 @@ def leftovers(store: Store, source: ClusterSource, now: float | None = None,
               fresh: bool = False) -> dict:
     """{"cluster", "leftovers": [{entity_type, name, key, value, first_seen, clear_plan,
     moving (a reassignment in flight involves its broker or topic now)}],
-    "held": configs executing plans hold, "read_at"}; Unavailable when the cluster's
-    configs or the store cannot be read. The configs are a kept cluster read unless
-    ``fresh``."""
+    "held": configs executing plans hold, "holding": [{plan_id, status (a plan a guard or
+    a window pauses says so: its throttles are still its own), configs}], "read_at"};
+    Unavailable when the cluster's configs or the store cannot be read. The configs are a
+    kept cluster read unless ``fresh``."""
     now = time.time() if now is None else now
     current = throttle_configs(source, fresh)
     held = _held(store, source.name)
@@ -89,8 +90,16 @@ def leftovers(store: Store, source: ClusterSource, now: float | None = None,
     rows = [{"entity_type": e, "name": n, "key": k, "value": v, "first_seen": seen[(e, n, k)],
              "clear_plan": clearing.get((e, n, k)), "moving": n in busy[e]}
             for (e, n, k), v in sorted(loose.items())]
+    counts: dict[int, int] = {}
+    for k in current:
+        if k in held:
+            counts[held[k]] = counts.get(held[k], 0) + 1
+    records = ExecutionRecords(store)
+    holding = [{"plan_id": p, "configs": n,
+                "status": execution.held(records.get(p))["status"]}
+               for p, n in sorted(counts.items())]
     return {"cluster": source.name, "leftovers": rows,
-            "held": sum(1 for k in current if k in held), "read_at": now}
+            "held": sum(counts.values()), "holding": holding, "read_at": now}
 
 
 def _moving(source: ClusterSource, fresh: bool) -> tuple[set[str], set[str]]:

@@ -1,25 +1,27 @@
-"""The append-only audit log: every row is chained to the one before it with an HMAC.
+"""The append-only audit log: every row is linked to the one before it and sealed with an
+HMAC under a key the database does not hold.
 
-A row's ``digest`` is the sha256 of its own fields (canonical JSON); its ``hash`` is
-HMAC-SHA256 of its key id, the previous row's hash and its digest, under the key its
-``key_id`` names (backend/store/audit_keys.py), a secret the database does not hold.
-So someone who can write the database but not read the key can neither edit a row, nor
-add one, nor delete one and re-chain the rest: ``verify_audit`` says where the chain
-breaks. What the chain alone cannot show (its newest rows deleted) the checkpoints kept
-outside the database do (backend/store/audit_checkpoints.py).
+A row's ``digest`` is the sha256 of its own fields (canonical JSON); its ``hash`` links it,
+sha256 of the previous row's hash followed by its digest; its ``seal`` is HMAC-SHA256 of
+its key id, its id and its hash, under the key its ``key_id`` names
+(backend/store/audit_keys.py). Anyone can recompute links, nobody without the key can
+seal: someone who can write the database can neither edit a row, nor add one, nor delete
+one and re-link the rest (the next row's seal covers a link that changed) without
+``verify_audit`` saying where. What the chain alone cannot show (its newest rows deleted)
+the checkpoints kept outside the database do (backend/store/audit_checkpoints.py).
 
-Rows written before the keys (``key_id`` NULL) keep their unkeyed formula, sha256 of the
-previous hash followed by the digest. They verify only as the log's prefix: the first
-keyed row's HMAC covers the last of them (``Store.seal_legacy`` writes one when
-`railyard serve` starts), so none can be edited, added or removed without breaking it,
-and a log of unkeyed rows that no keyed row follows does not verify.
+Appends are serialised so the chain never forks: on SQLite every write transaction holds
+the database lock (BEGIN IMMEDIATE) and the row is linked and sealed here; on PostgreSQL a
+trigger (migration 0006) takes an advisory transaction lock, numbers and links the row
+inside the INSERT, so the lock is held for that statement and the commit only, and the
+seal is written after the commit (``Store.write``), outside the lock. A row Railyard
+stopped before sealing stays unsealed, and verify names it.
 
-Appends are serialised so the chain never forks: on SQLite every write transaction
-already holds the database lock (BEGIN IMMEDIATE) and the row is chained here; on
-PostgreSQL a trigger (migration 0005) takes an advisory transaction lock, numbers the row
-and sets its prev_hash inside the INSERT, and an UPDATE in the same transaction sets the
-HMAC computed here (the key never reaches the database), so the lock is held for two
-statements and the commit.
+Two older formulas still verify: rows signed by migration 0005's keyed chain (``seal``
+NULL, ``hash`` an HMAC of key id, previous hash and digest), and rows written before the
+keys (``key_id`` NULL), which verify only as the log's prefix: the first keyed row covers
+the last of them (``Store.seal_legacy`` writes one when `railyard serve` starts), and a log
+of unkeyed rows that no keyed row follows does not verify.
 """
 
 from __future__ import annotations
@@ -39,11 +41,13 @@ GENESIS = "0" * 64
 AUDIT_LOCK = 7_351_812  # pg_advisory_xact_lock key the PostgreSQL trigger takes
 KEYS_OPTION = "railyard_audit_keys"  # execution option of the store's write connections
 HEAD = "railyard_audit_head"  # conn.info: (id, hash, at) of the row this transaction wrote
+UNSEALED = "railyard_audit_unsealed"  # conn.info: {id: hash} to seal once committed
 SEAL_ACTION = "audit-keyed"
 _LAST = select(audit.c.id, audit.c.hash, audit.c.key_id).order_by(audit.c.id.desc()).limit(1)
 _INSERT = audit.insert()
-_SET_HASH = audit.update().where(audit.c.id == bindparam("row_id")) \
-    .values(hash=bindparam("row_hash"))
+_SET_SEAL = audit.update().where(audit.c.id == bindparam("row_id"),
+                                  audit.c.hash == bindparam("row_hash"),
+                                  audit.c.seal.is_(None)).values(seal=bindparam("row_seal"))
 
 
 def canonical_json(value: Any) -> str:
@@ -62,8 +66,13 @@ def row_digest(at: datetime, user: str, action: str, plan_id: int | None,
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+def seal_of(keys: AuditKeys, key_id: str, row_id: int, row_hash: str) -> str:
+    """A row's seal: the HMAC that fixes its place (id) and its link (hash)."""
+    return keys.sign(key_id, f"railyard-audit-seal\n{key_id}\n{row_id}\n{row_hash}")
+
+
 def keyed_hash(keys: AuditKeys, key_id: str, prev_hash: str, digest: str) -> str:
-    """A row's hash: the HMAC that chains it to the row before it."""
+    """The hash of a row signed by migration 0005's keyed chain (no seal)."""
     return keys.sign(key_id, f"railyard-audit-row\n{key_id}\n{prev_hash}\n{digest}")
 
 
@@ -91,25 +100,33 @@ def append(conn: Connection, *, at: datetime, user: str, action: str,
            "key_id": keys.current}
     if conn.dialect.name == "postgresql":  # the trigger numbers and links it
         row["prev_hash"] = row["hash"] = ""
-        row_id, prev = conn.execute(_INSERT.returning(audit.c.id, audit.c.prev_hash),
-                                    row).one()
-        sign_inserted(conn, row_id, prev, digest, at)
+        row_id, row_hash = conn.execute(_INSERT.returning(audit.c.id, audit.c.hash),
+                                        row).one()
+        linked(conn, row_id, row_hash, at)
         return row_id
     prev = conn.execute(_LAST).first()
+    row["id"] = prev.id + 1 if prev else 1
     row["prev_hash"] = prev.hash if prev else GENESIS
-    row["hash"] = keyed_hash(keys, keys.current, row["prev_hash"], digest)
-    row_id = conn.execute(_INSERT, row).inserted_primary_key[0]
-    conn.info[HEAD] = (row_id, row["hash"], at)
-    return row_id
+    row["hash"] = legacy_hash(row["prev_hash"], digest)
+    row["seal"] = seal_of(keys, keys.current, row["id"], row["hash"])
+    conn.execute(_INSERT, row)
+    conn.info[HEAD] = (row["id"], row["hash"], at)
+    return row["id"]
 
 
-def sign_inserted(conn: Connection, row_id: int, prev_hash: str, digest: str,
-                  at: datetime) -> None:
-    """Set the HMAC of a row the PostgreSQL trigger numbered and linked."""
-    keys = keys_of(conn)
-    row_hash = keyed_hash(keys, keys.current, prev_hash, digest)
-    conn.execute(_SET_HASH, {"row_id": row_id, "row_hash": row_hash})
+def linked(conn: Connection, row_id: int, row_hash: str, at: datetime) -> None:
+    """Note a row the PostgreSQL trigger numbered and linked: ``seal_committed`` seals it
+    once the transaction has committed."""
+    conn.info.setdefault(UNSEALED, {})[row_id] = row_hash
     conn.info[HEAD] = (row_id, row_hash, at)
+
+
+def seal_committed(engine: Engine, keys: AuditKeys, rows: dict[int, str]) -> None:
+    """Seal rows whose transaction committed (outside the chain's lock)."""
+    with engine.begin() as conn:
+        conn.execute(_SET_SEAL, [{"row_id": i, "row_hash": h,
+                                  "row_seal": seal_of(keys, keys.current, i, h)}
+                                 for i, h in rows.items()])
 
 
 def needs_seal(conn: Connection) -> bool:
@@ -176,10 +193,20 @@ class _Walk:
         elif r["key_id"] not in self.keys.keys:
             return (f"it was signed with key {r['key_id']!r}, which {self.keys.source} "
                     f"does not hold (keep every key that signed rows)")
-        else:
+        elif r["seal"] is None:  # migration 0005's keyed chain, or never sealed
             expected = keyed_hash(self.keys, r["key_id"], self.prev, digest)
+            if r["digest"] == digest and r["hash"] != expected \
+                    and r["hash"] == legacy_hash(self.prev, digest):
+                return ("it is not sealed (Railyard stopped between writing and sealing "
+                        "it, or it was added without the key)")
+        else:
+            expected = legacy_hash(self.prev, digest)
         if r["digest"] != digest or r["hash"] != expected:
             return "its content does not match its hash (the row was edited)"
+        if r["key_id"] is not None and r["seal"] is not None and \
+                r["seal"] != seal_of(self.keys, r["key_id"], r["id"], r["hash"]):
+            return ("its seal does not match its place in the chain (it or a row before "
+                    "it was edited, moved or deleted, and the links recomputed)")
         mark = next((c for c in self.expected.get(r["id"], ()) if c.hash != r["hash"]), None)
         if mark is not None:
             return (f"it is not the row the checkpoint written at {mark.at} names (the "

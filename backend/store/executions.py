@@ -62,6 +62,7 @@ class Execution:
     bytes_total: int
     bytes_done: int
     version: int  # fences a stale executor
+    hold: dict | None = None  # why a guard or a window holds it (backend/executor/guards.py)
 
     @property
     def active(self) -> bool:

@@ -23,7 +23,9 @@ from backend.store.schema import audit, decisions, exec_batches, executions, pla
 from backend.store.store import Decision, Plan
 
 OPEN = ("proposed", "approved", "executing")  # still to run: a schedule matters
-SCHEDULE_KEYS = ("not_before", "window")  # the content's schedule fields, when present
+# the content's schedule fields, when present: a reassignment's start time (epoch s,
+# in its sha256; services.plans.propose), and a window of its own should a plan carry one
+SCHEDULE_KEYS = ("not_before", "window")
 PREVIEW_KEYS = ("bytes_to_move", "batched_eta_seconds", "eta_seconds")  # what a row shows
 PAUSED = ("pausing", "paused")
 
@@ -112,7 +114,7 @@ def _read_plans(conn: Connection, frozen: Frozen, ids) -> None:
     q = select(decisions).where(decisions.c.plan_id.in_(ids)).order_by(decisions.c.id)
     for d in conn.execute(q).mappings():
         made.setdefault(d["plan_id"], []).append(
-            Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]))
+            Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"], d["role"]))
     for r in rows:
         frozen.plans[r["id"]] = Plan(**r, content=None, basis=None,
                                      preview=frozen.figures[r["id"]][0],

@@ -66,6 +66,9 @@ plans = Table(
     Column("throttle", BigInteger, nullable=True),
     Column("cancel_requested_at", UTCDateTime, nullable=True),
     Column("version", Integer, nullable=False),
+    # the approval requirement its rule gave it at proposal (backend/store/approvals.py;
+    # migration 0007); NULL: proposed before policies, one approval as always
+    Column("approval", JSON, nullable=True),
     Index("ix_plans_cluster_state", "cluster", "state"),
     Index("ix_plans_state_expires", "state", "expires_at"),
 )
@@ -79,6 +82,7 @@ decisions = Table(
     Column("comment", Text, nullable=False),
     Column("sha256", String(64), nullable=True),
     Column("at", UTCDateTime, nullable=False),
+    Column("role", String(16), nullable=True),  # the user's role then (migration 0007)
 )
 
 audit = Table(
@@ -98,6 +102,9 @@ audit = Table(
     # the audit key that signed the row (backend/store/audit_keys.py; migration 0005);
     # NULL: written before the keys, with the unkeyed hash
     Column("key_id", String(32), nullable=True),
+    # HMAC of the row's id and hash under its key, written once the row has committed
+    # (migration 0006); NULL on rows signed by 0005's keyed chain
+    Column("seal", String(64), nullable=True),
     Index("ix_audit_user_at", "user", "at"),
 )
 
@@ -128,6 +135,7 @@ executions = Table(
     Column("bytes_total", BigInteger, nullable=False, default=0),
     Column("bytes_done", BigInteger, nullable=False, default=0),
     Column("version", Integer, nullable=False, default=0),  # fences a stale executor
+    Column("hold", JSON),  # why a guard or a window holds it (migration 0008_guards)
 )
 
 # The frozen content an execution runs ({"reassignment": ..., "execution": spec}), apart

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -20,17 +20,20 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, select, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from backend.errors import Unavailable
+from backend.store.approvals import Policies
 from backend.store.audit import (
     HEAD,
     KEYS_OPTION,
     SEAL_ACTION,
+    UNSEALED,
     append,
+    linked,
     needs_seal,
     row_digest,
-    sign_inserted,
+    seal_committed,
     verify_audit,
 )
 from backend.store.audit_checkpoints import append_checkpoint, read_checkpoints
@@ -49,6 +52,7 @@ class Decision:
     comment: str
     sha256: str | None
     at: datetime
+    role: str | None = None  # the user's role when deciding (None: decided before 0007)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "at": self.at.isoformat()}
@@ -75,12 +79,15 @@ class Plan:
     cancel_requested_at: datetime | None
     version: int
     decisions: tuple[Decision, ...] = field(default=())
+    # the approval requirement stored at proposal (backend/store/approvals.py
+    # Requirement.to_dict); None: proposed before policies, one approval as always
+    approval: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready, times as ISO 8601 UTC."""
         out = {k: getattr(self, k) for k in (
             "id", "kind", "cluster", "title", "author", "state", "content", "sha256", "basis",
-            "preview", "throttle", "version")}
+            "preview", "throttle", "version", "approval")}
         for k in ("created_at", "expires_at", "updated_at", "cancel_requested_at"):
             value = getattr(self, k)
             out[k] = None if value is None else value.isoformat()
@@ -103,6 +110,7 @@ class AuditEntry:
     prev_hash: str
     hash: str
     key_id: str | None  # the audit key that signed it; None: written before the keys
+    seal: str | None = None  # HMAC of id and hash (audit.seal_of); None: 0005's rows
 
     def to_dict(self) -> dict:
         return {**asdict(self), "at": self.at.isoformat()}
@@ -156,13 +164,15 @@ class FileLock:
 
 
 class Store:
-    """An open plan store (thread-safe: share one per process)."""
+    """An open plan store (thread-safe: share one per process), with the plan settings
+    its plans are stored under: their expiry and the approval policy of each cluster."""
 
     def __init__(self, engine: Engine, keys: AuditKeys,
                  expiry_hours: float = DEFAULT_EXPIRY_HOURS,
-                 checkpoints: str | None = None) -> None:
+                 checkpoints: str | None = None, approval: Policies | None = None) -> None:
         self.engine = engine
         self.expiry_hours = expiry_hours
+        self.approval = approval or Policies()
         self.keys, self.checkpoints = keys, checkpoints  # audit keys; checkpoint file
         self._writer = writer(engine).execution_options(**{KEYS_OPTION: keys})
         self._locks: tuple = ()
@@ -204,8 +214,16 @@ class Store:
                 held.enter_context(lock)
             with self._writer.begin() as conn:
                 conn.info.pop(HEAD, None)
+                conn.info.pop(UNSEALED, None)
                 yield conn
                 head = conn.info.pop(HEAD, None)
+                unsealed = conn.info.pop(UNSEALED, None)
+        if unsealed:  # committed, the chain's lock released: seal the rows it linked
+            try:
+                seal_committed(self._autocommit, self.keys, unsealed)
+            except SQLAlchemyError as e:  # the write stands; verify names the rows
+                log.error("audit rows %s committed but not sealed: %s", sorted(unsealed),
+                          str(e).splitlines()[0])
         if head is not None and self.checkpoints:  # committed: the chain's new end
             try:
                 append_checkpoint(self.checkpoints, self.keys, *head)
@@ -224,8 +242,7 @@ class Store:
         """Every change of a plan's state (and a cancel request, which keeps the state):
         the conditional update, its decision and audit rows, all or nothing; False when
         the plan is no longer at (``expect_state``, ``expect_version``). On PostgreSQL it
-        is one statement and the audit row's signature (two round trips instead of six;
-        the key never reaches the database)."""
+        is one statement, and the audit row's seal follows the commit (``write``)."""
         extra = {"cancel_requested_at": at} if cancel_requested else {}
         with self.write() as conn:
             if self.postgres:
@@ -234,7 +251,7 @@ class Store:
                                                self.keys.current)
                 row = conn.execute(_PG_TRANSITION, params).first()
                 if row is not None:
-                    sign_inserted(conn, row.id, row.prev_hash, params["a_digest"], at)
+                    linked(conn, row.id, row.hash, at)
                 return row is not None
             if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
                                updated_at=at, **extra):
@@ -272,11 +289,12 @@ class Store:
 
 def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOURS, *,
                key_file: str = DEFAULT_KEY_FILE, checkpoints: str | None = None,
-               keys: AuditKeys | None = None) -> Store:
+               keys: AuditKeys | None = None, approval: Policies | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``url``, its audit rows signed
     with ``keys`` (else RAILYARD_AUDIT_KEYS or ``key_file``, created if missing) and
-    checkpointed to the file ``checkpoints``; Unavailable when the database does not
-    answer."""
+    checkpointed to the file ``checkpoints``, new plans' approval requirements from
+    ``approval`` (else one approval by someone other than the author); Unavailable when
+    the database does not answer."""
     keys = keys or load_keys(key_file)
     engine = make_engine(url)
     try:
@@ -285,7 +303,7 @@ def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOUR
         engine.dispose()
         detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
         raise Unavailable("Plan store", f"{_safe(url)}: {detail}") from None
-    return Store(engine, keys, expiry_hours, checkpoints)
+    return Store(engine, keys, expiry_hours, checkpoints, approval)
 
 
 def _safe(url: str) -> str:
@@ -308,6 +326,8 @@ _PLAN_BY_ID = {  # (with content, with basis): the plan's row
     for content, basis in ((True, True), (False, True), (False, False))}
 _DECISIONS_OF = select(decisions).where(decisions.c.plan_id == bindparam("plan_id")) \
     .order_by(decisions.c.id)
+_DECISIONS_OF_PLANS = select(decisions).where(
+    decisions.c.plan_id.in_(bindparam("plan_ids", expanding=True))).order_by(decisions.c.id)
 _INSERT_DECISION = decisions.insert()
 
 
@@ -319,22 +339,53 @@ def load_plan(conn: Connection, plan_id: int, content: bool = True,
     if row is None:
         return None
     row = {"content": None, "basis": None, **row}
-    if row["state"] == "proposed":  # no decision yet: each one moves the plan on
+    if not _decided(row):
         return Plan(**row)
     ds = conn.execute(_DECISIONS_OF, {"plan_id": plan_id}).mappings().all()
-    return Plan(**row, decisions=tuple(
-        Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"]) for d in ds))
+    return Plan(**row, decisions=tuple(_decision(d) for d in ds))
+
+
+def _decided(row: Mapping[str, Any]) -> bool:
+    """Whether the plan may have decisions: a proposed plan at its first version has none
+    (each decision bumps the version: an approval that leaves it proposed too)."""
+    return row["state"] != "proposed" or row["version"] > 1
+
+
+def _decision(d: Mapping[str, Any]) -> Decision:
+    return Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"], d["role"])
+
+
+def plan_not_before(conn: Connection, plan_id: int) -> float | None:
+    """A reassignment's start time from its content (one field: a 100k-move plan's
+    content is megabytes of JSON)."""
+    value = conn.execute(select(plans.c.content["not_before"].as_float())
+                         .where(plans.c.id == plan_id)).scalar()
+    return None if value is None else float(value)
 
 
 def query_plans(conn: Connection, cluster: str | None = None, state: str | None = None,
                 limit: int = 500) -> list[Plan]:
-    """Newest first, without content, basis and decisions."""
+    """Newest first, without content and basis; a proposed plan with its approvals so far
+    (what its approval status counts), in one more query when any has some."""
     q = select(*_LIST_COLUMNS).order_by(plans.c.id.desc()).limit(limit)
     if cluster is not None:
         q = q.where(plans.c.cluster == cluster)
     if state is not None:
         q = q.where(plans.c.state == state)
-    return [Plan(**r, content=None, basis=None) for r in conn.execute(q).mappings()]
+    rows = conn.execute(q).mappings().all()
+    partly = [r["id"] for r in rows if r["state"] == "proposed" and _decided(r)]
+    made: dict[int, tuple[Decision, ...]] = {}
+    if partly:
+        for d in conn.execute(_DECISIONS_OF_PLANS, {"plan_ids": partly}).mappings():
+            made[d["plan_id"]] = (*made.get(d["plan_id"], ()), _decision(d))
+    return [Plan(**r, content=None, basis=None, decisions=made.get(r["id"], ()))
+            for r in rows]
+
+
+def plan_titles(conn: Connection, ids: set[int]) -> dict[int, str]:
+    """The title of each plan in ``ids`` (however old)."""
+    q = select(plans.c.id, plans.c.title).where(plans.c.id.in_(sorted(ids)))
+    return {row.id: row.title for row in conn.execute(q)}
 
 
 def due_plans(conn: Connection, states: frozenset[str],
@@ -345,24 +396,25 @@ def due_plans(conn: Connection, states: frozenset[str],
     return [tuple(r) for r in conn.execute(q)]
 
 
-# the audit trigger (migration 0005) numbers and links the row inside the statement, and
-# sign_inserted sets its HMAC; decisions and audit rows are written only when the update
-# matched (they select from it)
+# the audit trigger (migration 0006) numbers and links the row inside the statement, and
+# Store.write seals it after the commit; decisions and audit rows are written only when
+# the update matched (they select from it)
 _PG_TRANSITION = text("""
 WITH u AS (
     UPDATE plans SET state = :state, version = :version, updated_at = :at,
         cancel_requested_at = CASE WHEN :cancel THEN :at ELSE cancel_requested_at END
     WHERE id = :p_id AND state = :p_state AND version = :p_version RETURNING id),
 d AS (
-    INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at)
-    SELECT id, :d_user, :d_decision, :d_comment, :d_sha256, :at FROM u WHERE :decided),
+    INSERT INTO decisions (plan_id, "user", decision, comment, sha256, at, role)
+    SELECT id, :d_user, :d_decision, :d_comment, :d_sha256, :at, :d_role FROM u
+    WHERE :decided),
 a AS (
     INSERT INTO audit (at, "user", action, plan_id, before, after, address, detail, digest,
                        prev_hash, hash, key_id)
     SELECT :at, :a_user, :a_action, id, :a_before, :a_after, :a_address,
            CAST(:a_detail AS json), :a_digest, '', '', :a_key_id FROM u
-    RETURNING id, prev_hash)
-SELECT id, prev_hash FROM a
+    RETURNING id, hash)
+SELECT id, hash FROM a
 """)
 
 
@@ -376,7 +428,8 @@ def _pg_transition_params(plan_id: int, expect_state: str, expect_version: int, 
             "state": state, "version": expect_version + 1, "at": at,
             "cancel": cancel_requested, "decided": decision is not None, "d_user": d.get("user"),
             "d_decision": d.get("decision"), "d_comment": d.get("comment"),
-            "d_sha256": d.get("sha256"), "a_user": a["user"], "a_action": a["action"],
+            "d_sha256": d.get("sha256"), "d_role": d.get("role"), "a_user": a["user"],
+            "a_action": a["action"],
             "a_before": a.get("before"), "a_after": a.get("after"),
             "a_address": a.get("address"), "a_detail": json_dumps(a.get("detail")),
             "a_key_id": key_id,
@@ -400,9 +453,10 @@ def update_plan(conn: Connection, plan_id: int, expect_state: str, expect_versio
 
 
 def insert_decision(conn: Connection, plan_id: int, user: str, decision: str, comment: str,
-                    sha256: str | None, at: datetime) -> None:
+                    sha256: str | None, at: datetime, role: str | None = None) -> None:
     conn.execute(_INSERT_DECISION, {"plan_id": plan_id, "user": user, "decision": decision,
-                                    "comment": comment, "sha256": sha256, "at": at})
+                                    "comment": comment, "sha256": sha256, "at": at,
+                                    "role": role})
 
 
 def query_audit(conn: Connection, plan: int | None = None, user: str | None = None,
@@ -429,10 +483,13 @@ class AuditPage:
 
 
 def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = None,
-               since: datetime | None = None, after: int | None = None,
-               newest_first: bool = False, limit: int = 1000) -> AuditPage:
+               since: datetime | None = None, until: datetime | None = None,
+               cluster: str | None = None, actions: tuple[str, ...] | None = None,
+               after: int | None = None, newest_first: bool = False,
+               limit: int = 1000) -> AuditPage:
     """Rows in id order (the chain's, so stable), oldest or newest first, from just past
-    the row ``after``; every matching row is reachable page by page."""
+    the row ``after``; every matching row is reachable page by page. ``since`` and
+    ``until`` bound the time (both included), ``cluster`` keeps the rows of its plans."""
     where = []
     if plan is not None:
         where.append(audit.c.plan_id == plan)
@@ -440,6 +497,12 @@ def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = 
         where.append(audit.c.user == user)
     if since is not None:
         where.append(audit.c.at >= since)
+    if until is not None:
+        where.append(audit.c.at <= until)
+    if cluster is not None:
+        where.append(audit.c.plan_id.in_(select(plans.c.id).where(plans.c.cluster == cluster)))
+    if actions is not None:
+        where.append(audit.c.action.in_(actions))
     total = conn.execute(select(func.count()).select_from(audit).where(*where)).scalar_one()
     if after is not None:
         where.append(audit.c.id < after if newest_first else audit.c.id > after)
@@ -452,4 +515,4 @@ def audit_page(conn: Connection, *, plan: int | None = None, user: str | None = 
 
 __all__ = ["AuditEntry", "AuditPage", "Decision", "Plan", "Store", "append", "audit_page",
            "due_plans", "insert_decision", "insert_plan", "load_plan", "open_store",
-           "query_audit", "query_plans", "update_plan"]
+           "plan_titles", "query_audit", "query_plans", "update_plan"]

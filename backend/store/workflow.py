@@ -18,7 +18,8 @@ ROLES = ("viewer", "operator", "approver", "admin")
 ACTIONS = ("view", "propose", "approve", "reject", "withdraw", "execute", "cancel",
            "clear_throttles")  # clear_throttles: propose a plan deleting leftover throttles
 
-# action -> (states it may start from, state it leads to)
+# action -> (states it may start from, state it leads to); approve leads to approved once
+# the approvals meet the plan's requirement (approvals.py), and leaves it proposed before
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "approve": (frozenset({"proposed"}), "approved"),
     "reject": (frozenset({"proposed"}), "rejected"),

@@ -102,7 +102,8 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
     want = state.lag[catch] + wrote[catch]
     c_lead, c_fol = lead_b[catch], rb[catch]
     c_lthr, c_fthr = lthr[catch], fthr[catch]
-    keep_l = np.bincount(lead_b, weights=got_sync * lthr, minlength=n_b)
+    # an offline partition's replicas have no leader (-1) and took nothing (got_sync 0)
+    keep_l = np.bincount(np.maximum(lead_b, 0), weights=got_sync * lthr, minlength=n_b)
     keep_f = np.bincount(rb, weights=got_sync * fthr, minlength=n_b)
     share_l = _share(np.maximum(leader_rate * dt - keep_l, 0.0),
                      np.bincount(c_lead, weights=want * c_lthr, minlength=n_b))

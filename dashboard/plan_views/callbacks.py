@@ -82,8 +82,9 @@ def download(clicks, token):
 @dash.callback(Output(ids.URL, "href", allow_duplicate=True),
                Output(ids.PLAN_PROPOSE_ERROR, "children"),
                Input(ids.PLAN_PROPOSE, "n_clicks"), State(ids.PLAN_TOKEN, "data"),
-               State(ids.PLAN_TITLE, "value"), prevent_initial_call=True)
-def propose(_clicks, token, title):
+               State(ids.PLAN_TITLE, "value"), State(ids.PLAN_NOT_BEFORE, "value"),
+               prevent_initial_call=True)
+def propose(_clicks, token, title, not_before=None):
     """Store the previewed draft as proposed and open its own page. Refused when the
     cluster changed since the preview: the plan would be approved for moves computed on
     a cluster that no longer exists."""
@@ -106,7 +107,7 @@ def propose(_clicks, token, title):
             content=draft.content, preview=draft.preview, snapshot=snap,
             title=title or draft.title,
             throttle=round(throttle) if plan_kinds.kind_of(draft.kind).throttled and throttle
-            else None)
+            else None, not_before=(not_before or "").strip() or None)
     except REFUSALS as e:
         return no_update, str(e)
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it

@@ -4,10 +4,13 @@ Takes its data and ids as arguments."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pandas as pd
 from dash import html
 
-from components import tables
+from components import banners, tables
+from dashboard import ids
 
 
 def _bytes(n: float | None) -> str:
@@ -37,7 +40,7 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
     pct = 100.0 * p["fraction"]
     rate = p["observed_rate"]
     lines = [
-        f"{p['state']}: batch {p['batch'] + 1} of {p['batches']}, "
+        f"{p['status']}: batch {p['batch'] + 1} of {p['batches']}, "
         f"{p['partitions_done']:,} of {p['partitions_total']:,} partitions, "
         f"{_bytes(p['bytes_done'])} of about {_bytes(p['bytes_total'])} copied",
         # KIP-73's rates bound each broker, so a move into several brokers can copy
@@ -56,13 +59,32 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         "done": b["done"], "copied": _bytes(b["bytes_done"]),
         "rate": _bytes(b["observed_rate"]) + "/s" if b["observed_rate"] else "-"}
         for b in p["per_batch"] if b["state"] != "pending"][-50:])
-    return html.Div([
+    held = hold_banner(p)
+    return html.Div(([held] if held else []) + [
         html.Progress(value=f"{pct:.1f}", max="100", id=bar_id, title=f"{pct:.1f}%",
                       className="execution-bar"),
         html.Span(f" {pct:.0f}%"),
         html.Ul([html.Li(line) for line in lines]),
         tables.grid(batches, height=180) if len(batches) else None,
     ])
+
+
+def hold_banner(p: dict) -> html.Div | None:
+    """Which guard condition paused the plan and its value, or the window it waits for."""
+    hold = p.get("hold")
+    if not hold:
+        return None
+    if hold["kind"] == "window":
+        when = datetime.fromtimestamp(hold["next_window"], UTC).strftime("%a %Y-%m-%d %H:%M")
+        text = (f"Waiting for window: {hold['text']}; the batch in flight finishes and the "
+                f"next starts at the next window, {when} UTC.")
+    else:
+        how = (f"it resumes by itself once clear for {_duration(hold['resume_after'])}"
+               if hold.get("auto_resume", True) else "press Resume once it is clear")
+        cleared = " Cleared." if hold.get("clear_since") else ""
+        text = (f"Paused by a guard: {hold['text']}. No new batch starts (a batch in "
+                f"flight finishes at the guard's floor); {how}.{cleared}")
+    return html.Div(banners.banner(text, "warning"), id=ids.PV_HOLD)
 
 
 def _eta_line(p: dict) -> str:

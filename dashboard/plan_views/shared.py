@@ -35,10 +35,16 @@ def propose_row(who: Actor, title: str) -> html.Div:
         html.Div([html.Label([html.Span("Title", className="field-label"),
                               dcc.Input(id=ids.PLAN_TITLE, type="text", value=title,
                                         className="wide")], className="field"),
+                  html.Label([html.Span("Not before (optional)", className="field-label"),
+                              dcc.Input(id=ids.PLAN_NOT_BEFORE, type="text", value="",
+                                        placeholder="2026-12-01T22:00+01:00")],
+                             className="field"),
                   html.Button("Propose", id=ids.PLAN_PROPOSE, className="button primary")],
                  className="form-row"),
-        html.P("Proposing freezes exactly this plan (its sha256); someone else with the "
-               "approver role approves it before it can run.", className="hint"),
+        html.P("Proposing freezes exactly this plan (its sha256, with its start time if "
+               "given: no batch starts before it, nor outside the cluster's execution "
+               "windows); someone else with the approver role approves it before it can "
+               "run.", className="hint"),
         html.Div(id=ids.PLAN_PROPOSE_ERROR, className="inline-error", role="alert"),
     ], className="panel")
 

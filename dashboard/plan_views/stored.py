@@ -4,12 +4,13 @@ answers of its callbacks as named tuples, its decisions, audit trail and exact J
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 import pandas as pd
 from dash import dcc, html, no_update
 
-from backend.services import execution, plan_actions, shrink_execution
+from backend.services import approval_status, execution, plan_actions, shrink_execution
 from backend.services import plans as plan_service
 from backend.services.plan_kinds import kind_of
 from backend.store.store import Plan
@@ -76,6 +77,7 @@ class DecisionAnswer(NamedTuple):
     approve_hidden: object = no_update
     reject_hidden: object = no_update
     withdraw_hidden: object = no_update
+    approvals: object = no_update
 
 
 def load(plan_id: int) -> Plan:
@@ -98,9 +100,22 @@ def facts(plan: Plan) -> html.Dl:
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
             ("Proposed", time_of(plan.created_at)), ("Expires", time_of(plan.expires_at)),
             ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s"),
-            ("sha256", html.Code(plan.sha256, id=ids.PV_SHA))]
+            ("sha256", html.Code(plan.sha256, id=ids.PV_SHA)),
+            ("Approvals", html.Span(approvals(plan), id=ids.PV_APPROVALS))]
+    start = plan_service.not_before(runtime.current().plan_store(), plan) \
+        if kind_of(plan.kind).large else None
+    if start is not None:  # signed with the plan: no batch starts before it
+        rows.insert(5, ("Not before", time_of(datetime.fromtimestamp(start, UTC))))
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
                    className="facts", id=ids.PV_FACTS)
+
+
+def approvals(plan: Plan) -> str:
+    """'needs 2 approvers incl. an admin: 1 of 2 so far: bob' (its cluster's approval
+    rules gave it that requirement when it was proposed)."""
+    status = approval_status.status(plan)
+    rule = approval_status.progress(plan).requirement.rule
+    return status.text + ("" if rule == "default" else f" (rule '{rule}')")
 
 
 def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
@@ -112,11 +127,13 @@ def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
         note = f"This plan is {plan.state}: there is nothing left to decide."
     elif who.name == plan.author:
         note = "You wrote this plan: someone else with the approver role approves it."
+    elif "reject" in may and not can_decide:  # may decide, but this approval would not count
+        note = f"{approval_status.progress(plan).refusal(who)}."
     elif not can_decide:
         note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
     else:
         note = (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
-                "for the cluster as it is now.")
+                f"for the cluster as it is now. This plan {approvals(plan)}.")
     return html.Div([
         html.Div([
             html.Label([html.Span("Comment", className="field-label"),
@@ -242,7 +259,8 @@ def check_steps(value: list[int] | None, plan_id: int) -> tuple:
 def decisions(plan: Plan) -> html.Div | str:
     if not plan.decisions:
         return "No decision yet."
-    frame = pd.DataFrame([{"user": d.user, "decision": d.decision, "comment": d.comment,
+    frame = pd.DataFrame([{"user": d.user, "role": d.role or "", "decision": d.decision,
+                           "comment": d.comment,
                            "sha256 seen": d.sha256 or "", "at": time_of(d.at)}
                           for d in plan.decisions])
     return tables.grid(frame, height=140)

@@ -5,7 +5,7 @@ answers all clusters in a fixed number of statements, however many plans and clu
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event
@@ -14,7 +14,7 @@ from backend.errors import BadInput
 from backend.services import execution, plan_queue, plans
 from backend.store.executions import ExecutionRecords
 from backend.store.store import open_store
-from backend.store.workflow import Actor
+from backend.store.workflow import SYSTEM, Actor
 from tests.plan_helpers import (
     ADMIN,
     APPROVER,
@@ -203,13 +203,28 @@ def test_a_running_plan_shows_its_page_s_progress_and_eta_and_a_paused_one_why(s
     assert plan_queue.pause_reason("paused", None, None) == "paused"
 
 
-def test_the_schedule_of_a_plan_still_to_run_comes_from_its_content(store):
-    content = {**moves(("orders", 0, [3, 4])), "not_before": "2026-03-02T22:00:00Z",
-               "window": {"days": "sat-sun", "from": "01:00", "to": "05:00"}}
-    plan = propose(store, "c1", content=content)
+def test_the_window_shows_the_start_time_and_the_next_window_that_holds_it(store):
+    plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                         content=moves(("orders", 0, [3, 4])), preview={}, snapshot=SNAP,
+                         now=T0, not_before="2026-03-02T22:00:00Z")
     [row] = plan_queue.queue(store, CLUSTERS)
-    assert row["schedule"] == ('not before 2026-03-02T22:00:00Z; window '
-                               '{"days":"sat-sun","from":"01:00","to":"05:00"}')
-    plans.withdraw(store, OPERATOR, plan.id, now=T0 + timedelta(minutes=1))
+    assert row["schedule"] == "not before 2026-03-02 22:00 UTC"
+    plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=same,
+                  now=T0 + timedelta(seconds=1))
+    plans.request_execute(store, OPERATOR, plan.id, topics_of=same,
+                          now=T0 + timedelta(seconds=2))
+    records = ExecutionRecords(store)
+    records.create(plan.id, "c1", {"execution": {"throttle": 10}}, plan.sha256, [2],
+                   OPERATOR.name, T0.timestamp(), bytes_total=100)
+    opens = datetime(2026, 3, 2, 22, 0, tzinfo=UTC).timestamp()
+    records.save(records.get(plan.id), state="paused", hold={
+        "kind": "window", "next_window": opens, "since": T0.timestamp(),
+        "text": "not before its start time"})
+    [row] = plan_queue.queue(store, CLUSTERS)
+    assert (row["execution"], row["pause_reason"]) \
+        == ("waiting for window", "waiting for window: not before its start time")
+    assert row["schedule"] == "not before 2026-03-02 22:00 UTC; next window 2026-03-02 22:00 UTC"
+    plans.request_cancel(store, OPERATOR, plan.id, now=T0 + timedelta(minutes=1))
+    plans.finish(store, SYSTEM, plan.id, "cancelled", now=T0 + timedelta(minutes=2))
     [row] = plan_queue.queue(store, CLUSTERS)
     assert row["schedule"] == "—"  # nothing left to schedule

@@ -18,6 +18,8 @@ from sqlalchemy import func, select, text, update
 
 from backend.errors import Conflict
 from backend.services import plans
+from backend.store.audit import keyed_hash
+from backend.store.audit_keys import load_keys
 from backend.store.engine import MIGRATIONS, make_engine, writer
 from backend.store.schema import audit, decisions
 from backend.store.store import load_plan, open_store
@@ -238,11 +240,11 @@ def test_the_probes_rewrites_are_found_on_both_stores(store_url, tmp_path):
             conn.execute(update(audit).where(audit.c.action == "approve")
                          .values(user="mallory", address="10.6.6.6"))
         rechain_with_public_formulas(store, drop_key_ids=False)
-        assert store.verify_audit()["broken_at"] == 1
+        assert store.verify_audit()["broken_at"] == 2  # the approval: its seal
         rechain_with_public_formulas(store, drop_key_ids=True)
         assert "no keyed row follows" in store.verify_audit(checkpoints=str(
             tmp_path / "none"))["reason"]
-        assert store.verify_audit()["broken_at"] == 1  # the checkpoint of row 1
+        assert store.verify_audit()["broken_at"] == 2  # the checkpoint of row 2
     finally:
         store.close()
 
@@ -265,20 +267,26 @@ def test_a_forged_approval_and_a_deleted_row_are_found(store_url, tmp_path):
         with store.write() as conn:
             conn.execute(audit.delete().where(audit.c.id == 2))
         rechain_with_public_formulas(store, drop_key_ids=False)
-        assert store.verify_audit()["broken_at"] == 1
+        assert store.verify_audit()["broken_at"] == 3  # its seal covers the link to row 2
     finally:
         store.close()
 
 
-def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
-    """A store written by the unkeyed version (migrated to 0004 only, rows chained with
-    sha256) still verifies once upgraded and sealed; its old rows cannot change after."""
+def migrated_to(store_url: str, revision: str):
+    """An engine on a store the migrations took to ``revision`` only (an older Railyard's)."""
     engine = make_engine(store_url)
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     with writer(engine).begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0004")
+        command.upgrade(cfg, revision)
+    return engine
+
+
+def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
+    """A store written by the unkeyed version (migrated to 0004 only, rows chained with
+    sha256) still verifies once upgraded and sealed; its old rows cannot change after."""
+    engine = migrated_to(store_url, "0004")
     old = [{"at": T0, "user": f"u{i}", "action": "note", "plan_id": None, "before": None,
             "after": None, "address": None, "detail": {"i": i}} for i in range(3)]
     with writer(engine).begin() as conn:
@@ -307,5 +315,61 @@ def test_rows_from_before_the_keys_still_verify(store_url, tmp_path):
             conn.execute(update(audit).where(audit.c.id == 2).values(user="mallory"))
         rechain_with_public_formulas(store, drop_key_ids=False)
         assert store.verify_audit()["broken_at"] == 4  # the seal no longer matches
+    finally:
+        store.close()
+
+
+def test_rows_signed_by_the_keyed_chain_still_verify(store_url, tmp_path):
+    """A store written by 0005's keyed chain (each hash an HMAC, no seal) verifies once
+    upgraded to 0006, with sealed rows after it; its rows still cannot change unseen."""
+    keys = load_keys(str(tmp_path / "keys"))
+    engine = migrated_to(store_url, "0005")
+    prev = "0" * 64
+    for i in range(3):  # as 0005's code wrote them: the trigger links, an UPDATE signs
+        row = {"at": T0, "user": f"u{i}", "action": "note", "plan_id": None, "before": None,
+               "after": None, "address": None, "detail": {"i": i}}
+        digest = public_digest(row)
+        row_hash = keyed_hash(keys, keys.current, prev, digest)
+        with writer(engine).begin() as conn:
+            conn.execute(text('INSERT INTO audit (id, at, "user", action, detail, digest, '
+                              'prev_hash, hash, key_id) VALUES (:id, :at, :user, :action, '
+                              ':detail, :digest, :prev, :hash, :key)'),
+                         {**row, "id": i + 1, "at": T0.replace(tzinfo=None) if
+                          engine.dialect.name == "sqlite" else T0,
+                          "detail": json.dumps(row["detail"]), "digest": digest,
+                          "prev": prev, "hash": row_hash, "key": keys.current})
+            conn.execute(update(audit).where(audit.c.id == i + 1).values(hash=row_hash))
+        prev = row_hash
+    engine.dispose()
+    store = open_store(store_url, keys=keys)
+    try:
+        plans.record(store, SYSTEM, None, "note", now=T0)
+        with store.read() as conn:
+            newest = conn.execute(select(audit.c.id, audit.c.seal)
+                                  .order_by(audit.c.id.desc())).first()
+        assert newest.id == 4 and newest.seal is not None  # sealed after its commit
+        assert store.verify_audit() == {"intact": True, "rows": 4, "broken_at": None,
+                                        "reason": None, "legacy_rows": 0,
+                                        "checkpoints": None}
+        with store.write() as conn:
+            conn.execute(update(audit).where(audit.c.id == 2).values(user="mallory"))
+        rechain_with_public_formulas(store, drop_key_ids=False)
+        assert store.verify_audit()["broken_at"] == 1  # an HMAC, not the public sha256
+    finally:
+        store.close()
+
+
+def test_a_row_never_sealed_is_named(store_url, tmp_path):
+    """Railyard stopped between a row's commit and its seal (or someone added it without
+    the key): verify says which row and why, and the rows before it verify."""
+    store = open_store(store_url, key_file=str(tmp_path / "keys"))
+    try:
+        plans.record(store, SYSTEM, None, "note", now=T0)
+        plans.record(store, SYSTEM, None, "note", now=T0)
+        with store.write() as conn:
+            conn.execute(update(audit).where(audit.c.id == 2).values(seal=None))
+        result = store.verify_audit()
+        assert (result["intact"], result["broken_at"], result["rows"]) == (False, 2, 2)
+        assert "it is not sealed" in result["reason"]
     finally:
         store.close()

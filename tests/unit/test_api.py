@@ -31,6 +31,9 @@ OTHER_AUTHOR = "writer"  # the author of "someone else's" plans
 ALLOWED = {"view": 200, "propose": 201, "approve": 200, "reject": 200, "withdraw": 200,
            "execute": 202, "cancel": 202, "clear_throttles": 201}
 LEFTOVER = ("broker", "1", "leader.replication.throttled.rate", "1000")  # set on the twin
+# moves on topic-2 need two approvers, an admin among them (the other plans: one approver)
+TWO = {"name": "topic-2 moves", "when": {"kind": "reassignment", "topics": "topic-2"},
+       "require": {"approvers": 2, "admin": True}}
 
 
 def basic(name: str) -> dict:
@@ -54,17 +57,18 @@ def env(tmp_path_factory):
                                                      "url": "http://127.0.0.1:9"}}],
            "cache": {"background_dir": str(tmp / "cache")},
            "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
-           "auth": {"users": users, "secret_key_file": str(tmp / "key")}}
+           "auth": {"users": users, "secret_key_file": str(tmp / "key")},
+           "approval": {"rules": [TWO]}}
     app = create_app(parse_config(doc, "cfg"), gateways={"demo": TwinGateway(twin)})
     rt = runtime.current()
     return {"client": app.server.test_client(), "app": app, "twin": twin, "rt": rt,
             "store": rt.plan_store(), "body": _body(twin)}
 
 
-def _body(twin: TwinCluster) -> dict:
-    """Move partition 0 of the first topic to the brokers that do not hold it."""
+def _body(twin: TwinCluster, topic: str | None = None) -> dict:
+    """Move partition 0 of ``topic`` (the first) to the brokers that do not hold it."""
     snap = twin.assignment()
-    topic = str(snap.topic_names[0])
+    topic = topic or str(snap.topic_names[0])
     replicas = snap.replicas_of(snap.partition_row(topic, 0))
     spare = [b for b in map(int, snap.broker_ids) if b not in replicas]
     return {"cluster": "demo", "kind": "reassignment",
@@ -87,6 +91,21 @@ def make_plan(env, author: str, state: str) -> int:
                              topics_of=rt.topics_of)
     if state == "executing":
         plan_service.request_execute(store, decider, plan.id, topics_of=rt.topics_of)
+    return plan.id
+
+
+def half_approved(env, author: str) -> int:
+    """A plan by ``author`` under TWO, approved once (by approver2): it still needs an
+    admin's approval."""
+    store, rt = env["store"], env["rt"]
+    snap = rt.snapshot_of("demo")
+    draft = plan_kinds.draft_from_request(snap, _body(env["twin"], "topic-2"))
+    plan = plan_service.propose(store, Actor(author, "admin"), cluster="demo",
+                                kind=draft.kind, content=draft.content,
+                                preview=draft.preview, snapshot=snap)
+    first = plan_service.approve(store, Actor("approver2", "approver"), plan.id,
+                                 sha256=plan.sha256, topics_of=rt.topics_of)
+    assert first.state == "proposed"
     return plan.id
 
 
@@ -566,3 +585,57 @@ def test_a_clear_throttles_plan_through_the_api(env):
     ok = client.post(f"/api/v1/plans/{body['id']}/approve", headers=basic("approver1"),
                      json={"sha256": body["sha256"]})
     assert ok.get_json() == {"id": body["id"], "state": "approved"}
+
+
+HALF_WAY = {"view": 200, "approve": 200, "reject": 200, "withdraw": 200, "execute": 409}
+
+
+@pytest.mark.parametrize("whose", ["own", "others"])
+@pytest.mark.parametrize("action", list(HALF_WAY))
+@pytest.mark.parametrize("role", ROLES)
+def test_role_action_matrix_on_a_plan_that_needs_two_approvers(env, role, action, whose):
+    """docs/api.md's table on a plan half-way through a two-approver rule: a second
+    approval completes it only when it is an admin's (the rule asks for an admin among
+    the two), Reject and Withdraw are as on any proposed plan, and Execute waits."""
+    cell = doc_table()[role][action]
+    allowed = cell == "yes" or (cell == "own plans only" and whose == "own") \
+        or (cell == "others' plans only" and whose == "others")
+    user = f"{role}1"
+    plan_id = half_approved(env, user if whose == "own" else OTHER_AUTHOR)
+    answer = act(env, user, action, plan_id)
+    counts = action != "approve" or role == "admin"
+    expected = HALF_WAY[action] if allowed and counts else 403
+    assert answer.status_code == expected, (cell, answer.get_json())
+    after = plan_service.get(env["store"], plan_id)
+    if expected == 200 and action != "view":
+        assert answer.get_json()["state"] == after.state == {
+            "approve": "approved", "reject": "rejected", "withdraw": "withdrawn"}[action]
+    else:
+        assert after.state == "proposed" and after.version == 2  # nothing changed
+    if not allowed or not counts:
+        assert set(answer.get_json()) == {"error"}
+    if not counts and allowed:
+        assert "the last approval must be an admin's" in answer.get_json()["error"]
+
+
+def test_the_api_shows_the_requirement_and_the_approvals_so_far(env):
+    client = env["client"]
+    plan_id = half_approved(env, OTHER_AUTHOR)
+    got = client.get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
+    assert got["approval"] == {"rule": "topic-2 moves", "approvers": 2,
+                               "roles": ["approver", "admin"], "admin": True}
+    assert got["approval_status"] == {
+        "approvers": ["approver2"], "required": 2, "roles": ["approver", "admin"],
+        "admin_required": True, "met": False, "still_needed": 1,
+        "text": "needs 2 approvers incl. an admin: 1 of 2 so far: approver2"}
+    assert [d["role"] for d in got["decisions"]] == ["approver"]
+    listed = client.get("/api/v1/plans?state=proposed", headers=basic("viewer1")).get_json()
+    mine = next(p for p in listed["plans"] if p["id"] == plan_id)
+    assert mine["approval_status"]["approvers"] == ["approver2"]
+    again = act(env, "approver2", "approve", plan_id)
+    assert again.status_code == 409 and "approver2 already approved" in again.get_json()["error"]
+    done = act(env, "admin2", "approve", plan_id)
+    assert done.get_json() == {"id": plan_id, "state": "approved"}
+    text = client.get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")) \
+        .get_json()["approval_status"]["text"]
+    assert text == "needs 2 approvers incl. an admin: 2 of 2 so far: approver2, admin2"

@@ -80,9 +80,13 @@ def test_changing_who_approved_is_found(tmp_path, capsys):
     for drop_key_ids in (False, True):
         rechain_with_public_formulas(store, drop_key_ids)
         code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
-        assert code == 1 and result["broken_at"] == (3 if drop_key_ids else 1), result
+        # re-linked with the key ids kept: the edited approval (row 2) is the first
+        # row whose seal no longer matches; without them: no keyed row seals the log.
+        # The links are the public sha256 chain, so the rows before an edit keep theirs
+        # (and match their checkpoints): the first row found is the one changed
+        assert code == 1 and result["broken_at"] == (3 if drop_key_ids else 2), result
         code, result, _ = verify(capsys, tmp_path, url)
-        assert code == 1 and result["broken_at"] == 1, result
+        assert code == 1 and result["broken_at"] == 2, result  # row 2's checkpoint
     store.close()
 
 
@@ -110,12 +114,13 @@ def test_deleting_a_row_and_rechaining_is_found(tmp_path, capsys):
     assert "prev_hash is not the hash of the row before it" in result["reason"]
     rechain_with_public_formulas(store, drop_key_ids=False)
     code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
-    assert (code, result["broken_at"]) == (1, 1)
+    assert (code, result["broken_at"]) == (1, 3)  # its seal covers the link to row 1
+    assert "its seal does not match its place in the chain" in result["reason"]
     rechain_with_public_formulas(store, drop_key_ids=True)  # the whole log made "old"
     code, result, _ = verify(capsys, tmp_path, url, checkpoints=False)
     assert code == 1 and "no keyed row follows them" in result["reason"]
     code, result, _ = verify(capsys, tmp_path, url)
-    assert (code, result["broken_at"]) == (1, 1)
+    assert (code, result["broken_at"]) == (1, 3)  # row 1 is as its checkpoint names it
     assert "not the row the checkpoint written at" in result["reason"]
     store.close()
 

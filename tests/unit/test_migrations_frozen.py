@@ -18,6 +18,10 @@ LANDED = {
         "e6cad3a60adf6354b6fa0014cdc503ff44e724e5dc2e892d76e1c624599f5e1b",
     "0004_sessions.py": "c7de9a82ef92d4b3ffc1511eb4da734927ae0861a73ebac1b56976d5dd6d68d0",
     "0005_audit_keys.py": "cec66bb0c57a8e11a5bcc4d95e0c5004e632bb2497942b23c11e5f3209750b57",
+    "0006_audit_seals.py": "25fd289a922a2488a2867099dd23fbb02b329787b54d3750ace226d95514e975",
+    "0007_approval_rules.py":
+        "3b8e1b9a8aa29ccabc26b3e6b94254af35540fd2433cef132c973ea7086a7d77",
+    "0008_guards.py": "919bbd8519633adc32f54d37cad2fad2cfc35cd4ebca27ce4b42c55f515ee1c2",
 }
 
 

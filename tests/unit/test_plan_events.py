@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pandas as pd
 
-from backend.services import plan_events, plans
+from backend.services import incident, plan_events, plans
 from backend.store.store import open_store
 from components import charts
 from tests.plan_helpers import APPROVER, OPERATOR, T0, moves, orders_cluster
@@ -33,6 +33,26 @@ def test_events_in_a_window_for_one_cluster(tmp_path):
     assert [e["state"] for e in plan_events.events(store, "c1", start + 60, start + 3600)] \
         == ["approved"]
     assert plan_events.events(store, "c1", start - 600, start - 60) == []
+    store.engine.dispose()
+
+
+def test_a_window_long_past_is_read_whole(tmp_path):
+    """An incident reviewed weeks later: the window's events are found however many audit
+    rows came after them (reading the newest 1,000 rows since the window's start and
+    filtering afterwards lost them all), and the incident report's table has them too."""
+    store = open_store(f"sqlite:///{tmp_path / 'p.db'}")
+    snap = orders_cluster()
+    mine = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                         content=moves(("orders", 0, [1, 3])), preview={}, snapshot=snap,
+                         title="move orders-0", now=T0)
+    later = T0 + timedelta(days=1)
+    for i in range(1_200):  # audit rows after the window, on this cluster's plan
+        plans.record(store, OPERATOR, mine.id, "note", detail={"i": i}, now=later)
+    start = T0.timestamp()
+    got = plan_events.events(store, "c1", start - 60, start + 3600)
+    assert [(e["plan_id"], e["state"]) for e in got] == [(mine.id, "proposed")]
+    table = incident.plan_events(store, "c1", start - 60, start + 3600)
+    assert table[["plan", "action"]].values.tolist() == [[mine.id, "propose"]]
     store.engine.dispose()
 
 

@@ -173,3 +173,47 @@ def test_a_clear_plan_names_only_loose_throttle_configs(world):
     plan = throttle_leftovers.propose_clear(world.store, ADMIN, world.source,
                                             configs=[{**one, "value": "10"}])
     assert plan.content["configs"] == [{**one, "value": "10"}]
+
+
+def test_a_plan_a_guard_pauses_holds_its_floor_throttles_and_the_overview_says_so(world):
+    from backend.engines.guards import Figures
+    from backend.executor.guards import Watch
+    from backend.model.guards import GuardSettings, Windows
+    from backend.services import execution
+
+    class Offline:
+        def __init__(self) -> None:
+            self.now = Figures(offline_partitions=0)
+
+        def figures(self, moving):
+            return self.now
+
+        def assignment(self):
+            return world.twin.assignment()
+
+    health = Offline()
+    watch = Watch(GuardSettings(floor=500_000, resume_after_seconds=5), Windows(), health)
+    world.thread = execution.executor_thread(
+        world.store, ["small"], lambda _c: world.gw, lambda _c: world.twin.assignment(),
+        clock=world.now, holder="test", watches=lambda _c: watch)
+    plan_id = world.executing(moves(("a", 0, [3, 2])))
+    world.cycle(2)
+    health.now = Figures(offline_partitions=2)
+    world.cycle(2)
+    p = execution.progress(world.store, plan_id)
+    assert p["state"] == "paused" and p["status"] == "paused by a guard"
+    assert world.throttles()[("broker", "1")][LEADER_RATE] == "500000"  # the floor
+    during = throttle_leftovers.leftovers(world.store, world.source, now=world.now(),
+                                         fresh=True)
+    assert during["leftovers"] == [] and during["held"] > 0
+    assert during["holding"] == [{"plan_id": plan_id, "configs": during["held"],
+                                  "status": "paused by a guard"}]
+    assert execution.held_plans(world.store, "small") == [{
+        "plan_id": plan_id, "title": plans.get(world.store, plan_id).title,
+        "status": "paused by a guard", "text": "2 offline partitions (more than 0)",
+        "next_window": None}]
+    health.now = Figures(offline_partitions=0)
+    world.until(plan_id, "completed")
+    assert world.throttles() == {}
+    actions = [e.action for e in plans.audit_entries(world.store, plan=plan_id)]
+    assert "execution_held" in actions and "execution_released" in actions

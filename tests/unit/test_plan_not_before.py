@@ -1,0 +1,56 @@
+"""A plan's "not before": part of its frozen content and sha256, carried into the spec
+the executor runs, refused in one line when it does not read or the kind cannot wait."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.errors import BadInput
+from backend.executor.freeze import executable_content, spec_from_dict
+from backend.services import plans
+from backend.store.store import open_store
+from tests.plan_helpers import OPERATOR, T0, moves, orders_cluster, shrink_content
+
+SNAP = orders_cluster()
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(f"sqlite:///{tmp_path}/plans.db", expiry_hours=24)
+    yield s
+    s.close()
+
+
+def propose(store, **kw):
+    args = {"cluster": "c1", "kind": "reassignment", "content": moves(("orders", 0, [3, 4])),
+            "preview": {"replica_moves": 2}, "snapshot": SNAP, "now": T0, **kw}
+    return plans.propose(store, OPERATOR, **args)
+
+
+def test_not_before_is_in_the_content_and_its_sha256(store):
+    plain = propose(store)
+    later = propose(store, not_before="2026-12-01T22:00:00+01:00")
+    assert later.content["not_before"] == 1_796_158_800.0
+    assert later.sha256 != plain.sha256
+    assert later.sha256 == plans.plan_sha256("reassignment", "c1", later.content, None)
+    assert plans.get(store, later.id).content["not_before"] == 1_796_158_800.0
+    spec = executable_content(SNAP, later.content, None)["execution"]
+    assert spec["not_before"] == 1_796_158_800.0
+    assert spec_from_dict(spec, 1).not_before == 1_796_158_800.0
+    assert "not_before" not in executable_content(SNAP, plain.content, None)["execution"]
+    assert propose(store, not_before=1_796_158_800).content["not_before"] == 1_796_158_800.0
+    # the plan page reads it without decoding the content
+    assert plans.not_before(store, plans.summary(store, later.id)) == 1_796_158_800.0
+    assert plans.not_before(store, plans.summary(store, plain.id)) is None
+
+
+@pytest.mark.parametrize("value", ["tomorrow", "2026-12-01T22:00:00", True, -5, [1]])
+def test_a_time_that_does_not_read_is_one_line(store, value):
+    with pytest.raises(BadInput) as e:
+        propose(store, not_before=value)
+    assert str(e.value).startswith("not_before: expected a date-time with its zone")
+
+
+def test_only_a_reassignment_waits(store):
+    with pytest.raises(BadInput, match="not_before: only a reassignment waits"):
+        propose(store, kind="shrink", content=shrink_content(), not_before=0)
