@@ -131,6 +131,7 @@ def _plan_row(entry: repo.QueueEntry) -> dict:
         "kind": plan.kind, "title": plan.title, "author": plan.author,
         "created_at": plan.created_at.isoformat(), "expires_at": plan.expires_at.isoformat(),
         "approvers": list(approval.approvers), "required": approval.required,
+        "roles": list(approval.roles), "admin_required": approval.admin_required,
         "approvals": f"{len(approval.approvers)} of {approval.required}",
         "still_needed": approval.still_needed, "approval_text": approval.text,
         "bytes_to_move": plan.preview.get("bytes_to_move"),

@@ -12,6 +12,7 @@ from sqlalchemy import event
 
 from backend.errors import BadInput
 from backend.services import execution, plan_queue, plans
+from backend.store.approvals import Policies, parse_policy
 from backend.store.executions import ExecutionRecords
 from backend.store.store import open_store
 from backend.store.workflow import SYSTEM, Actor
@@ -228,3 +229,30 @@ def test_the_window_shows_the_start_time_and_the_next_window_that_holds_it(store
     plans.finish(store, SYSTEM, plan.id, "cancelled", now=T0 + timedelta(minutes=2))
     [row] = plan_queue.queue(store, CLUSTERS)
     assert row["schedule"] == "—"  # nothing left to schedule
+
+
+def test_needs_my_approval_under_a_two_approver_rule(store_url):
+    """A cluster whose rule asks for two approvers incl. an admin: after one approver, the
+    plan still waits, but only for an admin (another approver's approval would not count),
+    and the rows say how far it has come."""
+    rule = Policies(parse_policy([{"name": "two incl. an admin", "require": {
+        "approvers": 2, "admin": True}}], "approval.rules"))
+    store = open_store(store_url, approval=rule)
+    try:
+        plan = propose(store, "c1")
+        assert ids(plan_queue.queue(store, CLUSTERS, needs_approval_by=APPROVER2)) == [plan.id]
+        plans.approve(store, APPROVER, plan.id, sha256=plan.sha256, topics_of=same,
+                      now=T0 + timedelta(minutes=1))
+        [row] = plan_queue.queue(store, CLUSTERS, viewer=ADMIN)
+        assert (row["state"], row["approvers"], row["approvals"], row["still_needed"],
+                row["admin_required"], row["for_you"]) \
+            == ("proposed", ["anna"], "1 of 2", 1, True, True)
+        assert row["approval_text"] == "needs 2 approvers incl. an admin: 1 of 2 so far: anna"
+        for actor, waits in ((APPROVER, False), (APPROVER2, False), (ADMIN, True)):
+            assert bool(plan_queue.queue(store, CLUSTERS, needs_approval_by=actor)) == waits
+        plans.approve(store, ADMIN, plan.id, sha256=plan.sha256, topics_of=same,
+                      now=T0 + timedelta(minutes=2))
+        [row] = plan_queue.queue(store, CLUSTERS, viewer=ADMIN)
+        assert (row["state"], row["still_needed"], row["for_you"]) == ("approved", 0, False)
+    finally:
+        store.close()
