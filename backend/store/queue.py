@@ -72,25 +72,27 @@ def queue_entries(conn: Connection, clusters: list[str], states: list[str] | Non
     and the rows of those that changed)."""
     frozen = frozen or Frozen()
     frozen.trim()
+    # this answer's own references: another thread's trim starts new ones meanwhile
+    known, figures = frozen.plans, frozen.figures
     where = [plans.c.cluster.in_(clusters)]
     if states:
         where.append(plans.c.state.in_(states))
     listed = select(plans.c.id).where(*where).order_by(plans.c.id.desc()).limit(limit)
     versions = conn.execute(listed.add_columns(plans.c.version)).all()
-    stale = [i for i, v in versions if i not in frozen.plans or frozen.plans[i].version != v]
+    stale = [i for i, v in versions if i not in known or known[i].version != v]
     if stale:
-        _read_plans(conn, frozen, _among(stale, listed))
+        _read_plans(conn, known, figures, _among(stale, listed))
     # (a plan read by the listing's subquery after it left the listing is left out)
-    versions = [(i, v) for i, v in versions if i in frozen.plans]
-    running = [i for i, _ in versions if frozen.plans[i].state == "executing"]
+    versions = [(i, v) for i, v in versions if i in known]
+    running = [i for i, _ in versions if known[i].state == "executing"]
     runs = _executions(conn, running) if running else {}
     paused = [i for i, (ex, _, _) in runs.items() if ex.state in PAUSED]
     by = _paused_by(conn, paused) if paused else {}
     out = []
     for plan_id, _ in versions:
-        plan = frozen.plans[plan_id]
+        plan = known[plan_id]
         ex, parts, nbytes = runs.get(plan_id, (None, 0, 0))
-        out.append(QueueEntry(plan, frozen.figures[plan_id][1] if plan.state in OPEN else {},
+        out.append(QueueEntry(plan, figures[plan_id][1] if plan.state in OPEN else {},
                               ex, parts, nbytes, by.get(plan_id)))
     return out
 
@@ -103,25 +105,25 @@ def _among(ids: list[int], listed: Select):
     return ids if len(ids) <= BY_ID else listed.scalar_subquery()
 
 
-def _read_plans(conn: Connection, frozen: Frozen, ids) -> None:
+def _read_plans(conn: Connection, known: dict[int, Plan],
+                figures: dict[int, tuple[dict, dict]], ids) -> None:
     """Plans ``ids`` as listed: their rows and decisions, and the preview's figures and
     schedule of those not read before."""
     rows = conn.execute(select(*_LISTED).where(plans.c.id.in_(ids))).mappings().all()
-    unread = [r["id"] for r in rows if r["id"] not in frozen.figures]
+    unread = [r["id"] for r in rows if r["id"] not in figures]
     if unread:
-        _read_figures(conn, frozen, unread if len(unread) <= BY_ID else ids)
+        _read_figures(conn, figures, unread if len(unread) <= BY_ID else ids)
     made: dict[int, list[Decision]] = {}
     q = select(decisions).where(decisions.c.plan_id.in_(ids)).order_by(decisions.c.id)
     for d in conn.execute(q).mappings():
         made.setdefault(d["plan_id"], []).append(
             Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"], d["role"]))
     for r in rows:
-        frozen.plans[r["id"]] = Plan(**r, content=None, basis=None,
-                                     preview=frozen.figures[r["id"]][0],
-                                     decisions=tuple(made.get(r["id"], ())))
+        known[r["id"]] = Plan(**r, content=None, basis=None, preview=figures[r["id"]][0],
+                              decisions=tuple(made.get(r["id"], ())))
 
 
-def _read_figures(conn: Connection, frozen: Frozen, ids) -> None:
+def _read_figures(conn: Connection, figures: dict[int, tuple[dict, dict]], ids) -> None:
     """The preview's figures of plans ``ids`` and the content's schedule of those still to
     run (a plan that ended never runs again: its content is not parsed)."""
     schedule = [case((plans.c.state.in_(OPEN), plans.c.content[k])).label(f"content.{k}")
@@ -129,7 +131,7 @@ def _read_figures(conn: Connection, frozen: Frozen, ids) -> None:
     q = select(plans.c.id, *[plans.c.preview[k].label(f"preview.{k}") for k in PREVIEW_KEYS],
                *schedule).where(plans.c.id.in_(ids))
     for r in conn.execute(q).mappings():
-        frozen.figures[r["id"]] = (
+        figures[r["id"]] = (
             {k: r[f"preview.{k}"] for k in PREVIEW_KEYS if r[f"preview.{k}"] is not None},
             {k: r[f"content.{k}"] for k in SCHEDULE_KEYS if r[f"content.{k}"] is not None})
 
