@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, case, func, select
+from sqlalchemy import Connection, Select, and_, case, func, select, union
 
 from backend.store.executions import ACTIVE, Execution, _execution
 from backend.store.schema import audit, decisions, exec_batches, executions, plans
@@ -67,9 +67,9 @@ class Frozen:
 
 def queue_entries(conn: Connection, clusters: list[str], states: list[str] | None = None,
                   limit: int = 10_000, frozen: Frozen | None = None) -> list[QueueEntry]:
-    """The newest ``limit`` plans of ``clusters`` (in ``states``, if given), newest first;
-    ``frozen``: what earlier answers read (then only the plans' ids and versions are read,
-    and the rows of those that changed)."""
+    """The newest ``limit`` plans of ``clusters`` (in ``states``, if given) and all of
+    theirs still to run, newest first; ``frozen``: what earlier answers read (then only
+    the plans' ids and versions are read, and the rows of those that changed)."""
     frozen = frozen or Frozen()
     frozen.trim()
     # this answer's own references: another thread's trim starts new ones meanwhile
@@ -77,8 +77,16 @@ def queue_entries(conn: Connection, clusters: list[str], states: list[str] | Non
     where = [plans.c.cluster.in_(clusters)]
     if states:
         where.append(plans.c.state.in_(states))
-    listed = select(plans.c.id).where(*where).order_by(plans.c.id.desc()).limit(limit)
-    versions = conn.execute(listed.add_columns(plans.c.version)).all()
+    # the newest ``limit`` plans, and every plan still to run however old (a long
+    # execution stays in the queue while the history after it grows)
+    newest = select(plans.c.id, plans.c.version).where(*where) \
+        .order_by(plans.c.id.desc()).limit(limit).subquery()
+    both = union(select(newest.c.id, newest.c.version),
+                 select(plans.c.id, plans.c.version).where(*where, plans.c.state.in_(OPEN))
+                 ).subquery()
+    versions = conn.execute(select(both.c.id, both.c.version)
+                            .order_by(both.c.id.desc())).all()
+    listed = select(both.c.id)
     stale = [i for i, v in versions if i not in known or known[i].version != v]
     if stale:
         _read_plans(conn, known, figures, _among(stale, listed))

@@ -256,3 +256,16 @@ def test_needs_my_approval_under_a_two_approver_rule(store_url):
         assert (row["state"], row["still_needed"], row["for_you"]) == ("approved", 0, False)
     finally:
         store.close()
+
+
+def test_a_plan_still_to_run_stays_however_many_ended_after_it(store):
+    """The queue holds the newest plans and every open one: an old proposed plan is not
+    pushed out by the history that came after it."""
+    old = propose(store, "c1", title="old")
+    for i in range(4):
+        done = propose(store, "c2", title=f"done {i}", minute=i + 1)
+        plans.withdraw(store, OPERATOR, done.id, now=T0 + timedelta(minutes=10))
+    assert [r["title"] for r in plan_queue.queue(store, CLUSTERS, limit=2)] \
+        == ["done 3", "done 2", "old"]
+    assert [r["id"] for r in plan_queue.queue(store, CLUSTERS, state="withdrawn", limit=2)] \
+        == [old.id + 4, old.id + 3]
