@@ -68,8 +68,9 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
                 if (params.get(k)) { shared.set(k, params.get(k)); }
             }
             const kept = shared.toString() ? "?" + shared.toString() : "";
+            // the fleet's pages keep no view (dashboard/shell.py FLEET_PAGES)
             return [state, "", from, to, key !== "abs", key === "abs"]
-                .concat(navs.map(p => p + kept));
+                .concat(navs.map(p => p === "/queue" ? p : p + kept));
         },
     },
 });
@@ -97,4 +98,55 @@ dagfuncs.byteRate = function (value) {
         }
     }
     return Math.round(value).toLocaleString("en-US") + " B/s";
+};
+
+/* 1610612736 -> "1.61 GB" (powers of ten, as the plan page writes them); no value -> "—". */
+dagfuncs.bytes = function (value) {
+    if (value === null || value === undefined || value === "") { return "—"; }
+    const scales = [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"]];
+    for (const [scale, unit] of scales) {
+        if (Math.abs(value) >= scale) {
+            return Number((value / scale).toPrecision(3)).toLocaleString("en-US") + " " + unit;
+        }
+    }
+    return Math.round(value).toLocaleString("en-US") + " B";
+};
+
+/* 0.375 -> "37.5%"; no value -> "—". */
+dagfuncs.percent = function (value) {
+    if (value === null || value === undefined || value === "") { return "—"; }
+    return (100 * value).toLocaleString("en-US", {maximumFractionDigits: 1}) + "%";
+};
+
+/* Seconds as components.tables.duration writes them: 45 s, 12 min, 3.5 h; none -> "—". */
+dagfuncs.duration = function (value) {
+    if (value === null || value === undefined || value === "") { return "—"; }
+    if (value < 90) { return Math.round(value) + " s"; }
+    if (value < 7200) { return Math.round(value / 60) + " min"; }
+    return (value / 3600).toFixed(1) + " h";
+};
+
+/* A plan id cell as a link to the plan's page (/queue's grid). */
+var dagcomponentfuncs = (window.dashAgGridComponentFunctions =
+    window.dashAgGridComponentFunctions || {});
+dagcomponentfuncs.PlanLink = function (props) {
+    return React.createElement("a", {href: "/plans/" + props.value, className: "plan-link"},
+                               "#" + props.value);
+};
+
+/* /queue's view (pages/queue.py) into the address bar and its "Link to this view":
+   the filters and the grid's sorted column ("-field" descending), defaults left out. */
+window.dash_clientside.railyard.queueUrl = function (cluster, state, mine, columns) {
+    const params = new URLSearchParams();
+    if (cluster && cluster !== "*") { params.set("cluster", cluster); }
+    if (state) { params.set("state", state); }
+    if (mine && mine.length) { params.set("mine", "1"); }
+    const sorted = (columns || []).find(c => c.sort);
+    const sort = sorted ? (sorted.sort === "desc" ? "-" : "") + sorted.colId : "";
+    if (sort && sort !== "-id") { params.set("sort", sort); }
+    const search = params.toString() ? "?" + params.toString() : "";
+    if (window.location.pathname === "/queue" && window.location.search !== search) {
+        window.history.replaceState({}, "", "/queue" + search);
+    }
+    return "/queue" + search;
 };

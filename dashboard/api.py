@@ -25,6 +25,7 @@ from backend.services import (
     approval_status,
     execution,
     plan_kinds,
+    plan_queue,
     shrink_execution,
     throttle_leftovers,
 )
@@ -149,6 +150,9 @@ def _cluster(name: Any) -> str:
 def list_plans():
     cluster = request.args.get("cluster") or None
     state = request.args.get("state") or None
+    needs = request.args.get("needs_approval_by") or None
+    if cluster == plan_queue.ALL or needs is not None:
+        return _queue(cluster, state, needs)
     if cluster is not None:
         _cluster(cluster)
     if state is not None and state not in STATES:
@@ -160,6 +164,18 @@ def list_plans():
 def _with_status(out: dict, plan) -> dict:
     """A plan as the API answers it, with how far its approvals have come."""
     return {**out, "approval_status": asdict(approval_status.status(plan))}
+
+
+def _queue(cluster: str | None, state: str | None, needs: str | None):
+    """The fleet's queue (services.plan_queue): ``cluster=*`` is every configured
+    cluster, ``needs_approval_by=me`` the plans waiting for the caller's approval."""
+    if needs is not None and needs != "me":
+        raise BadInput(f"needs_approval_by: expected me, got {needs[:40]!r}")
+    who = auth.current_actor()
+    rows = plan_queue.queue(_store(), [c.name for c in runtime.current().config.clusters],
+                            cluster=cluster, state=state, sort=request.args.get("sort"),
+                            needs_approval_by=who if needs else None, viewer=who)
+    return jsonify(plans=rows)
 
 
 @api.post("/plans")

@@ -239,3 +239,15 @@ CAP_EXPORT_STATUS = "cap-export-status"  # what an export is doing, or why it fa
 # /plans
 PL_WAITING = "pl-waiting"  # the plans waiting for the signed-in user's approval
 PL_FILTERS = "pl-filters"
+
+# /queue: every plan of every cluster (pages/queue.py)
+QU_CLUSTER = "qu-cluster"  # filter: one cluster or all
+QU_STATE = "qu-state"  # filter: one state or all
+QU_MINE = "qu-mine"  # filter: only the plans that need my approval
+QU_GRID = "qu-grid"
+QU_COUNT = "qu-count"  # how many plans the grid shows
+QU_SHOWN = "qu-shown"  # a digest of the rows shown: a refresh that changes nothing sends none
+QU_REFRESH = "qu-refresh"
+QU_ERROR = "qu-error"
+QU_LINK = "qu-link"  # this view's shareable URL (the address bar follows it too)
+OV_QUEUE = "ov-queue"  # the Overview's link to its cluster's plans in the queue

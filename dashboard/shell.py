@@ -20,8 +20,11 @@ from dashboard.config import DashboardConfig
 
 NAV_ITEMS = (("/", "Overview"), ("/brokers", "Brokers"), ("/throttles", "Throttles"),
              ("/quotas", "Quotas"), ("/what-if", "What-if"), ("/reassignments", "Reassignments"),
-             ("/shrinks", "Shrinks"), ("/plans", "Plans"), ("/audit", "Audit"),
-             ("/capacity", "Capacity"))
+             ("/shrinks", "Shrinks"), ("/plans", "Plans"), ("/queue", "Queue"),
+             ("/audit", "Audit"), ("/capacity", "Capacity"))
+# pages of the whole fleet: their nav link keeps no cluster or window (/queue?cluster=
+# names a filter there, which the Overview's link sets; the nav shows every cluster)
+FLEET_PAGES = ("/queue",)
 
 
 def layout(config: DashboardConfig) -> html.Div:
@@ -127,7 +130,7 @@ def register(app: dash.Dash) -> None:
                   Input(ids.URL, "search"))
     def nav_keeps_view(search: str):
         kept = urlstate.shared(search)
-        return [path + kept for path, _ in NAV_ITEMS]
+        return [path + ("" if path in FLEET_PAGES else kept) for path, _ in NAV_ITEMS]
 
     app.clientside_callback(
         """

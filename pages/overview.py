@@ -13,10 +13,17 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
-from backend.services import execution, limits, monitoring, plan_actions, throttle_leftovers
+from backend.services import (
+    execution,
+    limits,
+    monitoring,
+    plan_actions,
+    plan_queue,
+    throttle_leftovers,
+)
 from backend.services.cluster import assignment_note, cluster_snapshot
 from backend.services.plan_kinds import CLEAR
-from components import banners, charts, monitor
+from components import banners, charts, monitor, urlstate
 from components.help import term
 from components.leftovers import config_table
 from components.tables import card
@@ -30,6 +37,8 @@ GRAPH = {"displayModeBar": False}
 
 def layout(**query) -> html.Div:
     return shell.page_frame("Overview", ids.OV_BANNERS, query, [
+        html.P(dcc.Link("This cluster's plans in the queue", id=ids.OV_QUEUE, href="/queue"),
+               className="hint"),
         html.Div(id=ids.OV_HEALTH, className="cards"),
         html.Div(id=ids.OV_CARDS, className="cards"),
         html.Div(dcc.Graph(id=ids.OV_BROKER_BARS, config=GRAPH), className="panel"),
@@ -73,6 +82,20 @@ def show_holds(state, _tick):
 def show_assignment(state, _tick):
     w, _ = monitor.window(state)
     return assignment_view(state["cluster"], w)
+
+
+@dash.callback(Output(ids.OV_QUEUE, "href"), Output(ids.OV_QUEUE, "children"),
+               Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
+def queue_link(state, _tick):
+    """The link to the cluster's entries in the fleet's queue, with how many are open."""
+    cluster = state["cluster"]
+    href = "/queue" + urlstate.build({"cluster": cluster})
+    try:
+        counts = plan_queue.open_counts(runtime.current().plan_store(), cluster)
+    except Unavailable:
+        return href, f"{cluster}'s plans in the queue"
+    open_ = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none open"
+    return href, f"{cluster}'s plans in the queue ({open_})"
 
 
 _live: dict[str, tuple] = {}  # cluster -> (snapshot, note and ratio, what was drawn)

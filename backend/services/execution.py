@@ -73,13 +73,12 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     throttle = ex.throttle
     end = ex.ended_at or now
     elapsed = max(end - ex.started_at, 1e-9)
-    done, total = ex.bytes_done, ex.bytes_total
+    total = ex.bytes_total
     # the finished batches are in the execution's totals; the batch in flight, or the one
     # a cancel or a failure stopped, adds what it finished (progress never goes back)
     unfinished = [b for b in batches if b["state"] in ("running", "cancelled")]
-    # a partition's bytes are its size when it finished, and producers grow logs while
-    # they move: the copied figure stops at the plan's total ("about" that much)
-    done = min(done + sum(b["bytes_done"] for b in unfinished), total)
+    partitions_done, done, left = done_so_far(ex, sum(b["done"] for b in unfinished),
+                                              sum(b["bytes_done"] for b in unfinished))
     remaining = total - done
     rate = done / elapsed if done else None
     per_batch = [{
@@ -89,11 +88,8 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "observed_rate": (b["bytes_done"] / (b["ended_at"] - b["started_at"])
                           if b["ended_at"] and b["ended_at"] > b["started_at"] else None),
     } for b in batches]
-    partitions_done = ex.partitions_done + sum(b["done"] for b in unfinished)
     eta = 0.0 if ex.state == "completed" else None  # no ETA once failed or cancelled
     plan = plans.summary(store, plan_id)
-    left = 1.0 - min(done / total if total else 1.0,
-                     partitions_done / ex.partitions_total if ex.partitions_total else 1.0)
     return {
         "plan_id": plan_id, "state": ex.state, "cause": ex.cause, "error": ex.error,
         **held(ex),
@@ -104,13 +100,36 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "bytes_done": done, "bytes_total": total,
         "fraction": partitions_done / ex.partitions_total if ex.partitions_total else 1.0,
         "throttle": throttle, "observed_rate": rate,
-        "predicted_eta_seconds": _predicted_left(plan.preview, left)
-        if ex.state in ACTIVE else eta,
+        "predicted_eta_seconds": predicted_left(plan.preview, ex.state, left),
         "observed_eta_seconds": (remaining / rate if rate and remaining else None)
         if ex.state in ACTIVE else eta,
         "per_batch": per_batch,
         "shrink": kind_of(plan.kind).progress(records, ex, now),
     }
+
+
+def done_so_far(ex: Execution, unfinished_partitions: int,
+                unfinished_bytes: int) -> tuple[int, int, float]:
+    """(partitions done, bytes done, share still to do) of an execution whose unfinished
+    batches (the one in flight, or the one a cancel or failure stopped) finished
+    ``unfinished_partitions`` and ``unfinished_bytes`` so far: what its page and the
+    queue both show. A partition's bytes are its size when it finished, and producers
+    grow logs while they move: the copied figure stops at the plan's total ("about"
+    that much)."""
+    total = ex.bytes_total
+    done = min(ex.bytes_done + unfinished_bytes, total)
+    partitions = ex.partitions_done + unfinished_partitions
+    left = 1.0 - min(done / total if total else 1.0,
+                     partitions / ex.partitions_total if ex.partitions_total else 1.0)
+    return partitions, done, left
+
+
+def predicted_left(preview: dict, state: str, left: float) -> float | None:
+    """The predicted ETA of an execution in ``state`` with the share ``left`` still to
+    do: 0 once completed, None once failed or cancelled."""
+    if state in ACTIVE:
+        return _predicted_left(preview, left)
+    return 0.0 if state == "completed" else None
 
 
 def held(ex: Execution) -> dict:

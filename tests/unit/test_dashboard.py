@@ -138,7 +138,7 @@ def test_every_page_layout_builds(app):
 
     paths = {p["path"]: p for p in dash.page_registry.values()}
     assert set(paths) == {"/", "/brokers", "/throttles", "/quotas", "/what-if",
-                          "/reassignments", "/shrinks", "/plans", "/audit", "/plans/none",
+                          "/reassignments", "/shrinks", "/plans", "/queue", "/audit", "/plans/none",
                           "/capacity"}
     for page in paths.values():
         assert page["layout"](range="6h") is not None

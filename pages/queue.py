@@ -1,0 +1,159 @@
+"""/queue: one queue of every plan of every configured cluster (what is proposed,
+approved, running and done), filtered by cluster, state and "needs my approval", sorted
+by any column; the view is the URL (/queue?cluster=payments&state=proposed&mine=1&
+sort=-bytes_to_move), so a link shows a colleague the same rows. It refreshes live: rows
+keep their ids, so the grid redraws only the rows that changed, and a refresh that
+changed nothing sends nothing."""
+
+from __future__ import annotations
+
+import zlib
+
+import dash
+import dash_ag_grid as dag
+from dash import ClientsideFunction, Input, Output, State, dcc, html, no_update
+
+from backend.errors import BadInput, Unavailable
+from backend.services import plan_actions, plan_queue
+from components import banners, tables, urlstate
+from dashboard import auth, ids, runtime
+
+dash.register_page(__name__, path="/queue", name="Queue", title="Railyard · Queue", order=8)
+
+ALL = plan_queue.ALL
+BYTES = {"function": "bytes(params.value)"}
+PERCENT = {"function": "percent(params.value)"}
+DURATION = {"function": "duration(params.value)"}
+COLUMNS = [
+    {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 70},
+    {"field": "cluster", "width": 95}, {"field": "state", "width": 100},
+    {"field": "kind", "width": 110},
+    {"field": "title", "flex": 2, "minWidth": 150, "tooltipField": "title"},
+    {"field": "author", "width": 90},
+    {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
+     "width": 90},
+    {**tables.number_column("still_needed", "still needed"), "width": 80},
+    {**tables.number_column("bytes_to_move", "bytes to move", BYTES), "width": 95},
+    {"field": "schedule", "headerName": "window", "width": 100, "tooltipField": "schedule"},
+    {"field": "execution", "headerName": "run", "width": 80},
+    {**tables.number_column("progress", "progress", PERCENT), "width": 85},
+    {**tables.number_column("eta_seconds", "ETA", DURATION), "width": 75},
+    {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 120,
+     "tooltipField": "pause_reason"},
+]
+# what the grid reads of a queue row: its columns, the row id, the tooltip, the flag
+SHOWN = ("key", *(c["field"] for c in COLUMNS), "approval_text", "for_you")
+# the filters above the grid filter; the grid sorts
+COLUMN_DEFAULTS = {**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 70}
+ROW_STYLE = {"styleConditions": [
+    {"condition": "params.data.for_you", "style": {"backgroundColor": "#eef5ff"}}]}
+
+
+def layout(cluster: str | None = None, state: str | None = None, mine: str | None = None,
+           sort: str | None = None, **_query) -> html.Div:
+    rt = runtime.current()
+    names = [c.name for c in rt.config.clusters]
+    cluster = cluster if cluster in names else ALL
+    state = state if state in plan_actions.PLAN_STATES else None
+    sort = sort if sort and sort.lstrip("-") in plan_queue.SORTS else plan_queue.DEFAULT_SORT
+    mine = mine == "1"
+    return html.Div([
+        html.H1(["Queue", html.Small("every plan of every cluster")]),
+        html.P("What is proposed, approved, running and done across the fleet. Filter it, "
+               "sort it by any column, and share the link: it shows the same view.",
+               className="hint"),
+        html.Div([
+            tables.field("Cluster", dcc.Dropdown(
+                id=ids.QU_CLUSTER, value=cluster, clearable=False,
+                options=[{"label": "all clusters", "value": ALL}, *names])),
+            tables.field("State", dcc.Dropdown(
+                id=ids.QU_STATE, value=state or "", clearable=False,
+                options=[{"label": "all states", "value": ""}, *plan_actions.PLAN_STATES])),
+            dcc.Checklist(id=ids.QU_MINE, value=["mine"] if mine else [],
+                          options=[{"label": " needs my approval", "value": "mine"}]),
+            html.A("Link to this view", id=ids.QU_LINK, href=_href(cluster, state, mine, sort),
+                   className="report-link"),
+        ], className="form-row"),
+        html.Div(id=ids.QU_ERROR),
+        html.P(id=ids.QU_COUNT, className="hint"),
+        dcc.Store(id=ids.QU_SHOWN),
+        dcc.Interval(id=ids.QU_REFRESH, interval=rt.config.server.refresh_seconds * 1000),
+        html.Div(dag.AgGrid(
+            id=ids.QU_GRID, rowData=[], columnDefs=_columns(sort),
+            getRowId="params.data.key", getRowStyle=ROW_STYLE,
+            defaultColDef=COLUMN_DEFAULTS, style={"height": "560px"},
+            className="ag-theme-alpine queue-grid",
+            dashGridOptions={"animateRows": False, "tooltipShowDelay": 300}),
+            className="panel"),
+    ])
+
+
+@dash.callback(Output(ids.QU_GRID, "rowData"), Output(ids.QU_GRID, "rowTransaction"),
+               Output(ids.QU_COUNT, "children"), Output(ids.QU_SHOWN, "data"),
+               Output(ids.QU_ERROR, "children"),
+               Input(ids.QU_CLUSTER, "value"), Input(ids.QU_STATE, "value"),
+               Input(ids.QU_MINE, "value"), Input(ids.QU_REFRESH, "n_intervals"),
+               State(ids.QU_SHOWN, "data"))
+def refresh(cluster, state, mine, _tick, shown):
+    """The page shown or a filter changed: the rows asked for. The refresh tick: only the
+    rows added, changed or gone since (a transaction the grid applies by plan id, so the
+    other rows stay as drawn), and nothing at all when none changed."""
+    rows, error = _rows(cluster or ALL, state or None, bool(mine))
+    if error is not None:  # the store did not answer: the rows stay as they were
+        return no_update, no_update, no_update, no_update, error
+    now = _digests(rows)
+    if dash.ctx.triggered_id != ids.QU_REFRESH or not isinstance(shown, dict):
+        return rows, no_update, _count(rows), now, None
+    if now == shown:
+        return no_update, no_update, no_update, no_update, None
+    change = {"add": [r for r in rows if r["key"] not in shown],
+              "update": [r for r in rows if r["key"] in shown and shown[r["key"]] != now[r["key"]]],
+              "remove": [{"key": k} for k in shown if k not in now]}
+    return no_update, change, _count(rows), now, None
+
+
+dash.clientside_callback(  # assets/railyard.js: the view into the address bar and the link
+    ClientsideFunction("railyard", "queueUrl"),
+    Output(ids.QU_LINK, "href"), Input(ids.QU_CLUSTER, "value"),
+    Input(ids.QU_STATE, "value"), Input(ids.QU_MINE, "value"),
+    Input(ids.QU_GRID, "columnState"), prevent_initial_call=True)
+
+
+def _rows(cluster: str, state: str | None, mine: bool) -> tuple[list[dict], object]:
+    """The queue as the filters ask, for the signed-in user, newest first (the grid sorts
+    it as the view asks); an error banner instead when the store does not answer."""
+    rt = runtime.current()
+    who = auth.current_actor()
+    try:
+        rows = plan_queue.queue(rt.plan_store(), [c.name for c in rt.config.clusters],
+                                cluster=cluster, state=state, viewer=who,
+                                needs_approval_by=who if mine else None)
+        return [{k: r[k] for k in SHOWN} for r in rows], None
+    except (BadInput, Unavailable) as e:
+        return [], banners.banner(str(e), "error")
+
+
+def _columns(sort: str) -> list[dict]:
+    """The grid's columns, the one the view is sorted by marked so."""
+    field, order = sort.lstrip("-"), "desc" if sort.startswith("-") else "asc"
+    return [{**c, "sort": order} if c["field"] == field else c for c in COLUMNS]
+
+
+def _href(cluster: str, state: str | None, mine: bool, sort: str) -> str:
+    """The view's URL as the clientside callback writes it (defaults left out)."""
+    return "/queue" + urlstate.build({
+        "cluster": None if cluster == ALL else cluster, "state": state,
+        "mine": "1" if mine else None,
+        "sort": None if sort == plan_queue.DEFAULT_SORT else sort})
+
+
+def _count(rows: list[dict]) -> str:
+    waiting = sum(r["for_you"] for r in rows)
+    return (f"{len(rows):,} plan{'s' if len(rows) != 1 else ''}"
+            + (f"; {waiting:,} need{'s' if waiting == 1 else ''} your approval"
+               if waiting else ""))
+
+
+def _digests(rows: list[dict]) -> dict[str, int]:
+    """Each row's checksum by plan id: what the grid shows, to send only what changed."""
+    return {r["key"]: zlib.crc32(repr(tuple(r.values())).encode()) for r in rows}

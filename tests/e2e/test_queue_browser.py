@@ -1,0 +1,197 @@
+"""/queue in a browser (issue 29, one queue for the fleet): every plan of two clusters in
+one grid; an admin filters by cluster, by "needs my approval" and by state, sorts by a
+column, and each step shows the rows asked for and writes the view into the URL, which
+shows the same rows when opened again; another user's approval arrives on the next
+refresh without redrawing the rows that did not change; the Overview links to its
+cluster's entries."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from backend.model.io import save_snapshot
+from backend.twin.api import TwinApi
+from backend.twin.cluster import TwinCluster
+from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
+from tests.e2e.conftest import (
+    choose,
+    console_errors,
+    screenshot,
+    sign_in,
+    signed_in_config,
+    start_dashboard,
+)
+from tests.plan_helpers import api_call
+from tests.servers import stop
+
+pytestmark = pytest.mark.e2e
+
+USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1"),
+         "ada": ("admin", "ad-pass-1")}
+CLUSTERS = ("east", "west")
+ROWS = ".ag-center-cols-container .ag-row"
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory):
+    """`railyard serve` on two twin clusters, east and west."""
+    tmp: Path = tmp_path_factory.mktemp("queue")
+    with ExitStack() as stack:
+        clusters = []
+        for name in CLUSTERS:
+            snap = generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster=name)
+            save_snapshot(snap, tmp / f"{name}.parquet")
+            twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
+            stack.callback(twin.stop)
+            clusters.append({"name": name, "gateway": {"type": "twin", "url": twin.url},
+                             "snapshot": str(tmp / f"{name}.parquet")})
+        d = start_dashboard(tmp, {"clusters": clusters, **signed_in_config(tmp, USERS)})
+        stack.callback(stop, d.proc)
+        yield d
+
+
+def propose(api: str, user: str, cluster: str, title: str, partition: int) -> dict:
+    """A one-partition move on ``cluster`` to brokers that do not hold it."""
+    snap = generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster=cluster)
+    topic = str(snap.topic_names[0])
+    replicas = snap.replicas_of(snap.partition_row(topic, partition))
+    spare = [b for b in map(int, snap.broker_ids) if b not in replicas][:len(replicas)]
+    return api_call(api, user, USERS[user][1], "POST", "/plans", {
+        "cluster": cluster, "kind": "reassignment", "title": title, "plan": {
+            "version": 1, "partitions": [
+                {"topic": topic, "partition": partition, "replicas": spare}]}})
+
+
+ROWS_JS = """
+return Array.from(document.querySelectorAll(arguments[0]))
+    .sort((a, b) => Number(a.getAttribute("row-index")) - Number(b.getAttribute("row-index")))
+    .map(r => [r.getAttribute("row-id"), Object.fromEntries(Array.from(
+        r.querySelectorAll(".ag-cell")).map(c => [c.getAttribute("col-id"), c.innerText]))]);
+"""
+
+
+def rows_in_order(driver) -> list[tuple[str, dict[str, str]]]:
+    """The grid's rows as it shows them, read at one moment: (plan id, {column: text})."""
+    return [tuple(r) for r in driver.execute_script(ROWS_JS, ROWS)]
+
+
+def shown(driver) -> dict[str, dict[str, str]]:
+    """The grid's rows: plan id -> {column: text}."""
+    return dict(rows_in_order(driver))
+
+
+def titles(driver) -> list[str]:
+    """The titles in the order the grid shows them."""
+    return [cells["title"] for _, cells in rows_in_order(driver)]
+
+
+def wait_titles(driver, expected: set[str]) -> None:
+    WebDriverWait(driver, 30).until(lambda d: set(titles(d)) == expected,
+                                    f"rows shown are not {expected}")
+
+
+def query(driver) -> dict[str, list[str]]:
+    return parse_qs(urlparse(driver.current_url).query)
+
+
+def test_filters_needs_my_approval_sort_and_the_url(browser, dashboard):
+    api = dashboard.url + "/api/v1"
+    plans = {"east-1": propose(api, "olga", "east", "east-1", 0),
+             "west-1": propose(api, "olga", "west", "west-1", 1),
+             "west-ada": propose(api, "ada", "west", "west-ada", 2)}
+    browser.delete_all_cookies()
+    console_errors(browser)
+    sign_in(browser, dashboard.url, "ada", USERS["ada"][1])
+    browser.find_element(By.ID, "nav-queue").click()
+    WebDriverWait(browser, 60).until(ec.url_matches(r"/queue$"))
+    wait_titles(browser, {"east-1", "west-1", "west-ada"})
+    rows = shown(browser)
+    east = rows[str(plans["east-1"]["id"])]
+    assert (east["cluster"], east["state"], east["author"], east["approvals"],
+            east["still_needed"], east["schedule"]) == ("east", "proposed", "olga", "0 of 1",
+                                                        "1", "—")
+    assert east["bytes_to_move"].endswith("B") and east["eta_seconds"] == "—"
+    assert "2 need your approval" in browser.find_element(By.ID, "qu-count").text
+
+    # one cluster
+    choose(browser, "qu-cluster", "west")
+    wait_titles(browser, {"west-1", "west-ada"})
+    assert query(browser) == {"cluster": ["west"]}
+    # what needs my approval there: not my own plan
+    browser.find_element(By.CSS_SELECTOR, "#qu-mine input").click()
+    wait_titles(browser, {"west-1"})
+    assert query(browser) == {"cluster": ["west"], "mine": ["1"]}
+    # every cluster again: olga's two plans wait for me
+    choose(browser, "qu-cluster", "*")
+    wait_titles(browser, {"east-1", "west-1"})
+    assert query(browser) == {"mine": ["1"]}
+    browser.find_element(By.CSS_SELECTOR, "#qu-mine input").click()
+    wait_titles(browser, {"east-1", "west-1", "west-ada"})
+    # a state with none
+    choose(browser, "qu-state", "approved")
+    WebDriverWait(browser, 30).until(lambda d: titles(d) == [])
+    assert query(browser) == {"state": ["approved"]}
+    choose(browser, "qu-state", "proposed")
+    wait_titles(browser, {"east-1", "west-1", "west-ada"})
+
+    # sorted by title, ascending: the URL says so, and the link beside the filters
+    header = browser.find_element(By.CSS_SELECTOR, ".ag-header-cell[col-id='title']")
+    header.find_element(By.CSS_SELECTOR, ".ag-header-cell-label").click()
+    WebDriverWait(browser, 30).until(lambda d: query(d).get("sort") == ["title"])
+    assert titles(browser) == ["east-1", "west-1", "west-ada"]
+    header.find_element(By.CSS_SELECTOR, ".ag-header-cell-label").click()
+    WebDriverWait(browser, 30).until(lambda d: query(d).get("sort") == ["-title"])
+    assert titles(browser) == ["west-ada", "west-1", "east-1"]
+    link = browser.find_element(By.ID, "qu-link").get_attribute("href")
+    assert parse_qs(urlparse(link).query) == {"state": ["proposed"], "sort": ["-title"]}
+    screenshot(browser, "queue-sorted")
+
+    # the URL alone shows the same view (a colleague opening the link)
+    browser.get(dashboard.url + "/queue?cluster=west&mine=1&sort=-title")
+    wait_titles(browser, {"west-1"})
+    assert browser.find_element(By.CSS_SELECTOR, "#qu-mine input").is_selected()
+    assert "west" in browser.find_element(By.ID, "qu-cluster").text
+
+    # live: arne approves west-1 and olga's east-1 stays as it was; the next refresh
+    # drops west-1 from what waits for me and redraws nothing else
+    browser.get(dashboard.url + "/queue?mine=1")
+    wait_titles(browser, {"east-1", "west-1"})
+    kept = browser.find_element(By.CSS_SELECTOR, f"{ROWS}[row-id='{plans['east-1']['id']}']")
+    full = api_call(api, "arne", USERS["arne"][1], "GET", f"/plans/{plans['west-1']['id']}")
+    api_call(api, "arne", USERS["arne"][1], "POST", f"/plans/{plans['west-1']['id']}/approve",
+             {"sha256": full["sha256"]})
+    wait_titles(browser, {"east-1"})
+    try:
+        assert kept.get_attribute("row-id") == str(plans["east-1"]["id"])
+    except StaleElementReferenceException:
+        pytest.fail("the refresh redrew a row that did not change")
+    browser.get(dashboard.url + "/queue?cluster=west")
+    wait_titles(browser, {"west-1", "west-ada"})
+    assert shown(browser)[str(plans["west-1"]["id"])]["approvals"] == "1 of 1"
+    assert console_errors(browser) == []
+
+
+def test_the_overview_links_to_its_cluster_s_entries(browser, dashboard):
+    propose(dashboard.url + "/api/v1", "olga", "east", "east-2", 3)
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "arne", USERS["arne"][1])
+    browser.get(dashboard.url + "/?cluster=east")
+    link = WebDriverWait(browser, 60).until(
+        lambda d: [e for e in d.find_elements(By.ID, "ov-queue") if "proposed" in e.text])[0]
+    assert link.text.startswith("east's plans in the queue (")
+    link.click()
+    WebDriverWait(browser, 60).until(ec.url_contains("/queue?cluster=east"))
+    WebDriverWait(browser, 30).until(lambda d: titles(d))
+    assert {r["cluster"] for r in shown(browser).values()} == {"east"}
+    # the navigation's Queue is the whole fleet's, whichever cluster the page showed
+    assert browser.find_element(By.ID, "nav-queue").get_attribute("href") \
+        .endswith("/queue")
