@@ -25,7 +25,7 @@ BYTES = {"function": "bytes(params.value)"}
 PERCENT = {"function": "percent(params.value)"}
 DURATION = {"function": "duration(params.value)"}
 COLUMNS = [
-    {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 70},
+    {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 80},
     {"field": "cluster", "width": 95}, {"field": "state", "width": 100},
     {"field": "kind", "width": 110},
     {"field": "title", "flex": 2, "minWidth": 150, "tooltipField": "title"},
