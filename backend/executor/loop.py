@@ -27,6 +27,7 @@ from typing import Protocol
 
 from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
+from backend.executor.adaptive import ThrottleControl
 from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.retry import RetryPolicy
@@ -64,9 +65,12 @@ class Executor:
     """Runs the executions of one cluster through its gateway."""
 
     def __init__(self, records: ExecutionRecords, gateway: ClusterGateway, journal: Journal,
-                 retry: RetryPolicy | None = None) -> None:
+                 retry: RetryPolicy | None = None, control: ThrottleControl | None = None) -> None:
+        """``control``: the adaptive throttle (backend/executor/adaptive.py); without one,
+        adaptive plans see no traffic (they hold, then run at their floor)."""
         self.records, self.gw, self.journal = records, gateway, journal
         self.retry = retry or RetryPolicy()
+        self.control = control or ThrottleControl(records, journal)
         self._batches: dict[int, _Batch] = {}
         self._plans: dict[int, tuple[list[dict], ExecutionSpec]] = {}  # frozen, read once
         self._now = 0.0  # the tick's time, for the book's audit entries
@@ -211,7 +215,7 @@ class Executor:
                    and view.replicas_of(view.partition_row(*k)) != list(e["replicas"])]
         pending_keys = {(e["topic"], e["partition"]) for e in pending}
         throttled = [k for k in batch.moving if k in flight or k in pending_keys]
-        self._book(ex).sync(self._throttles(spec, batch, throttled), now)
+        self._book(ex).sync(self._throttles(ex, spec, batch, throttled), now)
         if pending:
             self.gw.alter_reassignments(_plan(pending))
         self.records.save_batch(ex.plan_id, batch.idx, state="running", started_at=now,
@@ -232,7 +236,7 @@ class Executor:
         ours = frozenset(k for k in batch.moving if k in flight)
         snap = None
         if ours != batch.in_flight:
-            self._book(ex).sync(self._throttles(spec, batch, sorted(ours)), now)
+            self._book(ex).sync(self._throttles(ex, spec, batch, sorted(ours)), now)
             snap = self.gw.assignment()
             off = _off_target(batch, snap, skip=ours)
             self.records.save_batch(ex.plan_id, batch.idx,
@@ -241,6 +245,8 @@ class Executor:
             batch.in_flight = ours
         if ours:
             self._check_brokers(batch, ours)
+            self.control.tick(ex.plan_id, spec, self._book(ex), now,
+                              ex.bytes_total - ex.bytes_done - _bytes_done(batch, ours))
         return ex, bool(ours), snap
 
     def _check_brokers(self, batch: _Batch, ours: frozenset[Key]) -> None:
@@ -279,13 +285,16 @@ class Executor:
             return self.records.save(ex, state="failing", cause=cause, updated_at=now)
         return ex
 
-    def _throttles(self, spec: ExecutionSpec, batch: _Batch, keys: list[Key]) -> Configs:
+    def _throttles(self, ex: Execution, spec: ExecutionSpec, batch: _Batch,
+                   keys: list[Key]) -> Configs:
         """The configs kafka-reassign-partitions --execute --throttle would set for the
-        moves ``keys`` (engines.throttle.throttle_configs)."""
+        moves ``keys`` (engines.throttle.throttle_configs), an adaptive plan's broker rates
+        as its controller set them."""
         if spec.throttle is None or not keys:
             return {}
         plan = reassignment_from_dict(_plan(batch.entries[k] for k in keys), batch.view, "plan")
-        return throttle_configs(batch.view, plan, spec.throttle)
+        return self.control.shape(ex.plan_id, spec,
+                                  throttle_configs(batch.view, plan, spec.throttle), self._book(ex))
 
     # ---- the end -------------------------------------------------------------------------
     def _wind_down(self, ex: Execution, flight: dict, now: float) -> Execution:

@@ -41,9 +41,13 @@ MAX_CHANGES_NAMED = 5
 log = logging.getLogger(__name__)
 
 
-def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None) -> str:
-    """The sha256 an approver approves: of the canonical JSON of everything that runs."""
+def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None,
+                throttle_mode: dict | None = None) -> str:
+    """The sha256 an approver approves: of the canonical JSON of everything that runs
+    (an adaptive throttle's mode and floor too; a fixed throttle's plan hashes as before)."""
     frozen = {"kind": kind, "cluster": cluster, "content": content, "throttle": throttle}
+    if throttle_mode is not None:
+        frozen["throttle_mode"] = throttle_mode
     return hashlib.sha256(canonical_json(frozen).encode()).hexdigest()
 
 
@@ -57,9 +61,13 @@ def _now(now: datetime | None) -> datetime:
 
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
-            throttle: int | None = None, now: datetime | None = None) -> Plan:
+            throttle: int | None = None, throttle_mode: dict | None = None,
+            now: datetime | None = None) -> Plan:
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
-    clear-throttles plan: against the config values in its content; admins only)."""
+    clear-throttles plan: against the config values in its content; admins only).
+    ``throttle_mode``: {"mode": "adaptive", "floor": bytes/s} runs it between the floor
+    and ``throttle`` (the ceiling) by the traffic it measures (backend/executor/adaptive.py);
+    None or {"mode": "fixed"}: at ``throttle``."""
     authorize(actor, "propose")
     _check_name(actor)
     plan_kind = KINDS.get(kind)
@@ -75,8 +83,10 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
                                  or not 0 < throttle <= MAX_LONG):
         raise BadInput(f"throttle: expected a positive integer (bytes/s) up to Kafka's "
                        f"largest value (2^63-1), got {str(throttle)[:30]}")
+    throttle_mode = checked_throttle_mode(throttle_mode, throttle,
+                                          plan_kind.throttled)
     try:
-        sha = plan_sha256(kind, cluster, content, throttle)
+        sha = plan_sha256(kind, cluster, content, throttle, throttle_mode)
     except (TypeError, ValueError) as e:
         raise BadInput(f"plan: not JSON ({e})") from None
     basis = plan_kind.basis(snapshot, content)
@@ -95,6 +105,29 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     # the row as stored, not read back: a 100k-move plan's content and basis are megabytes
     # of JSON to decode again (what get reads back equals these values)
     return Plan(id=plan_id, **row)
+
+
+def checked_throttle_mode(mode: Any, ceiling: int | None, throttled: bool = True) -> dict | None:
+    """A proposal's throttle mode as frozen: None (fixed) or {"mode": "adaptive", "floor"};
+    BadInput naming what is wrong (an adaptive throttle needs a ceiling and a floor at or
+    below it)."""
+    if mode is None:
+        return None
+    if not isinstance(mode, dict) or mode.get("mode") not in ("fixed", "adaptive") \
+            or set(mode) - {"mode", "floor"}:
+        raise BadInput('throttle_mode: expected {"mode": "fixed"} or {"mode": "adaptive", '
+                       f'"floor": bytes/s}}, got {str(mode)[:60]}')
+    if mode["mode"] == "fixed":
+        return None
+    if not throttled:
+        raise BadInput("throttle_mode: this kind of plan has no throttle to adapt")
+    if ceiling is None:
+        raise BadInput("throttle_mode: an adaptive throttle needs a throttle (its ceiling)")
+    floor = mode.get("floor")
+    if isinstance(floor, bool) or not isinstance(floor, int) or not 0 < floor <= ceiling:
+        raise BadInput(f"throttle_mode.floor: expected a positive integer (bytes/s) at most "
+                       f"the throttle {ceiling}, got {str(floor)[:30]}")
+    return {"mode": "adaptive", "floor": floor}
 
 
 def get(store: Store, plan_id: int) -> Plan:

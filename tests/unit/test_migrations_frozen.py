@@ -18,6 +18,8 @@ LANDED = {
         "e6cad3a60adf6354b6fa0014cdc503ff44e724e5dc2e892d76e1c624599f5e1b",
     "0004_sessions.py": "c7de9a82ef92d4b3ffc1511eb4da734927ae0861a73ebac1b56976d5dd6d68d0",
     "0005_audit_keys.py": "cec66bb0c57a8e11a5bcc4d95e0c5004e632bb2497942b23c11e5f3209750b57",
+    "0006_adaptive_throttle.py":
+        "ccc3d55d5f950adbf6c3d4c6b05b94c7dc189bfde93c8ba3fd2e871ac3cf40e1",
 }
 
 
