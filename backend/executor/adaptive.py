@@ -71,7 +71,7 @@ class NoTraffic:
     then run at their floor)."""
 
     def broker_traffic(self, brokers: list[int]) -> BrokerTraffic:
-        raise Unavailable("no Prometheus is configured for this cluster")
+        raise Unavailable("Prometheus", "none is configured for this cluster")
 
 
 class ThrottleControl:
