@@ -56,6 +56,19 @@ class ClusterConfig:
     limits: Limits = field(default_factory=Limits)
     quota: QuotaSettings = field(default_factory=QuotaSettings)
     snapshot: str | None = None  # a snapshot file for what-ifs when no gateway answers
+    adaptive_throttle: AdaptiveThrottleSettings = field(
+        default_factory=lambda: AdaptiveThrottleSettings())
+
+
+@dataclass(frozen=True)
+class AdaptiveThrottleSettings:
+    """A cluster's adaptive throttle (backend/executor/adaptive.py): how often it looks at
+    the traffic, how long it holds the rates while Prometheus is silent before dropping to
+    the floor, and each broker's network capacity (bytes/s each way, kafka-kit's cap map)."""
+
+    interval_seconds: float = 30.0
+    hold_seconds: float = 120.0
+    network_capacity: float = 125_000_000.0  # 1 GbE
 
 
 @dataclass(frozen=True)
@@ -219,7 +232,8 @@ def parse_config(doc: Any, source: str = "config") -> DashboardConfig:
 
 
 def _cluster(node: _Node) -> ClusterConfig:
-    node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot")
+    node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot",
+              "adaptive_throttle")
     name = node.str("name", required=True)
     prom = node.mapping("prometheus")
     limits = node.mapping("limits")
@@ -231,7 +245,19 @@ def _cluster(node: _Node) -> ClusterConfig:
         limits=_limits(limits) if limits else Limits(),
         quota=_quota(quota) if quota else QuotaSettings(),
         snapshot=node.str("snapshot"),
+        adaptive_throttle=_adaptive(node.mapping("adaptive_throttle")),
     )
+
+
+def _adaptive(node: _Node | None) -> AdaptiveThrottleSettings:
+    if node is None:
+        return AdaptiveThrottleSettings()
+    node.only("interval_seconds", "hold_seconds", "network_capacity")
+    d = AdaptiveThrottleSettings()
+    return AdaptiveThrottleSettings(
+        interval_seconds=node.number("interval_seconds", default=d.interval_seconds),
+        hold_seconds=node.number("hold_seconds", default=d.hold_seconds),
+        network_capacity=node.number("network_capacity", default=d.network_capacity))
 
 
 def _gateway(node: _Node) -> Gateway:

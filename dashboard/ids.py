@@ -197,6 +197,10 @@ PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
 PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
 PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators
 PV_CHECK_RESULT = "pv-check-result"
+PV_THROTTLE = "pv-throttle"  # the adaptive throttle: mode, charts per broker, the ETA
+PV_THROTTLE_SWITCH = "pv-throttle-switch"  # fixed <-> adaptive (the execute right)
+PV_THROTTLE_RESULT = "pv-throttle-result"
+PV_THROTTLE_CHART = "pv-throttle-chart"  # per broker: the throttle beside the replication
 
 # audit log
 AU_PLAN = "au-plan"

@@ -150,12 +150,18 @@ def start_executor(rt: runtime.Runtime):
     only with its token file); None when there is none."""
     from backend.gateways.base import ClusterGateway
     from backend.services.execution import executor_thread
+    from backend.services.throttle_traffic import control_for
+
+    def traffic(name: str):
+        a = rt.cluster(name).adaptive_throttle
+        return control_for(rt.source(name), a.interval_seconds, a.hold_seconds,
+                           a.network_capacity)
 
     writable = sorted(name for name, gw in rt.gateways.items()
                       if isinstance(gw, ClusterGateway))
     if not writable:
         return None
     thread = executor_thread(rt.plan_store(), writable, rt.gateways.__getitem__,
-                             rt.snapshot_of)
+                             rt.snapshot_of, traffic=traffic)
     thread.start()
     return thread

@@ -97,7 +97,7 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
            "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
            "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
            "basis": basis, "preview": preview, "throttle": throttle,
-           "cancel_requested_at": None, "version": 1}
+           "cancel_requested_at": None, "version": 1, "throttle_mode": throttle_mode}
     with store.write() as conn:
         plan_id = repo.insert_plan(conn, **row)
         append(conn, at=now, user=actor.name, action="propose", plan_id=plan_id,

@@ -157,3 +157,27 @@ def test_switched_to_fixed_goes_back_to_the_ceiling(tmp_path):
     rig.records.set_throttle_mode(1, "fixed", None, "olivia", rig.now)
     rig.step(1)
     assert set(rates_of(rig).values()) == {(40 * MB, 40 * MB)}
+
+
+# ---- the plan: frozen mode, the switch ---------------------------------------------------------
+def test_propose_freezes_the_mode_in_the_sha256_and_refuses_a_floor_above_the_ceiling(tmp_path):
+    from backend.errors import BadInput
+    from backend.services import plans
+    from tests.executor_rig import sqlite_store
+    from tests.plan_helpers import OPERATOR as olivia
+    from tests.plan_helpers import moves, orders_cluster
+
+    store = sqlite_store(tmp_path / "p.db")
+    content = moves(("orders", 0, [3, 4]))
+    kw = {"cluster": "c1", "kind": "reassignment", "content": content, "preview": {},
+          "snapshot": orders_cluster(), "throttle": 50 * MB}
+    fixed = plans.propose(store, olivia, **kw)
+    adaptive = plans.propose(store, olivia, throttle_mode={"mode": "adaptive", "floor": MB}, **kw)
+    assert fixed.sha256 == plans.plan_sha256("reassignment", "c1", content, 50 * MB)
+    assert adaptive.sha256 != fixed.sha256
+    assert plans.get(store, adaptive.id).throttle_mode == {"mode": "adaptive", "floor": MB}
+    with pytest.raises(BadInput, match=r"throttle_mode\.floor"):
+        plans.propose(store, olivia, throttle_mode={"mode": "adaptive", "floor": 60 * MB}, **kw)
+    with pytest.raises(BadInput, match="needs a throttle"):
+        plans.propose(store, olivia, **{**kw, "throttle": None},
+                      throttle_mode={"mode": "adaptive", "floor": MB})
