@@ -167,6 +167,8 @@ SH_ON_CLUSTER = "sh-on-cluster"  # what executing a shrink does on this cluster
 PLAN_TITLE = "plan-title-input"
 PLAN_PROPOSE = "plan-propose"
 PLAN_PROPOSE_ERROR = "plan-propose-error"
+PLAN_ADAPTIVE = "plan-adaptive"  # propose with an adaptive throttle (the throttle: its ceiling)
+PLAN_FLOOR = "plan-floor"  # the adaptive throttle's floor, MB/s
 
 # a plan's own view (/plans/<id>)
 PV_PLAN = "pv-plan"  # {"id", "sha256"}: the plan and the sha256 this page showed

@@ -181,3 +181,116 @@ def test_propose_freezes_the_mode_in_the_sha256_and_refuses_a_floor_above_the_ce
     with pytest.raises(BadInput, match="needs a throttle"):
         plans.propose(store, olivia, **{**kw, "throttle": None},
                       throttle_mode={"mode": "adaptive", "floor": MB})
+
+
+def test_an_approved_adaptive_plan_runs_adaptive_and_the_execute_right_switches_it(tmp_path):
+    from datetime import timedelta
+
+    from backend.errors import BadInput, Conflict, Forbidden
+    from backend.services import execution, plans
+    from tests.plan_helpers import APPROVER, OPERATOR, T0, VIEWER, moves
+    from tests.unit.test_execution_service import World
+
+    world = World(tmp_path)
+    traffic = TwinTraffic(world.twin)
+    world.thread = execution.executor_thread(
+        world.store, ["small"], lambda _c: world.gw, lambda _c: world.twin.assignment(),
+        clock=world.now, holder="test",
+        traffic=lambda _c: (traffic, ControlSettings(interval_seconds=2, hold_seconds=10,
+                                                     network_capacity=2 * MB)))
+    snap = world.twin.assignment()
+    plan = plans.propose(world.store, OPERATOR, cluster="small", kind="reassignment",
+                         content=moves(("a", 0, [3, 2])), preview={"bytes_to_move": 6 * MB},
+                         snapshot=snap, throttle=MB,
+                         throttle_mode={"mode": "adaptive", "floor": MB // 4}, now=T0)
+    plans.approve(world.store, APPROVER, plan.id, sha256=plan.sha256,
+                  topics_of=lambda *_: snap, now=T0 + timedelta(seconds=1))
+    plans.request_execute(world.store, OPERATOR, plan.id, topics_of=lambda *_: snap,
+                          now=T0 + timedelta(seconds=2))
+    world.cycle(4)
+    history = execution.throttle_history(world.store, plan.id)
+    assert history["mode"] == "adaptive" and history["floor"] == MB // 4
+    assert history["running"] and history["looks"]
+    with pytest.raises(Forbidden):
+        execution.switch_throttle(world.store, VIEWER, plan.id, "fixed", now=world.now())
+    with pytest.raises(BadInput, match="mode"):
+        execution.switch_throttle(world.store, OPERATOR, plan.id, "fast", now=world.now())
+    after = execution.switch_throttle(world.store, OPERATOR, plan.id, "fixed", now=world.now())
+    assert after["mode"] == "fixed" and after["switched_by"] == OPERATOR.name
+    world.cycle(1)
+    rates = {cfg[LEADER_RATE] for (e, _), cfg in world.throttles().items() if e == "broker"}
+    assert rates <= {str(MB)}
+    entries = [r for r in plans.audit_entries(world.store, plan=plan.id)
+               if r.action == "throttle_mode_switched"]
+    assert [(e.user, e.detail) for e in entries] == [(OPERATOR.name, {"mode": "fixed"})]
+    world.until(plan.id, "completed")
+    assert world.throttles() == {}
+    with pytest.raises(Conflict, match="not a running reassignment"):
+        execution.switch_throttle(world.store, OPERATOR, plan.id, "adaptive", now=world.now())
+
+
+# ---- the Prometheus adapter and the config ----------------------------------------------------
+class FakeMetrics:
+    """A metrics client answering the catalog's per-broker concepts from a table."""
+
+    by = "broker"
+
+    def __init__(self, table: dict[str, dict[str, float]] | None) -> None:
+        self.table, self.asked = table, []
+
+    def instant(self, concept: str):
+        import pandas as pd
+
+        from backend.metrics.client import PrometheusUnavailable
+
+        self.asked.append(concept)
+        if self.table is None:
+            raise PrometheusUnavailable("Prometheus at http://127.0.0.1:9 is not answering")
+        rows = self.table[concept]
+        return pd.DataFrame({"broker": list(rows), "value": list(rows.values())})
+
+
+def test_prometheus_traffic_reads_the_catalog_and_says_when_it_cannot(monkeypatch):
+    from backend.errors import Unavailable
+    from backend.model.snapshot import Limits
+    from backend.services import throttle_traffic
+    from backend.services.cluster import ClusterSource
+
+    table = {"bytes_out_per_broker": {"1": 10.0, "2": 20.0},
+             "bytes_in_per_broker": {"1": 5.0, "2": 6.0},
+             "replication_bytes_out_per_broker": {"1": 1.0, "2": 2.0},
+             "replication_bytes_in_per_broker": {"1": 3.0, "2": 4.0}}
+    fake = FakeMetrics(table)
+    monkeypatch.setattr(throttle_traffic, "metrics_client", lambda _s: fake)
+    source = ClusterSource("c", None, Limits(), prometheus_url="http://127.0.0.1:9")
+    got = throttle_traffic.PrometheusTraffic(source).broker_traffic([2, 1])
+    assert got.tx.tolist() == [22.0, 11.0] and got.rx.tolist() == [10.0, 8.0]
+    assert got.sent.tolist() == [2.0, 1.0] and got.received.tolist() == [4.0, 3.0]
+    assert set(fake.asked) == set(throttle_traffic.CONCEPTS)
+    with pytest.raises(Unavailable, match="broker 3"):
+        throttle_traffic.PrometheusTraffic(source).broker_traffic([1, 3])
+    monkeypatch.setattr(throttle_traffic, "metrics_client", lambda _s: FakeMetrics(None))
+    with pytest.raises(Unavailable, match="not answering"):
+        throttle_traffic.PrometheusTraffic(source).broker_traffic([1])
+    reader, settings = throttle_traffic.control_for(
+        ClusterSource("c", None, Limits()), 10, 60, 1e9)
+    assert reader is None and settings.interval_seconds == 10 and settings.hold_seconds == 60
+
+
+def test_the_config_sets_each_clusters_adaptive_throttle():
+    from backend.errors import BadInput
+    from dashboard.config import parse_config
+
+    def cluster(extra: dict) -> dict:
+        return {"clusters": [{"name": "c", "gateway": {"type": "twin",
+                                                        "url": "http://127.0.0.1:9"},
+                              **extra}]}
+
+    default = parse_config(cluster({}), "cfg").clusters[0].adaptive_throttle
+    assert (default.interval_seconds, default.hold_seconds) == (30.0, 120.0)
+    got = parse_config(cluster({"adaptive_throttle": {"interval_seconds": 10,
+                                                      "network_capacity": 1.25e9}}),
+                       "cfg").clusters[0].adaptive_throttle
+    assert got.interval_seconds == 10 and got.network_capacity == 1.25e9
+    with pytest.raises(BadInput, match="interval_seconds"):
+        parse_config(cluster({"adaptive_throttle": {"interval_seconds": 0}}), "cfg")
