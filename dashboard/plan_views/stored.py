@@ -98,7 +98,9 @@ def allowed(plan: Plan, who: Actor, progress: dict | None = None) -> frozenset[s
 def facts(plan: Plan) -> html.Dl:
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
             ("Proposed", time_of(plan.created_at)), ("Expires", time_of(plan.expires_at)),
-            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s"),
+            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s" + (
+                f" (adaptive: the ceiling; floor {plan.throttle_mode['floor']:,} B/s)"
+                if plan.throttle_mode else "")),
             ("sha256", html.Code(plan.sha256, id=ids.PV_SHA))]
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
                    className="facts", id=ids.PV_FACTS)
@@ -173,7 +175,8 @@ def throttled(plan: Plan) -> bool:
 def throttle_panel(plan: Plan, who: Actor) -> html.Div:
     """The throttle over time, and the fixed/adaptive switch for who may execute."""
     h = execution.throttle_history(runtime.current().plan_store(), plan.id)
-    return throttle_view(h, "pause" in allowed(plan, who) or "resume" in allowed(plan, who))
+    # the execute right on an executing plan (what Cancel needs too)
+    return throttle_view(h, "cancel" in allowed(plan, who))
 
 
 def throttle_answer(switch: bool, plan_id: int) -> tuple:

@@ -14,6 +14,11 @@ from dashboard import ids
 
 MOST_BROKERS = 12  # charts drawn; the rest are in the API's answer
 MB = 1e6
+# one colour per series, the same in every broker's chart (the legend is the first's)
+SERIES = (("leader", "leader rate", "#1f77b4", None),
+          ("follower", "follower rate", "#ff7f0e", "dot"),
+          ("sent", "replication sent", "#2ca02c", "dash"),
+          ("received", "replication received", "#9467bd", "dashdot"))
 
 
 def throttle_view(h: dict, may_switch: bool) -> html.Div:
@@ -54,21 +59,20 @@ def figure(h: dict) -> go.Figure:
                         subplot_titles=[f"broker {b}" for b in brokers] + ["ETA (min)"])
     at = [lk["at"] * 1000 for lk in looks]
     for i, b in enumerate(brokers, start=1):
-        for key, name, dash in (("leader", "leader rate", None),
-                                ("follower", "follower rate", "dot"),
-                                ("sent", "replication sent", "dash"),
-                                ("received", "replication received", "dashdot")):
+        for key, name, colour, dash in SERIES:
             ys = [_mb((lk["brokers"].get(b) or {}).get(key)) for lk in looks]
             fig.add_trace(go.Scatter(x=at, y=ys, name=name, legendgroup=name,
-                                     showlegend=i == 1, line={"dash": dash},
+                                     showlegend=i == 1, line={"dash": dash, "color": colour},
                                      hovertemplate=f"broker {b} {name}: %{{y:.2f}} MB/s"),
                           row=i, col=1)
         fig.update_yaxes(title_text="MB/s", row=i, col=1)
     eta = [None if lk["eta_seconds"] is None else lk["eta_seconds"] / 60 for lk in looks]
-    fig.add_trace(go.Scatter(x=at, y=eta, name="ETA now"), row=rows, col=1)
+    fig.add_trace(go.Scatter(x=at, y=eta, name="ETA now", line={"color": "#d62728"}),
+                  row=rows, col=1)
     if h["predicted_eta_seconds"] is not None:
         fig.add_trace(go.Scatter(x=[at[0], at[-1]], y=[h["predicted_eta_seconds"] / 60] * 2,
-                                 name="ETA predicted at approval", line={"dash": "dot"}),
+                                 name="ETA predicted at approval",
+                                 line={"dash": "dot", "color": "#7f7f7f"}),
                       row=rows, col=1)
     fig.update_xaxes(type="date")
     fig.update_layout(height=160 * rows + 80, margin={"l": 50, "r": 10, "t": 30, "b": 30})
