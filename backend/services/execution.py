@@ -90,18 +90,21 @@ def switch_throttle(store: Store, actor: Actor, plan_id: int, mode: str,
     return throttle_history(store, plan_id)
 
 
-def throttle_history(store: Store, plan_id: int) -> dict:
-    """The plan page's throttle over time: its mode now, the ceiling and floor, each look
-    of the adaptive controller (per broker the rates set and the replication measured, the
-    ETA at those rates, a note such as Prometheus not answering), and the ETA predicted at
-    approval."""
+MOST_LOOKS = 720  # the newest looks of the controller shown: six hours at 30 s
+
+
+def throttle_history(store: Store, plan_id: int, newest: int = MOST_LOOKS) -> dict:
+    """The plan page's throttle over time: its mode now, the ceiling and floor, the
+    ``newest`` looks of the adaptive controller (per broker the rates set and the
+    replication measured, the ETA at those rates, a note such as Prometheus not
+    answering), and the ETA predicted at approval."""
     plan = plans.summary(store, plan_id)
     records = ExecutionRecords(store)
     ex = records.get(plan_id)
     switched = records.throttle_mode(plan_id)
     approved = plan.throttle_mode or {"mode": "fixed"}
     mode = {"mode": switched["mode"], "floor": switched["floor"]} if switched else approved
-    ticks = records.throttle_ticks(plan_id) if ex is not None else []
+    ticks = records.throttle_ticks(plan_id, newest) if ex is not None else []
     return {"plan_id": plan_id, "ceiling": plan.throttle, "approved": approved,
             "mode": mode["mode"], "floor": mode.get("floor"),
             "switched_by": switched["changed_by"] if switched else None,

@@ -259,12 +259,15 @@ class ExecutionRecords:
                 plan_id=plan_id, at=at, mode=mode, brokers=brokers, eta_seconds=eta_seconds,
                 note=note))
 
-    def throttle_ticks(self, plan_id: int) -> list[dict]:
-        """The controller's looks at an execution, oldest first."""
+    def throttle_ticks(self, plan_id: int, newest: int | None = None) -> list[dict]:
+        """The controller's looks at an execution, oldest first (only the ``newest`` ones
+        when given: a long plan's looks are thousands of rows of every broker's rates)."""
         q = select(exec_throttle_ticks).where(exec_throttle_ticks.c.plan_id == plan_id) \
-            .order_by(exec_throttle_ticks.c.id)
+            .order_by(exec_throttle_ticks.c.id.desc())
+        if newest is not None:
+            q = q.limit(newest)
         with self.store.read() as c:
-            return [dict(r._mapping) for r in c.execute(q)]
+            return [dict(r._mapping) for r in c.execute(q)][::-1]
 
     # ---- the lease ----------------------------------------------------------------------
     def acquire(self, cluster: str, holder: str, now: float, ttl: float) -> bool:

@@ -127,6 +127,7 @@ def test_a_plan_under_a_traffic_burst_lowers_its_throttle_and_then_raises_it(tmp
     assert adjusted and all(d["mode"] == "adaptive" for d in adjusted)
     ticks = rig.records.throttle_ticks(1)
     assert len(ticks) >= 6 and all(t["brokers"] for t in ticks)
+    assert rig.records.throttle_ticks(1, newest=2) == ticks[-2:]  # oldest first
     ex = rig.run(1)
     assert ex.state == "completed" and rig.throttle_configs() == {}  # all put back
 
