@@ -402,9 +402,10 @@ def adaptive_rates(tx_util: np.ndarray, rx_util: np.ndarray, prev_leader: np.nda
                    prev_follower: np.ndarray, capacity: float, ceiling: float, floor: float,
                    change_pct: float = AUTOTHROTTLE_CHANGE_PCT) -> tuple[np.ndarray, np.ndarray]:
     """The leader and follower rates of the throttled brokers for the next interval, as
-    kafka-kit autothrottle decides them (cmd/autothrottle/throttles.go): the leader rate
-    from the broker's outbound headroom, the follower rate from its inbound headroom
-    (autothrottle_rate, with the rates set last as prevThrottle), each clamped to
+    kafka-kit autothrottle decides them (DataDog/kafka-kit cmd/autothrottle/limits.go,
+    replicationHeadroom): the leader rate from the broker's outbound headroom, the
+    follower rate from its inbound headroom (autothrottle_rate, with the rates set last
+    as prevThrottle), each clamped to
     [floor, ceiling] (the approved throttle is the ceiling), and a rate kept as it is
     unless the new one differs from it by more than ``change_pct`` percent.
 
