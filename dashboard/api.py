@@ -195,7 +195,8 @@ def propose():
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
-        throttle=body.get("throttle"), not_before=body.get("not_before"))
+        throttle=body.get("throttle"), throttle_mode=body.get("throttle_mode"),
+        not_before=body.get("not_before"))
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
         grids.keep_plan_grid(plan.id, draft.table)
     return _proposed(plan)
@@ -280,6 +281,23 @@ def cancel(plan_id: int):
 def pause(plan_id: int):
     _body()
     return jsonify(execution.pause(_store(), auth.current_actor(), plan_id)), 202
+
+
+@api.get("/plans/<int:plan_id>/throttle")
+def throttle_history(plan_id: int):
+    """The throttle over time: mode, ceiling, floor and the adaptive controller's looks."""
+    return jsonify(execution.throttle_history(_store(), plan_id))
+
+
+@api.post("/plans/<int:plan_id>/throttle")
+def switch_throttle(plan_id: int):
+    """Switch a running plan between fixed and adaptive (the execute right)."""
+    body = _body()
+    floor = body.get("floor")
+    if floor is not None and (isinstance(floor, bool) or not isinstance(floor, int)):
+        raise BadInput(f"floor: expected an integer (bytes/s), got {str(floor)[:30]}")
+    return jsonify(execution.switch_throttle(_store(), auth.current_actor(), plan_id,
+                                             _text(body, "mode", required=True), floor)), 202
 
 
 @api.post("/plans/<int:plan_id>/resume")

@@ -63,6 +63,19 @@ class ClusterConfig:
     approval: Policy | None = None  # approval.rules; None: the fleet's
     guards: GuardSettings = field(default_factory=GuardSettings)  # executor's stops
     windows: Windows = field(default_factory=Windows)  # when plans may start batches
+    adaptive_throttle: AdaptiveThrottleSettings = field(
+        default_factory=lambda: AdaptiveThrottleSettings())
+
+
+@dataclass(frozen=True)
+class AdaptiveThrottleSettings:
+    """A cluster's adaptive throttle (backend/executor/adaptive.py): how often it looks at
+    the traffic, how long it holds the rates while Prometheus is silent before dropping to
+    the floor, and each broker's network capacity (bytes/s each way, kafka-kit's cap map)."""
+
+    interval_seconds: float = 30.0
+    hold_seconds: float = 120.0
+    network_capacity: float = 125_000_000.0  # 1 GbE
 
 
 @dataclass(frozen=True)
@@ -253,7 +266,7 @@ def _approval(node: _Node) -> Policy | None:
 
 def _cluster(node: _Node) -> ClusterConfig:
     node.only("name", "gateway", "prometheus", "limits", "quota", "snapshot", "approval",
-              "guards", "windows")
+              "guards", "windows", "adaptive_throttle")
     name = node.str("name", required=True)
     prom = node.mapping("prometheus")
     limits = node.mapping("limits")
@@ -269,6 +282,7 @@ def _cluster(node: _Node) -> ClusterConfig:
         approval=_approval(node),
         guards=_guards(guards) if guards else GuardSettings(),
         windows=_windows(windows) if windows else Windows(),
+        adaptive_throttle=_adaptive(node.mapping("adaptive_throttle")),
     )
 
 
@@ -319,6 +333,17 @@ def _when(node: _Node, key: str) -> tuple[int, int]:
         raise BadInput(f"{node.where(key)}: expected a weekday and a time such as "
                        f"'Mon 22:00', got {text!r}")
     return DAYS.index(m[1][:3].lower()), int(m[2]) * 60 + int(m[3])
+
+
+def _adaptive(node: _Node | None) -> AdaptiveThrottleSettings:
+    if node is None:
+        return AdaptiveThrottleSettings()
+    node.only("interval_seconds", "hold_seconds", "network_capacity")
+    d = AdaptiveThrottleSettings()
+    return AdaptiveThrottleSettings(
+        interval_seconds=node.number("interval_seconds", default=d.interval_seconds),
+        hold_seconds=node.number("hold_seconds", default=d.hold_seconds),
+        network_capacity=node.number("network_capacity", default=d.network_capacity))
 
 
 def _gateway(node: _Node) -> Gateway:

@@ -169,6 +169,8 @@ PLAN_TITLE = "plan-title-input"
 PLAN_NOT_BEFORE = "plan-not-before-input"  # a reassignment starts no batch before it
 PLAN_PROPOSE = "plan-propose"
 PLAN_PROPOSE_ERROR = "plan-propose-error"
+PLAN_ADAPTIVE = "plan-adaptive"  # propose with an adaptive throttle (the throttle: its ceiling)
+PLAN_FLOOR = "plan-floor"  # the adaptive throttle's floor, MB/s
 
 # a plan's own view (/plans/<id>)
 PV_PLAN = "pv-plan"  # {"id", "sha256"}: the plan and the sha256 this page showed
@@ -201,6 +203,10 @@ PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
 PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
 PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators
 PV_CHECK_RESULT = "pv-check-result"
+PV_THROTTLE = "pv-throttle"  # the adaptive throttle: mode, charts per broker, the ETA
+PV_THROTTLE_SWITCH = "pv-throttle-switch"  # fixed <-> adaptive (the execute right)
+PV_THROTTLE_RESULT = "pv-throttle-result"
+PV_THROTTLE_CHART = "pv-throttle-chart"  # per broker: the throttle beside the replication
 
 # audit log
 AU_PLAN = "au-plan"

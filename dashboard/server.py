@@ -151,6 +151,12 @@ def start_executor(rt: runtime.Runtime):
     from backend.gateways.base import ClusterGateway
     from backend.services.execution import executor_thread
     from backend.services.guards import watch_for
+    from backend.services.throttle_traffic import control_for
+
+    def traffic(name: str):
+        a = rt.cluster(name).adaptive_throttle
+        return control_for(rt.source(name), a.interval_seconds, a.hold_seconds,
+                           a.network_capacity)
 
     writable = sorted(name for name, gw in rt.gateways.items()
                       if isinstance(gw, ClusterGateway))
@@ -162,6 +168,6 @@ def start_executor(rt: runtime.Runtime):
         return watch_for(rt.source(name), c.guards, c.windows)
 
     thread = executor_thread(rt.plan_store(), writable, rt.gateways.__getitem__,
-                             rt.snapshot_of, watches=watches)
+                             rt.snapshot_of, watches=watches, traffic=traffic)
     thread.start()
     return thread

@@ -92,6 +92,17 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
     return execution_answer(action, shown["id"])
 
 
+@dash.callback(Output(ids.PV_THROTTLE, "children"), Output(ids.PV_THROTTLE_RESULT, "children"),
+               Input(ids.PV_THROTTLE_SWITCH, "n_clicks"), Input(ids.PV_TICK, "n_intervals"),
+               State(ids.PV_PLAN, "data"), prevent_initial_call=True)
+def switch_throttle(clicks, _tick, shown):
+    """Switch a running plan's throttle between fixed and adaptive, or refresh its chart."""
+    if not shown:
+        return dash.no_update, dash.no_update
+    switch = dash.ctx.triggered_id == ids.PV_THROTTLE_SWITCH and bool(clicks)
+    return stored.throttle_answer(switch, shown["id"])
+
+
 @dash.callback(Output(ids.PV_CANCEL_CONFIRM, "displayed"), Input(ids.PV_CANCEL, "n_clicks"),
                prevent_initial_call=True)
 def ask_cancel(clicks):

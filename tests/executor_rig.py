@@ -287,3 +287,36 @@ def _scaled(snap: Snapshot, factor: float) -> Snapshot:
 
     return replace(snap, part_size=(snap.part_size * factor).astype("int64"),
                    part_rate=snap.part_rate * factor)
+
+
+class TwinTraffic:
+    """The adaptive throttle's traffic reader on the twin, in process: each broker's
+    bytes/s since the previous read, from the twin's counters (what Prometheus's rate()
+    over its exporter gives); ``down`` makes it not answer, as a dead Prometheus."""
+
+    def __init__(self, twin: TwinCluster) -> None:
+        self.twin, self.down = twin, False
+        self._last: tuple[float, dict] | None = None
+
+    def broker_traffic(self, brokers: list[int]):
+        import numpy as np
+
+        from backend.errors import Unavailable
+        from backend.executor.adaptive import BrokerTraffic
+
+        if self.down:
+            raise Unavailable("Prometheus", "at http://127.0.0.1:9 is not answering")
+        twin = self.twin
+        now = {"in": twin.state.bytes_in.sum(axis=1).copy(),
+               **{k: v.copy() for k, v in twin.counters.items()}}
+        last = self._last
+        self._last = (twin.now_seconds, now)
+        dt = twin.now_seconds - last[0] if last else 0.0
+        rate = {k: (v - last[1][k]) / dt if dt > 0 else np.zeros_like(v)
+                for k, v in now.items()}
+        pos = twin.snap.broker_positions(brokers)
+        fanout = twin.settings.consumer_fanout
+        return BrokerTraffic(tx=rate["in"][pos] * fanout + rate["replication_out"][pos],
+                             rx=rate["in"][pos] + rate["replication_in"][pos],
+                             sent=rate["replication_out"][pos],
+                             received=rate["replication_in"][pos])

@@ -392,6 +392,39 @@ def autothrottle_rate(utilization: np.ndarray, capacity: float, prev_throttle: f
     return np.maximum((capacity - non_throttled - over) * (max_pct / 100.0), min_rate)
 
 
+# kafka-kit autothrottle's --change-threshold default (DataDog/kafka-kit
+# cmd/autothrottle/main.go): a rate is rewritten only when it moves by more than this
+# percentage, so brokers do not get a config update every interval.
+AUTOTHROTTLE_CHANGE_PCT = 10.0
+
+
+def adaptive_rates(tx_util: np.ndarray, rx_util: np.ndarray, prev_leader: np.ndarray,
+                   prev_follower: np.ndarray, capacity: float, ceiling: float, floor: float,
+                   change_pct: float = AUTOTHROTTLE_CHANGE_PCT) -> tuple[np.ndarray, np.ndarray]:
+    """The leader and follower rates of the throttled brokers for the next interval, as
+    kafka-kit autothrottle decides them (DataDog/kafka-kit cmd/autothrottle/limits.go,
+    replicationHeadroom): the leader rate from the broker's outbound headroom, the
+    follower rate from its inbound headroom (autothrottle_rate, with the rates set last
+    as prevThrottle), each clamped to
+    [floor, ceiling] (the approved throttle is the ceiling), and a rate kept as it is
+    unless the new one differs from it by more than ``change_pct`` percent.
+
+    Per broker position of the arrays; ``prev_*`` nan where nothing was set yet (the new
+    rate is then taken whatever it is)."""
+    assert 0 < floor <= ceiling, "adaptive throttle: 0 < floor <= ceiling"
+    out = []
+    for util, prev in ((tx_util, prev_leader), (rx_util, prev_follower)):
+        base = np.where(np.isnan(prev), 0.0, prev)
+        new = np.clip(autothrottle_rate(util, capacity, base, min_rate=floor), floor, ceiling)
+        with np.errstate(invalid="ignore"):
+            small = np.abs(new - prev) * 100.0 <= change_pct * prev
+        keep = ~np.isnan(prev) & small & (prev >= floor) & (prev <= ceiling)
+        rate = np.floor(np.where(keep, prev, new))
+        assert np.all((rate >= np.floor(floor)) & (rate <= ceiling))
+        out.append(rate)
+    return out[0], out[1]
+
+
 @dataclass(eq=False)
 class ThrottlePlan:
     """Everything `railyard throttle plan` reports; ``to_dict`` is the CLI's JSON."""

@@ -7,7 +7,9 @@ basis), and stored with the execution, so a restart runs the same batches.
 Content of a started reassignment (the execution's, not the plan's):
 ``{"reassignment": <Kafka plan JSON>, "execution": {"throttle", "per_broker", "cluster",
 "batches": [[entry index, ...], ...], "not_before"?}}`` where an entry index points into
-the Kafka plan's ``partitions`` list.
+the Kafka plan's ``partitions`` list; an adaptive throttle adds ``"throttle_mode":
+{"mode": "adaptive", "floor"}`` (the throttle is then its ceiling:
+backend/executor/adaptive.py).
 """
 
 from __future__ import annotations
@@ -31,15 +33,21 @@ class ExecutionSpec:
     cluster: int
     batches: tuple[tuple[int, ...], ...]  # indexes into the plan's partitions, in order
     not_before: float | None = None  # epoch s: no batch starts before (the plan's, signed)
+    throttle_mode: dict | None = None  # {"mode": "adaptive", "floor"}; None: fixed
 
     def to_dict(self) -> dict:
         out = {"throttle": self.throttle, "per_broker": self.per_broker,
                "cluster": self.cluster, "batches": [list(b) for b in self.batches]}
-        return out if self.not_before is None else {**out, "not_before": self.not_before}
+        if self.not_before is not None:
+            out["not_before"] = self.not_before
+        if self.throttle_mode is not None:
+            out["throttle_mode"] = self.throttle_mode
+        return out
 
 
 def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int = PER_BROKER,
-           cluster: int = CLUSTER, not_before: float | None = None) -> ExecutionSpec:
+           cluster: int = CLUSTER, not_before: float | None = None,
+           throttle_mode: dict | None = None) -> ExecutionSpec:
     """Batches from engines.batches on ``snap``, the cluster as the execution starts."""
     if throttle is not None and not throttle >= 1:
         raise BadInput(f"throttle must be at least 1 byte/s, got {throttle}")
@@ -52,8 +60,12 @@ def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int =
         [e["partition"] for e in entries], dtype=np.int64)
     file_index = np.argsort(file_rows, kind="stable")
     out = tuple(tuple(file_index[b].tolist()) for b in batches if len(b))
+    if throttle_mode is not None and (throttle is None
+                                      or not 0 < int(throttle_mode["floor"]) <= throttle):
+        raise BadInput("throttle mode: an adaptive throttle needs a floor at or below its "
+                       "throttle")
     return ExecutionSpec(None if throttle is None else int(throttle), per_broker, cluster, out,
-                         not_before)
+                         not_before, throttle_mode)
 
 
 def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
@@ -61,9 +73,12 @@ def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
     try:
         batches = tuple(tuple(int(i) for i in b) for b in obj["batches"])
         throttle, not_before = obj.get("throttle"), obj.get("not_before")
+        mode = obj.get("throttle_mode")
         spec = ExecutionSpec(None if throttle is None else int(throttle),
                              int(obj["per_broker"]), int(obj["cluster"]), batches,
-                             None if not_before is None else float(not_before))
+                             None if not_before is None else float(not_before),
+                             None if mode is None else {"mode": "adaptive",
+                                                        "floor": int(mode["floor"])})
     except (KeyError, TypeError, ValueError):
         raise BadInput("execution spec: expected {throttle, per_broker, cluster, "
                        "batches}") from None
@@ -74,9 +89,10 @@ def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
 
 
 def executable_content(snap: Snapshot, plan: dict, throttle: float | None,
-                       per_broker: int = PER_BROKER, cluster: int = CLUSTER) -> dict:
+                       per_broker: int = PER_BROKER, cluster: int = CLUSTER,
+                       throttle_mode: dict | None = None) -> dict:
     """What a reassignment's execution stores and runs: the plan and its spec (with the
     plan's "not before", part of its signed content: docs/executor.md)."""
     return {"reassignment": plan,
             "execution": freeze(snap, plan, throttle, per_broker, cluster,
-                                plan.get("not_before")).to_dict()}
+                                plan.get("not_before"), throttle_mode).to_dict()}

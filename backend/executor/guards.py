@@ -97,7 +97,8 @@ class Watch:
         holds it (never above the plan's)."""
         if ex.hold is None or ex.hold.get("kind") != GUARD:
             return spec.throttle
-        floor = self.settings.floor
+        floor = self.settings.floor if spec.throttle_mode is None \
+            else spec.throttle_mode["floor"]  # an adaptive plan's own floor
         return floor if spec.throttle is None else min(floor, spec.throttle)
 
     def forget(self, plan_id: int) -> None:

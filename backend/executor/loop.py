@@ -27,6 +27,7 @@ from typing import Protocol
 
 from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
+from backend.executor.adaptive import ThrottleControl
 from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.guards import Watch
@@ -66,11 +67,15 @@ class Executor:
     """Runs the executions of one cluster through its gateway."""
 
     def __init__(self, records: ExecutionRecords, gateway: ClusterGateway, journal: Journal,
-                 retry: RetryPolicy | None = None, watch: Watch | None = None) -> None:
-        """``watch``: the cluster's guard-rail stops and execution windows, if any."""
+                 retry: RetryPolicy | None = None, watch: Watch | None = None,
+                 control: ThrottleControl | None = None) -> None:
+        """``watch``: the cluster's guard-rail stops and execution windows, if any;
+        ``control``: the adaptive throttle (backend/executor/adaptive.py); without one,
+        adaptive plans see no traffic (they hold, then run at their floor)."""
         self.records, self.gw, self.journal = records, gateway, journal
         self.retry = retry or RetryPolicy()
         self.watch = watch
+        self.control = control or ThrottleControl(records, journal)
         self._batches: dict[int, _Batch] = {}
         self._plans: dict[int, tuple[list[dict], ExecutionSpec]] = {}  # frozen, read once
         self._now = 0.0  # the tick's time, for the book's audit entries
@@ -247,6 +252,9 @@ class Executor:
             batch.in_flight = ours
         if ours:
             self._check_brokers(batch, ours)
+        if ours and batch.rate == spec.throttle:  # not held at a guard's floor
+            self.control.tick(ex.plan_id, spec, self._book(ex), now,
+                              ex.bytes_total - ex.bytes_done - _bytes_done(batch, ours))
         return ex, bool(ours), snap
 
     def _check_brokers(self, batch: _Batch, ours: frozenset[Key]) -> None:
@@ -288,12 +296,17 @@ class Executor:
     def _throttles(self, ex: Execution, spec: ExecutionSpec, batch: _Batch,
                    keys: list[Key]) -> Configs:
         """The configs kafka-reassign-partitions --execute --throttle would set for the
-        moves ``keys`` (engines.throttle.throttle_configs), at the rate of the moment."""
+        moves ``keys`` (engines.throttle.throttle_configs), at the rate of the moment: an
+        adaptive plan's broker rates as its controller set them, the guards' floor while
+        one holds the plan."""
         batch.rate = rate = self._rate(ex, spec)
         if rate is None or not keys:
             return {}
         plan = reassignment_from_dict(_plan(batch.entries[k] for k in keys), batch.view, "plan")
-        return throttle_configs(batch.view, plan, rate)
+        configs = throttle_configs(batch.view, plan, rate)
+        if rate != spec.throttle:  # held at the floor: the controller waits
+            return configs
+        return self.control.shape(ex.plan_id, spec, configs, self._book(ex))
 
     def _rate(self, ex: Execution, spec: ExecutionSpec) -> int | None:
         """The plan's throttle, or the guards' floor while one holds the plan."""

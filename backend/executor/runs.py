@@ -44,14 +44,16 @@ class Site:
 def start_batches(site: Site, plan: Plan, now: float) -> bool:
     """A reassignment: the spec computed from the approved content and throttle on the
     cluster as approved (the execute request re-checked its basis)."""
-    content = executable_content(site.snapshot(), plan.content, plan.throttle)
+    content = executable_content(site.snapshot(), plan.content, plan.throttle,
+                                 throttle_mode=plan.throttle_mode)
     spec = content["execution"]
     site.records.create(plan.id, plan.cluster, content, plan.sha256,
                         [len(b) for b in spec["batches"]], plan.author, now,
                         bytes_total=int(plan.preview.get("bytes_to_move") or 0))
     site.journal.record(plan.id, "execution_started", {
         "batches": len(spec["batches"]), "throttle": spec["throttle"],
-        "per_broker": spec["per_broker"], "cluster": spec["cluster"]}, now)
+        "per_broker": spec["per_broker"], "cluster": spec["cluster"],
+        **({"throttle_mode": spec["throttle_mode"]} if "throttle_mode" in spec else {})}, now)
     return True
 
 

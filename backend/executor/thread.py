@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from backend.errors import Conflict, NotFound, Unavailable
+from backend.executor.adaptive import ControlSettings, ThrottleControl, TrafficReader
 from backend.executor.guards import Watch
 from backend.executor.journal import StoreJournal
 from backend.executor.loop import Executor
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
 GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
+# cluster name -> where its adaptive throttle reads traffic, and its knobs
+TrafficOf = Callable[[str], tuple[TrafficReader | None, ControlSettings]]
 INTERVAL = 1.0  # seconds between the executor's looks at each executing plan
 
 
@@ -41,10 +44,13 @@ class ExecutorThread(threading.Thread):
                  snapshot_of: Callable[[str], Snapshot], interval: float = INTERVAL,
                  clock: Callable[[], float] = time.time, holder: str | None = None,
                  retry: RetryPolicy | None = None, *, starts: Mapping[str, Start],
-                 watches: Callable[[str], Watch | None] | None = None) -> None:
+                 watches: Callable[[str], Watch | None] | None = None,
+                 traffic: TrafficOf | None = None) -> None:
         """``starts``: how each kind of plan starts (the plan kinds' registry,
         backend/services/plan_kinds, hands them over: services.execution.executor_thread);
-        ``watches``: each cluster's guard-rail stops and windows (services.guards)."""
+        ``watches``: each cluster's guard-rail stops and windows (services.guards);
+        ``traffic``: each cluster's traffic reader for adaptive throttles (none: adaptive
+        plans hold, then run at their floor)."""
         super().__init__(daemon=True, name="railyard-executor")
         self.store, self.clusters, self.gateways = store, clusters, gateways
         self.snapshot_of, self.interval, self.clock = snapshot_of, interval, clock
@@ -53,6 +59,7 @@ class ExecutorThread(threading.Thread):
         self.retry = retry or RetryPolicy()
         self.starts = starts
         self.watches = watches
+        self.traffic = traffic
         self.journal = StoreJournal(store)
         self._executors: dict[tuple[str, str], Executor] = {}  # (cluster, mode)
         self._modes: dict[int, str] = {}  # plan -> batches | stages | migration
@@ -101,9 +108,11 @@ class ExecutorThread(threading.Thread):
         executor = self._executors.get((cluster, mode))
         if executor is None:
             watch = self.watches(cluster) if self.watches and mode == BATCHES else None
+            control = None if self.traffic is None else ThrottleControl(
+                self.records, self.journal, *self.traffic(cluster))
             executor = self._executors[(cluster, mode)] = EXECUTORS[mode](
                 self.records, self.gateways(cluster), self.journal, self.retry,
-                **({"watch": watch} if watch else {}))
+                **({"watch": watch} if watch else {}), control=control)
         executor.tick(plan_id, now)
 
     def _pass_requests_on(self, cluster: str, executing: list, now: float) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from backend.errors import Conflict
+from backend.engines.throttle import AUTOTHROTTLE_MIN_RATE
+from backend.errors import BadInput, Conflict
 from backend.executor.guards import WINDOW
 from backend.executor.journal import at
 from backend.executor.thread import ExecutorThread, GatewayOf
@@ -58,6 +59,61 @@ def _request(store: Store, actor: Actor, plan_id: int, action: str, allowed: tup
                        f"{' or '.join(allowed)}")
     plans.record(store, actor, plan_id, f"execution_{action}", detail=None, now=at(now))
     return progress(store, plan_id, now)
+
+
+def switch_throttle(store: Store, actor: Actor, plan_id: int, mode: str,
+                    floor: int | None = None, now: float | None = None) -> dict:
+    """Switch a running reassignment's throttle between fixed (the approved throttle on
+    every broker) and adaptive (between ``floor`` and the approved throttle, by the traffic
+    measured: backend/executor/adaptive.py); the executor applies it at its next tick.
+    ``floor`` defaults to the approved one, when the plan was approved adaptive, else to
+    kafka-kit autothrottle's --min-rate (10 MB/s), or the ceiling when that is lower."""
+    now = time.time() if now is None else now
+    plan = plans.get(store, plan_id)
+    authorize(actor, "execute", plan.author)
+    if mode not in ("fixed", "adaptive"):
+        raise BadInput(f"mode: expected fixed or adaptive, got {str(mode)[:30]!r}")
+    records = ExecutionRecords(store)
+    ex = records.get(plan_id)
+    if ex is None or ex.state not in LIVE or not kind_of(plan.kind).throttled:
+        raise Conflict(f"plan {plan_id} is not a running reassignment: its throttle cannot "
+                       f"be switched")
+    if mode == "adaptive":
+        if floor is None:
+            floor = (plan.throttle_mode or {}).get("floor") \
+                or min(int(AUTOTHROTTLE_MIN_RATE), ex.throttle or 0)
+        plans.checked_throttle_mode({"mode": mode, "floor": floor}, ex.throttle)
+    records.set_throttle_mode(plan_id, mode, floor if mode == "adaptive" else None,
+                              actor.name, now)
+    plans.record(store, actor, plan_id, "throttle_mode_switched",
+                 detail={"mode": mode, **({"floor": floor} if mode == "adaptive" else {})},
+                 now=at(now))
+    return throttle_history(store, plan_id)
+
+
+MOST_LOOKS = 720  # the newest looks of the controller shown: six hours at 30 s
+
+
+def throttle_history(store: Store, plan_id: int, newest: int = MOST_LOOKS) -> dict:
+    """The plan page's throttle over time: its mode now, the ceiling and floor, the
+    ``newest`` looks of the adaptive controller (per broker the rates set and the
+    replication measured, the ETA at those rates, a note such as Prometheus not
+    answering), and the ETA predicted at approval."""
+    plan = plans.summary(store, plan_id)
+    records = ExecutionRecords(store)
+    ex = records.get(plan_id)
+    switched = records.throttle_mode(plan_id)
+    approved = plan.throttle_mode or {"mode": "fixed"}
+    mode = {"mode": switched["mode"], "floor": switched["floor"]} if switched else approved
+    ticks = records.throttle_ticks(plan_id, newest) if ex is not None else []
+    return {"plan_id": plan_id, "ceiling": plan.throttle, "approved": approved,
+            "mode": mode["mode"], "floor": mode.get("floor"),
+            "switched_by": switched["changed_by"] if switched else None,
+            "running": ex is not None and ex.state in LIVE,
+            "predicted_eta_seconds": plan_preview.predicted_eta(plan.preview),
+            "looks": [{"at": t["at"], "mode": t["mode"], "brokers": t["brokers"],
+                       "eta_seconds": t["eta_seconds"], "note": t["note"]} for t in ticks],
+            "note": ticks[-1]["note"] if ticks else None}
 
 
 # ---- progress ------------------------------------------------------------------------------
@@ -206,7 +262,8 @@ def batch_markers(store: Store, cluster: str, start: float, end: float) -> list[
 def executor_thread(store: Store, clusters: list[str], gateways: GatewayOf,
                     snapshot_of: Callable[[str], Snapshot], **options: Any) -> ExecutorThread:
     """The executor thread of `railyard serve` for ``clusters`` (not yet started); options:
-    interval, clock, holder, retry (backend/executor/thread.py)."""
+    interval, clock, holder, retry, traffic (each cluster's adaptive throttle:
+    services.throttle_traffic.control_for) (backend/executor/thread.py)."""
     return ExecutorThread(store, clusters, gateways, snapshot_of,
                           starts={name: kind.start for name, kind in KINDS.items()}, **options)
 

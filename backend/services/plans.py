@@ -46,9 +46,13 @@ MAX_APPROVAL_ROUNDS = 32
 log = logging.getLogger(__name__)
 
 
-def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None) -> str:
-    """The sha256 an approver approves: of the canonical JSON of everything that runs."""
+def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None,
+                throttle_mode: dict | None = None) -> str:
+    """The sha256 an approver approves: of the canonical JSON of everything that runs
+    (an adaptive throttle's mode and floor too; a fixed throttle's plan hashes as before)."""
     frozen = {"kind": kind, "cluster": cluster, "content": content, "throttle": throttle}
+    if throttle_mode is not None:
+        frozen["throttle_mode"] = throttle_mode
     return hashlib.sha256(canonical_json(frozen).encode()).hexdigest()
 
 
@@ -62,13 +66,17 @@ def _now(now: datetime | None) -> datetime:
 
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
-            throttle: int | None = None, outside_window: bool | None = None,
-            now: datetime | None = None, not_before: Any = None) -> Plan:
+            throttle: int | None = None, throttle_mode: dict | None = None,
+            outside_window: bool | None = None, now: datetime | None = None,
+            not_before: Any = None) -> Plan:
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
     clear-throttles plan: against the config values in its content; admins only), with
     the approval requirement its cluster's policy gives its frozen numbers (and
     ``outside_window``: whether it runs outside the cluster's windows; None: the
     preview's flag of that name, absent: not outside).
+    ``throttle_mode``: {"mode": "adaptive", "floor": bytes/s} runs it between the floor
+    and ``throttle`` (the ceiling) by the traffic it measures (backend/executor/adaptive.py);
+    None or {"mode": "fixed"}: at ``throttle``.
     ``not_before``: a reassignment starts no batch before this time (ISO 8601 with a zone,
     or epoch seconds); it goes into the content, so into the sha256 the approver signs."""
     authorize(actor, "propose")
@@ -91,8 +99,10 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
             raise BadInput(f"not_before: only a reassignment waits for a start time, not a "
                            f"{kind}")
         content = {**content, "not_before": parse_time(not_before, "not_before")}
+    throttle_mode = checked_throttle_mode(throttle_mode, throttle,
+                                          plan_kind.throttled)
     try:
-        sha = plan_sha256(kind, cluster, content, throttle)
+        sha = plan_sha256(kind, cluster, content, throttle, throttle_mode)
     except (TypeError, ValueError) as e:
         raise BadInput(f"plan: not JSON ({e})") from None
     basis = plan_kind.basis(snapshot, content)
@@ -106,7 +116,8 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
            "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
            "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
            "basis": basis, "preview": preview, "throttle": throttle,
-           "cancel_requested_at": None, "version": 1, "approval": requirement.to_dict()}
+           "cancel_requested_at": None, "version": 1, "approval": requirement.to_dict(),
+           "throttle_mode": throttle_mode}
     with store.write() as conn:
         plan_id = repo.insert_plan(conn, **row)
         append(conn, at=now, user=actor.name, action="propose", plan_id=plan_id,
@@ -139,6 +150,29 @@ def not_before(store: Store, plan: Plan) -> float | None:
         return plan.content.get("not_before")
     with store.read() as conn:
         return repo.plan_not_before(conn, plan.id)
+
+
+def checked_throttle_mode(mode: Any, ceiling: int | None, throttled: bool = True) -> dict | None:
+    """A proposal's throttle mode as frozen: None (fixed) or {"mode": "adaptive", "floor"};
+    BadInput naming what is wrong (an adaptive throttle needs a ceiling and a floor at or
+    below it)."""
+    if mode is None:
+        return None
+    if not isinstance(mode, dict) or mode.get("mode") not in ("fixed", "adaptive") \
+            or set(mode) - {"mode", "floor"}:
+        raise BadInput('throttle_mode: expected {"mode": "fixed"} or {"mode": "adaptive", '
+                       f'"floor": bytes/s}}, got {str(mode)[:60]}')
+    if mode["mode"] == "fixed":
+        return None
+    if not throttled:
+        raise BadInput("throttle_mode: this kind of plan has no throttle to adapt")
+    if ceiling is None:
+        raise BadInput("throttle_mode: an adaptive throttle needs a throttle (its ceiling)")
+    floor = mode.get("floor")
+    if isinstance(floor, bool) or not isinstance(floor, int) or not 0 < floor <= ceiling:
+        raise BadInput(f"throttle_mode.floor: expected a positive integer (bytes/s) at most "
+                       f"the throttle {ceiling}, got {str(floor)[:30]}")
+    return {"mode": "adaptive", "floor": floor}
 
 
 def get(store: Store, plan_id: int) -> Plan:

@@ -21,6 +21,8 @@ from backend.store.schema import (
     exec_configs,
     exec_content,
     exec_leases,
+    exec_throttle_mode,
+    exec_throttle_ticks,
     executions,
 )
 from backend.store.store import Store
@@ -231,6 +233,42 @@ class ExecutionRecords:
             exec_configs.c.active)
         with self.store.read() as c:
             return [dict(r._mapping) for r in c.execute(q)]
+
+    # ---- the adaptive throttle (backend/executor/adaptive.py) ------------------------------
+    def throttle_mode(self, plan_id: int) -> dict | None:
+        """The mode a user switched the execution to ({mode, floor, changed_by,
+        changed_at}), or None: as approved."""
+        with self.store.read() as c:
+            row = c.execute(select(exec_throttle_mode)
+                            .where(exec_throttle_mode.c.plan_id == plan_id)).first()
+        return None if row is None else dict(row._mapping)
+
+    def set_throttle_mode(self, plan_id: int, mode: str, floor: int | None, user: str,
+                          now: float) -> None:
+        """Switch the execution's throttle to ``mode`` (replacing an earlier switch)."""
+        row = {"plan_id": plan_id, "mode": mode, "floor": floor, "changed_by": user,
+               "changed_at": now}
+        with self.store.write() as c:
+            c.execute(delete(exec_throttle_mode).where(exec_throttle_mode.c.plan_id == plan_id))
+            c.execute(insert(exec_throttle_mode).values(**row))
+
+    def add_throttle_tick(self, plan_id: int, at: float, mode: str, brokers: dict,
+                          eta_seconds: float | None, note: str | None) -> None:
+        """One look of the adaptive controller (the plan page's throttle-over-time)."""
+        with self.store.write() as c:
+            c.execute(insert(exec_throttle_ticks).values(
+                plan_id=plan_id, at=at, mode=mode, brokers=brokers, eta_seconds=eta_seconds,
+                note=note))
+
+    def throttle_ticks(self, plan_id: int, newest: int | None = None) -> list[dict]:
+        """The controller's looks at an execution, oldest first (only the ``newest`` ones
+        when given: a long plan's looks are thousands of rows of every broker's rates)."""
+        q = select(exec_throttle_ticks).where(exec_throttle_ticks.c.plan_id == plan_id) \
+            .order_by(exec_throttle_ticks.c.id.desc())
+        if newest is not None:
+            q = q.limit(newest)
+        with self.store.read() as c:
+            return [dict(r._mapping) for r in c.execute(q)][::-1]
 
     # ---- the lease ----------------------------------------------------------------------
     def acquire(self, cluster: str, holder: str, now: float, ttl: float) -> bool:

@@ -69,6 +69,8 @@ plans = Table(
     # the approval requirement its rule gave it at proposal (backend/store/approvals.py;
     # migration 0007); NULL: proposed before policies, one approval as always
     Column("approval", JSON, nullable=True),
+    # {"mode": "adaptive", "floor": bytes/s} (migration 0009); NULL: the fixed throttle
+    Column("throttle_mode", JSON, nullable=True),
     Index("ix_plans_cluster_state", "cluster", "state"),
     Index("ix_plans_state_expires", "state", "expires_at"),
 )
@@ -171,6 +173,34 @@ exec_configs = Table(
     Column("value", Text, nullable=False),  # what the executor set
     Column("active", Boolean, nullable=False),  # set now (False once restored)
     Column("since", Float, nullable=False),
+)
+
+# ---- adaptive throttle (migration 0009_adaptive_throttle) ----------------------------------
+# How a running reassignment's throttle is set now: "fixed" (the approved throttle) or
+# "adaptive" (between the floor and the approved ceiling); switched by a user with the
+# execute right. No row: as approved (the spec's throttle mode).
+exec_throttle_mode = Table(
+    "exec_throttle_mode", metadata,
+    Column("plan_id", Integer, primary_key=True, autoincrement=False),
+    Column("mode", String(8), nullable=False),  # fixed | adaptive
+    Column("floor", BigInteger, nullable=True),  # bytes/s, adaptive only
+    Column("changed_by", String(200), nullable=False),
+    Column("changed_at", Float, nullable=False),
+)
+
+# The adaptive controller's looks: per broker the rates set and the traffic measured, the
+# ETA at those rates, and a note (Prometheus not answering, a switch), one row a look.
+exec_throttle_ticks = Table(
+    "exec_throttle_ticks", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("plan_id", Integer, nullable=False, index=True),
+    Column("at", Float, nullable=False),
+    Column("mode", String(8), nullable=False),
+    # {broker id: {"leader", "follower", "sent", "received"}} in bytes/s (sent/received:
+    # replication traffic measured; null when Prometheus did not answer)
+    Column("brokers", JSON, nullable=False),
+    Column("eta_seconds", Float, nullable=True),
+    Column("note", Text, nullable=True),
 )
 
 # One executor per cluster: the holder renews the lease; an expired lease is taken over.

@@ -78,6 +78,7 @@ class Plan:
     throttle: int | None
     cancel_requested_at: datetime | None
     version: int
+    throttle_mode: dict | None = None  # {"mode": "adaptive", "floor"}; None: fixed
     decisions: tuple[Decision, ...] = field(default=())
     # the approval requirement stored at proposal (backend/store/approvals.py
     # Requirement.to_dict); None: proposed before policies, one approval as always
@@ -87,7 +88,7 @@ class Plan:
         """JSON-ready, times as ISO 8601 UTC."""
         out = {k: getattr(self, k) for k in (
             "id", "kind", "cluster", "title", "author", "state", "content", "sha256", "basis",
-            "preview", "throttle", "version", "approval")}
+            "preview", "throttle", "throttle_mode", "version", "approval")}
         for k in ("created_at", "expires_at", "updated_at", "cancel_requested_at"):
             value = getattr(self, k)
             out[k] = None if value is None else value.isoformat()

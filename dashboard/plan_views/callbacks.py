@@ -79,12 +79,21 @@ def download(clicks, token):
     return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")
 
 
+def throttle_mode(adaptive: list | None, floor_mb: float | None) -> dict | None:
+    """The propose form's adaptive box and floor (MB/s) as plans.propose's throttle_mode."""
+    if not adaptive:
+        return None
+    return {"mode": "adaptive",
+            "floor": None if floor_mb is None else max(round(float(floor_mb) * 1e6), 1)}
+
+
 @dash.callback(Output(ids.URL, "href", allow_duplicate=True),
                Output(ids.PLAN_PROPOSE_ERROR, "children"),
                Input(ids.PLAN_PROPOSE, "n_clicks"), State(ids.PLAN_TOKEN, "data"),
-               State(ids.PLAN_TITLE, "value"), State(ids.PLAN_NOT_BEFORE, "value"),
+               State(ids.PLAN_TITLE, "value"), State(ids.PLAN_ADAPTIVE, "value"),
+               State(ids.PLAN_FLOOR, "value"), State(ids.PLAN_NOT_BEFORE, "value"),
                prevent_initial_call=True)
-def propose(_clicks, token, title, not_before=None):
+def propose(_clicks, token, title, adaptive=None, floor_mb=None, not_before=None):
     """Store the previewed draft as proposed and open its own page. Refused when the
     cluster changed since the preview: the plan would be approved for moves computed on
     a cluster that no longer exists."""
@@ -107,7 +116,8 @@ def propose(_clicks, token, title, not_before=None):
             content=draft.content, preview=draft.preview, snapshot=snap,
             title=title or draft.title,
             throttle=round(throttle) if plan_kinds.kind_of(draft.kind).throttled and throttle
-            else None, not_before=(not_before or "").strip() or None)
+            else None, throttle_mode=throttle_mode(adaptive, floor_mb),
+            not_before=(not_before or "").strip() or None)
     except REFUSALS as e:
         return no_update, str(e)
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it

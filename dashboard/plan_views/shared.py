@@ -41,6 +41,13 @@ def propose_row(who: Actor, title: str) -> html.Div:
                              className="field"),
                   html.Button("Propose", id=ids.PLAN_PROPOSE, className="button primary")],
                  className="form-row"),
+        html.Div([dcc.Checklist(id=ids.PLAN_ADAPTIVE, value=[], options=[{
+            "label": " Adaptive throttle: the throttle is a ceiling; while it runs each "
+                     "broker's rate follows its spare bandwidth, down to a floor of",
+            "value": "adaptive"}], className="checklist"),
+                  dcc.Input(id=ids.PLAN_FLOOR, type="number", min=0.001, step="any",
+                            value=10, style={"width": "6em"}),
+                  html.Span(" MB/s")], className="form-row"),
         html.P("Proposing freezes exactly this plan (its sha256, with its start time if "
                "given: no batch starts before it, nor outside the cluster's execution "
                "windows); someone else with the approver role approves it before it can "

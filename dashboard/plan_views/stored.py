@@ -20,6 +20,7 @@ from dashboard import auth, ids, runtime
 from dashboard.plan_views import kinds
 from dashboard.plan_views.progress import progress_view
 from dashboard.plan_views.shared import REFUSALS, audit_grid
+from dashboard.plan_views.throttle import throttle_view
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 # said as a rule, so it stays true when the plan is approved without reloading the page
@@ -99,7 +100,9 @@ def allowed(plan: Plan, who: Actor, progress: dict | None = None) -> frozenset[s
 def facts(plan: Plan) -> html.Dl:
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
             ("Proposed", time_of(plan.created_at)), ("Expires", time_of(plan.expires_at)),
-            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s"),
+            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s" + (
+                f" (adaptive: the ceiling; floor {plan.throttle_mode['floor']:,} B/s)"
+                if plan.throttle_mode else "")),
             ("sha256", html.Code(plan.sha256, id=ids.PV_SHA)),
             ("Approvals", html.Span(approvals(plan), id=ids.PV_APPROVALS))]
     start = plan_service.not_before(runtime.current().plan_store(), plan) \
@@ -175,7 +178,41 @@ def execution_panel(plan: Plan, who: Actor) -> html.Div:
                       className="checklist", labelClassName="check-step"),
         html.Div(id=ids.PV_CHECK_RESULT, className="inline-error", role="alert"),
         dcc.Interval(id=ids.PV_TICK, interval=2000, disabled=plan.state != "executing"),
+        html.Div(throttle_panel(plan, who) if throttled(plan)
+                 else html.Button(id=ids.PV_THROTTLE_SWITCH, hidden=True), id=ids.PV_THROTTLE),
+        html.Div(id=ids.PV_THROTTLE_RESULT, className="inline-error", role="alert"),
     ], id=ids.PV_EXECUTION, className="panel")
+
+
+def throttled(plan: Plan) -> bool:
+    """A plan with a throttle to show over time (and to switch)."""
+    return kind_of(plan.kind).throttled and plan.throttle is not None
+
+
+def throttle_panel(plan: Plan, who: Actor) -> html.Div:
+    """The throttle over time, and the fixed/adaptive switch for who may execute."""
+    h = execution.throttle_history(runtime.current().plan_store(), plan.id)
+    # the execute right on an executing plan (what Cancel needs too)
+    return throttle_view(h, "cancel" in allowed(plan, who))
+
+
+def throttle_answer(switch: bool, plan_id: int) -> tuple:
+    """Switch the throttle to the other mode (or only refresh); (panel, message)."""
+    rt = runtime.current()
+    store, who = rt.plan_store(), auth.current_actor()
+    plan = plan_service.summary(store, plan_id)
+    if not throttled(plan):
+        return no_update, no_update
+    message = ""
+    if switch:
+        mode = "fixed" if execution.throttle_history(store, plan_id)["mode"] == "adaptive" \
+            else "adaptive"
+        try:
+            execution.switch_throttle(store, who, plan_id, mode)
+            message = f"Done: the throttle is switched to {mode}."
+        except REFUSALS as e:
+            message = f"Refused: {e}"
+    return throttle_panel(plan, who), message
 
 
 def buttons_hidden(may: frozenset[str]) -> Buttons:

@@ -465,6 +465,62 @@ def test_execution_progress_pause_and_resume(env):
     thread.stop()
 
 
+def test_adaptive_throttle_proposed_frozen_and_switched(env):
+    """issue 28: throttle_mode in the propose body is frozen (its sha256), refused with one
+    line when its floor is above the throttle; GET .../throttle is the throttle over time,
+    POST .../throttle switches a running plan (the execute right)."""
+    from backend.services.execution import executor_thread
+    from backend.store.executions import ExecutionRecords
+    from backend.store.workflow import SYSTEM
+
+    client, store, rt, twin = env["client"], env["store"], env["rt"], env["twin"]
+    body = {**env["body"], "throttle": 5_000_000}
+    bad = client.post("/api/v1/plans", headers=basic("operator1"),
+                      json={**body, "throttle_mode": {"mode": "adaptive", "floor": 6_000_000}})
+    assert bad.status_code == 400 and "throttle_mode.floor" in bad.get_json()["error"]
+    fixed = client.post("/api/v1/plans", json=body, headers=basic("operator1")).get_json()
+    made = client.post("/api/v1/plans", headers=basic("operator1"), json={
+        **body, "throttle_mode": {"mode": "adaptive", "floor": 1_000_000}}).get_json()
+    assert made["sha256"] != fixed["sha256"]
+    got = client.get(f"/api/v1/plans/{made['id']}", headers=basic("viewer1")).get_json()
+    assert got["throttle_mode"] == {"mode": "adaptive", "floor": 1_000_000}
+    for other in plan_service.list_plans(store, state="executing"):
+        plan_service.finish(store, SYSTEM, other.id, "cancelled")  # one at a time
+    decider = Actor("decider", "admin")
+    plan_service.approve(store, decider, made["id"], sha256=made["sha256"],
+                         topics_of=rt.topics_of)
+    plan_service.request_execute(store, decider, made["id"], topics_of=rt.topics_of)
+    thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                             clock=lambda: 2e9 + twin.now_seconds, holder="api-adaptive")
+    records = ExecutionRecords(store)
+    for _ in range(20):  # plans other tests left executing wind down first
+        thread.cycle(2e9 + twin.now_seconds)
+        twin.advance(1.0)
+        if records.get(made["id"]) is not None:
+            break
+    url = f"/api/v1/plans/{made['id']}/throttle"
+    history = client.get(url, headers=basic("viewer1")).get_json()
+    assert history["mode"] == "adaptive" and history["ceiling"] == 5_000_000
+    assert client.post(url, json={"mode": "fixed"}, headers=basic("viewer1")).status_code \
+        == 403
+    answer = client.post(url, json={"mode": "fixed"}, headers=basic("operator2"))
+    assert answer.status_code == 202, answer.get_json()
+    assert answer.get_json()["mode"] == "fixed"
+    answer = client.post(url, json={"mode": "adaptive", "floor": "1"},
+                         headers=basic("operator2"))
+    assert answer.status_code == 400 and "floor" in answer.get_json()["error"]
+    answer = client.post(url, json={"mode": "adaptive", "floor": 2_000_000},
+                         headers=basic("operator2"))
+    assert answer.status_code == 202 and answer.get_json()["floor"] == 2_000_000
+    actions = [e.action for e in plan_service.audit_entries(store, plan=made["id"])]
+    assert actions.count("throttle_mode_switched") == 2
+    client.post(f"/api/v1/plans/{made['id']}/cancel", json={}, headers=basic("operator1"))
+    for _ in range(3):
+        thread.cycle(2e9 + twin.now_seconds)
+    assert plan_service.get(store, made["id"]).state == "cancelled"
+    thread.stop()
+
+
 def test_plan_page_executes_and_shows_the_progress_bar(env):
     """The plan page's Execute button and progress bar (pages/plan.py) for an operator."""
     import sys

@@ -22,6 +22,8 @@ LANDED = {
     "0007_approval_rules.py":
         "3b8e1b9a8aa29ccabc26b3e6b94254af35540fd2433cef132c973ea7086a7d77",
     "0008_guards.py": "919bbd8519633adc32f54d37cad2fad2cfc35cd4ebca27ce4b42c55f515ee1c2",
+    "0009_adaptive_throttle.py":
+        "899f28ddfb984f853f1914fc0408e4b05bab970a8b16f8b7af5e4024c9f20085",
 }
 
 

@@ -285,3 +285,24 @@ def test_the_plan_page_paints_from_its_preview_and_reads_the_content_when_asked(
     assert json.loads(text) == {**plan.content,
                                 "partitions": plan.content["partitions"][:view.JSON_ENTRIES]}
     assert view.open_json(2, data, text) is dash.no_update  # closing it reads nothing
+
+
+def test_propose_an_adaptive_throttle_from_the_form(app):
+    """issue 28: the propose form's adaptive box and floor (MB/s) freeze the mode in the
+    plan (and its sha256); a floor above the throttle is refused in one line."""
+    from dashboard import plan_views
+
+    token = preview_as(app, "olga")
+    ceiling = round(drafts.load(token).preview["throttle"])
+    ctx = as_user(app, "olga")
+    try:
+        href, error = plan_views.propose(1, token, "too high", ["adaptive"],
+                                         ceiling / 1e6 + 1)
+        assert href is dash.no_update and error.startswith("throttle_mode.floor:")
+        href, error = plan_views.propose(1, token, "adaptive drain", ["adaptive"], 0.5)
+    finally:
+        ctx.pop()
+    assert error == ""
+    plan = plans.get(runtime.current().plan_store(), int(href.rsplit("/", 1)[1]))
+    assert plan.throttle == ceiling
+    assert plan.throttle_mode == {"mode": "adaptive", "floor": 500_000}

@@ -1,0 +1,83 @@
+"""A reassignment's throttle over time (services.execution.throttle_history): its mode
+(fixed or adaptive, between which floor and the approved ceiling), a chart per broker of
+the rates the adaptive controller set beside the replication measured, the ETA as it
+evolved against the one predicted at approval, and the controller's last note (say,
+Prometheus not answering). Takes its data and ids as arguments."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from dash import dcc, html
+from plotly.subplots import make_subplots
+
+from dashboard import ids
+
+MOST_BROKERS = 12  # charts drawn; the rest are in the API's answer
+MB = 1e6
+# one colour per series, the same in every broker's chart (the legend is the first's)
+SERIES = (("leader", "leader rate", "#1f77b4", None),
+          ("follower", "follower rate", "#ff7f0e", "dot"),
+          ("sent", "replication sent", "#2ca02c", "dash"),
+          ("received", "replication received", "#9467bd", "dashdot"))
+
+
+def throttle_view(h: dict, may_switch: bool) -> html.Div:
+    """The panel's body; the switch button only for who may execute, while it runs."""
+    mode = h["mode"]
+    words = (f"adaptive: between {h['floor'] / MB:,.1f} MB/s and the approved "
+             f"{h['ceiling'] / MB:,.1f} MB/s, by each broker's traffic"
+             if mode == "adaptive" else
+             f"fixed at the approved {h['ceiling'] / MB:,.1f} MB/s" if h["ceiling"]
+             else "no throttle")
+    lines = [f"Throttle {words}" + (f" (switched by {h['switched_by']})"
+                                    if h["switched_by"] else "")]
+    if h["note"]:
+        lines.append(h["note"])
+    looks = h["looks"]
+    eta = [lk for lk in looks if lk["eta_seconds"] is not None]
+    if h["predicted_eta_seconds"] is not None and eta:
+        lines.append(f"ETA predicted at approval {h['predicted_eta_seconds'] / 60:,.1f} min; "
+                     f"now {eta[-1]['eta_seconds'] / 60:,.1f} min at the rates set")
+    target = "fixed" if mode == "adaptive" else "adaptive"
+    return html.Div([
+        html.Ul([html.Li(line) for line in lines]),
+        html.Button(f"Switch to {target}", id=ids.PV_THROTTLE_SWITCH, className="button",
+                    hidden=not (may_switch and h["running"] and h["ceiling"])),
+        dcc.Graph(id=ids.PV_THROTTLE_CHART, figure=figure(h),
+                  config={"displayModeBar": False}) if looks else
+        html.P("No adaptive look yet: the chart fills in as the controller looks at the "
+               "traffic.", className="hint"),
+    ])
+
+
+def figure(h: dict) -> go.Figure:
+    """One row per broker (the first MOST_BROKERS by id), and the ETA's row last."""
+    looks = h["looks"]
+    brokers = sorted({b for lk in looks for b in lk["brokers"]}, key=int)[:MOST_BROKERS]
+    rows = len(brokers) + 1
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.03,
+                        subplot_titles=[f"broker {b}" for b in brokers] + ["ETA (min)"])
+    at = [lk["at"] * 1000 for lk in looks]
+    for i, b in enumerate(brokers, start=1):
+        for key, name, colour, dash in SERIES:
+            ys = [_mb((lk["brokers"].get(b) or {}).get(key)) for lk in looks]
+            fig.add_trace(go.Scatter(x=at, y=ys, name=name, legendgroup=name,
+                                     showlegend=i == 1, line={"dash": dash, "color": colour},
+                                     hovertemplate=f"broker {b} {name}: %{{y:.2f}} MB/s"),
+                          row=i, col=1)
+        fig.update_yaxes(title_text="MB/s", row=i, col=1)
+    eta = [None if lk["eta_seconds"] is None else lk["eta_seconds"] / 60 for lk in looks]
+    fig.add_trace(go.Scatter(x=at, y=eta, name="ETA now", line={"color": "#d62728"}),
+                  row=rows, col=1)
+    if h["predicted_eta_seconds"] is not None:
+        fig.add_trace(go.Scatter(x=[at[0], at[-1]], y=[h["predicted_eta_seconds"] / 60] * 2,
+                                 name="ETA predicted at approval",
+                                 line={"dash": "dot", "color": "#7f7f7f"}),
+                      row=rows, col=1)
+    fig.update_xaxes(type="date")
+    fig.update_layout(height=160 * rows + 80, margin={"l": 50, "r": 10, "t": 30, "b": 30})
+    return fig
+
+
+def _mb(v: float | None) -> float | None:
+    return None if v is None else v / MB
