@@ -71,6 +71,31 @@ def _share(budget: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, np.divide(budget, want, out=np.ones(len(want)), where=want > 0))
 
 
+def _fair(budget: np.ndarray, group: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Bytes each item gets of its group's budget, max-min fair: an equal share each, none
+    above what it wants, what one leaves shared by the rest. Kafka's replica fetcher hands
+    every partition up to replica.fetch.max.bytes a fetch while the quota allows
+    (ReplicaFetcherThread, KIP-73), so a small move is never starved by a large one; a
+    share in proportion to what each wants would starve it behind a move with gigabytes
+    left."""
+    n = len(want)
+    if n == 0:
+        return np.zeros(0)
+    order = np.lexsort((want, group))
+    g, w = group[order], want[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    before = np.cumsum(w) - w  # wanted by the items ahead (smaller wants first)
+    ahead = before - np.repeat(before[starts], sizes)
+    left = np.repeat(sizes, sizes) - (np.arange(n) - np.repeat(starts, sizes))
+    level = np.maximum(budget[g] - ahead, 0.0) / left  # if this item and the rest share
+    full = w <= level  # a sorted group's satisfied items come first
+    rest = np.maximum.reduceat(np.where(full, -np.inf, level), starts)
+    got = np.empty(n)
+    got[order] = np.where(full, w, np.repeat(rest, sizes))
+    return got
+
+
 def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.ndarray,
          follower_rate: np.ndarray, network: np.ndarray) -> StepFlows:
     """Advance ``state`` by ``dt`` seconds in place and return the bytes that moved."""
@@ -105,13 +130,14 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
     # an offline partition's replicas have no leader (-1) and took nothing (got_sync 0)
     keep_l = np.bincount(np.maximum(lead_b, 0), weights=got_sync * lthr, minlength=n_b)
     keep_f = np.bincount(rb, weights=got_sync * fthr, minlength=n_b)
-    share_l = _share(np.maximum(leader_rate * dt - keep_l, 0.0),
-                     np.bincount(c_lead, weights=want * c_lthr, minlength=n_b))
-    share_f = _share(np.maximum(follower_rate * dt - keep_f, 0.0),
-                     np.bincount(c_fol, weights=want * c_fthr, minlength=n_b))
-    share = np.minimum(np.where(c_lthr, share_l[c_lead], 1.0),
-                       np.where(c_fthr, share_f[c_fol], 1.0))
-    allowed = want * share  # what the throttles let through; the network bounds the rest
+    # what the throttles let through, each broker's left-over rate shared fairly among
+    # the replicas catching up through it; the network bounds the rest
+    allowed = want.copy()
+    allowed[c_lthr] = _fair(np.maximum(leader_rate * dt - keep_l, 0.0), c_lead[c_lthr],
+                            want[c_lthr])
+    on_f = np.flatnonzero(c_fthr)
+    allowed[on_f] = np.minimum(allowed[on_f], _fair(
+        np.maximum(follower_rate * dt - keep_f, 0.0), c_fol[on_f], want[on_f]))
     share_n = _share(network * dt, np.bincount(c_fol, weights=allowed, minlength=n_b))
     got_catch = allowed * share_n[c_fol]
     state.lag[catch] = want - got_catch

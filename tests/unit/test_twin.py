@@ -204,3 +204,28 @@ def test_config_validation_is_one_line_bad_input():
         twin.alter_configs("broker", "1", {"num.io.threads": "8"})
     twin.alter_configs("topic", "t", {"follower.replication.throttled.replicas": "*"})
     assert twin.state.in_follower_list.all()
+
+
+def test_a_small_move_is_not_starved_by_a_large_one_behind_the_same_throttle():
+    """Two moves out of leader broker 1 at a 100 kB/s throttle, one of 40 kB and one of
+    1 GB: Kafka's fetcher gives each partition its turn (KIP-73 caps the total, not each
+    partition's share of it), so the small one finishes in about a second of its half of
+    the rate; a share in proportion to what each still wants starved it forever."""
+    snap = Snapshot.build("two", [1, 2, 3], [None] * 3, ["s", "l"], [0, 1], [0, 2, 4],
+                          [0, 1, 0, 1], part_size=[4e4, 1e9], part_rate=[1e3, 1e3])
+    twin = TwinCluster(snap, QUIET)
+    plan = {"version": 1, "partitions": [
+        {"topic": "s", "partition": 0, "replicas": [1, 3]},
+        {"topic": "l", "partition": 0, "replicas": [1, 3]}]}
+    throttled_reassign(TwinGateway(twin), plan, 1e5)
+    twin.advance(3)
+    assert [m["topic"] for m in twin.list_reassignments()] == ["l"]
+
+
+def test_fair_shares_give_each_its_want_up_to_an_equal_level():
+    from backend.twin.replication import _fair
+
+    got = _fair(np.array([10.0, 3.0]), np.array([0, 0, 0, 1, 1]),
+                np.array([100.0, 1.0, 5.0, 2.0, 2.0]))
+    assert got.tolist() == [4.5, 1.0, 4.5, 1.5, 1.5]  # 10 = 1 + 4.5 + 4.5; 3 = 1.5 x 2
+    assert _fair(np.array([0.0]), np.array([0, 0]), np.array([1.0, 2.0])).tolist() == [0, 0]
