@@ -8,7 +8,8 @@ Kafka's rules, as arrays over replicas (KIP-73, Kafka's ReplicationQuotaManager,
   against the throttle of every side whose throttled-replica list names them;
 - an out-of-sync follower wants its lag plus this step's writes (keep-up writes count);
   on a throttled side every broker shares ``rate x dt`` minus the in-sync bytes among
-  its throttled catching-up replicas in proportion to what they want; unthrottled
+  its throttled catching-up replicas max-min fairly (an equal share each, none above
+  what it wants, as Kafka's fetcher gives every partition its turn); unthrottled
   catch-up is bounded by the follower broker's network; what is not fetched stays lag,
   so a throttle below the write rate makes lag grow and the move never completes;
 - a follower whose lag reaches zero joins the ISR; replicas on dead brokers fall behind.
