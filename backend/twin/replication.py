@@ -132,13 +132,14 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
     keep_l = np.bincount(np.maximum(lead_b, 0), weights=got_sync * lthr, minlength=n_b)
     keep_f = np.bincount(rb, weights=got_sync * fthr, minlength=n_b)
     # what the throttles let through, each broker's left-over rate shared fairly among
-    # the replicas catching up through it; the network bounds the rest
+    # the replicas catching up through it: first on the follower side, then on the
+    # leader side among what the followers can take (a replica its follower's throttle
+    # holds back leaves the leader's rate to the others); the network bounds the rest
     allowed = want.copy()
+    allowed[c_fthr] = _fair(np.maximum(follower_rate * dt - keep_f, 0.0), c_fol[c_fthr],
+                            want[c_fthr])
     allowed[c_lthr] = _fair(np.maximum(leader_rate * dt - keep_l, 0.0), c_lead[c_lthr],
-                            want[c_lthr])
-    on_f = np.flatnonzero(c_fthr)
-    allowed[on_f] = np.minimum(allowed[on_f], _fair(
-        np.maximum(follower_rate * dt - keep_f, 0.0), c_fol[on_f], want[on_f]))
+                            allowed[c_lthr])
     share_n = _share(network * dt, np.bincount(c_fol, weights=allowed, minlength=n_b))
     got_catch = allowed * share_n[c_fol]
     state.lag[catch] = want - got_catch
