@@ -196,7 +196,8 @@ def propose():
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
         throttle=body.get("throttle"), throttle_mode=body.get("throttle_mode"),
-        not_before=body.get("not_before"))
+        not_before=body.get("not_before"),
+        outside_windows=body.get("outside_windows", False))
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
         grids.keep_plan_grid(plan.id, draft.table)
     return _proposed(plan)

@@ -167,6 +167,7 @@ SH_ON_CLUSTER = "sh-on-cluster"  # what executing a shrink does on this cluster
 
 PLAN_TITLE = "plan-title-input"
 PLAN_NOT_BEFORE = "plan-not-before-input"  # a reassignment starts no batch before it
+PLAN_OUTSIDE_WINDOWS = "plan-outside-windows"  # it may start batches outside the windows
 PLAN_PROPOSE = "plan-propose"
 PLAN_PROPOSE_ERROR = "plan-propose-error"
 PLAN_ADAPTIVE = "plan-adaptive"  # propose with an adaptive throttle (the throttle: its ceiling)

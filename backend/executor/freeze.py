@@ -6,8 +6,8 @@ basis), and stored with the execution, so a restart runs the same batches.
 
 Content of a started reassignment (the execution's, not the plan's):
 ``{"reassignment": <Kafka plan JSON>, "execution": {"throttle", "per_broker", "cluster",
-"batches": [[entry index, ...], ...], "not_before"?}}`` where an entry index points into
-the Kafka plan's ``partitions`` list; an adaptive throttle adds ``"throttle_mode":
+"batches": [[entry index, ...], ...], "not_before"?, "outside_windows"?}}`` where an entry
+index points into the Kafka plan's ``partitions`` list; an adaptive throttle adds ``"throttle_mode":
 {"mode": "adaptive", "floor"}`` (the throttle is then its ceiling:
 backend/executor/adaptive.py).
 """
@@ -34,6 +34,7 @@ class ExecutionSpec:
     batches: tuple[tuple[int, ...], ...]  # indexes into the plan's partitions, in order
     not_before: float | None = None  # epoch s: no batch starts before (the plan's, signed)
     throttle_mode: dict | None = None  # {"mode": "adaptive", "floor"}; None: fixed
+    outside_windows: bool = False  # signed at proposal: it may start batches at any time
 
     def to_dict(self) -> dict:
         out = {"throttle": self.throttle, "per_broker": self.per_broker,
@@ -42,12 +43,14 @@ class ExecutionSpec:
             out["not_before"] = self.not_before
         if self.throttle_mode is not None:
             out["throttle_mode"] = self.throttle_mode
+        if self.outside_windows:
+            out["outside_windows"] = True
         return out
 
 
 def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int = PER_BROKER,
            cluster: int = CLUSTER, not_before: float | None = None,
-           throttle_mode: dict | None = None) -> ExecutionSpec:
+           throttle_mode: dict | None = None, outside_windows: bool = False) -> ExecutionSpec:
     """Batches from engines.batches on ``snap``, the cluster as the execution starts."""
     if throttle is not None and not throttle >= 1:
         raise BadInput(f"throttle must be at least 1 byte/s, got {throttle}")
@@ -65,7 +68,7 @@ def freeze(snap: Snapshot, plan: dict, throttle: float | None, per_broker: int =
         raise BadInput("throttle mode: an adaptive throttle needs a floor at or below its "
                        "throttle")
     return ExecutionSpec(None if throttle is None else int(throttle), per_broker, cluster, out,
-                         not_before, throttle_mode)
+                         not_before, throttle_mode, outside_windows)
 
 
 def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
@@ -78,7 +81,8 @@ def spec_from_dict(obj: dict, n_entries: int) -> ExecutionSpec:
                              int(obj["per_broker"]), int(obj["cluster"]), batches,
                              None if not_before is None else float(not_before),
                              None if mode is None else {"mode": "adaptive",
-                                                        "floor": int(mode["floor"])})
+                                                        "floor": int(mode["floor"])},
+                             obj.get("outside_windows") is True)
     except (KeyError, TypeError, ValueError):
         raise BadInput("execution spec: expected {throttle, per_broker, cluster, "
                        "batches}") from None
@@ -92,7 +96,9 @@ def executable_content(snap: Snapshot, plan: dict, throttle: float | None,
                        per_broker: int = PER_BROKER, cluster: int = CLUSTER,
                        throttle_mode: dict | None = None) -> dict:
     """What a reassignment's execution stores and runs: the plan and its spec (with the
-    plan's "not before", part of its signed content: docs/executor.md)."""
+    plan's "not before" and whether it may run outside the cluster's windows, both part of
+    its signed content: docs/executor.md)."""
     return {"reassignment": plan,
             "execution": freeze(snap, plan, throttle, per_broker, cluster,
-                                plan.get("not_before"), throttle_mode).to_dict()}
+                                plan.get("not_before"), throttle_mode,
+                                plan.get("outside_windows") is True).to_dict()}

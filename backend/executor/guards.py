@@ -119,7 +119,8 @@ class Watch:
                     "resume_after": self.settings.resume_after_seconds}
         if pending:
             early = spec.not_before is not None and spec.not_before > now
-            opens = next_open(self.windows, spec.not_before if early else now)
+            windows = Windows() if spec.outside_windows else self.windows  # no ranges: always
+            opens = next_open(windows, spec.not_before if early else now)
             if opens > now:
                 return {"kind": WINDOW, "next_window": opens,
                         "text": "not before its start time" if early

@@ -60,14 +60,11 @@ def needs_approval_by(plan: Plan, actor: Actor) -> bool:
 
 
 def facts(kind: str, content: dict, preview: dict, basis: dict,
-          outside_window: bool | None = None, reads: frozenset[str] | None = None) -> Facts:
+          outside_window: bool = False, reads: frozenset[str] | None = None) -> Facts:
     """A plan's frozen numbers as the approval rules read them: its preview's bytes and
     replica moves and partitions, the brokers and topics its content touches (counted
-    only when ``reads`` names them, None: always), and whether it runs outside its
-    cluster's windows: ``outside_window``, else the preview's ``outside_window`` flag
-    (whoever knows the windows sets it; a cluster without any is never outside one)."""
-    if outside_window is None:
-        outside_window = bool(preview.get("outside_window", False))
+    only when ``reads`` names them, None: always), and whether it may run outside its
+    cluster's execution windows (``outside_window``: its signed "outside_windows")."""
     wanted = reads is None or bool({"brokers", "topics"} & reads)
     brokers, topics = _touched(kind, content, preview, basis) if wanted else (set(), set())
     return Facts(kind, int(preview.get("bytes_to_move") or 0),

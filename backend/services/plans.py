@@ -67,13 +67,14 @@ def _now(now: datetime | None) -> datetime:
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
             throttle: int | None = None, throttle_mode: dict | None = None,
-            outside_window: bool | None = None, now: datetime | None = None,
+            outside_windows: bool = False, now: datetime | None = None,
             not_before: Any = None) -> Plan:
     """Store a plan computed against ``snapshot`` (the cluster now) as proposed (a
     clear-throttles plan: against the config values in its content; admins only), with
-    the approval requirement its cluster's policy gives its frozen numbers (and
-    ``outside_window``: whether it runs outside the cluster's windows; None: the
-    preview's flag of that name, absent: not outside).
+    the approval requirement its cluster's policy gives its frozen numbers.
+    ``outside_windows``: a reassignment that may start batches outside the cluster's
+    execution windows (an emergency); signed in its content, and the approval rules'
+    ``outside_window`` condition reads it.
     ``throttle_mode``: {"mode": "adaptive", "floor": bytes/s} runs it between the floor
     and ``throttle`` (the ceiling) by the traffic it measures (backend/executor/adaptive.py);
     None or {"mode": "fixed"}: at ``throttle``.
@@ -99,6 +100,14 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
             raise BadInput(f"not_before: only a reassignment waits for a start time, not a "
                            f"{kind}")
         content = {**content, "not_before": parse_time(not_before, "not_before")}
+    if outside_windows not in (False, None):
+        if outside_windows is not True:
+            raise BadInput(f"outside_windows: expected true or false, got "
+                           f"{str(outside_windows)[:20]}")
+        if kind != REASSIGNMENT:
+            raise BadInput(f"outside_windows: only a reassignment waits for a window, not a "
+                           f"{kind}")
+        content = {**content, "outside_windows": True}
     throttle_mode = checked_throttle_mode(throttle_mode, throttle,
                                           plan_kind.throttled)
     try:
@@ -108,7 +117,8 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     basis = plan_kind.basis(snapshot, content)
     policy = store.approval.of(cluster)
     requirement = policy.requirement(
-        approval_status.facts(kind, content, preview, basis, outside_window, policy.reads))
+        approval_status.facts(kind, content, preview, basis,
+                              content.get("outside_windows") is True, policy.reads))
     now = _now(now)
     title = _checked_text(title or "", "title", MAX_TITLE_CHARS, _CONTROL).strip() \
         or plan_kind.title(content)
@@ -143,13 +153,14 @@ def parse_time(value: Any, where: str) -> float:
                    f"2026-12-01T22:00+01:00 (or epoch seconds), got {str(value)[:40]!r}")
 
 
-def not_before(store: Store, plan: Plan) -> float | None:
-    """When a reassignment may start at the earliest (its proposal's "not before",
-    signed with it), read from the content already loaded or from the store's one field."""
+def start_terms(store: Store, plan: Plan) -> tuple[float | None, bool]:
+    """When a reassignment may start at the earliest and whether it may run outside the
+    cluster's execution windows (both signed with it), read from the content already
+    loaded or from the store's two fields."""
     if plan.content is not None:
-        return plan.content.get("not_before")
+        return plan.content.get("not_before"), plan.content.get("outside_windows") is True
     with store.read() as conn:
-        return repo.plan_not_before(conn, plan.id)
+        return repo.plan_start_terms(conn, plan.id)
 
 
 def checked_throttle_mode(mode: Any, ceiling: int | None, throttled: bool = True) -> dict | None:

@@ -360,12 +360,13 @@ def _decision(d: Mapping[str, Any]) -> Decision:
     return Decision(d["user"], d["decision"], d["comment"], d["sha256"], d["at"], d["role"])
 
 
-def plan_not_before(conn: Connection, plan_id: int) -> float | None:
-    """A reassignment's start time from its content (one field: a 100k-move plan's
-    content is megabytes of JSON)."""
-    value = conn.execute(select(plans.c.content["not_before"].as_float())
-                         .where(plans.c.id == plan_id)).scalar()
-    return None if value is None else float(value)
+def plan_start_terms(conn: Connection, plan_id: int) -> tuple[float | None, bool]:
+    """A reassignment's start time and whether it may run outside the execution windows,
+    from its content (two fields: a 100k-move plan's content is megabytes of JSON)."""
+    start, outside = conn.execute(select(plans.c.content["not_before"].as_float(),
+                                         plans.c.content["outside_windows"].as_boolean())
+                                  .where(plans.c.id == plan_id)).one()
+    return (None if start is None else float(start)), outside is True
 
 
 def query_plans(conn: Connection, cluster: str | None = None, state: str | None = None,

@@ -92,8 +92,9 @@ def throttle_mode(adaptive: list | None, floor_mb: float | None) -> dict | None:
                Input(ids.PLAN_PROPOSE, "n_clicks"), State(ids.PLAN_TOKEN, "data"),
                State(ids.PLAN_TITLE, "value"), State(ids.PLAN_ADAPTIVE, "value"),
                State(ids.PLAN_FLOOR, "value"), State(ids.PLAN_NOT_BEFORE, "value"),
-               prevent_initial_call=True)
-def propose(_clicks, token, title, adaptive=None, floor_mb=None, not_before=None):
+               State(ids.PLAN_OUTSIDE_WINDOWS, "value"), prevent_initial_call=True)
+def propose(_clicks, token, title, adaptive=None, floor_mb=None, not_before=None,
+            outside=None):
     """Store the previewed draft as proposed and open its own page. Refused when the
     cluster changed since the preview: the plan would be approved for moves computed on
     a cluster that no longer exists."""
@@ -117,7 +118,8 @@ def propose(_clicks, token, title, adaptive=None, floor_mb=None, not_before=None
             title=title or draft.title,
             throttle=round(throttle) if plan_kinds.kind_of(draft.kind).throttled and throttle
             else None, throttle_mode=throttle_mode(adaptive, floor_mb),
-            not_before=(not_before or "").strip() or None)
+            not_before=(not_before or "").strip() or None,
+            outside_windows="outside" in (outside or []))
     except REFUSALS as e:
         return no_update, str(e)
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it

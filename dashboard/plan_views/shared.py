@@ -48,6 +48,10 @@ def propose_row(who: Actor, title: str) -> html.Div:
                   dcc.Input(id=ids.PLAN_FLOOR, type="number", min=0.001, step="any",
                             value=10, style={"width": "6em"}),
                   html.Span(" MB/s")], className="form-row"),
+        dcc.Checklist(id=ids.PLAN_OUTSIDE_WINDOWS, value=[], options=[{
+            "label": " Run outside the cluster's execution windows (an emergency: it starts "
+                     "batches at any time; the approval rules may ask for more approvers)",
+            "value": "outside"}], className="checklist"),
         html.P("Proposing freezes exactly this plan (its sha256, with its start time if "
                "given: no batch starts before it, nor outside the cluster's execution "
                "windows); someone else with the approver role approves it before it can "

@@ -105,8 +105,10 @@ def facts(plan: Plan) -> html.Dl:
                 if plan.throttle_mode else "")),
             ("sha256", html.Code(plan.sha256, id=ids.PV_SHA)),
             ("Approvals", html.Span(approvals(plan), id=ids.PV_APPROVALS))]
-    start = plan_service.not_before(runtime.current().plan_store(), plan) \
-        if kind_of(plan.kind).large else None
+    start, outside = plan_service.start_terms(runtime.current().plan_store(), plan) \
+        if kind_of(plan.kind).large else (None, False)
+    if outside:  # signed with the plan: it starts batches at any time
+        rows.insert(5, ("Windows", "may run outside the cluster's execution windows"))
     if start is not None:  # signed with the plan: no batch starts before it
         rows.insert(5, ("Not before", time_of(datetime.fromtimestamp(start, UTC))))
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],

@@ -133,10 +133,9 @@ def test_facts_from_each_kinds_frozen_content():
         {"entity_type": "broker", "name": "1", "key": "k", "value": "1"},
         {"entity_type": "topic", "name": "orders", "key": "k", "value": "*"}]}, {}, {})
     assert (clear.brokers, clear.topics) == (1, ("orders",))
-    # outside a window: the caller's answer, else the preview's flag, else never
-    assert facts("shrink", {}, {"outside_window": True}, {}).outside_window
-    assert not facts("shrink", {}, {"outside_window": True}, {}, False).outside_window
-    assert not facts("shrink", {}, {}, {}).outside_window
+    # outside a window: the plan's signed flag as the caller reads it, never the preview's
+    assert not facts("shrink", {}, {"outside_window": True}, {}).outside_window
+    assert facts("shrink", {}, {}, {}, True).outside_window
 
 
 @pytest.mark.parametrize("rules,message", [

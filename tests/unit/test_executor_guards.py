@@ -180,6 +180,20 @@ def test_a_window_closing_mid_plan_waits_and_resumes(tmp_path):
     assert rig.run(1).state == "completed" and rig.throttle_configs() == {}
 
 
+def test_a_plan_signed_to_run_outside_the_windows_is_not_held_by_them(tmp_path):
+    """The same closed window as above: a plan proposed to run outside the windows (an
+    emergency, signed in its content) starts its batches anyway and completes; a guard
+    still holds it."""
+    windows = Windows("UTC", (WeeklyRange(3, 0, 3, 1), WeeklyRange(3, 5, 3, 60)))
+    rig = rig_with(tmp_path, windows=windows)
+    rig.start(1, {**PLAN, "outside_windows": True}, 2 * MB, per_broker=1)
+    while rig.now < 60:
+        rig.step(1)
+    ex = rig.run(1)
+    assert ex.state == "completed" and rig.throttle_configs() == {}
+    assert "execution_held" not in rig.journal.actions(1)
+
+
 def test_not_before_holds_the_start(tmp_path):
     rig = rig_with(tmp_path)
     rig.start(1, {**PLAN, "not_before": 120.0}, 2 * MB, per_broker=1)

@@ -226,8 +226,8 @@ def test_a_plan_outside_its_clusters_windows_gets_the_off_window_rule(tmp_path):
             return plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
                                  content=moves(("orders", 0, [3, 4])), snapshot=SNAP,
                                  now=T0, **kw).approval["rule"]
-        assert rule(preview={}, outside_window=True) == "off-window"
-        assert rule(preview={"outside_window": True}) == "off-window"  # the preview's flag
-        assert rule(preview={}) == "default"  # a cluster without windows: never outside
+        assert rule(preview={}, outside_windows=True) == "off-window"  # signed in content
+        assert rule(preview={"outside_window": True}) == "default"  # not a preview's say
+        assert rule(preview={}) == "default"  # a plan that waits for the windows
     finally:
         store.close()

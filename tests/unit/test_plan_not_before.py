@@ -40,8 +40,8 @@ def test_not_before_is_in_the_content_and_its_sha256(store):
     assert "not_before" not in executable_content(SNAP, plain.content, None)["execution"]
     assert propose(store, not_before=1_796_158_800).content["not_before"] == 1_796_158_800.0
     # the plan page reads it without decoding the content
-    assert plans.not_before(store, plans.summary(store, later.id)) == 1_796_158_800.0
-    assert plans.not_before(store, plans.summary(store, plain.id)) is None
+    assert plans.start_terms(store, plans.summary(store, later.id)) == (1_796_158_800.0, False)
+    assert plans.start_terms(store, plans.summary(store, plain.id)) == (None, False)
 
 
 @pytest.mark.parametrize("value", ["tomorrow", "2026-12-01T22:00:00", True, -5, [1]])
@@ -54,3 +54,19 @@ def test_a_time_that_does_not_read_is_one_line(store, value):
 def test_only_a_reassignment_waits(store):
     with pytest.raises(BadInput, match="not_before: only a reassignment waits"):
         propose(store, kind="shrink", content=shrink_content(), not_before=0)
+
+
+def test_outside_windows_is_signed_and_read_back(store):
+    """An emergency plan that may run outside the cluster's windows: the flag is in its
+    content, so in the sha256 the approver signs and in the spec the executor runs; only
+    a reassignment waits for windows, and the flag is true or false."""
+    plain = propose(store)
+    urgent = propose(store, outside_windows=True)
+    assert urgent.content["outside_windows"] is True and urgent.sha256 != plain.sha256
+    spec = executable_content(SNAP, urgent.content, None)["execution"]
+    assert spec["outside_windows"] is True and spec_from_dict(spec, 1).outside_windows
+    assert not spec_from_dict(executable_content(SNAP, plain.content, None)["execution"],
+                              1).outside_windows
+    assert plans.start_terms(store, plans.summary(store, urgent.id)) == (None, True)
+    with pytest.raises(BadInput, match="outside_windows: expected true or false"):
+        propose(store, outside_windows="yes")
