@@ -76,6 +76,34 @@ def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashbo
 
 
 @contextmanager
+def serve_on_running_twin(tmp: Path, snap: Snapshot, cluster: dict,
+                          users: dict[str, tuple[str, str]], speed: float = 4.0):
+    """`railyard serve` with sign-in on one cluster played by a twin whose clock runs
+    (``speed`` simulated seconds a wall second, no traffic noise) behind its token-guarded
+    HTTP API; ``cluster`` adds to the cluster's config (its name, guards, ...). Yields
+    (twin service, dashboard); both stop."""
+    from backend.twin.cluster import TwinSettings
+    from backend.twin.runtime import TwinService
+    from backend.twin.scenario import Scenario
+
+    token = f"e2e-twin-token-{snap.cluster}"
+    (tmp / "twin.token").write_text(token + "\n")
+    twin = TwinService(snap, Scenario(settings=TwinSettings(traffic_noise=0.0)),
+                       speed=speed, api_port=0, api_token=token).start()
+    try:
+        d = start_dashboard(tmp, {"clusters": [{
+            "gateway": {"type": "twin", "url": twin.api.url,
+                        "token_file": str(tmp / "twin.token")}, **cluster}],
+            **signed_in_config(tmp, users)})
+        try:
+            yield twin, d
+        finally:
+            stop(d.proc)
+    finally:
+        twin.stop()
+
+
+@contextmanager
 def serve_on_twin(tmp: Path, snap: Snapshot, name: str, extra: dict) -> Iterator[Dashboard]:
     """`railyard serve` on one cluster ``name``, played by a twin over HTTP from ``snap``
     (its snapshot file beside it); ``extra`` adds to the config (store, users). Both stop."""

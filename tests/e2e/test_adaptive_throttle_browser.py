@@ -19,23 +19,17 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
-from backend.twin.cluster import TwinSettings
-from backend.twin.runtime import TwinService
-from backend.twin.scenario import Scenario
 from tests.e2e.conftest import (
     console_errors,
     screenshot,
+    serve_on_running_twin,
     sign_in,
-    signed_in_config,
-    start_dashboard,
 )
 from tests.plan_helpers import api_call
-from tests.servers import stop
 
 pytestmark = pytest.mark.e2e
 
 MB = 1_000_000
-TOKEN = "e2e-adaptive-twin-token-93f1"
 USERS = {"olga": ("operator", "o-pass-3"), "arne": ("approver", "a-pass-3")}
 CEILING, FLOOR = 2 * MB, MB // 2
 RATE = "leader.replication.throttled.rate"
@@ -53,22 +47,9 @@ def cluster() -> Snapshot:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("adaptive-browser")
-    (tmp / "twin.token").write_text(TOKEN + "\n")
-    twin = TwinService(cluster(), Scenario(settings=TwinSettings(traffic_noise=0.0)),
-                       speed=4.0, api_port=0, api_token=TOKEN).start()
-    dashboard = None
-    try:
-        config = {"clusters": [{"name": "adapt", "gateway": {
-                      "type": "twin", "url": twin.api.url,
-                      "token_file": str(tmp / "twin.token")},
-                      "adaptive_throttle": {"interval_seconds": 1, "hold_seconds": 3}}],
-                  **signed_in_config(tmp, USERS)}
-        dashboard = start_dashboard(tmp, config)
+    with serve_on_running_twin(tmp, cluster(), {"name": "adapt", "adaptive_throttle": {
+            "interval_seconds": 1, "hold_seconds": 3}}, USERS) as (twin, dashboard):
         yield {"url": dashboard.url, "gw": TwinHttpGateway(twin.api.url)}
-    finally:
-        if dashboard is not None:
-            stop(dashboard.proc)
-        twin.stop()
 
 
 def wait(driver, timeout: float = 90):

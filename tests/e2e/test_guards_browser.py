@@ -21,17 +21,12 @@ from selenium.webdriver.support import expected_conditions as ec
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
-from backend.twin.cluster import TwinSettings
-from backend.twin.runtime import TwinService
-from backend.twin.scenario import Scenario
-from tests.e2e.conftest import screenshot, sign_in, signed_in_config, start_dashboard
+from tests.e2e.conftest import screenshot, serve_on_running_twin, sign_in
 from tests.e2e.test_execution_browser import approve, execute, throttles, wait
-from tests.servers import stop
 
 pytestmark = pytest.mark.e2e
 
 MB = 1_000_000
-TOKEN = "e2e-guards-twin-token-7d21"
 USERS = {"olga": ("operator", "o-pass-3"), "arne": ("approver", "a-pass-3")}
 
 
@@ -46,22 +41,9 @@ def cluster() -> Snapshot:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("guards-browser")
-    (tmp / "twin.token").write_text(TOKEN + "\n")
-    twin = TwinService(cluster(), Scenario(settings=TwinSettings(traffic_noise=0.0)),
-                       speed=4.0, api_port=0, api_token=TOKEN).start()
-    dashboard = None
-    try:
-        config = {"clusters": [{"name": "guarded", "gateway": {
-                      "type": "twin", "url": twin.api.url,
-                      "token_file": str(tmp / "twin.token")},
-                      "guards": {"resume_after_seconds": 2, "floor": 500000}}],
-                  **signed_in_config(tmp, USERS)}
-        dashboard = start_dashboard(tmp, config)
+    with serve_on_running_twin(tmp, cluster(), {"name": "guarded", "guards": {
+            "resume_after_seconds": 2, "floor": 500000}}, USERS) as (twin, dashboard):
         yield {"url": dashboard.url, "twin": twin, "gw": TwinHttpGateway(twin.api.url)}
-    finally:
-        if dashboard is not None:
-            stop(dashboard.proc)
-        twin.stop()
 
 
 def propose(url: str, replicas: list[int], **extra) -> int:
