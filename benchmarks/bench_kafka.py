@@ -3,7 +3,11 @@ three racked KRaft brokers take to answer; a throttled reassignment of at least 
 the three brokers run by Railyard's executor in its default batches, its predicted ETA
 (KIP-73 maths at proposal, services.plan_preview.throttle_figures) against the time it
 actually took (target: within 15%); and the executor's own time per tick on Apache Kafka
-(gateway calls included: on a real cluster they are most of it).
+(gateway calls included: on a real cluster they are most of it). Then the same 1 GB moves
+on along the ring under an adaptive throttle (issue 28): the executor reads each broker's
+traffic from a Prometheus scraping the brokers' JMX exporters and sets kafka-kit's
+headroom rate between the floor and the ceiling; every rate set is read back with
+kafka-python (it must stay within the band) and none may be left once it ends.
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ THROTTLE = 9_000_000  # bytes/s per broker: each broker receives ~360 MB, about 
 START_TARGET_S = 30.0
 ETA_TARGET = 0.15
 TICK_TARGET_MS = 250.0
+FLOOR = 3_000_000  # bytes/s: the adaptive run's floor, under the ceiling THROTTLE
+# each broker's network as the adaptive run counts it (kafka-kit's capacity): small enough
+# that the move's own traffic eats into the headroom, so the rates move below the ceiling
+ADAPTIVE_CAPACITY = 8_000_000.0
 
 
 def _ring(partition: int, shift: int) -> list[int]:
@@ -92,6 +100,7 @@ def _move(cluster: LocalKafka, tmp: Path, load: str) -> list[Figure]:
                 break
             time.sleep(1.0)
         actual = time.perf_counter() - t0
+        adaptive = _adaptive_move(cluster, gw, tmp, snap_after=gw.assignment())
         gw.delete_topics([TOPIC])
     finally:
         gw.close()
@@ -109,4 +118,74 @@ def _move(cluster: LocalKafka, tmp: Path, load: str) -> list[Figure]:
         Figure("executor tick on Apache Kafka (median, gateway calls included)",
                sorted(ticks)[len(ticks) // 2] * 1000, "ms", TICK_TARGET_MS,
                note=f"{len(ticks)} ticks, slowest {max(ticks) * 1000:.0f} ms"),
+        *adaptive,
+    ]
+
+
+def _adaptive_move(cluster: LocalKafka, gw: KafkaGateway, tmp: Path,
+                   snap_after) -> list[Figure]:
+    """The 1 GB moves one broker further along the ring, adaptive between FLOOR and
+    THROTTLE; figures: the rates read back against the band, and what is left after."""
+    from kafka import KafkaAdminClient
+
+    from backend.executor.adaptive import ControlSettings, ThrottleControl
+    from backend.metrics.server import PrometheusProcess, scrape_config
+    from backend.services import throttle_traffic
+    from backend.services.cluster import ClusterSource
+    from tests.kafka_moves import raw_rates
+
+    prom = PrometheusProcess(tmp / "prom")
+    prom.write_config(scrape_config({b.id: b.exporter_url.split("/")[2]
+                                     for b in cluster.brokers}, "bench", 1.0),
+                      "strimzi", rules_interval=1.0)
+    prom.start()
+    raw = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                           client_id="bench-adaptive-raw")
+    try:
+        plan = {"version": 1, "partitions": [
+            {"topic": TOPIC, "partition": p, "replicas": _ring(p, 2)}
+            for p in range(PARTITIONS)]}
+        content = executable_content(snap_after, plan, THROTTLE, per_broker=PER_BROKER,
+                                     cluster=PARTITIONS,
+                                     throttle_mode={"mode": "adaptive", "floor": FLOOR})
+        records = ExecutionRecords(sqlite_store(tmp / "adaptive.db"))
+        records.create(2, "bench", content, "bench", [len(b) for b in
+                                                      content["execution"]["batches"]],
+                       "bench", time.time())
+        source = ClusterSource("bench", None, snap_after.limits, prometheus_url=prom.url,
+                               metrics_ttl=0, prometheus_timeout=10)
+        journal = ListJournal()
+        control = ThrottleControl(records, journal, throttle_traffic.PrometheusTraffic(source),
+                                  ControlSettings(interval_seconds=5, hold_seconds=60,
+                                                  network_capacity=ADAPTIVE_CAPACITY))
+        executor = Executor(records, gw, journal, control=control)
+        seen: list[int] = []
+        t0 = time.perf_counter()
+        while True:
+            ex = executor.tick(2, time.time())
+            if ex.state in ("completed", "failed", "cancelled"):
+                break
+            seen += [int(v) for cfg in raw_rates(raw, (1, 2, 3)).values()
+                     for v in cfg.values()]
+            time.sleep(1.0)
+        took = time.perf_counter() - t0
+        deadline = time.monotonic() + 30
+        while raw_rates(raw, (1, 2, 3)) and time.monotonic() < deadline:
+            time.sleep(1.0)
+        left = raw_rates(raw, (1, 2, 3))
+    finally:
+        raw.close()
+        prom.stop()
+    changes = sum(1 for _, a, _, _ in journal.entries if a == "throttle_adjusted")
+    outside = [v for v in seen if not FLOOR <= v <= THROTTLE]
+    what = (f"adaptive move of the same 1 GB ({ex.state}, {took:.1f} s; the fixed run "
+            f"above at the ceiling)")
+    return [
+        Figure(f"{what}: rates read back with kafka-python outside [floor, ceiling]",
+               len(outside), "", 0,
+               note=f"{len(seen)} rates read, {min(seen, default=0) / 1e6:.1f}.."
+                    f"{max(seen, default=0) / 1e6:.1f} MB/s, {changes} changes"),
+        Figure(f"{what}: brokers with a rate left once it ended", len(left), "", 0,
+               note=f"floor {FLOOR / 1e6:g} MB/s, ceiling {THROTTLE / 1e6:g} MB/s, network "
+                    f"capacity {ADAPTIVE_CAPACITY / 1e6:g} MB/s per broker"),
     ]

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kafka.admin import ConfigResource
+
 from backend.gateways.kafka import KafkaGateway
 
 LEADER_RATE = "leader.replication.throttled.rate"
@@ -132,4 +134,19 @@ def log_sizes(gw: KafkaGateway, topics: list[str]) -> dict[tuple[str, int, int],
                     for p in t.partitions:
                         if not p.is_future_key:
                             out[(t.name, p.partition_index, b)] = p.partition_size
+    return out
+
+
+def raw_rates(raw, brokers: Iterable[int]) -> dict[str, dict[str, str]]:
+    """The KIP-73 rates set on each broker, as kafka-python's admin client ``raw`` reads
+    them (dynamic configs)."""
+    got = raw.describe_configs([ConfigResource("broker", str(b)) for b in brokers])
+    out = {}
+    for b in brokers:
+        cfg = got["broker"][str(b)]
+        rates = {k: v["value"] for k, v in cfg.items()
+                 if k in (LEADER_RATE, FOLLOWER_RATE) and v["value"] is not None
+                 and v["config_source"] == "DYNAMIC_BROKER_CONFIG"}
+        if rates:
+            out[str(b)] = rates
     return out

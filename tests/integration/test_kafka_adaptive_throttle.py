@@ -12,7 +12,6 @@ import time
 
 import pytest
 from kafka import KafkaAdminClient
-from kafka.admin import ConfigResource
 
 from backend.executor.adaptive import ControlSettings, ThrottleControl
 from backend.executor.freeze import executable_content
@@ -24,12 +23,12 @@ from backend.services.cluster import ClusterSource
 from backend.store.executions import ExecutionRecords
 from tests.executor_rig import ListJournal, sqlite_store
 from tests.kafka_moves import (
-    FOLLOWER_RATE,
     LEADER_RATE,
     create_placed,
     delete_topics,
     fill,
     in_flight,
+    raw_rates,
     throttle_state,
     wait_until,
 )
@@ -46,20 +45,6 @@ CEILING, FLOOR = 4_000_000, 1_000_000  # bytes/s
 CAPACITY = 3_000_000.0
 OPERATORS_OWN = ("broker", "2", LEADER_RATE, "77000000")
 TOPIC = "ex-adaptive-drain"
-
-
-def raw_rates(raw: KafkaAdminClient) -> dict[str, dict[str, str]]:
-    """The KIP-73 rates set on each broker, as kafka-python reads them (dynamic configs)."""
-    got = raw.describe_configs([ConfigResource("broker", str(b)) for b in BROKERS])
-    out = {}
-    for b in BROKERS:
-        cfg = got["broker"][str(b)]
-        rates = {k: v["value"] for k, v in cfg.items()
-                 if k in (LEADER_RATE, FOLLOWER_RATE) and v["value"] is not None
-                 and v["config_source"] == "DYNAMIC_BROKER_CONFIG"}
-        if rates:
-            out[str(b)] = rates
-    return out
 
 
 @pytest.fixture
@@ -114,7 +99,7 @@ def test_an_adaptive_drain_sets_rates_within_the_band_and_restores_them(
             ex = executor.tick(1, time.time())
             if ex.state in ("completed", "failed", "cancelled"):
                 break
-            seen.append(raw_rates(raw))
+            seen.append(raw_rates(raw, BROKERS))
             time.sleep(0.5)
         assert ex.state == "completed", ex.cause
         looks = records.throttle_ticks(1)
@@ -131,7 +116,7 @@ def test_an_adaptive_drain_sets_rates_within_the_band_and_restores_them(
                    for v in map(int, cfg.values()) if v != int(OPERATORS_OWN[3]))
         # afterwards: no rate of the plan left, the operator's own back exactly
         want = {OPERATORS_OWN[1]: {OPERATORS_OWN[2]: OPERATORS_OWN[3]}}
-        wait_until(lambda: raw_rates(raw) == want, 30, "the brokers' rates put back")
+        wait_until(lambda: raw_rates(raw, BROKERS) == want, 30, "the brokers' rates put back")
     finally:
         if in_flight(gw, [TOPIC]):
             gw.cancel_reassignments(list(in_flight(gw, [TOPIC])))
