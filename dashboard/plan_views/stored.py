@@ -199,13 +199,14 @@ def throttle_panel(plan: Plan, who: Actor) -> html.Div:
 
 
 def throttle_answer(switch: bool, plan_id: int) -> tuple:
-    """Switch the throttle to the other mode (or only refresh); (panel, message)."""
+    """Switch the throttle to the other mode (or only refresh); (panel, message). A
+    refresh leaves the message of the last switch where it is."""
     rt = runtime.current()
     store, who = rt.plan_store(), auth.current_actor()
     plan = plan_service.summary(store, plan_id)
     if not throttled(plan):
         return no_update, no_update
-    message = ""
+    message = no_update
     if switch:
         mode = "fixed" if execution.throttle_history(store, plan_id)["mode"] == "adaptive" \
             else "adaptive"
