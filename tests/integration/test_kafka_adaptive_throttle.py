@@ -17,11 +17,11 @@ from backend.executor.adaptive import ControlSettings, ThrottleControl
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor
 from backend.gateways.kafka import topics_snapshot
-from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.services import reassign, throttle_traffic
 from backend.services.cluster import ClusterSource
 from backend.store.executions import ExecutionRecords
 from tests.executor_rig import ListJournal, sqlite_store
+from tests.integration.kafka_prometheus import kafka_prometheus
 from tests.kafka_moves import (
     LEADER_RATE,
     create_placed,
@@ -49,15 +49,7 @@ TOPIC = "ex-adaptive-drain"
 
 @pytest.fixture
 def prometheus(kafka_cluster, tmp_path):
-    prom = PrometheusProcess(tmp_path / "prom")
-    prom.write_config(scrape_config({b.id: b.exporter_url.split("/")[2]
-                                     for b in kafka_cluster.brokers}, "kafka", 1.0),
-                      "strimzi", rules_interval=1.0)
-    prom.start()
-    try:
-        yield prom
-    finally:
-        prom.stop()
+    yield from kafka_prometheus(kafka_cluster, tmp_path / "prom-adaptive")
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ from backend.executor.freeze import executable_content
 from backend.executor.guards import GUARD
 from backend.executor.loop import Executor
 from backend.gateways.kafka import topics_snapshot
-from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.model.guards import GuardSettings, Windows
 from backend.services.cluster import ClusterSource
 from backend.services.guards import watch_for
 from backend.store.executions import ExecutionRecords
 from tests.executor_rig import ListJournal, sqlite_store
+from tests.integration.kafka_prometheus import kafka_prometheus
 from tests.integration.test_kafka_plan_flow import restart_broker
 from tests.kafka_moves import (
     create_placed,
@@ -48,15 +48,7 @@ SETTINGS = GuardSettings(resume_after_seconds=3, floor=FLOOR)
 
 @pytest.fixture
 def prometheus(kafka_cluster, tmp_path):
-    prom = PrometheusProcess(tmp_path / "prom")
-    prom.write_config(scrape_config({b.id: b.exporter_url.split("/")[2]
-                                     for b in kafka_cluster.brokers}, "kafka", 1.0),
-                      "strimzi", rules_interval=1.0)
-    prom.start()
-    try:
-        yield prom
-    finally:
-        prom.stop()
+    yield from kafka_prometheus(kafka_cluster, tmp_path / "prom-guards")
 
 
 def test_a_broker_down_outside_the_plan_pauses_it_and_its_return_resumes_it(
