@@ -156,15 +156,31 @@ def second_browser():
         driver.quit()
 
 
+_SESSION_BROWSER: list = []  # the session's browser once a test asked for it
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         pytest.skip("chromium and chromium-driver are not installed (make test installs them)")
     driver = new_chromium()
+    _SESSION_BROWSER.append(driver)
     try:
         yield driver
     finally:
+        _SESSION_BROWSER.clear()
         driver.quit()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _leave_the_module_page():
+    """After a module, the session browser leaves its page and forgets the console: that
+    page's refresh timers keep calling the module's server after it stopped, and their
+    failed requests would otherwise be the next module's first console errors."""
+    yield
+    for driver in _SESSION_BROWSER:
+        driver.get("about:blank")
+        driver.get_log("browser")
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import time
 import pytest
 from kafka import KafkaAdminClient
 
+from backend.errors import Unavailable
 from backend.executor.adaptive import ControlSettings, ThrottleControl
 from backend.executor.freeze import executable_content
 from backend.executor.loop import Executor
@@ -21,7 +22,7 @@ from backend.services import reassign, throttle_traffic
 from backend.services.cluster import ClusterSource
 from backend.store.executions import ExecutionRecords
 from tests.executor_rig import ListJournal, sqlite_store
-from tests.integration.kafka_prometheus import kafka_prometheus
+from tests.integration.kafka_prometheus import kafka_prometheus, poll
 from tests.kafka_moves import (
     LEADER_RATE,
     create_placed,
@@ -81,7 +82,12 @@ def test_an_adaptive_drain_sets_rates_within_the_band_and_restores_them(
                        [len(b) for b in content["execution"]["batches"]], "olga", time.time())
         source = ClusterSource("kafka", None, snap.limits, prometheus_url=prometheus.url,
                                metrics_ttl=0, prometheus_timeout=10)
-        control = ThrottleControl(records, journal, throttle_traffic.PrometheusTraffic(source),
+        traffic = throttle_traffic.PrometheusTraffic(source)
+        # the brokers' traffic in Prometheus before the plan starts (two scrapes for a
+        # rate): on a loaded machine the drain can end before the first scrape lands,
+        # and the controller then only ever holds (its silent case is a unit test)
+        poll("every broker's traffic in Prometheus", lambda: _answers(traffic), bool)
+        control = ThrottleControl(records, journal, traffic,
                                   ControlSettings(interval_seconds=2, hold_seconds=60,
                                                   network_capacity=CAPACITY))
         executor = Executor(records, gw, journal, control=control)
@@ -115,3 +121,11 @@ def test_an_adaptive_drain_sets_rates_within_the_band_and_restores_them(
         for (etype, name), cfg in throttle_state(gw, BROKERS, [TOPIC]).items():
             gw.alter_configs(etype, name, delete=list(cfg))
         delete_topics(gw, [TOPIC])
+
+
+def _answers(traffic: throttle_traffic.PrometheusTraffic) -> bool:
+    try:
+        traffic.broker_traffic(list(BROKERS))
+    except Unavailable:
+        return False
+    return True
