@@ -169,6 +169,10 @@ class Watch:
             touched |= set(e["replicas"])
             touched |= set(snap.replicas_of(snap.partition_row(e["topic"], e["partition"])))
         parsed = reassignment_from_dict({"version": 1, "partitions": entries}, snap, "plan")
-        violations = check_reassignment(snap, parsed, self.limits).violations
+        # the configured limits where given, else the ones the cluster itself carries
+        # (the twin's broker configs; Apache Kafka has none: KIP-578 was never merged)
+        limits = snap.limits.merged(self.limits.max_broker_partitions,
+                                    self.limits.max_partitions)
+        violations = check_reassignment(snap, parsed, limits).violations
         self._next[ex.plan_id] = (idx, now, frozenset(touched), violations)
         return frozenset(touched), violations

@@ -630,12 +630,13 @@ class TwinCluster:
 
     # ---- a plain view for gateways and exporters ----------------------------------------------
     def assignment(self) -> Snapshot:
-        """The current assignment with log sizes and write rates as they are now, and the
-        reassignments in flight (as the Kafka gateway's carries them)."""
+        """The current assignment with log sizes and write rates as they are now, the
+        reassignments in flight (as the Kafka gateway's carries them) and the KIP-578
+        limits the cluster enforces now (its broker configs over the snapshot's)."""
         with self.lock:
             return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
                            part_rate=self.state.base_rate.copy(),
-                           in_flight=tuple(self.list_reassignments()))
+                           in_flight=tuple(self.list_reassignments()), limits=self.limits())
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from backend.engines.throttle import FOLLOWER_RATE, LEADER_RATE
 from backend.executor.guards import GUARD, WINDOW, Watch
 from backend.metrics.dialects import DIALECTS
 from backend.model.guards import GuardSettings, WeeklyRange, Windows
-from backend.model.snapshot import Snapshot
+from backend.model.snapshot import Limits, Snapshot
 from backend.twin.exporter import TwinCollector
 from tests.executor_rig import Crash, CrashingGateway, Rig
 
@@ -152,6 +152,23 @@ def test_a_broker_down_that_the_next_batch_touches(tmp_path):
     rig.watch.health.figures_now = Figures(down_brokers=frozenset({4}))
     ex = rig.step(1)
     assert ex.state == "paused" and ex.hold["conditions"][0]["condition"] == "broker_down"
+
+
+def test_the_next_batch_over_the_clusters_own_broker_limit_pauses(tmp_path):
+    # KIP-578's max.broker.partitions set on the cluster (the twin's broker default), none
+    # in Railyard's config: a-1 -> [2, 4] would give broker 4 a third replica over 2
+    rig = rig_with(tmp_path)
+    rig.gw.alter_configs("broker", "<default>", set_={"max.broker.partitions": "2"})
+    rig.start(1, PLAN, 2 * MB, per_broker=1)
+    ex = until_state(rig, "paused", limit=400)
+    assert ex.hold["kind"] == GUARD
+    (cond,) = ex.hold["conditions"]
+    assert cond["condition"] == "partition_limit" and cond["limit"] == 2
+    assert "broker 4" in ex.hold["text"] and "max.broker.partitions" in ex.hold["text"]
+    # configured limits take precedence over the cluster's (the dashboard's own config)
+    rig.watch.limits = Limits(max_broker_partitions=3)
+    rig.watch._next.clear()
+    assert until_state(rig, "running").hold is None
 
 
 def test_a_window_closing_mid_plan_waits_and_resumes(tmp_path):
