@@ -103,9 +103,12 @@ class Rig:
         return self.twin.now_seconds
 
     def start(self, plan_id: str, plan: dict, throttle: float | None,
-              per_broker: int = 2, cluster: int = 1250) -> dict:
+              per_broker: int = 2, cluster: int = 1250,
+              throttle_mode: dict | None = None) -> dict:
+        """Store ``plan`` as approved and started (``throttle_mode``: an adaptive one's
+        {"mode": "adaptive", "floor"}); the next tick runs it."""
         content = executable_content(self.twin.assignment(), plan, throttle, per_broker,
-                                     cluster)
+                                     cluster, throttle_mode)
         sha = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
         sizes = [len(b) for b in content["execution"]["batches"]]
         self.records.create(plan_id, self.twin.snap.cluster, content, sha, sizes, "op",

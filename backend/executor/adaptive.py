@@ -86,6 +86,10 @@ class ThrottleControl:
         self.settings = settings or ControlSettings()
         self._looked: dict[int, tuple[float, frozenset[str]]] = {}  # plan -> (at, brokers)
         self._answered: dict[int, float] = {}  # plan -> last answer (or first silence)
+        # plan -> the broker rates its last look chose, {(broker, key): value}: a batch
+        # ends with its configs removed, and the next one on the same brokers starts at
+        # these, not at the ceiling until the next look (which is not due yet)
+        self._chosen: dict[int, dict[tuple[str, str], str]] = {}
 
     def mode(self, plan_id: int, spec: ExecutionSpec) -> tuple[str, int | None, bool]:
         """(fixed | adaptive, floor, switched by a user): a user's switch, else as
@@ -100,12 +104,14 @@ class ThrottleControl:
     def shape(self, plan_id: int, spec: ExecutionSpec, configs: Configs,
               book: ConfigBook) -> Configs:
         """The configs of the moves in flight with an adaptive plan's broker rates as the
-        controller set them (a broker new to the plan starts at the ceiling until the
-        next look, which comes at once); a fixed plan's unchanged."""
+        controller set them, held or chosen at its last look (a broker new to the plan
+        starts at the ceiling until the next look, which comes at once); a fixed plan's
+        unchanged."""
         if spec.throttle is None or self.mode(plan_id, spec)[0] == FIXED:
             return configs  # the approved throttle on every broker
-        held = {(r["name"], r["key"]): r["value"] for r in book.records()
-                if r["entity_type"] == "broker"}
+        held = {**self._chosen.get(plan_id, {}),
+                **{(r["name"], r["key"]): r["value"] for r in book.records()
+                   if r["entity_type"] == "broker"}}
         return {(etype, name): {k: held.get((name, k), v) if etype == "broker" else v
                                 for k, v in values.items()}
                 for (etype, name), values in configs.items()}
@@ -130,6 +136,7 @@ class ThrottleControl:
                 self._apply(plan_id, book, booked, names, np.full(len(names), ceiling),
                             np.full(len(names), ceiling), now, FIXED, None, None, bytes_left)
             self._looked.pop(plan_id, None)
+            self._chosen.pop(plan_id, None)
             return
         last = self._looked.get(plan_id)
         if last is not None and now - last[0] < self.settings.interval_seconds \
@@ -173,6 +180,10 @@ class ThrottleControl:
                 if key in values and np.isfinite(rate) and values[key] != str(int(rate)):
                     values[key] = str(int(rate))
                     changed.setdefault(n, {})[key] = int(rate)
+        if mode == ADAPTIVE:
+            self._chosen[plan_id] = {(n, k): v for (etype, n), values in desired.items()
+                                     if etype == "broker" for k, v in values.items()
+                                     if k in (LEADER_RATE, FOLLOWER_RATE)}
         if changed:
             book.sync(desired, now)
             self.journal.record(plan_id, "throttle_adjusted", {

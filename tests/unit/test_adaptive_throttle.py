@@ -160,6 +160,29 @@ def test_switched_to_fixed_goes_back_to_the_ceiling(tmp_path):
     assert set(rates_of(rig).values()) == {(40 * MB, 40 * MB)}
 
 
+def test_a_new_batch_on_the_same_brokers_keeps_the_rates_the_controller_chose(tmp_path):
+    """A batch ends with its configs removed; the next one on the same brokers starts at
+    the rates of the last look, not at the ceiling until the next look is due (30 s: the
+    demo drain's batches took less, so under a burst it ran at the ceiling)."""
+    snap = _scaled(generate_snapshot(4, 4, 4, 12, 3, seed=3), 0.1)
+    rig = Rig(snap, tmp_path / "store.db")
+    rig.executor.control = ThrottleControl(rig.records, rig.journal, TwinTraffic(rig.twin),
+                                           ControlSettings(network_capacity=30 * MB))
+    plan = drain_plan(snap, 1, 4, 4)  # every batch throttles brokers 1 to 4
+    rig.start(1, plan, 40 * MB, per_broker=1, throttle_mode={"mode": "adaptive", "floor": MB})
+    at_ceiling, batches = [], set()
+    for i in range(1000):
+        ex = rig.step(1)
+        batches.add(ex.batch)
+        if any(40 * MB in r for r in rates_of(rig).values()):
+            at_ceiling.append(i)
+        if ex.state == "completed":
+            break
+    assert ex.state == "completed" and len(batches) == 4
+    assert at_ceiling == [0]  # 27 MB/s of headroom on 30 MB/s links: below the ceiling
+    assert rig.throttle_configs() == {}
+
+
 # ---- the plan: frozen mode, the switch ---------------------------------------------------------
 def test_propose_freezes_the_mode_in_the_sha256_and_refuses_a_floor_above_the_ceiling(tmp_path):
     from backend.errors import BadInput
