@@ -31,15 +31,15 @@ def binding_topic() -> Figure:
 
 
 LOAD_SCRIPT = """
-import json, resource, sys, time
+import json, sys, time
 t0 = time.perf_counter()
 from backend.model.io import load_snapshot
 t1 = time.perf_counter()
 snap = load_snapshot(sys.argv[1])
 counts = snap.broker_replica_counts()
 t2 = time.perf_counter()
-print(json.dumps({"load_s": t2 - t1, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                  / 1024, "partitions": snap.n_partitions}))
+from benchmarks.common import own_peak_rss_mb
+print(json.dumps({"load_s": t2 - t1, "rss_mb": own_peak_rss_mb(), "partitions": snap.n_partitions}))
 """
 
 

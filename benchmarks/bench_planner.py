@@ -11,7 +11,6 @@ balance band), so a regression in minimality shows up as a miss too.
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from backend.engines.plan_summary import summarize
 from backend.engines.planner import Goal, balance_bounds, plan
 from backend.model.snapshot import Limits, Snapshot
 from backend.twin.generate import generate_snapshot
-from benchmarks.common import Figure, best_of
+from benchmarks.common import Figure, best_of, own_peak_rss_mb
 
 
 def overloaded_cluster(seed: int = 0) -> tuple[Snapshot, int]:
@@ -85,7 +84,7 @@ def balance_child() -> dict:
             "moves": summary["replica_moves"], "fewest": fewest,
             "leader_moves": summary["leader_moves"], "bytes": summary["bytes_to_move"],
             "batches": len(summary["batches"]), "unresolved": len(summary["unresolved"]),
-            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+            "peak_rss_gb": own_peak_rss_mb() / 1024}
 
 
 def _balance_figures() -> list[Figure]:

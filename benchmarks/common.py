@@ -41,6 +41,15 @@ def server_cpu(pid: int) -> float:
     return sum(sum(p.cpu_times()[:2]) for p in [server, *server.children(recursive=True)])
 
 
+def own_peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM). Not ru_maxrss: Linux carries the
+    parent's peak across fork and exec, so a child of `make bench`, which runs every
+    benchmark in one process, would report the whole run's peak."""
+    with open("/proc/self/status") as status:
+        kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return kb / 1024
+
+
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     """Fastest wall time of ``repeat`` runs (seconds) and the last result."""
     best, result = float("inf"), None
