@@ -22,6 +22,7 @@ put back (in its cause and an audit entry), and their records stay in the store.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -223,6 +224,7 @@ class Executor:
         pending_keys = {(e["topic"], e["partition"]) for e in pending}
         throttled = [k for k in batch.moving if k in flight or k in pending_keys]
         self._book(ex).sync(self._throttles(ex, spec, batch, throttled), now)
+        self._look(ex, spec, batch, throttled, now)
         if pending:
             self.gw.alter_reassignments(_plan(pending))
         self.records.save_batch(ex.plan_id, batch.idx, state="running", started_at=now,
@@ -252,10 +254,17 @@ class Executor:
             batch.in_flight = ours
         if ours:
             self._check_brokers(batch, ours)
-        if ours and batch.rate == spec.throttle:  # not held at a guard's floor
-            self.control.tick(ex.plan_id, spec, self._book(ex), now,
-                              ex.bytes_total - ex.bytes_done - _bytes_done(batch, ours))
+        self._look(ex, spec, batch, ours, now)
         return ex, bool(ours), snap
+
+    def _look(self, ex: Execution, spec: ExecutionSpec, batch: _Batch,
+              moving: Collection[Key], now: float) -> None:
+        """The adaptive controller's look (when due) while moves are throttled: at a batch's
+        start too, as a batch may end within the tick that started it (a look only while
+        following one would then never come); none while a guard holds it at the floor."""
+        if moving and batch.rate == spec.throttle:
+            self.control.tick(ex.plan_id, spec, self._book(ex), now,
+                              ex.bytes_total - ex.bytes_done - _bytes_done(batch, moving))
 
     def _check_brokers(self, batch: _Batch, ours: frozenset[Key]) -> None:
         """A broker a move needs is down: a retriable error, so the plan fails when it

@@ -98,7 +98,8 @@ def throttle_history(store: Store, plan_id: int, newest: int = MOST_LOOKS) -> di
     """The plan page's throttle over time: its mode now, the ceiling and floor, the
     ``newest`` looks of the adaptive controller (per broker the rates set and the
     replication measured, the ETA at those rates, a note such as Prometheus not
-    answering), and the ETA predicted at approval."""
+    answering), the ETA predicted at approval (the whole plan's) and when the execution
+    started (so the page compares time left with time left)."""
     plan = plans.summary(store, plan_id)
     records = ExecutionRecords(store)
     ex = records.get(plan_id)
@@ -111,6 +112,7 @@ def throttle_history(store: Store, plan_id: int, newest: int = MOST_LOOKS) -> di
             "switched_by": switched["changed_by"] if switched else None,
             "running": ex is not None and ex.state in LIVE,
             "predicted_eta_seconds": plan_preview.predicted_eta(plan.preview),
+            "started_at": ex.started_at if ex is not None else None,
             "looks": [{"at": t["at"], "mode": t["mode"], "brokers": t["brokers"],
                        "eta_seconds": t["eta_seconds"], "note": t["note"]} for t in ticks],
             "note": ticks[-1]["note"] if ticks else None}

@@ -1,8 +1,10 @@
 """A reassignment's throttle over time (services.execution.throttle_history): its mode
 (fixed or adaptive, between which floor and the approved ceiling), a chart per broker of
-the rates the adaptive controller set beside the replication measured, the ETA as it
-evolved against the one predicted at approval, and the controller's last note (say,
-Prometheus not answering). Takes its data and ids as arguments."""
+the rates the adaptive controller set beside the replication measured, the time left as
+it evolved against the time left the approval's ETA gives at that moment (a burn-down
+from the execution's start: like with like, never a whole plan's duration against what
+is left of it), and the controller's last note (say, Prometheus not answering). Takes its
+data and ids as arguments."""
 
 from __future__ import annotations
 
@@ -35,9 +37,13 @@ def throttle_view(h: dict, may_switch: bool) -> html.Div:
         lines.append(h["note"])
     looks = h["looks"]
     eta = [lk for lk in looks if lk["eta_seconds"] is not None]
-    if h["predicted_eta_seconds"] is not None and eta:
-        lines.append(f"ETA predicted at approval {h['predicted_eta_seconds'] / 60:,.1f} min; "
-                     f"now {eta[-1]['eta_seconds'] / 60:,.1f} min at the rates set")
+    if eta:
+        last = eta[-1]
+        planned = _planned_left(h, last["at"])
+        lines.append(f"Time left: {last['eta_seconds'] / 60:,.1f} min at the rates set"
+                     + ("" if planned is None else
+                        f"; {planned / 60:,.1f} min by the ETA predicted at approval "
+                        f"({h['predicted_eta_seconds'] / 60:,.1f} min in all)"))
     target = "fixed" if mode == "adaptive" else "adaptive"
     return html.Div([
         html.Ul([html.Li(line) for line in lines]),
@@ -67,16 +73,24 @@ def figure(h: dict) -> go.Figure:
                           row=i, col=1)
         fig.update_yaxes(title_text="MB/s", row=i, col=1)
     eta = [None if lk["eta_seconds"] is None else lk["eta_seconds"] / 60 for lk in looks]
-    fig.add_trace(go.Scatter(x=at, y=eta, name="ETA now", line={"color": "#d62728"}),
-                  row=rows, col=1)
-    if h["predicted_eta_seconds"] is not None:
-        fig.add_trace(go.Scatter(x=[at[0], at[-1]], y=[h["predicted_eta_seconds"] / 60] * 2,
-                                 name="ETA predicted at approval",
+    fig.add_trace(go.Scatter(x=at, y=eta, name="time left at the rates set",
+                             line={"color": "#d62728"}), row=rows, col=1)
+    planned = [_planned_left(h, lk["at"]) for lk in looks]
+    if any(p is not None for p in planned):
+        fig.add_trace(go.Scatter(x=at, y=[None if p is None else p / 60 for p in planned],
+                                 name="time left by the ETA at approval",
                                  line={"dash": "dot", "color": "#7f7f7f"}),
                       row=rows, col=1)
     fig.update_xaxes(type="date")
     fig.update_layout(height=160 * rows + 80, margin={"l": 50, "r": 10, "t": 30, "b": 30})
     return fig
+
+
+def _planned_left(h: dict, at: float) -> float | None:
+    """Seconds left at ``at`` had the plan kept to the ETA predicted at approval."""
+    if h["predicted_eta_seconds"] is None or h.get("started_at") is None:
+        return None
+    return max(h["predicted_eta_seconds"] - (at - h["started_at"]), 0.0)
 
 
 def _mb(v: float | None) -> float | None:

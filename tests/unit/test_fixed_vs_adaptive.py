@@ -4,9 +4,13 @@ the same producer burst, through the functions `make bench` runs on the demo dra
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from backend.executor.adaptive import ControlSettings
 from backend.twin.generate import generate_snapshot
-from benchmarks.bench_executor import fixed_vs_adaptive, traffic_at
+from benchmarks.bench_executor import fixed_vs_adaptive, run_under_traffic, traffic_at
 from tests.executor_rig import _scaled, drain_plan
 
 MB = 1_000_000
@@ -32,3 +36,21 @@ def test_fixed_and_adaptive_under_the_same_burst(tmp_path):
     assert 0 < adaptive.changes <= adaptive.looks and adaptive.rewrites >= adaptive.changes
     # no rate above fixed's at any moment: it cannot finish sooner (a tick's rounding)
     assert adaptive.taken >= fixed.taken - 1
+
+
+def test_batches_shorter_than_a_tick_are_still_looked_at(tmp_path):
+    # each move (~1 MB, no producer of its own) ends within the executor tick that started
+    # it, while the other partitions' producers at 40x fill the brokers' links: the
+    # controller must look at batch starts too, or it never looks (the demo's balance
+    # plan: 175 batches of about a second each) and the plan runs at the ceiling
+    full = _scaled(generate_snapshot(6, 3, 6, 24, 3, seed=3), 0.1)
+    plan = drain_plan(full, 1, 4, 12)
+    moved = np.array([full.partition_row(e["topic"], e["partition"])
+                      for e in plan["partitions"]])
+    small = np.where(np.isin(np.arange(full.n_partitions), moved), 1_000_000, full.part_size)
+    quiet = np.where(np.isin(np.arange(full.n_partitions), moved), 0.0, full.part_rate)
+    snap = replace(full, part_size=small.astype("int64"), part_rate=quiet)
+    run = run_under_traffic(snap, plan, tmp_path / "short.db", CEILING, ((0.0, 40.0),), FLOOR,
+                            ControlSettings(network_capacity=60 * MB), per_broker=1)
+    assert run.state == "completed" and run.left == 0
+    assert run.looks > 0 and FLOOR <= run.lowest < CEILING

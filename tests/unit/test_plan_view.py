@@ -306,3 +306,26 @@ def test_propose_an_adaptive_throttle_from_the_form(app):
     plan = plans.get(runtime.current().plan_store(), int(href.rsplit("/", 1)[1]))
     assert plan.throttle == ceiling
     assert plan.throttle_mode == {"mode": "adaptive", "floor": 500_000}
+
+
+def test_the_throttle_panel_compares_time_left_with_time_left():
+    """issue 28's ETA 'predicted at approval vs now': at each look, the time left at the
+    rates set beside the time left had the plan kept to its approval's ETA (that ETA less
+    the time since the execution started), never the whole plan's ETA against what is
+    left of it."""
+    from dashboard.plan_views.throttle import figure, throttle_view
+
+    broker = {"leader": 4_000_000, "follower": 4_000_000, "sent": 1e6, "received": 1e6}
+    h = {"mode": "adaptive", "floor": 1_000_000, "ceiling": 4_000_000, "switched_by": None,
+         "note": None, "running": True, "predicted_eta_seconds": 120.0, "started_at": 1000.0,
+         "looks": [{"at": 1030.0, "brokers": {"1": broker}, "eta_seconds": 100.0},
+                   {"at": 1060.0, "brokers": {"1": broker}, "eta_seconds": 48.0},
+                   {"at": 1200.0, "brokers": {"1": broker}, "eta_seconds": 6.0}]}
+    text = throttle_view(h, may_switch=False).children[0].children[1].children
+    assert text == ("Time left: 0.1 min at the rates set; 0.0 min by the ETA predicted at "
+                    "approval (2.0 min in all)")
+    traces = {t.name: list(t.y) for t in figure(h).data if t.name.startswith("time left")}
+    assert traces == {"time left at the rates set": [100 / 60, 48 / 60, 6 / 60],
+                      "time left by the ETA at approval": [90 / 60, 60 / 60, 0.0]}
+    assert "time left by the ETA at approval" not in {
+        t.name for t in figure({**h, "started_at": None}).data}
