@@ -10,10 +10,7 @@ gone from the twin, and one set after the proposal is still there."""
 
 from __future__ import annotations
 
-import base64
-import json
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +32,7 @@ from tests.e2e.conftest import (
     signed_in_config,
     start_dashboard,
 )
+from tests.plan_helpers import api_call
 from tests.servers import stop
 
 pytestmark = pytest.mark.e2e
@@ -91,12 +89,7 @@ def propose(url: str, topic: str, count: int, replicas: list[int], throttle: int
             "title": f"move {topic} to {replicas}",
             "plan": {"version": 1, "partitions": [
                 {"topic": topic, "partition": p, "replicas": replicas} for p in range(count)]}}
-    auth = base64.b64encode(f"olga:{USERS['olga'][1]}".encode()).decode()
-    req = urllib.request.Request(url + "/api/v1/plans", json.dumps(body).encode(),
-                                 {"Authorization": f"Basic {auth}",
-                                  "Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read())["id"]
+    return api_call(url + "/api/v1", "olga", USERS["olga"][1], "POST", "/plans", body)["id"]
 
 
 def wait(driver, timeout: float = 90):
@@ -236,8 +229,6 @@ def test_admin_clears_leftover_throttles_from_the_overview(browser, second_brows
 
 
 def _audit_actions(url: str, plan_id: int) -> list[str]:
-    auth = base64.b64encode(f"arne:{USERS['arne'][1]}".encode()).decode()
-    req = urllib.request.Request(f"{url}/api/v1/audit?plan={plan_id}",
-                                 headers={"Authorization": f"Basic {auth}"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return [e["action"] for e in json.loads(r.read())["entries"]]
+    entries = api_call(url + "/api/v1", "arne", USERS["arne"][1], "GET",
+                       f"/audit?plan={plan_id}")["entries"]
+    return [e["action"] for e in entries]

@@ -7,10 +7,7 @@ back the plan resumes by itself and completes, every throttle put back."""
 
 from __future__ import annotations
 
-import base64
-import json
 import time
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +20,7 @@ from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
 from tests.e2e.conftest import screenshot, serve_on_running_twin, sign_in
 from tests.e2e.test_execution_browser import approve, execute, throttles, wait
+from tests.plan_helpers import api_call
 
 pytestmark = pytest.mark.e2e
 
@@ -51,12 +49,7 @@ def propose(url: str, replicas: list[int], **extra) -> int:
             "title": f"move orders to {replicas}", **extra,
             "plan": {"version": 1, "partitions": [
                 {"topic": "orders", "partition": p, "replicas": replicas} for p in range(6)]}}
-    auth = base64.b64encode(f"olga:{USERS['olga'][1]}".encode()).decode()
-    req = urllib.request.Request(url + "/api/v1/plans", json.dumps(body).encode(),
-                                 {"Authorization": f"Basic {auth}",
-                                  "Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read())["id"]
+    return api_call(url + "/api/v1", "olga", USERS["olga"][1], "POST", "/plans", body)["id"]
 
 
 def hold(driver) -> str:
