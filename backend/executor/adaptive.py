@@ -101,6 +101,11 @@ class ThrottleControl:
             return ADAPTIVE, int(spec.throttle_mode["floor"]), False
         return FIXED, None, False
 
+    def forget(self, plan_id: int) -> None:
+        """A plan that ended: its looks, silences and chosen rates are not needed again."""
+        for memory in (self._looked, self._answered, self._chosen):
+            memory.pop(plan_id, None)
+
     def shape(self, plan_id: int, spec: ExecutionSpec, configs: Configs,
               book: ConfigBook) -> Configs:
         """The configs of the moves in flight with an adaptive plan's broker rates as the

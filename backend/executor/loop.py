@@ -346,6 +346,7 @@ class Executor:
         ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
         if self.watch is not None:
             self.watch.forget(ex.plan_id)
+        self.control.forget(ex.plan_id)
         self.journal.record(ex.plan_id, f"execution_{state}",
                             {"cause": cause} if cause else {}, now)
         self.journal.ended(ex.plan_id, state, cause, now)

@@ -183,6 +183,7 @@ def test_a_new_batch_on_the_same_brokers_keeps_the_rates_the_controller_chose(tm
     # (the controller looks as a batch starts)
     assert at_ceiling == []
     assert rig.throttle_configs() == {}
+    assert rig.executor.control._chosen == {}  # forgotten once the plan ended
 
 
 # ---- the plan: frozen mode, the switch ---------------------------------------------------------
