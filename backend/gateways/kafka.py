@@ -300,8 +300,8 @@ def shows_write(result: Any, rtype: int, rname: str, set_: dict, delete: list[st
 
 
 # ---- the gateway ----------------------------------------------------------------------------
-class _StaleMetadata(Exception):
-    """The client named a broker its metadata lacks; _call retries once, afresh."""
+class _AskAfresh(Exception):
+    """The client's view of the cluster is stale: _call asks once more on a fresh client."""
 
 
 class _LastError(logging.Handler):
@@ -405,25 +405,36 @@ class KafkaGateway:
             raise e
         return box["admin"]
 
-    def _call(self, api: str, fn: Callable[[KafkaAdminClient], Any]) -> Any:
-        """Run ``fn`` with the client; Kafka's failures become one-line Unavailable. A
-        broker the client's metadata does not know yet (one that just came back) is asked
-        once more on a fresh client: kafka-python raises UnknownBrokerIdError before it
-        sends anything (net/manager.py get_connection), so nothing is sent twice."""
+    def _call(self, api: str, fn: Callable[[KafkaAdminClient], Any], read: bool = False) -> Any:
+        """Run ``fn`` with the client; Kafka's failures become one-line Unavailable. Asked
+        once more on a fresh client:
+        - a broker the client's metadata does not know yet (one that just came back):
+          kafka-python raises UnknownBrokerIdError before it sends anything (net/manager.py
+          get_connection), so nothing is sent twice;
+        - a ``read`` whose broker went away: the fresh client's metadata names only live
+          brokers, and in KRaft the "controller" a client sends to is any one of them
+          (Kafka's KRaftMetadataCache.getControllerId: a random alive broker), so a
+          stopped broker is not asked again. A write is not resent: the lost connection
+          may have delivered it."""
         try:
-            return self._call_once(api, fn)
-        except _StaleMetadata:
+            return self._call_once(api, fn, read=read)
+        except _AskAfresh:
             self.close()
             return self._call_once(api, fn, retry=False)
 
     def _call_once(self, api: str, fn: Callable[[KafkaAdminClient], Any],
-                   retry: bool = True) -> Any:
+                   retry: bool = True, read: bool = False) -> Any:
         admin = self._client()
         try:
             return fn(admin)
         except Errors.UnknownBrokerIdError as e:
             if retry:
-                raise _StaleMetadata from e
+                raise _AskAfresh from e
+            self.close()
+            raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
+        except Errors.KafkaConnectionError as e:
+            if retry and read:
+                raise _AskAfresh from e
             self.close()
             raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
         except Errors.IncompatibleBrokerVersion:
@@ -434,12 +445,12 @@ class KafkaGateway:
             raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
 
     def _send(self, api: str, request: Any, node_id: int | None = None,
-              controller: bool = False) -> Any:
+              controller: bool = False, read: bool = False) -> Any:
         async def go(admin: KafkaAdminClient):
             if controller:
                 return await admin._send_request_to_controller(request)
             return await admin._manager.send(request, node_id=node_id)
-        return self._call(api, lambda admin: admin._manager.run(go, admin))
+        return self._call(api, lambda admin: admin._manager.run(go, admin), read=read)
 
     def _refused(self, api: str, code: int, message: str | None = None) -> None:
         """A read the cluster refused as a whole: the page shows it as a banner."""
@@ -455,7 +466,7 @@ class KafkaGateway:
 
     # -- reads --
     def describe_cluster(self) -> dict:
-        meta = self._call("DescribeCluster", lambda a: a.describe_cluster())
+        meta = self._call("DescribeCluster", lambda a: a.describe_cluster(), read=True)
         ctrl = meta.get("controller_id", -1)
         return {"cluster": meta.get("cluster_id"),
                 "controller": ctrl if ctrl is not None and ctrl >= 0 else None,
@@ -467,7 +478,7 @@ class KafkaGateway:
                         missing_ok: bool = False) -> list[dict]:
         if names is not None and not names:
             return []  # an empty list would read like None, every topic, to some clients
-        topics = self._call("Metadata", lambda a: a.describe_topics(names))
+        topics = self._call("Metadata", lambda a: a.describe_topics(names), read=True)
         out = []
         for t in sorted(topics, key=lambda t: t["name"]):
             err, msg = error_of(t["error_code"])
@@ -499,7 +510,8 @@ class KafkaGateway:
         rtype, rname = resource(entity_type, name)
         if rtype == BROKER and rname:
             node = self._broker_node(rname)
-        resp = self._send("DescribeConfigs", describe_configs_request([(rtype, rname)]), node)
+        resp = self._send("DescribeConfigs", describe_configs_request([(rtype, rname)]), node,
+                          read=True)
         result = resp.results[0]
         err, msg = error_of(result.error_code, result.error_message)
         if err == "UNKNOWN_TOPIC_OR_PARTITION":
@@ -522,7 +534,7 @@ class KafkaGateway:
             found = {}
             for i in range(0, len(names), FIND_BATCH):
                 resp = self._send("DescribeConfigs", describe_configs_request(
-                    [(TOPIC, n) for n in names[i:i + FIND_BATCH]]))
+                    [(TOPIC, n) for n in names[i:i + FIND_BATCH]]), read=True)
                 found.update({r.resource_name: own_configs(r, TOPIC, r.resource_name)
                               for r in resp.results if not r.error_code})  # deleted since
         else:
@@ -544,14 +556,16 @@ class KafkaGateway:
 
     def _quotas(self, node: int | None) -> list[dict]:
         """DescribeClientQuotas answered by ``node`` (any broker when None)."""
-        resp = self._send("DescribeClientQuotas", describe_client_quotas_request(), node)
+        resp = self._send("DescribeClientQuotas", describe_client_quotas_request(), node,
+                          read=True)
         self._refused("DescribeClientQuotas", resp.error_code, resp.error_message)
         return quotas_from(resp)
 
     def list_reassignments(self) -> list[dict]:
         resp = self._send("ListPartitionReassignments",
                           ListPartitionReassignmentsRequest(timeout_ms=self.timeout_ms,
-                                                            topics=None), controller=True)
+                                                            topics=None), controller=True,
+                          read=True)
         self._refused("ListPartitionReassignments", resp.error_code, resp.error_message)
         return reassignments_from(resp)
 
@@ -591,7 +605,8 @@ class KafkaGateway:
         sizes: dict[tuple[str, int], int] = {}
         try:
             for node in [b["id"] for b in self.describe_cluster()["brokers"] if b["alive"]]:
-                resp = self._send("DescribeLogDirs", DescribeLogDirsRequest(topics=None), node)
+                resp = self._send("DescribeLogDirs", DescribeLogDirsRequest(topics=None), node,
+                                  read=True)
                 for d in resp.results:
                     if d.error_code:
                         continue  # an offline log dir has nothing to report
@@ -610,7 +625,7 @@ class KafkaGateway:
             return []
         try:
             resp = self._send("DescribeConfigs", describe_configs_request(
-                [(TOPIC, n) for n in names], ["retention.ms"]))
+                [(TOPIC, n) for n in names], ["retention.ms"]), read=True)
         except Unavailable as e:
             notes.append(f"retention.ms unknown (Kafka's default used): {e}")
             return [DEFAULT_RETENTION_MS] * len(names)
