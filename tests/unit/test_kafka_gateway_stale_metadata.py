@@ -53,3 +53,37 @@ def test_twice_unknown_is_one_line_unavailable(monkeypatch):
                                           r"UnknownBrokerIdError"):
         gw._call("DescribeConfigs", call)
     assert log == ["connect", "close", "connect", "close"]
+
+
+def _failing_once(error: Exception, answer: str):
+    answers = iter([error, answer])
+
+    def call(_admin):
+        a = next(answers)
+        if isinstance(a, Exception):
+            raise a
+        return a
+    return call
+
+
+def test_a_read_whose_broker_went_away_is_asked_once_more_afresh(monkeypatch):
+    """Seen on Apache Kafka 4.1 in CI: broker 2, the "controller" the client sent
+    ListPartitionReassignments to, stopped while the request was out ('socket
+    disconnected', then ECONNREFUSED); a fresh client asks a live broker."""
+    log: list[str] = []
+    gw = _gateway(monkeypatch, log)
+    call = _failing_once(Errors.KafkaConnectionError("socket disconnected"), "in flight")
+    assert gw._call("ListPartitionReassignments", call, read=True) == "in flight"
+    assert log == ["connect", "close", "connect"]
+
+
+def test_a_write_whose_broker_went_away_is_not_sent_again(monkeypatch):
+    """The lost connection may have delivered it: the executor reads the cluster before
+    it tries again (backend/executor/retry.py)."""
+    log: list[str] = []
+    gw = _gateway(monkeypatch, log)
+    call = _failing_once(Errors.KafkaConnectionError("socket disconnected"), "sent twice")
+    with pytest.raises(Unavailable, match=r"AlterPartitionReassignments failed: "
+                                          r"KafkaConnectionError: socket disconnected$"):
+        gw._call("AlterPartitionReassignments", call)
+    assert log == ["connect", "close"]
