@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from backend.errors import BadInput
-from backend.model.csr import gather_index, offsets_from_lengths
+from backend.model.csr import gather_index, offsets_from_lengths, padded_rows
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Snapshot
 
@@ -29,16 +29,6 @@ def new_replicas(snap: Snapshot, plan: Reassignment) -> np.ndarray:
     old = padded_rows(snap.replica_offsets, snap.replica_broker, plan.rows)
     entry = np.repeat(np.arange(len(plan)), np.diff(plan.offsets))
     return ~(old[entry] == plan.brokers[:, None]).any(axis=1)
-
-
-def padded_rows(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray,
-                pad: int = -1) -> np.ndarray:
-    """CSR rows as a (len(rows), longest) matrix, short rows padded with ``pad``."""
-    lengths = offsets[rows + 1] - offsets[rows]
-    k = np.arange(int(lengths.max()) if len(rows) else 0)
-    valid = k[None, :] < lengths[:, None]
-    cells = np.where(valid, offsets[rows][:, None] + k[None, :], 0)
-    return np.where(valid, values[cells] if len(values) else pad, pad)
 
 
 def execution_batches(snap: Snapshot, plan: Reassignment, per_broker: int = PER_BROKER,

@@ -10,10 +10,10 @@ from backend.engines.batches import (
     PER_BROKER,
     execution_batches,
     new_replicas,
-    padded_rows,
 )
 from backend.engines.limits import check_reassignment
 from backend.engines.planner import limit_unresolved
+from backend.model.csr import padded_rows
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot
 

@@ -27,6 +27,7 @@ from backend.engines.guards import Breach, Figures, Key, breaches, stalls
 from backend.engines.limits import check_reassignment
 from backend.engines.windows import next_open
 from backend.executor.freeze import ExecutionSpec
+from backend.executor.journal import Journal
 from backend.model.guards import GuardSettings, Windows
 from backend.model.reassignment import reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
@@ -42,10 +43,6 @@ class Health(Protocol):
     def figures(self, moving: list[Key]) -> Figures: ...
 
     def assignment(self) -> Snapshot: ...
-
-
-class Journal(Protocol):
-    def record(self, plan_id: int, action: str, detail: dict, now: float) -> None: ...
 
 
 @dataclass

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Protocol
 
 from backend.engines.throttle import proposed_moves, throttle_configs
 from backend.errors import BadInput, Unavailable
@@ -32,6 +31,7 @@ from backend.executor.adaptive import ThrottleControl
 from backend.executor.book import ConfigBook, Configs, in_words
 from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.guards import Watch
+from backend.executor.journal import Journal
 from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.reassignment import before_moves, reassignment_from_dict
@@ -39,14 +39,6 @@ from backend.model.snapshot import Snapshot
 from backend.store.executions import WINDING_DOWN, Execution, ExecutionRecords, LostRace
 
 Key = tuple[str, int]  # (topic, partition)
-
-
-class Journal(Protocol):
-    """Where the executor reports: every step as an audit entry, and the plan's end."""
-
-    def record(self, plan_id: int, action: str, detail: dict, now: float) -> None: ...
-
-    def ended(self, plan_id: int, state: str, cause: str | None, now: float) -> None: ...
 
 
 @dataclass

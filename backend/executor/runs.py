@@ -1,9 +1,10 @@
-"""How the executor starts each kind of plan, and which executor ticks each way of running.
+"""How the executor starts each kind of plan.
 
 A plan that became executing is started once: its ``start`` writes the execution row
 (the frozen content that runs, one row per batch or step) for the executor to tick, or,
 for a plan with no execution row (clear-throttles), runs it in one go. The executor that
-ticks an execution is chosen by the row's mode (batches, stages, migration), not its kind.
+ticks an execution is chosen by the row's mode (batches, stages, migration), not its kind
+(backend/executor/thread.py).
 """
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ from backend.errors import Unavailable
 from backend.executor.clear import clear_configs
 from backend.executor.freeze import executable_content
 from backend.executor.journal import Journal
-from backend.executor.loop import Executor
-from backend.executor.migration import MigrationExecutor, migration_content
+from backend.executor.migration import migration_content
 from backend.executor.retry import RetryPolicy
-from backend.executor.shrink import ShrinkExecutor, mode_on, stages_content
+from backend.executor.shrink import mode_on, stages_content
 from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.snapshot import Snapshot
-from backend.store.executions import BATCHES, MIGRATION, STAGES, ExecutionRecords
+from backend.store.executions import MIGRATION, STAGES, ExecutionRecords
 from backend.store.store import Plan
 
-EXECUTORS: dict[str, type[Executor]] = {BATCHES: Executor, STAGES: ShrinkExecutor,
-                                        MIGRATION: MigrationExecutor}
 MOST_NAMED = 5  # changed configs a failed clear names
 
 

@@ -16,11 +16,13 @@ from backend.executor.adaptive import ControlSettings, ThrottleControl, TrafficR
 from backend.executor.guards import Watch
 from backend.executor.journal import StoreJournal
 from backend.executor.loop import Executor
+from backend.executor.migration import MigrationExecutor
 from backend.executor.retry import RetryPolicy
-from backend.executor.runs import EXECUTORS, Site, Start
+from backend.executor.runs import Site, Start
+from backend.executor.shrink import ShrinkExecutor
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
-from backend.store.executions import BATCHES, ENDED, LIVE, ExecutionRecords
+from backend.store.executions import BATCHES, ENDED, LIVE, MIGRATION, STAGES, ExecutionRecords
 from backend.store.store import Store, load_plan, query_plans
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,9 @@ GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
 # cluster name -> where its adaptive throttle reads traffic, and its knobs
 TrafficOf = Callable[[str], tuple[TrafficReader | None, ControlSettings]]
 INTERVAL = 1.0  # seconds between the executor's looks at each executing plan
+# the executor that ticks an execution, by the mode its row was started in
+EXECUTORS: dict[str, type[Executor]] = {BATCHES: Executor, STAGES: ShrinkExecutor,
+                                        MIGRATION: MigrationExecutor}
 
 
 class ExecutorThread(threading.Thread):

@@ -19,3 +19,13 @@ def gather_index(offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
         np.cumsum(lengths) - lengths, lengths
     )
     return starts + within
+
+
+def padded_rows(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray,
+                pad: int = -1) -> np.ndarray:
+    """CSR rows as a (len(rows), longest) matrix, short rows padded with ``pad``."""
+    lengths = offsets[rows + 1] - offsets[rows]
+    k = np.arange(int(lengths.max()) if len(rows) else 0)
+    valid = k[None, :] < lengths[:, None]
+    cells = np.where(valid, offsets[rows][:, None] + k[None, :], 0)
+    return np.where(valid, values[cells] if len(values) else pad, pad)

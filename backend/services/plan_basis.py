@@ -2,21 +2,47 @@
 
 An approver approves a plan for the cluster as it was when the plan was proposed. The
 basis records the current replicas of every partition the plan touches and, for a shrink,
-the topic's partition count; before approval and again before execution the services
-compare it with the cluster now, and a difference names the partitions and asks for a
+the topic's partition count (a clear-throttles plan: the values of the configs it
+deletes); before approval and again before execution the services compare it with the
+cluster now (``changes_since``: whatever the basis recorded, read from the cluster for
+just those topics or configs), and a difference names the partitions and asks for a
 re-proposal instead of running moves computed for a cluster that no longer exists.
-Which partitions a plan touches is its kind's to say (backend/services/plan_kinds).
+What a plan's basis records is its kind's to say (backend/services/plan_kinds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from backend.engines.batches import padded_rows
+from backend.errors import Unavailable
+from backend.model.csr import padded_rows
 from backend.model.snapshot import Snapshot
+
+# (cluster name, topics) -> those topics as they are now, read from the live cluster (a
+# topic it no longer has is absent; a snapshot holding more is fine)
+TopicsOf = Callable[[str, list[str]], Snapshot]
+# cluster name -> its throttle configs now, (entity_type, name, key) -> value
+ConfigsOf = Callable[[str], dict[tuple[str, str, str], str]]
+
+
+def changes_since(cluster: str, basis: dict, topics_of: TopicsOf,
+                  configs_of: ConfigsOf | None) -> list[str]:
+    """What changed on ``cluster`` since ``basis`` was recorded, one phrase each (empty:
+    nothing): the replicas and partition counts it recorded, read for its topics only,
+    and the configs it recorded (Unavailable when they cannot be read here)."""
+    changes = []
+    if "partitions" in basis or "topics" in basis:
+        stored = StoredBasis.parse(basis)
+        changes += stored.changes(topics_of(cluster, stored.topics))
+    if "configs" in basis:
+        if configs_of is None:
+            raise Unavailable(f"Cluster '{cluster}'", "its throttle configs were not read: "
+                              "a plan that deletes throttle configs is checked against them")
+        changes += config_changes(basis, configs_of(cluster))
+    return changes
 
 
 def fingerprint(snap: Snapshot, partitions: Iterable[tuple[str, int]],

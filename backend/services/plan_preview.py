@@ -23,10 +23,11 @@ import numpy as np
 
 from backend.engines import plan_summary, planner
 from backend.engines import throttle as throttle_engine
-from backend.engines.batches import execution_batches, padded_rows
+from backend.engines.batches import execution_batches
 from backend.engines.shrink import CLI_FIELDS
 from backend.errors import BadInput
 from backend.executor.thread import INTERVAL as EXECUTOR_INTERVAL
+from backend.model.csr import padded_rows
 from backend.model.reassignment import (
     Reassignment,
     after_moves,

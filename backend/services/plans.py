@@ -22,8 +22,9 @@ from backend.gateways.base import ClusterReader
 from backend.model.bounds import MAX_LONG
 from backend.model.snapshot import Snapshot
 from backend.services import approval_status
+from backend.services.plan_basis import ConfigsOf, TopicsOf, changes_since
 from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
-from backend.services.plan_kinds import KINDS, REASSIGNMENT, ConfigsOf, TopicsOf, kind_of
+from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
 from backend.store.audit import append, canonical_json
@@ -244,7 +245,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
             raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
                            f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review "
                            f"it")
-        progress = approval_status.progress(plan)
+        progress = plan.progress()
         refusal = progress.refusal(actor)
         if refusal is not None:
             raise (Conflict if actor.name in progress.approvers else Forbidden)(
@@ -458,7 +459,7 @@ def _check_unexpired(plan: Plan, now: datetime) -> None:
 
 
 def _check_basis(plan: Plan, topics_of: TopicsOf, configs_of: ConfigsOf | None) -> None:
-    changes = kind_of(plan.kind).changes(plan, topics_of, configs_of)
+    changes = changes_since(plan.cluster, plan.basis, topics_of, configs_of)
     if changes:
         named = "; ".join(changes[:MAX_CHANGES_NAMED])
         more = len(changes) - MAX_CHANGES_NAMED

@@ -23,7 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from backend.errors import Unavailable
-from backend.store.approvals import Policies
+from backend.store.approvals import Policies, Progress, Requirement
 from backend.store.audit import (
     HEAD,
     KEYS_OPTION,
@@ -94,6 +94,12 @@ class Plan:
             out[k] = None if value is None else value.isoformat()
         out["decisions"] = [d.to_dict() for d in self.decisions]
         return out
+
+    def progress(self) -> Progress:
+        """Its stored approval requirement and its approvals so far (approvals.py)."""
+        approvals = [d for d in self.decisions if d.decision == "approve"]
+        return Progress(Requirement.from_dict(self.approval), tuple(d.user for d in approvals),
+                        tuple(d.role or "" for d in approvals))
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def approvals(plan: Plan) -> str:
     """'needs 2 approvers incl. an admin: 1 of 2 so far: bob' (its cluster's approval
     rules gave it that requirement when it was proposed)."""
     status = approval_status.status(plan)
-    rule = approval_status.progress(plan).requirement.rule
+    rule = plan.progress().requirement.rule
     return status.text + ("" if rule == "default" else f" (rule '{rule}')")
 
 
@@ -133,7 +133,7 @@ def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
     elif who.name == plan.author:
         note = "You wrote this plan: someone else with the approver role approves it."
     elif "reject" in may and not can_decide:  # may decide, but this approval would not count
-        note = f"{approval_status.progress(plan).refusal(who)}."
+        note = f"{plan.progress().refusal(who)}."
     elif not can_decide:
         note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
     else:

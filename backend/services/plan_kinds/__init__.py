@@ -1,6 +1,7 @@
 """One registry of plan kinds: reassignment, shrink, clear_throttles, one module each
-holding what differs (basis, title, the check before Execute, how the executor starts it,
-its own progress); everything else asks ``kind_of`` instead of comparing names.
+holding what differs (what its basis records, title, the check before Execute, how the
+executor starts it, its own progress); everything else asks ``kind_of`` instead of
+comparing names.
 
 Adding a kind: a module here building a PlanKind (plan_kinds/kind.py), its name in
 KINDS below and in store.workflow.KINDS (the names the store accepts), and its page
@@ -14,14 +15,14 @@ from typing import Any
 from backend.errors import BadInput
 from backend.model.snapshot import Snapshot
 from backend.services.plan_kinds import clear_throttles, reassignment, shrink
-from backend.services.plan_kinds.kind import ConfigsOf, PlanKind, TopicsOf
+from backend.services.plan_kinds.kind import PlanKind
 from backend.services.plan_preview import Draft, request_throttle
 
 KINDS: dict[str, PlanKind] = {k.name: k for k in (reassignment.KIND, shrink.KIND,
                                                   clear_throttles.KIND)}
 REASSIGNMENT, SHRINK, CLEAR = reassignment.NAME, shrink.NAME, clear_throttles.NAME
-__all__ = ["CLEAR", "KINDS", "REASSIGNMENT", "SHRINK", "ConfigsOf", "PlanKind", "TopicsOf",
-           "basis_for", "draft_from_request", "kind_of", "touched"]
+__all__ = ["CLEAR", "KINDS", "REASSIGNMENT", "SHRINK", "PlanKind", "basis_for",
+           "draft_from_request", "kind_of", "touched"]
 
 
 def kind_of(name: str) -> PlanKind:

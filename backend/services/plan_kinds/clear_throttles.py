@@ -4,12 +4,11 @@ backend/executor/clear.py runs it). Admins only."""
 
 from __future__ import annotations
 
-from backend.errors import BadInput, Unavailable
+from backend.errors import BadInput
 from backend.executor.runs import run_clear
 from backend.model.snapshot import Snapshot
-from backend.services.plan_basis import config_changes, config_id
-from backend.services.plan_kinds.kind import ConfigsOf, PlanKind, TopicsOf
-from backend.store.store import Plan
+from backend.services.plan_basis import config_id
+from backend.services.plan_kinds.kind import PlanKind
 
 NAME = "clear_throttles"
 
@@ -23,15 +22,15 @@ def basis(_snap: Snapshot | None, content: dict) -> dict:
         raise BadInput(f"{NAME} plan: malformed content ({e})") from None
 
 
-def changes(plan: Plan, _topics_of: TopicsOf, configs_of: ConfigsOf | None) -> list[str]:
-    if configs_of is None:
-        raise Unavailable(f"Cluster '{plan.cluster}'", "its throttle configs were not "
-                          "read: a clear-throttles plan is checked against them")
-    return config_changes(plan.basis, configs_of(plan.cluster))
+def affects(content: dict, _preview: dict, _basis: dict) -> tuple[set[str], set[str]]:
+    """The brokers and topics whose configs it deletes."""
+    configs = content.get("configs", [])
+    return ({str(c["name"]) for c in configs if c["entity_type"] == "broker"},
+            {str(c["name"]) for c in configs if c["entity_type"] == "topic"})
 
 
 def title(content: dict) -> str:
     return f"clear {len(content.get('configs', []))} leftover throttle configs"
 
 
-KIND = PlanKind(NAME, title, basis, changes, run_clear, propose_right=NAME)
+KIND = PlanKind(NAME, title, basis, run_clear, propose_right=NAME, affects=affects)

@@ -17,12 +17,6 @@ from backend.services.plan_preview import Draft
 from backend.store.executions import Execution, ExecutionRecords
 from backend.store.store import Plan
 
-# (cluster name, topics) -> those topics as they are now, read from the live cluster (a
-# topic it no longer has is absent; a snapshot holding more is fine)
-TopicsOf = Callable[[str, list[str]], Snapshot]
-# cluster name -> its throttle configs now, (entity_type, name, key) -> value
-ConfigsOf = Callable[[str], dict[tuple[str, str, str], str]]
-
 
 def no_migration(plan: Plan, gateway: ClusterReader | None, migration: bool) -> None:
     """Any cluster that can be changed runs it; it has no migration to run instead."""
@@ -42,10 +36,9 @@ class PlanKind:
     name: str
     # the default title of a plan with this content
     title: Callable[[dict], str]
-    # the basis stored with the plan, proposed against the snapshot (None: not read)
+    # the basis stored with the plan, proposed against the snapshot (None: not read);
+    # approval and execution check whatever it records (plan_basis.changes_since)
     basis: Callable[[Snapshot | None, dict], dict]
-    # what changed on the cluster since the plan's basis, one phrase each
-    changes: Callable[[Plan, TopicsOf, ConfigsOf | None], list[str]]
     # how the executor starts it (backend/executor/runs.py)
     start: Start
     # refuse Execute on this cluster, in one line (``migration``: the migration asked)
@@ -62,6 +55,9 @@ class PlanKind:
     migration_here: Callable[[ClusterReader | None], bool] = lambda _gw: False
     # (partitions, topics whose partition count matters) its content touches
     touched: Callable[[dict], tuple[list[tuple[str, int]], list[str]]] = lambda _c: ([], [])
+    # (brokers, topics) the approval rules count, given its content, preview and basis
+    affects: Callable[[dict, dict, dict], tuple[set, set[str]]] = \
+        lambda _c, _p, _b: (set(), set())
     propose_right: str | None = None  # a right beyond "propose" its author needs
     large: bool = False  # content and basis can be megabytes: pages read them lazily
     throttled: bool = False  # it carries a replication throttle

@@ -7,10 +7,9 @@ from backend.errors import BadInput
 from backend.executor.runs import start_batches
 from backend.model.snapshot import Snapshot
 from backend.services import plan_preview
-from backend.services.plan_basis import StoredBasis, fingerprint
-from backend.services.plan_kinds.kind import ConfigsOf, PlanKind, TopicsOf
+from backend.services.plan_basis import fingerprint
+from backend.services.plan_kinds.kind import PlanKind
 from backend.services.plan_preview import Draft
-from backend.store.store import Plan
 
 NAME = "reassignment"
 
@@ -27,10 +26,17 @@ def basis(snap: Snapshot | None, content: dict) -> dict:
     return fingerprint(snap, *touched(content))
 
 
-def changes(plan: Plan, topics_of: TopicsOf, _configs_of: ConfigsOf | None) -> list[str]:
-    """The touched partitions' replicas now against the basis (only their topics read)."""
-    stored = StoredBasis.parse(plan.basis)
-    return stored.changes(topics_of(plan.cluster, stored.topics))
+def affects(content: dict, _preview: dict, basis: dict) -> tuple[set[int], set[str]]:
+    """The brokers that gain or lose a replica or a leadership (Kafka's reassignment JSON
+    against the replicas before), and the topics it moves."""
+    before = basis.get("partitions", {})
+    brokers: set[int] = set()
+    for e in content.get("partitions", []):
+        then, now = before.get(f"{e['topic']}:{e['partition']}", []), e["replicas"]
+        brokers |= set(then) ^ set(now)
+        if then[:1] != now[:1]:
+            brokers |= {*then[:1], *now[:1]}
+    return brokers, {str(e["topic"]) for e in content.get("partitions", [])}
 
 
 def draft(snap: Snapshot, body: dict, throttle: float | None) -> Draft:
@@ -54,5 +60,5 @@ def title(content: dict) -> str:
     return f"reassign {len(content.get('partitions', []))} partitions"
 
 
-KIND = PlanKind(NAME, title, basis, changes, start_batches, large=True, throttled=True,
-                touched=touched, draft=draft)
+KIND = PlanKind(NAME, title, basis, start_batches, large=True, throttled=True,
+                touched=touched, affects=affects, draft=draft)

@@ -14,7 +14,6 @@ from backend.model.snapshot import Snapshot
 from backend.services import plan_preview
 from backend.services.plan_basis import fingerprint
 from backend.services.plan_kinds.kind import PlanKind
-from backend.services.plan_kinds.reassignment import changes
 from backend.services.plan_preview import Draft
 from backend.store.executions import MIGRATION, STAGES, Execution, ExecutionRecords
 from backend.store.store import Plan
@@ -41,6 +40,12 @@ def draft(snap: Snapshot, body: dict, _throttle: float | None) -> Draft:
         raise BadInput("kind shrink: give topic and partitions, not plan or generate")
     return plan_preview.from_shrink(snap, body.get("topic"), body.get("partitions"),
                                     delay_ms=body.get("delay_ms"), fields=API_FIELDS)
+
+
+def affects(content: dict, preview: dict, _basis: dict) -> tuple[set[int], set[str]]:
+    """The brokers whose replicas of the removed partitions go, and its topic."""
+    return ({b["id"] for b in preview.get("brokers", []) if b.get("replicas_reclaimed")},
+            {str(content.get("topic"))})
 
 
 def title(content: dict) -> str:
@@ -97,9 +102,9 @@ def progress(records: ExecutionRecords, ex: Execution, now: float) -> dict:
     return out
 
 
-KIND = PlanKind(NAME, title, basis, changes, start_shrink, check_execute=check_execute,
+KIND = PlanKind(NAME, title, basis, start_shrink, check_execute=check_execute,
                 progress=progress,
                 unpausable=("its stages run on the cluster's clock (cancel stops it before "
                             "DeletePartitions is sent)"),
-                touched=touched, migration_here=lambda gw: mode_on(gw) == MIGRATION,
-                draft=draft)
+                touched=touched, affects=affects,
+                migration_here=lambda gw: mode_on(gw) == MIGRATION, draft=draft)
