@@ -186,6 +186,7 @@ PV_APPROVE = "pv-approve"
 PV_REJECT = "pv-reject"
 PV_WITHDRAW = "pv-withdraw"
 PV_RESULT = "pv-result"
+PV_NOTE = "pv-note"  # what deciding means for the signed-in user now
 PV_DECISIONS = "pv-decisions"
 PV_AUDIT = "pv-audit"
 PV_JSON = "pv-json"  # the exact JSON, filled in when first opened

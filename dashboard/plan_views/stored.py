@@ -79,6 +79,7 @@ class DecisionAnswer(NamedTuple):
     reject_hidden: object = no_update
     withdraw_hidden: object = no_update
     approvals: object = no_update
+    note: object = no_update
 
 
 def load(plan_id: int) -> Plan:
@@ -123,22 +124,26 @@ def approvals(plan: Plan) -> str:
     return status.text + ("" if rule == "default" else f" (rule '{rule}')")
 
 
+def decision_note(plan: Plan, who: Actor, may: frozenset[str]) -> str:
+    """What deciding means for ``who`` now, or why they cannot (also after their own
+    decision, which changes it)."""
+    if plan.state != "proposed":
+        return f"This plan is {plan.state}: there is nothing left to decide."
+    if who.name == plan.author:
+        return "You wrote this plan: someone else with the approver role approves it."
+    if "reject" in may and "approve" not in may:  # may decide, but would not count
+        return f"{plan.progress().refusal(who)}."
+    if "approve" not in may:
+        return f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
+    return (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
+            f"for the cluster as it is now. This plan {approvals(plan)}.")
+
+
 def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
     """Approve/Reject (approvers, not the author) and Withdraw (the author) while the
     plan is proposed. All three are always in the page (a callback needs its inputs),
     hidden from whoever may not use them; the service refuses them anyway."""
     can_decide, can_withdraw = "approve" in may, "withdraw" in may
-    if plan.state != "proposed":
-        note = f"This plan is {plan.state}: there is nothing left to decide."
-    elif who.name == plan.author:
-        note = "You wrote this plan: someone else with the approver role approves it."
-    elif "reject" in may and not can_decide:  # may decide, but this approval would not count
-        note = f"{plan.progress().refusal(who)}."
-    elif not can_decide:
-        note = f"Signed in as {who.name} ({who.role}): approvers and admins decide plans."
-    else:
-        note = (f"Approving approves exactly the plan below, sha256 {plan.sha256[:12]}..., "
-                f"for the cluster as it is now. This plan {approvals(plan)}.")
     return html.Div([
         html.Div([
             html.Label([html.Span("Comment", className="field-label"),
@@ -151,7 +156,7 @@ def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
             html.Button("Withdraw", id=ids.PV_WITHDRAW, className="button",
                         hidden=not can_withdraw),
         ], className="form-row"),
-        html.P(note, className="hint"),
+        html.P(decision_note(plan, who, may), id=ids.PV_NOTE, className="hint"),
         html.Div(id=ids.PV_RESULT, className="inline-error", role="alert"),
     ], className="panel")
 
