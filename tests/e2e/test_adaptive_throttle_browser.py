@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -53,7 +54,9 @@ def stack(tmp_path_factory):
 
 
 def wait(driver, timeout: float = 90):
-    return WebDriverWait(driver, timeout)
+    """The panel is drawn again every 2 s while the plan executes: an element found just
+    before is then gone, and is looked up afresh."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
 
 
 def broker_rates(gw: TwinHttpGateway) -> set[str]:
@@ -85,9 +88,9 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
     panel = browser.find_element(By.ID, "pv-throttle")
     assert "Throttle adaptive: between 0.5 MB/s and the approved 2.0 MB/s" in panel.text
     assert "every rate at the floor" in panel.text
-    titles = [t.text for t in browser.find_elements(
-        By.CSS_SELECTOR, "#pv-throttle-chart .annotation-text")]
-    assert {"broker 1", "broker 2", "broker 3", "broker 4", "ETA (min)"} <= set(titles)
+    wait(browser, 10).until(lambda d: {"broker 1", "broker 2", "broker 3", "broker 4",
+                                       "ETA (min)"} <= {t.text for t in d.find_elements(
+                                           By.CSS_SELECTOR, "#pv-throttle-chart .annotation-text")})
     # the leader rate line of broker 1 drew the ceiling, then the floor (MB/s)
     ys = browser.execute_script(
         "const g = document.getElementById('pv-throttle-chart');"
@@ -96,9 +99,13 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
     assert max(ys) == pytest.approx(CEILING / MB) and min(ys) == pytest.approx(FLOOR / MB)
     screenshot(browser, "adaptive-throttle-chart")
 
-    button = browser.find_element(By.ID, "pv-throttle-switch")
-    assert button.text == "Switch to fixed" and button.is_displayed()
-    button.click()
+    def click_switch(d) -> bool:
+        button = d.find_element(By.ID, "pv-throttle-switch")
+        if button.text != "Switch to fixed" or not button.is_displayed():
+            return False
+        button.click()
+        return True
+    wait(browser, 10).until(click_switch)
     wait(browser).until(ec.text_to_be_present_in_element(
         (By.ID, "pv-throttle-result"), "Done: the throttle is switched to fixed."))
     wait(browser).until(ec.text_to_be_present_in_element(
