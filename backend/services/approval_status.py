@@ -56,8 +56,9 @@ def facts(kind: str, content: dict, preview: dict, basis: dict,
     replica moves and partitions, the brokers and topics its content touches (counted
     only when ``reads`` names them, None: always), and whether it may run outside its
     cluster's execution windows (``outside_window``: its signed "outside_windows")."""
-    wanted = reads is None or bool({"brokers", "topics"} & reads)
-    brokers, topics = kind_of(kind).affects(content, preview, basis) if wanted else (set(), ())
+    brokers, topics = set(), set()
+    if reads is None or {"brokers", "topics"} & reads:
+        brokers, topics = kind_of(kind).affects(content, preview, basis)
     return Facts(kind, int(preview.get("bytes_to_move") or 0),
                  int(preview.get("replica_moves") or 0), int(preview.get("partitions") or 0),
                  len(brokers), tuple(sorted(topics)), outside_window)
