@@ -1,7 +1,8 @@
 """A broker that came back is unknown to a client's old metadata: kafka-python raises
 UnknownBrokerIdError before sending (net/manager.py), and the gateway asks once more on a
 fresh client instead of failing the executor's step (seen on Apache Kafka 4.1.1 right
-after a broker was stopped and started again)."""
+after a broker was stopped and started again). A read whose connection was lost is
+asked once more the same way; a write is not sent again."""
 
 from __future__ import annotations
 
