@@ -427,19 +427,12 @@ class KafkaGateway:
         admin = self._client()
         try:
             return fn(admin)
-        except Errors.UnknownBrokerIdError as e:
-            if retry:
-                raise _AskAfresh from e
-            self.close()
-            raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
-        except Errors.KafkaConnectionError as e:
-            if retry and read:
-                raise _AskAfresh from e
-            self.close()
-            raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None
         except Errors.IncompatibleBrokerVersion:
             raise Unavailable(self.what, f"the broker does not support {api}") from None
         except (Errors.KafkaError, OSError) as e:
+            if retry and (isinstance(e, Errors.UnknownBrokerIdError)
+                          or (read and isinstance(e, Errors.KafkaConnectionError))):
+                raise _AskAfresh from e
             if not isinstance(e, Errors.BrokerResponseError):
                 self.close()  # a lost connection: start afresh next time
             raise Unavailable(self.what, f"{api} failed: {_describe(e)}") from None

@@ -47,8 +47,9 @@ def test_batches_shorter_than_a_tick_are_still_looked_at(tmp_path):
     plan = drain_plan(full, 1, 4, 12)
     moved = np.array([full.partition_row(e["topic"], e["partition"])
                       for e in plan["partitions"]])
-    small = np.where(np.isin(np.arange(full.n_partitions), moved), 1_000_000, full.part_size)
-    quiet = np.where(np.isin(np.arange(full.n_partitions), moved), 0.0, full.part_rate)
+    is_moved = np.isin(np.arange(full.n_partitions), moved)
+    small = np.where(is_moved, 1_000_000, full.part_size)
+    quiet = np.where(is_moved, 0.0, full.part_rate)
     snap = replace(full, part_size=small.astype("int64"), part_rate=quiet)
     run = run_under_traffic(snap, plan, tmp_path / "short.db", CEILING, ((0.0, 40.0),), FLOOR,
                             ControlSettings(network_capacity=60 * MB), per_broker=1)
