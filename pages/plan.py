@@ -92,15 +92,24 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
     return execution_answer(action, shown["id"])
 
 
-@dash.callback(Output(ids.PV_THROTTLE, "children"), Output(ids.PV_THROTTLE_RESULT, "children"),
-               Input(ids.PV_THROTTLE_SWITCH, "n_clicks"), Input(ids.PV_TICK, "n_intervals"),
+@dash.callback(Output(ids.PV_THROTTLE, "children"), Input(ids.PV_TICK, "n_intervals"),
                State(ids.PV_PLAN, "data"), prevent_initial_call=True)
-def switch_throttle(clicks, _tick, shown):
-    """Switch a running plan's throttle between fixed and adaptive, or refresh its chart."""
-    if not shown:
-        return dash.no_update, dash.no_update
-    switch = dash.ctx.triggered_id == ids.PV_THROTTLE_SWITCH and bool(clicks)
-    return stored.throttle_answer(switch, shown["id"])
+def refresh_throttle(_tick, shown):
+    """The throttle's chart, drawn again while the plan executes."""
+    return stored.throttle_answer(False, shown["id"])[0] if shown else no_update
+
+
+@dash.callback(Output(ids.PV_THROTTLE, "children", allow_duplicate=True),
+               Output(ids.PV_THROTTLE_RESULT, "children"),
+               Input(ids.PV_THROTTLE_SWITCH, "n_clicks"), State(ids.PV_PLAN, "data"),
+               prevent_initial_call=True)
+def switch_throttle(clicks, shown):
+    """Switch a running plan's throttle between fixed and adaptive. A callback of its own:
+    sharing one with the refresh, a click that came with a tick was read as the tick, and
+    a tick answered after the click dropped the click's answer."""
+    if not shown or not clicks:
+        return no_update, no_update
+    return stored.throttle_answer(True, shown["id"])
 
 
 @dash.callback(Output(ids.PV_CANCEL_CONFIRM, "displayed"), Input(ids.PV_CANCEL, "n_clicks"),
