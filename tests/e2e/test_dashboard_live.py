@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -98,7 +99,10 @@ def test_the_incident_cluster_live_says_why_its_cards_are_empty(browser, demo):
     assert cards.count("the cluster's metrics end at 2024-01-01 01:00 UTC") == 7, cards
     assert "Throttles in force (brokers)" in cards
     browser.find_element(By.ID, "jump-to-data").click()  # the banner's link: real figures
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    # the cards are drawn again as the new range's figures arrive: one found just before
+    # may be gone, and is looked up afresh
+    WebDriverWait(browser, 60, poll_frequency=0.5,
+                  ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda b: "metrics end" not in b.find_element(By.ID, "ov-health").text
         and card_value(b, "Under-replicated") not in ("", "no data"))
 
