@@ -90,7 +90,7 @@ def _move(cluster: LocalKafka, tmp: Path, load: str) -> list[Figure]:
         records.create(1, "bench", content, "bench", [len(b) for b in
                                                       content["execution"]["batches"]],
                        "bench", time.time())
-        executor = Executor(records, gw, ListJournal())
+        executor = Executor(records, gw, ListJournal(records.store))
         ticks, t0 = [], time.perf_counter()
         while True:
             s = time.perf_counter()
@@ -154,7 +154,7 @@ def _adaptive_move(cluster: LocalKafka, gw: KafkaGateway, tmp: Path,
                        "bench", time.time())
         source = ClusterSource("bench", None, snap_after.limits, prometheus_url=prom.url,
                                metrics_ttl=0, prometheus_timeout=10)
-        journal = ListJournal()
+        journal = ListJournal(records.store)
         control = ThrottleControl(records, journal, throttle_traffic.PrometheusTraffic(source),
                                   ControlSettings(interval_seconds=5, hold_seconds=60,
                                                   network_capacity=ADAPTIVE_CAPACITY))

@@ -6,10 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import Connection, create_engine, event
 
 from backend.executor.freeze import executable_content
 from backend.executor.guards import Watch
@@ -28,15 +29,21 @@ from backend.twin.scenario import move_plan
 
 @dataclass
 class ListJournal:
-    """Keeps the executor's audit entries and ends in lists, for assertions."""
+    """Keeps the executor's audit entries and ends in lists, for assertions; an end's
+    other writes (the execution row's) go to ``store``, as StoreJournal's do."""
 
+    store: Store
     entries: list[tuple[str, str, dict, float]] = field(default_factory=list)
     ends: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def record(self, plan_id: str, action: str, detail: dict, now: float) -> None:
         self.entries.append((plan_id, action, detail, now))
 
-    def ended(self, plan_id: str, state: str, cause: str | None, now: float) -> None:
+    def ended(self, plan_id: str, state: str, cause: str | None, now: float,
+              also: Callable[[Connection], None] | None = None) -> None:
+        if also is not None:
+            with self.store.write() as conn:
+                also(conn)
         self.ends.append((plan_id, state, cause))
 
     def actions(self, plan_id: str | None = None) -> list[str]:
@@ -89,7 +96,7 @@ class Rig:
         self.client: ClusterGateway = self.gw  # what the executor talks to
         self.engine = sqlite_engine(db)
         self.records = ExecutionRecords(Store(self.engine, TEST_KEYS))
-        self.journal = ListJournal()
+        self.journal = ListJournal(self.records.store)
         self.retry = retry
         self.watch = watch  # guards and windows (backend/executor/guards.py), if any
         self.executor = self.new_executor()
@@ -210,7 +217,7 @@ def crash_campaign(runs: int, seed: int, tmp: Path, partitions: int = 6,
         twin = TwinCluster(snap, TwinSettings(seed=run, traffic_noise=0.0))
         gw = CrashingGateway(twin)
         store = sqlite_store(tmp / f"run{run}.db")
-        records, journal = ExecutionRecords(store), ListJournal()
+        records, journal = ExecutionRecords(store), ListJournal(store)
         # an operator's own throttles, some on brokers and topics the plan touches
         for b in rng.choice(snap.broker_ids, 2, replace=False).tolist():
             twin.alter_configs("broker", str(b), {LEADER_RATE: str(int(rng.integers(1, 9e6)))})

@@ -4,8 +4,11 @@ cancelled, through the store's one path for state changes (Store.transition)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
+
+from sqlalchemy import Connection
 
 from backend.errors import Conflict
 from backend.store.store import Store, load_plan
@@ -17,7 +20,8 @@ class Journal(Protocol):
 
     def record(self, plan_id: int, action: str, detail: dict, now: float) -> None: ...
 
-    def ended(self, plan_id: int, state: str, cause: str | None, now: float) -> None: ...
+    def ended(self, plan_id: int, state: str, cause: str | None, now: float,
+              also: Callable[[Connection], None] | None = None) -> None: ...
 
 
 def at(now: float) -> datetime:
@@ -35,15 +39,20 @@ class StoreJournal:
         self.store.record(at(now), {"user": SYSTEM.name, "action": action,
                                     "plan_id": plan_id, "detail": detail})
 
-    def ended(self, plan_id: int, state: str, cause: str | None, now: float) -> None:
-        """Move the plan on from executing (a plan already moved on is left alone)."""
+    def ended(self, plan_id: int, state: str, cause: str | None, now: float,
+              also: Callable[[Connection], None] | None = None) -> None:
+        """Move the plan on from executing (a plan already moved on is left alone), in
+        one transaction with ``also`` (the execution row's end)."""
         with self.store.read() as conn:
             plan = load_plan(conn, plan_id, content=False, basis=False)
         action = OUTCOMES[state]
         if plan is None or plan.state not in TRANSITIONS[action][0]:
+            if also is not None:
+                with self.store.write() as conn:
+                    also(conn)
             return
         if not self.store.transition(plan.id, plan.state, plan.version, state=state,
-                                     at=at(now), audit_row={
+                                     at=at(now), also=also, audit_row={
                                          "user": SYSTEM.name, "action": action,
                                          "before": plan.state, "after": state,
                                          "detail": {"cause": cause} if cause else None}):

@@ -36,7 +36,13 @@ from backend.executor.retry import RetryPolicy
 from backend.gateways.base import ClusterGateway, GatewayError
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
-from backend.store.executions import WINDING_DOWN, Execution, ExecutionRecords, LostRace
+from backend.store.executions import (
+    WINDING_DOWN,
+    Execution,
+    ExecutionRecords,
+    LostRace,
+    saving,
+)
 
 Key = tuple[str, int]  # (topic, partition)
 
@@ -335,14 +341,14 @@ class Executor:
 
     def _end(self, ex: Execution, state: str, cause: str | None, now: float,
              phase: str = "idle") -> Execution:
-        ex = self.records.save(ex, state=state, phase=phase, ended_at=now, updated_at=now)
+        ended, write = saving(ex, state=state, phase=phase, ended_at=now, updated_at=now)
+        self.journal.record(ex.plan_id, f"execution_{state}",
+                            {"cause": cause} if cause else {}, now)
+        self.journal.ended(ex.plan_id, state, cause, now, also=write)
         if self.watch is not None:
             self.watch.forget(ex.plan_id)
         self.control.forget(ex.plan_id)
-        self.journal.record(ex.plan_id, f"execution_{state}",
-                            {"cause": cause} if cause else {}, now)
-        self.journal.ended(ex.plan_id, state, cause, now)
-        return ex
+        return ended
 
     def _book(self, ex: Execution) -> ConfigBook:
         plan_id = ex.plan_id

@@ -10,10 +10,11 @@ raises LostRace and it stops.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from backend.store.schema import (
@@ -138,10 +139,10 @@ class ExecutionRecords:
 
     def save(self, ex: Execution, **changes: Any) -> Execution:
         """Write ``changes`` if the row is still at ``ex``'s version; the updated row."""
-        changes["version"] = ex.version + 1
+        saved, write = saving(ex, **changes)
         with self.store.write() as c:
-            _update_if_unchanged(c, ex, changes)
-        return replace(ex, **changes)
+            write(c)
+        return saved
 
     def request(self, plan_id: int, allowed: tuple[str, ...], state: str, now: float) -> bool:
         """A user's pause, resume or cancel: ``state`` when the execution is in ``allowed``."""
@@ -310,6 +311,13 @@ _KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == 
 
 def _key(plan_id: int, r: dict) -> dict:
     return {"p": plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
+
+
+def saving(ex: Execution, **changes: Any) -> tuple[Execution, Callable[[Connection], None]]:
+    """The row after ``changes``, and their conditional write for a transaction of
+    another's (an execution's end goes with its plan's: Store.transition's ``also``)."""
+    changes["version"] = ex.version + 1
+    return replace(ex, **changes), lambda c: _update_if_unchanged(c, ex, changes)
 
 
 def _update_if_unchanged(c, ex: Execution, changes: dict) -> None:

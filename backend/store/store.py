@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -246,11 +246,14 @@ class Store:
     def transition(self, plan_id: int, expect_state: str, expect_version: int, *,
                    state: str, at: datetime, audit_row: dict,
                    decision: dict | None = None, cancel_requested: bool = False,
-                   expires_at: datetime | None = None) -> bool:
+                   expires_at: datetime | None = None,
+                   also: Callable[[Connection], None] | None = None) -> bool:
         """Every change of a plan's state (and a cancel request, which keeps the state):
         the conditional update, its decision and audit rows, all or nothing; False when
         the plan is no longer at (``expect_state``, ``expect_version``). ``expires_at``:
-        the plan's new expiry (an approval restarts it). On PostgreSQL it is one
+        the plan's new expiry (an approval restarts it). ``also``: writes that stand or
+        fall with the change, in its transaction (an execution's end beside its plan's,
+        so no reader sees one ended without the other). On PostgreSQL the change is one
         statement, and the audit row's seal follows the commit (``write``)."""
         extra = {"cancel_requested_at": at} if cancel_requested else {}
         if expires_at is not None:
@@ -261,15 +264,18 @@ class Store:
                                                at, audit_row, decision, cancel_requested,
                                                self.keys.current, expires_at)
                 row = conn.execute(_PG_TRANSITION, params).first()
-                if row is not None:
-                    linked(conn, row.id, row.hash, at)
-                return row is not None
-            if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
-                               updated_at=at, **extra):
-                return False
-            if decision is not None:
-                insert_decision(conn, plan_id, at=at, **decision)
-            append(conn, at=at, plan_id=plan_id, **audit_row)
+                if row is None:
+                    return False
+                linked(conn, row.id, row.hash, at)
+            else:
+                if not update_plan(conn, plan_id, expect_state, expect_version, state=state,
+                                   updated_at=at, **extra):
+                    return False
+                if decision is not None:
+                    insert_decision(conn, plan_id, at=at, **decision)
+                append(conn, at=at, plan_id=plan_id, **audit_row)
+            if also is not None:
+                also(conn)
             return True
 
     def verify_audit(self, checkpoints: str | None = None) -> dict:

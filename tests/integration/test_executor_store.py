@@ -36,7 +36,7 @@ def test_a_plan_runs_and_restores_its_throttles(store_url):
                                      MB, per_broker=1)
         records.create(7, "small", content, "0" * 64,
                        [len(b) for b in content["execution"]["batches"]], "olga", 0.0)
-        executor = Executor(records, gw, ListJournal())
+        executor = Executor(records, gw, ListJournal(records.store))
         for _ in range(200):
             ex = executor.tick(7, twin.now_seconds)
             if ex.state == "completed":

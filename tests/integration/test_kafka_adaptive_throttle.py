@@ -80,7 +80,8 @@ def test_an_adaptive_drain_sets_rates_within_the_band_and_restores_them(
         assert out["ok"], out["summary"]
         content = executable_content(snap, out["plan"], CEILING, 4, 1250,
                                      {"mode": "adaptive", "floor": FLOOR})
-        records, journal = ExecutionRecords(sqlite_store(tmp_path / "s.db")), ListJournal()
+        records = ExecutionRecords(sqlite_store(tmp_path / "s.db"))
+        journal = ListJournal(records.store)
         records.create(1, "kafka", content, "x" * 64,
                        [len(b) for b in content["execution"]["batches"]], "olga", time.time())
         source = ClusterSource("kafka", None, snap.limits, prometheus_url=prometheus.url,

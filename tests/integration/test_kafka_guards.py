@@ -68,7 +68,8 @@ def test_a_broker_down_outside_the_plan_pauses_it_and_its_return_resumes_it(
             {"topic": MOVED, "partition": p, "replicas": [2]} for p in range(len(SIZES))]}
         content = executable_content(snap, plan, THROTTLE, 1, 1250)
         assert len(content["execution"]["batches"]) == len(SIZES)
-        records, journal = ExecutionRecords(sqlite_store(tmp_path / "s.db")), ListJournal()
+        records = ExecutionRecords(sqlite_store(tmp_path / "s.db"))
+        journal = ListJournal(records.store)
         records.create(1, "kafka", content, "x" * 64,
                        [len(b) for b in content["execution"]["batches"]], "olga", time.time())
         source = ClusterSource("kafka", None, snap.limits, prometheus_url=prometheus.url,

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 import yaml
 from alembic import command
 from alembic.config import Config
@@ -120,6 +121,39 @@ def test_transitions_write_the_same_rows_on_both_stores(store_url):
         assert store.verify_audit() == {"intact": True, "rows": 6, "broken_at": None,
                                         "reason": None, "legacy_rows": 0,
                                         "checkpoints": None}
+    finally:
+        store.close()
+
+
+def test_a_transitions_other_writes_stand_or_fall_with_it(store_url):
+    """``also`` (an execution's end beside its plan's) commits with the transition, and
+    a failure in it leaves the plan, its audit and the chain as they were, on both
+    stores (the PostgreSQL transition is one statement, ``also`` follows it)."""
+    store = open_store(store_url)
+    try:
+        plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                             content=moves(("orders", 0, [3, 4])), preview={},
+                             snapshot=SNAP, now=T0)
+        at = T0 + timedelta(seconds=1)
+        row = {"user": "railyard", "action": "withdraw", "before": "proposed",
+               "after": "withdrawn", "detail": None}
+
+        def lost(conn):
+            conn.execute(text("SELECT 1"))
+            raise Conflict("the execution row changed")
+        with pytest.raises(Conflict):
+            store.transition(plan.id, "proposed", plan.version, state="withdrawn", at=at,
+                             audit_row=row, also=lost)
+        assert plans.get(store, plan.id).state == "proposed"
+        assert [e.action for e in plans.audit_entries(store)] == ["propose"]
+        ran = []
+        assert store.transition(plan.id, "proposed", plan.version, state="withdrawn", at=at,
+                                audit_row=row, also=ran.append)
+        assert plans.get(store, plan.id).state == "withdrawn" and len(ran) == 1
+        assert not store.transition(plan.id, "proposed", plan.version, state="withdrawn",
+                                    at=at, audit_row=row, also=ran.append)
+        assert len(ran) == 1  # a transition that did not happen writes nothing else
+        assert store.verify_audit()["intact"]
     finally:
         store.close()
 

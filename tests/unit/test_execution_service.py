@@ -100,6 +100,54 @@ def test_an_approved_plan_runs_to_completed_with_every_step_audited(world):
     assert [m["at"] for m in both] == sorted(m["at"] for m in both)
 
 
+def ends_seen(world) -> list[tuple[str, str]]:
+    """Spy on the store's transitions: (the plan's new state, its execution's state as
+    another reader sees it when the transition begins)."""
+    seen, real = [], world.store.transition
+
+    def transition(plan_id, *args, **kwargs):
+        seen.append((kwargs["state"], execution.progress(world.store, plan_id)["state"]))
+        return real(plan_id, *args, **kwargs)
+    world.store.transition = transition
+    return seen
+
+
+def test_an_execution_ends_in_one_write_with_its_plan(world):
+    """No reader sees a completed execution under an executing plan (CI saw the API say
+    so between the executor's two writes)."""
+    plan_id = world.executing(moves(("a", 0, [3, 2])))
+    world.cycle()
+    seen = ends_seen(world)
+    world.until(plan_id, "completed")
+    assert seen == [("completed", "running")]
+    assert execution.progress(world.store, plan_id)["state"] == "completed"
+
+
+def test_an_executor_that_lost_the_row_at_the_end_leaves_the_plan_executing(world):
+    """All or nothing: when the execution row changed under the executor (another took
+    over), its end is not written and neither is the plan's."""
+    plan_id = world.executing(moves(("a", 0, [3, 2])))
+    world.cycle()
+    real, tries = world.store.transition, []
+
+    def overtaken(pid, *args, **kwargs):
+        tries.append(kwargs["state"])
+        records = world.thread.records
+        records.save(records.get(pid), updated_at=world.now())  # another executor's write
+        return real(pid, *args, **kwargs)
+    world.store.transition = overtaken
+    for _ in range(100):
+        world.cycle()
+        if world.twin.list_reassignments() == {} and world.throttles() == {}:
+            break
+    world.cycle()
+    assert tries and set(tries) == {"completed"}
+    assert plans.get(world.store, plan_id).state == "executing"
+    assert execution.progress(world.store, plan_id)["state"] == "running"
+    actions = [e.action for e in plans.audit_entries(world.store, plan=plan_id)]
+    assert "complete" not in actions
+
+
 def test_cancel_request_stops_the_moves_and_restores_throttles(world):
     world.twin.alter_configs("broker", "1", {"leader.replication.throttled.rate": "999"})
     before = world.throttles()
