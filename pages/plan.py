@@ -99,6 +99,15 @@ def refresh_throttle(_tick, shown):
     return stored.throttle_answer(False, shown["id"])[0] if shown else no_update
 
 
+@dash.callback(Output(ids.PV_NOTE, "children", allow_duplicate=True),
+               Input(ids.PV_STATE, "children"), prevent_initial_call=True)
+def follow_state(state):
+    """The note under Approve follows the state shown: once Execute (or the executor)
+    moves the plan on, it no longer says the plan is approved. A proposed plan's note is
+    decide's (it depends on who decided)."""
+    return no_update if state in (None, "proposed") else stored.settled_note(state)
+
+
 @dash.callback(Output(ids.PV_THROTTLE, "children", allow_duplicate=True),
                Output(ids.PV_THROTTLE_RESULT, "children"),
                Input(ids.PV_THROTTLE_SWITCH, "n_clicks"), State(ids.PV_PLAN, "data"),

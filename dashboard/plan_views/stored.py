@@ -124,11 +124,16 @@ def approvals(plan: Plan) -> str:
     return status.text + ("" if rule == "default" else f" (rule '{rule}')")
 
 
+def settled_note(state: str) -> str:
+    """The decision note of a plan past proposed (decided, executing or ended)."""
+    return f"This plan is {state}: there is nothing left to decide."
+
+
 def decision_note(plan: Plan, who: Actor, may: frozenset[str]) -> str:
     """What deciding means for ``who`` now, or why they cannot (also after their own
     decision, which changes it)."""
     if plan.state != "proposed":
-        return f"This plan is {plan.state}: there is nothing left to decide."
+        return settled_note(plan.state)
     if who.name == plan.author:
         return "You wrote this plan: someone else with the approver role approves it."
     if "reject" in may and "approve" not in may:  # may decide, but would not count

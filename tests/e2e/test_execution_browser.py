@@ -143,6 +143,9 @@ def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, second
 
     approve(approver, url, first)
     execute(operator, url, first)
+    # the note under Approve follows the state shown (it said "approved" while executing)
+    wait(operator).until(lambda d: d.find_element(By.ID, "pv-note").text ==
+                         f"This plan is {state(d)}: there is nothing left to decide.")
     seen: list[float] = []
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and state(operator) != "completed":

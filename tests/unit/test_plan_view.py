@@ -160,6 +160,17 @@ def test_propose_approve_and_the_audit_log(app):
         ctx.pop()
 
 
+def test_the_note_under_approve_follows_the_state_shown(app):
+    """Execute moves a plan on without a decision: the note follows the state the page
+    shows (the demo's operator saw 'This plan is approved' under an executing plan)."""
+    view = page("/plans/<plan_id>")
+    assert view.follow_state("executing") == \
+        "This plan is executing: there is nothing left to decide."
+    assert view.follow_state("completed") == \
+        "This plan is completed: there is nothing left to decide."
+    assert view.follow_state("proposed") is dash.no_update  # who decided matters: decide's
+
+
 def test_a_stale_plan_is_refused_naming_the_partition(app):
     """The cluster moves a partition the plan touches after the proposal: the approver
     is told which one and to re-propose, and the plan stays proposed."""
