@@ -159,7 +159,8 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "fraction": partitions_done / ex.partitions_total if ex.partitions_total else 1.0,
         "throttle": throttle, "observed_rate": rate,
         "predicted_eta_seconds": predicted_left(plan.preview, ex.state, left),
-        "observed_eta_seconds": (remaining / rate if rate and remaining else None)
+        "observed_eta_seconds": observed_left(elapsed, remaining, rate, partitions_done,
+                                              ex.partitions_total)
         if ex.state in ACTIVE else eta,
         "per_batch": per_batch,
         "shrink": kind_of(plan.kind).progress(records, ex, now),
@@ -180,6 +181,21 @@ def done_so_far(ex: Execution, unfinished_partitions: int,
     left = 1.0 - min(done / total if total else 1.0,
                      partitions / ex.partitions_total if ex.partitions_total else 1.0)
     return partitions, done, left
+
+
+def observed_left(elapsed: float, bytes_left: int, rate: float | None,
+                  partitions_done: int, partitions_total: int) -> float | None:
+    """The observed ETA: the bytes left at the rate so far; once the copy reached the
+    plan's total (logs grew while they moved) with partitions still moving, the partitions
+    left at the pace of those done; 0 once every partition is done (the throttles are
+    being put back). None before anything is done."""
+    if rate and bytes_left > 0:
+        return bytes_left / rate
+    if partitions_done >= partitions_total:
+        return 0.0
+    if partitions_done > 0:
+        return elapsed * (partitions_total - partitions_done) / partitions_done
+    return None
 
 
 def predicted_left(preview: dict, state: str, left: float) -> float | None:
