@@ -121,9 +121,10 @@ class ExecutorThread(threading.Thread):
         executor.tick(plan_id, now)
 
     def _pass_requests_on(self, cluster: str, executing: list, now: float) -> None:
-        """Finish plans whose execution ended (an end the journal lost), and turn cancel
-        requests, and plans ended outside the executor, into cancelling executions (their
-        moves stop, their throttles are put back)."""
+        """Finish plans whose execution ended apart from them (in stores written before the
+        two ends were one transaction), and turn cancel requests, and plans ended outside
+        the executor, into cancelling executions (their moves stop, their throttles are
+        put back)."""
         for plan in executing:
             ex = self.records.get(plan.id)
             if ex is not None and ex.state in ENDED:
