@@ -12,6 +12,8 @@ from dash import html
 from components import banners, tables
 from dashboard import ids
 
+SHOWN_BATCHES = 50  # the batch table's rows: the last batches started (a plan may have 1000s)
+
 
 def _bytes(n: float | None) -> str:
     if n is None:
@@ -58,14 +60,17 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         "batch": b["batch"] + 1, "state": b["state"], "partitions": b["partitions"],
         "done": b["done"], "copied": _bytes(b["bytes_done"]),
         "rate": _bytes(b["observed_rate"]) + "/s" if b["observed_rate"] else "-"}
-        for b in p["per_batch"] if b["state"] != "pending"][-50:])
+        for b in p["per_batch"] if b["state"] != "pending"])
+    shown = batches.tail(SHOWN_BATCHES)
     held = hold_banner(p)
     return html.Div(([held] if held else []) + [
         html.Progress(value=f"{pct:.1f}", max="100", id=bar_id, title=f"{pct:.1f}%",
                       className="execution-bar"),
         html.Span(f" {pct:.0f}%"),
         html.Ul([html.Li(line) for line in lines]),
-        tables.grid(batches, height=180) if len(batches) else None,
+        tables.grid(shown, height=180) if len(shown) else None,
+        html.P(f"The last {len(shown)} of the {len(batches)} batches started.",
+               className="hint") if len(shown) < len(batches) else None,
     ])
 
 
