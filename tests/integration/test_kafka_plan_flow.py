@@ -52,11 +52,11 @@ DRAINED = 3
 # partition -> replicas, leader first: broker 3 holds one replica of each. Draining it
 # copies p0 and p1 into broker 2, p2 and p3 into broker 1, from leaders 3, 1, 3, 2.
 PLACEMENT = [[3, 1], [1, 3], [3, 2], [2, 3]]
-# the small ones finish first: progress rises. A move that starts after an idle spell may
-# burst about 10 s of its throttle before the quota holds it (Kafka's Rate averages over
-# replication.quota.window.num = 11 windows of 1 s, at least 10 of them: Rate.windowSize),
-# so the large ones are large enough to leave seconds between the two steps even then (at
-# 3 MiB, CI once saw the progress go from none to all between two looks)
+# the small ones finish first: progress rises. The large ones leave seconds between the two
+# steps even when the first fetches run ahead of the throttle (a follower fetch brings up to
+# replica.fetch.max.bytes, 1 MiB, a partition while the quota is not yet exceeded:
+# ReplicationQuotaManager records the bytes after the fetch). At 3 MiB, CI once saw the
+# progress go from none to all between two of the test's looks.
 SIZES = [1 * MB, 6 * MB, 1 * MB, 6 * MB]
 SCRAPE_SECONDS = 1.0
 # an operator's own throttle, on a broker the drain needs: overwritten while it moves and
