@@ -40,11 +40,9 @@ MB = 1024 * 1024
 BROKERS = (1, 2, 3)
 MOVED, BYSTANDER = "ex-guarded-move", "ex-guarded-bystander"
 # four single-replica partitions on broker 1, each moved to broker 2 in a batch of its own
-# (one move per broker a batch): 24 MB at 4 MB/s, about 6 s a batch; the guards pause the
-# plan about 1 s after the first batch starts moving (measured), and its rest goes on at
-# the floor through the 15 s hold, so the first batch is in flight when it is held
+# (one move per broker a batch): 24 MB at 2 MB/s, about 12 s a batch
 SIZES = [24 * MB] * 4
-THROTTLE, FLOOR = 4_000_000, 500_000  # bytes/s
+THROTTLE, FLOOR = 2_000_000, 500_000  # bytes/s
 SETTINGS = GuardSettings(resume_after_seconds=3, floor=FLOOR)
 
 

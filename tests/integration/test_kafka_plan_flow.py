@@ -52,12 +52,7 @@ DRAINED = 3
 # partition -> replicas, leader first: broker 3 holds one replica of each. Draining it
 # copies p0 and p1 into broker 2, p2 and p3 into broker 1, from leaders 3, 1, 3, 2.
 PLACEMENT = [[3, 1], [1, 3], [3, 2], [2, 3]]
-# the small ones finish first: progress rises. The large ones leave seconds between the two
-# steps even when the first fetches run ahead of the throttle (a follower fetch brings up to
-# replica.fetch.max.bytes, 1 MiB, a partition while the quota is not yet exceeded:
-# ReplicationQuotaManager records the bytes after the fetch). At 3 MiB, CI once saw the
-# progress go from none to all between two of the test's looks.
-SIZES = [1 * MB, 6 * MB, 1 * MB, 6 * MB]
+SIZES = [1 * MB, 3 * MB, 1 * MB, 3 * MB]  # the small ones finish first: progress rises
 SCRAPE_SECONDS = 1.0
 # an operator's own throttle, on a broker the drain needs: overwritten while it moves and
 # back, exactly, afterwards
@@ -215,7 +210,7 @@ def over_the_quota(samples: list[tuple[float, float]], quota: float,
 
 
 # ---- the flow ---------------------------------------------------------------------------------
-THROTTLE = 500_000  # bytes/s per broker and side (KIP-73): 7 MiB into brokers 1 and 2, ~15 s
+THROTTLE = 500_000  # bytes/s per broker and side (KIP-73): 4 MiB into brokers 1 and 2, ~8 s
 WRITE_RATE = 20_000  # bytes/s the producer keeps writing, far under the throttle
 # the largest response a throttled fetch can bring (replica.fetch.max.bytes, 1 MiB by
 # default, per partition): two moving partitions per broker and side here
@@ -431,7 +426,7 @@ def test_serve_killed_mid_execution_resumes_after_a_restart(stack, topic):
     gw = stack.gw
     set_operators_own(gw)
     before = throttle_state(gw, BROKERS, [topic])
-    throttle = 250_000  # 7 MiB into brokers 1 and 2: ~29 s, past the restart
+    throttle = 150_000  # 4 MiB into brokers 1 and 2: ~28 s, past the restart
     plan_id, plan = execute_and_wait_in_flight(stack, topic, throttle)
     stack.dashboard.proc.send_signal(signal.SIGKILL)
     stack.dashboard.proc.wait(30)
