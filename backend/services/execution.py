@@ -189,10 +189,10 @@ def observed_left(elapsed: float, bytes_left: int, rate: float | None,
     plan's total (logs grew while they moved) with partitions still moving, the partitions
     left at the pace of those done; 0 once every partition is done (the throttles are
     being put back). None before anything is done."""
-    if rate and bytes_left > 0:
-        return bytes_left / rate
     if partitions_done >= partitions_total:
         return 0.0
+    if rate and bytes_left > 0:
+        return bytes_left / rate
     if partitions_done > 0:
         return elapsed * (partitions_total - partitions_done) / partitions_done
     return None
