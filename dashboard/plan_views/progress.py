@@ -56,12 +56,12 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         lines.append(f"cause: {p['cause']}")
     elif p["error"]:
         lines.append(f"retrying after: {p['error']}")
-    batches = pd.DataFrame([{
+    started = [b for b in p["per_batch"] if b["state"] != "pending"]
+    shown = pd.DataFrame([{
         "batch": b["batch"] + 1, "state": b["state"], "partitions": b["partitions"],
         "done": b["done"], "copied": _bytes(b["bytes_done"]),
         "rate": _bytes(b["observed_rate"]) + "/s" if b["observed_rate"] else "-"}
-        for b in p["per_batch"] if b["state"] != "pending"])
-    shown = batches.tail(SHOWN_BATCHES)
+        for b in started[-SHOWN_BATCHES:]])
     held = hold_banner(p)
     return html.Div(([held] if held else []) + [
         html.Progress(value=f"{pct:.1f}", max="100", id=bar_id, title=f"{pct:.1f}%",
@@ -69,8 +69,8 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         html.Span(f" {pct:.0f}%"),
         html.Ul([html.Li(line) for line in lines]),
         tables.grid(shown, height=180) if len(shown) else None,
-        html.P(f"The last {len(shown)} of the {len(batches)} batches started.",
-               className="hint") if len(shown) < len(batches) else None,
+        html.P(f"The last {len(shown)} of the {len(started)} batches started.",
+               className="hint") if len(shown) < len(started) else None,
     ])
 
 
