@@ -138,7 +138,7 @@ def test_an_executor_that_lost_the_row_at_the_end_leaves_the_plan_executing(worl
     world.store.transition = overtaken
     for _ in range(100):
         world.cycle()
-        if world.twin.list_reassignments() == {} and world.throttles() == {}:
+        if not world.twin.list_reassignments() and world.throttles() == {}:
             break
     world.cycle()
     assert tries and set(tries) == {"completed"}
