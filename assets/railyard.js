@@ -126,10 +126,12 @@ dagfuncs.duration = function (value) {
     return (value / 3600).toFixed(1) + " h";
 };
 
-/* A plan id cell as a link to the plan's page (/queue's grid). */
+/* A plan id cell as a link to the plan's page (/queue's grid, the throttle configs' clear
+   plan); no plan -> "-". */
 var dagcomponentfuncs = (window.dashAgGridComponentFunctions =
     window.dashAgGridComponentFunctions || {});
 dagcomponentfuncs.PlanLink = function (props) {
+    if (props.value === null || props.value === undefined) { return "-"; }
     return React.createElement("a", {href: "/plans/" + props.value, className: "plan-link"},
                                "#" + props.value);
 };

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from dash import dcc, html
+import dash_ag_grid as dag
+from dash import html
 
 from components.charts import rate_text
+from components.tables import COLUMN_DEFAULTS
 
-SHOWN_CHARS = 120  # a long replica list is cut here; its full value is in the title
-SHOWN_ROWS = 500  # rows drawn at most (a browser table of thousands is slow to draw)
+SHOWN_CHARS = 120  # a long replica list is cut here; its whole value is in the tooltip
+SHOWN_ROWS = 500  # rows drawn at most (every one is drawn: see config_table)
 
 
 def where(entity_type: str, name: str) -> str:
@@ -30,27 +32,32 @@ def shown_value(key: str, value: str) -> str:
     return value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + " ..."
 
 
-def config_table(rows: list[dict], table_id: str | None = None) -> html.Table:
-    """One row per config: where, key, value, and (when the rows carry them) when
-    Railyard first saw it and the open clear plan naming it."""
+def config_table(rows: list[dict], table_id: str | None = None) -> html.Div:
+    """One row per config: where, key, value (a long one whole in its tooltip), and (when
+    the rows carry them) when Railyard first saw it and the open clear plan naming it.
+    One grid, not a table of cells: every Dash component on a page is re-checked on each
+    callback answer, so 500 rows as HTML cells (~3,500 components) slowed every chart on
+    the page; the grid is one."""
     seen = bool(rows) and "first_seen" in rows[0]
-    heads = ["where", "config", "value"] + (["first seen by Railyard", "clear plan"]
-                                            if seen else [])
-    body = []
-    for r in rows[:SHOWN_ROWS]:
-        cells = [html.Td(where(r["entity_type"], r["name"])), html.Td(html.Code(r["key"])),
-                 html.Td(shown_value(r["key"], r["value"]), title=r["value"],
-                         className="config-value")]
-        if seen:
-            at = datetime.fromtimestamp(r["first_seen"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-            plan = r.get("clear_plan")
-            cells += [html.Td(at),
-                      html.Td(dcc.Link(f"#{plan}", href=f"/plans/{plan}") if plan else "-")]
-        body.append(html.Tr(cells))
-    if len(rows) > SHOWN_ROWS:
-        body.append(html.Tr(html.Td(f"... and {len(rows) - SHOWN_ROWS:,} more (the first "
-                                    f"{SHOWN_ROWS:,} are shown)", colSpan=len(heads))))
+    columns = [{"field": "where", "headerName": "where", "flex": 2},
+               {"field": "config", "headerName": "config", "flex": 4},
+               {"field": "value", "headerName": "value", "flex": 5, "tooltipField": "whole"}]
+    if seen:
+        columns += [{"field": "first_seen", "headerName": "first seen by Railyard", "flex": 3},
+                    {"field": "clear_plan", "headerName": "clear plan", "flex": 1,
+                     "cellRenderer": "PlanLink"}]
+    data = [{"where": where(r["entity_type"], r["name"]), "config": r["key"],
+             "value": shown_value(r["key"], r["value"]), "whole": r["value"],
+             **({"first_seen": datetime.fromtimestamp(r["first_seen"], UTC).strftime(
+                 "%Y-%m-%d %H:%M:%S UTC"), "clear_plan": r.get("clear_plan")} if seen else {})}
+            for r in rows[:SHOWN_ROWS]]
+    more = (html.P(f"... and {len(rows) - SHOWN_ROWS:,} more (the first {SHOWN_ROWS:,} are "
+                   "shown)", className="hint") if len(rows) > SHOWN_ROWS else None)
     extra = {"id": table_id} if table_id else {}
-    return html.Div(html.Table([html.Thead(html.Tr([html.Th(h) for h in heads])),
-                                html.Tbody(body)], className="plans configs", **extra),
-                    className="configs-box")
+    return html.Div([dag.AgGrid(
+        rowData=data, columnDefs=columns, className="ag-theme-alpine configs",
+        defaultColDef={**COLUMN_DEFAULTS, "wrapText": True, "autoHeight": True},
+        # every row drawn (no virtual rows: a scrolled-to row's text is already there), in
+        # a box that scrolls past 28rem (assets/railyard.css: .configs-box)
+        dashGridOptions={"animateRows": False, "domLayout": "autoHeight",
+                         "tooltipShowDelay": 300}, **extra), more], className="configs-box")

@@ -103,8 +103,26 @@ def test_a_long_list_draws_its_first_rows_and_says_how_many_more():
     rows = [{"entity_type": "topic", "name": f"t{i}", "key": "x", "value": "0:1",
              "first_seen": 0.0, "clear_plan": None, "moving": False}
             for i in range(SHOWN_ROWS + 7)]
-    body = config_table(rows).children.children[1].children
-    assert len(body) == SHOWN_ROWS + 1 and "and 7 more" in text_of(body[-1])
+    grid, more = config_table(rows).children
+    assert len(grid.rowData) == SHOWN_ROWS and "and 7 more" in text_of(more)
+
+
+def _components(component) -> int:
+    children = getattr(component, "children", None)
+    return 1 + sum(_components(c) for c in (children if isinstance(children, list) else
+                                             [children]) if hasattr(c, "_type"))
+
+
+def test_a_long_list_is_a_few_components_not_one_per_cell():
+    """Dash re-checks every component on a page on each callback answer: the Overview's
+    500-row list as HTML cells (~3,500 components) slowed each range change's charts (the
+    demo's 68 configs alone: p95 385 ms, 165 ms as one grid; benchmarks/bench_dashboard)."""
+    from components.leftovers import SHOWN_ROWS, config_table
+
+    rows = [{"entity_type": "topic", "name": f"t{i}", "key": "x", "value": "0:1",
+             "first_seen": 0.0, "clear_plan": None, "moving": False}
+            for i in range(SHOWN_ROWS + 7)]
+    assert _components(config_table(rows)) <= 3
 
 
 def test_a_range_change_or_refresh_leaves_an_unchanged_list_as_it_is(app):

@@ -14,6 +14,7 @@ from backend.services import plan_preview
 from backend.twin.examples import demo_snapshot
 from dashboard import drafts
 from dashboard.config import parse_config
+from tests.unit.test_plan_view import text_of
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +44,6 @@ def page(path: str):
 
     return sys.modules[next(p["module"] for p in dash.page_registry.values()
                             if p["path"] == path)]
-
-
-def text_of(component) -> str:
-    """All text inside a Dash component tree."""
-    if component is None or isinstance(component, str | int | float):
-        return "" if component is None else str(component)
-    if isinstance(component, list | tuple):
-        return " ".join(text_of(c) for c in component)
-    return text_of(getattr(component, "children", None))
 
 
 def upload(obj) -> str:

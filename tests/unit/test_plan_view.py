@@ -57,10 +57,18 @@ def page(path: str):
 
 
 def text_of(component) -> str:
+    """All text a Dash component tree shows: its children's, and a grid's headers and
+    rows (what its columns show of each)."""
     if component is None or isinstance(component, str | int | float):
         return "" if component is None else str(component)
     if isinstance(component, list | tuple):
         return " ".join(text_of(c) for c in component)
+    if getattr(component, "_type", None) == "AgGrid":
+        columns = component.columnDefs
+        heads = [c.get("headerName", c["field"]) for c in columns]
+        rows = getattr(component, "rowData", None) or []  # an infinite grid has none here
+        cells = [row.get(c["field"]) for row in rows for c in columns]
+        return text_of(heads + cells)
     return text_of(getattr(component, "children", None))
 
 
