@@ -218,6 +218,7 @@ def test_admin_clears_leftover_throttles_from_the_overview(browser, second_brows
     plan_id = int(admin.current_url.rsplit("/", 1)[1])
     wait(admin).until(lambda d: d.find_elements(By.ID, "pv-clear-configs"))
     assert "123000" in admin.find_element(By.ID, "pv-clear-configs").text
+    screenshot(admin, "execution-5-clear-plan")
     twin.alter_configs("broker", "2", {RATE: "456000"})  # set after: not the plan's
     approve(approver, url, plan_id)
     execute(admin, url, plan_id)
