@@ -97,13 +97,19 @@ def _find(component, wanted: str):
     return None
 
 
+def _past_the_cap() -> list[dict]:
+    """Seven configs more than the list draws."""
+    from components.leftovers import SHOWN_ROWS
+
+    return [{"entity_type": "topic", "name": f"t{i}", "key": "x", "value": "0:1",
+             "first_seen": 0.0, "clear_plan": None, "moving": False}
+            for i in range(SHOWN_ROWS + 7)]
+
+
 def test_a_long_list_draws_its_first_rows_and_says_how_many_more():
     from components.leftovers import SHOWN_ROWS, config_table
 
-    rows = [{"entity_type": "topic", "name": f"t{i}", "key": "x", "value": "0:1",
-             "first_seen": 0.0, "clear_plan": None, "moving": False}
-            for i in range(SHOWN_ROWS + 7)]
-    grid, more = config_table(rows).children
+    grid, more = config_table(_past_the_cap()).children
     assert len(grid.rowData) == SHOWN_ROWS and "and 7 more" in text_of(more)
 
 
@@ -117,12 +123,9 @@ def test_a_long_list_is_a_few_components_not_one_per_cell():
     """Dash re-checks every component on a page on each callback answer: the Overview's
     500-row list as HTML cells (~3,500 components) slowed each range change's charts (the
     demo's 68 configs alone: p95 385 ms, 165 ms as one grid; benchmarks/bench_dashboard)."""
-    from components.leftovers import SHOWN_ROWS, config_table
+    from components.leftovers import config_table
 
-    rows = [{"entity_type": "topic", "name": f"t{i}", "key": "x", "value": "0:1",
-             "first_seen": 0.0, "clear_plan": None, "moving": False}
-            for i in range(SHOWN_ROWS + 7)]
-    assert _components(config_table(rows)) <= 3
+    assert _components(config_table(_past_the_cap())) <= 3
 
 
 def test_a_range_change_or_refresh_leaves_an_unchanged_list_as_it_is(app):
