@@ -14,6 +14,7 @@ move at once, as `railyard throttle plan`'s whole-plan ETA assumes (target: with
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -32,6 +33,7 @@ from backend.services import plan_preview
 from backend.store.executions import ExecutionRecords
 from benchmarks.common import Figure
 from tests.executor_rig import ListJournal, sqlite_store
+from tests.kafka_tools import kafka_reassign
 
 TOPIC = "bench-move"
 PARTITIONS = 12
@@ -130,10 +132,6 @@ def _tool_move(cluster: LocalKafka, gw: KafkaGateway, tmp: Path, load: str) -> F
     (services.plan_preview.throttle_figures' eta_seconds, `railyard throttle plan`) is
     for. Timed from the tool's exit (its moves are in flight then) until Kafka lists none;
     --verify then removes the tool's throttles, as an operator runs it."""
-    import json
-
-    from tests.kafka_tools import kafka_reassign
-
     snap = gw.assignment()
     plan = {"version": 1, "partitions": [
         {"topic": TOPIC, "partition": p, "replicas": _ring(p, 3)} for p in range(PARTITIONS)]}

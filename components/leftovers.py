@@ -46,11 +46,7 @@ def config_table(rows: list[dict], table_id: str | None = None) -> html.Div:
         columns += [{"field": "first_seen", "headerName": "first seen by Railyard", "flex": 3},
                     {"field": "clear_plan", "headerName": "clear plan", "flex": 1,
                      "cellRenderer": "PlanLink"}]
-    data = [{"where": where(r["entity_type"], r["name"]), "config": r["key"],
-             "value": shown_value(r["key"], r["value"]), "whole": r["value"],
-             **({"first_seen": datetime.fromtimestamp(r["first_seen"], UTC).strftime(
-                 "%Y-%m-%d %H:%M:%S UTC"), "clear_plan": r.get("clear_plan")} if seen else {})}
-            for r in rows[:SHOWN_ROWS]]
+    data = [_grid_row(r, seen) for r in rows[:SHOWN_ROWS]]
     more = (html.P(f"... and {len(rows) - SHOWN_ROWS:,} more (the first {SHOWN_ROWS:,} are "
                    "shown)", className="hint") if len(rows) > SHOWN_ROWS else None)
     extra = {"id": table_id} if table_id else {}
@@ -61,3 +57,13 @@ def config_table(rows: list[dict], table_id: str | None = None) -> html.Div:
         # a box that scrolls past 28rem (assets/railyard.css: .configs-box)
         dashGridOptions={"animateRows": False, "domLayout": "autoHeight",
                          "tooltipShowDelay": 300}, **extra), more], className="configs-box")
+
+
+def _grid_row(r: dict, seen: bool) -> dict:
+    row = {"where": where(r["entity_type"], r["name"]), "config": r["key"],
+           "value": shown_value(r["key"], r["value"]), "whole": r["value"]}
+    if seen:
+        row["first_seen"] = datetime.fromtimestamp(r["first_seen"], UTC).strftime(
+            "%Y-%m-%d %H:%M:%S UTC")
+        row["clear_plan"] = r.get("clear_plan")
+    return row
