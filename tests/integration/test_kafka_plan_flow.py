@@ -29,7 +29,9 @@ from backend.services import reassign
 from tests.e2e.conftest import Dashboard, start_dashboard
 from tests.kafka_moves import (
     FOLLOWER_RATE,
+    FOLLOWER_REPLICAS,
     LEADER_RATE,
+    LEADER_REPLICAS,
     create_placed,
     delete_topics,
     fill,
@@ -227,8 +229,8 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
         assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
 
         progress, seen_configs, moving_from, moving_to = [], None, None, None
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        began = time.monotonic()
+        while time.monotonic() < began + 120:
             ex = stack.plan(plan_id)["execution"]
             flying = in_flight(gw, [topic])
             if flying and moving_from is None:
@@ -237,29 +239,34 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
                 seen_configs = throttle_state(gw, BROKERS, [topic])
             if not flying and moving_from is not None and moving_to is None:
                 moving_to = time.time()
-            if ex is not None:
-                progress.append((ex["partitions_done"], ex["bytes_done"]))
+            if ex is not None:  # with the seconds since execute, for a failure's message
+                progress.append((ex["partitions_done"], ex["bytes_done"],
+                                 round(time.monotonic() - began, 1)))
                 if ex["state"] in ("completed", "failed", "cancelled"):
                     break
             time.sleep(0.5)
     assert ex["state"] == "completed", ex
     assert stack.plan(plan_id)["state"] == "completed"
 
+    # while it moved: the throttle on every broker the drain needs, the operator's own
+    # overwritten (KIP-73: both rates on every source and destination broker), and the
+    # topic's throttled replicas. Checked before the progress: a move that ran unthrottled,
+    # or too fast to be seen in flight, fails here and says what was set.
+    rate = str(THROTTLE)
+    assert seen_configs is not None and moving_from is not None, progress
+    assert {k: v for k, v in seen_configs.items() if k[0] == "broker"} == {
+        ("broker", str(b)): {LEADER_RATE: rate, FOLLOWER_RATE: rate} for b in BROKERS}
+    assert set(seen_configs[("topic", topic)]) == {LEADER_REPLICAS, FOLLOWER_REPLICAS}, (
+        seen_configs)
+
     # progress rose: never back, through at least one step between none and all
-    parts = [p for p, _ in progress]
+    parts = [p for p, _, _ in progress]
     assert parts == sorted(parts) and parts[-1] == len(PLACEMENT), progress
     assert any(0 < p < len(PLACEMENT) for p in parts), progress
-    assert [b for _, b in progress] == sorted(b for _, b in progress), progress
+    assert [b for _, b, _ in progress] == sorted(b for _, b, _ in progress), progress
     # the total is the proposal's estimate; each batch counts the sizes when it starts,
     # after the producer wrote some more
     assert ex["bytes_done"] >= ex["bytes_total"] >= sum(SIZES)
-
-    # while it moved: the throttle on every broker the drain needs, the operator's own
-    # overwritten (KIP-73: both rates on every source and destination broker)
-    rate = str(THROTTLE)
-    assert seen_configs is not None and moving_from is not None
-    assert {k: v for k, v in seen_configs.items() if k[0] == "broker"} == {
-        ("broker", str(b)): {LEADER_RATE: rate, FOLLOWER_RATE: rate} for b in BROKERS}
 
     # Prometheus, through the exporter rules Railyard ships: the throttled byte-rates
     # (LeaderReplication, FollowerReplication) at or under the throttle while data moved
@@ -278,7 +285,8 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
     # the throttle was what held the copy back: the destinations fetched at about it
     assert max(peaks["follower_throttled_rate"].values()) >= 0.5 * THROTTLE, peaks
     print(f"\nthrottle {THROTTLE} B/s; peak byte-rates {peaks}; peaks from 3 s on {late}; "
-          f"moved in {(moving_to or end) - moving_from:.1f} s; producer wrote {writer.sent} B")
+          f"moved in {(moving_to or end) - moving_from:.1f} s; producer wrote {writer.sent} B; "
+          f"progress (partitions, bytes, seconds) {progress}")
 
     # afterwards: the new replicas hold the data, broker 3 none of it, and the only
     # throttle left is the operator's own, exactly as it was
