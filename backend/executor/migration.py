@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from backend.engines import quota
 from backend.errors import Unavailable
-from backend.executor.shrink import CLIENT_ID, FrozenShrinks
+from backend.executor.shrink import FrozenShrinks
 from backend.gateways.base import GatewayError
 from backend.store.executions import MIGRATION, Execution
 
@@ -30,20 +30,27 @@ def migration_content(shrink: dict) -> dict:
     return {"shrink": shrink, "execution": {"mode": MIGRATION, "throttle": None}}
 
 
-def quota_forecast(quotas: list[dict], partitions: int, user: str = "",
-                   client_id: str = CLIENT_ID) -> Execution:
+def quota_forecast(quotas: list[dict], partitions: int, user: str | None,
+                   client_id: str) -> Execution:
     """What creating ``partitions`` costs under the KIP-599 quota that applies to
     (``user``, ``client_id``), starting from a full bucket (an idle principal): strict mode
-    admits it while tokens >= 0, then throttles further mutations for ``throttle_ms``."""
-    book = quota.QuotaBook({(q["user"], q["client_id"]): q["controller_mutation_rate"]
-                            for q in quotas if q.get("controller_mutation_rate")})
-    res = book.resolve(user, client_id)
+    admits it while tokens >= 0, then throttles further mutations for ``throttle_ms``.
+    A user only the brokers know (None) matters only when some quota names a user."""
+    charged = {"user": user, "client_id": client_id}
+    rates = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
+             for q in quotas if q.get("controller_mutation_rate")}
+    if user is None and any(u is not None for u, _ in rates):
+        return {"quota": None, "cost": partitions, "charged_to": charged,
+                "unknown": "a user quota may apply, and the user of a TLS client "
+                           "certificate is the brokers' to name (ssl.principal.mapping.rules)"}
+    res = quota.QuotaBook(rates).resolve(user or "", client_id)
     if res.rate is None:
-        return {"quota": None, "cost": partitions, "throttle_ms": 0}
+        return {"quota": None, "cost": partitions, "charged_to": charged, "throttle_ms": 0}
     full = quota.burst(res.rate)
     left = full - partitions
     return {"quota": res.entity, "rate": res.rate, "burst": full, "cost": partitions,
-            "tokens_after": left, "throttle_ms": int(quota.throttle_ms(left, res.rate))}
+            "charged_to": charged, "tokens_after": left,
+            "throttle_ms": int(quota.throttle_ms(left, res.rate))}
 
 
 class Throttled(GatewayError):
@@ -88,12 +95,14 @@ class MigrationExecutor(FrozenShrinks):
         m = self._shrink(plan_id)["migration"]
         name, lists = m["new_topic"], [m["assignment"][k] for k in
                                        sorted(m["assignment"], key=int)]
+        user, client_id = self.gw.principal()
         try:
-            forecast = quota_forecast(self.gw.describe_client_quotas(), len(lists))
+            forecast = quota_forecast(self.gw.describe_client_quotas(), len(lists), user,
+                                      client_id)
         except Unavailable as e:  # the forecast is advice: the cluster's answer decides
             forecast = {"quota": None, "cost": len(lists), "unknown": str(e)}
-        out = self.gw.create_topics([{"name": name, "assignment": lists}],
-                                    client_id=CLIENT_ID)[0]
+        out = self.gw.create_topics([{"name": name, "assignment": lists}], user=user or "",
+                                    client_id=client_id)[0]
         if out["error"] == THROTTLED:
             raise Throttled(f"throttled for {out['throttle_time_ms']} ms by the controller "
                             f"mutation quota ({forecast['quota']})", out["throttle_time_ms"])

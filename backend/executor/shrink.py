@@ -23,7 +23,6 @@ from backend.gateways.base import ClusterGateway, ClusterReader, GatewayError, c
 from backend.store.executions import MIGRATION, STAGES, Execution
 
 REQUEST = "idle"  # the phase before DeletePartitions was accepted (a new execution's)
-CLIENT_ID = "railyard"  # the client id Railyard's mutations are charged to (KIP-599)
 NO_WAY_BACK = ("cancel requested after DeletePartitions was accepted: the delete-partitions "
                "KIP has no way back, so the partitions go on to Removed")
 
@@ -98,8 +97,9 @@ class ShrinkExecutor(FrozenShrinks):
             if not can_delete_partitions(self.gw):
                 raise GatewayError("INVALID_REQUEST", "this cluster cannot delete partitions "
                                    "(delete.topic.partition.enable is off)")
+            user, client_id = self.gw.principal()
             out = self.gw.delete_partitions(c["topic"], c["to"], c["delay_ms"],
-                                            client_id=CLIENT_ID)
+                                            user=user or "", client_id=client_id)
             if out["error"]:
                 raise GatewayError(out["error"], out["message"] or "")
             self.journal.record(plan_id, "partitions_delete_requested", {

@@ -53,8 +53,16 @@ class ClusterReader(Protocol):
         """[{topic, partition, replicas, adding, removing}]"""
 
 
+RAILYARD_CLIENT_ID = "railyard"  # the client id Railyard's requests carry unless configured
+
+
 @runtime_checkable
 class ClusterGateway(ClusterReader, Protocol):
+    def principal(self) -> tuple[str | None, str]:
+        """(user, client id) that KIP-599 charges this gateway's mutations to, as Kafka's
+        quota callback sees them (DefaultQuotaCallback.quotaMetricTags); user None when
+        only the brokers know it."""
+
     def alter_configs(self, entity_type: str, name: str, set_: dict | None = None,
                       delete: list[str] | None = None) -> dict:
         """Incremental alter; answers describe_configs' shape."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import BadInput
+from backend.gateways.base import RAILYARD_CLIENT_ID
 
 GATEWAY_TYPES = ("twin", "kafka")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -77,7 +78,7 @@ class KafkaConnection:
     security_protocol: str = "PLAINTEXT"
     tls: TlsSettings | None = None
     sasl: SaslSettings | None = None
-    client_id: str = "railyard"
+    client_id: str = RAILYARD_CLIENT_ID
     timeout_seconds: float = 10.0
 
     @property
@@ -164,7 +165,7 @@ def parse_kafka(value: dict, where: Callable[[str], str]) -> KafkaConnection:
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 600:
         raise BadInput(f"{where('timeout_seconds')}: expected seconds in (0, 600], "
                        f"got {timeout!r}")
-    client_id = value.get("client_id", "railyard")
+    client_id = value.get("client_id", RAILYARD_CLIENT_ID)
     if not isinstance(client_id, str) or not client_id:
         raise BadInput(f"{where('client_id')}: expected a non-empty string")
     return KafkaConnection(tuple(servers), protocol, tls, sasl, client_id, float(timeout))

@@ -704,9 +704,20 @@ class KafkaGateway:
             self._rejected(f"AlterPartitionReassignments {key}{more}", code, message)
         return {"started": [], "cancelled": [], done: ok}
 
+    def principal(self) -> tuple[str | None, str]:
+        """This connection's KafkaPrincipal name and client id: the SASL user name (PLAIN
+        and SCRAM's default principal), ANONYMOUS without authentication; with a TLS
+        client certificate the brokers' ssl.principal.mapping.rules name it, so None."""
+        c = self.conn
+        if c.sasl is not None:
+            return c.sasl.username, c.client_id
+        if c.tls is not None and c.tls.cert_file:
+            return None, c.client_id
+        return "ANONYMOUS", c.client_id
+
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
-        """The connection's own principal is charged (KIP-599): ``user`` and ``client_id``
-        only matter to the twin, which simulates several principals."""
+        """The connection's own principal is charged (KIP-599, ``principal``): ``user``
+        and ``client_id`` only matter to the twin, which simulates several principals."""
         resp = self._send("CreateTopics", create_topics_request(topics, self.timeout_ms),
                           controller=True)
         return [_result(t.name, t.error_code, t.error_message, resp.throttle_time_ms)

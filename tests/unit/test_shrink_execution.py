@@ -200,7 +200,8 @@ def test_refused_where_partitions_cannot_be_deleted_and_the_migration_offered(tm
     assert created["throttle_time_ms"] == 0
     assert created["quota"] == {"quota": "/config/clients/railyard", "rate": 0.5,
                                 "burst": 5.5, "cost": 2, "tokens_after": 3.5,
-                                "throttle_ms": 0}
+                                "throttle_ms": 0, "charged_to": {
+                                    "user": "ANONYMOUS", "client_id": "railyard"}}
     steps = w.shrink(plan_id)["steps"]
     assert [s["done"] for s in steps] == [True, False, False, False]
     with pytest.raises(Forbidden):
