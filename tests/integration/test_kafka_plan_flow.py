@@ -7,10 +7,12 @@ operator executes it with a throttle. The drain is Railyard's planner's, on this
 own topics only: the cluster is shared, and other tests' topics stay where they are.
 
 Then faults: `railyard serve` SIGKILLed mid-execution and started again; a broker
-stopped mid-reassignment and started again; a cancel mid-move."""
+stopped mid-reassignment and started again; a cancel mid-move. And the throttles Kafka's
+own tool leaves behind, cleared by an admin's plan."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from dataclasses import dataclass
@@ -48,7 +50,8 @@ from tests.servers import stop
 pytestmark = pytest.mark.integration
 
 MB = 1024 * 1024
-USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1")}
+USERS = {"olga": ("operator", "o-pass-1"), "arne": ("approver", "a-pass-1"),
+         "ada": ("admin", "d-pass-1")}
 BROKERS = (1, 2, 3)
 DRAINED = 3
 # partition -> replicas, leader first: broker 3 holds one replica of each. Draining it
@@ -486,3 +489,43 @@ def test_cancel_mid_move_leaves_no_reassignment_and_puts_throttles_back(stack, t
     for p, reps in enumerate(now):
         back = f"{topic}-{p}" in cancelled
         assert sorted(reps) == sorted(PLACEMENT[p] if back else targets[p]), (p, reps, cancelled)
+
+
+TOOL_THROTTLE = 50_000_000  # bytes/s: the tool's move of 8 MB is over in about a second
+
+
+def test_a_clear_plan_deletes_exactly_what_kafkas_tool_left(stack, topic, tmp_path):
+    """kafka-reassign-partitions --execute --throttle leaves its throttle configs after the
+    move until someone runs --verify. Railyard finds exactly those, value for value; an
+    admin proposes clearing them, an approver approves, an operator executes, and the
+    executor deletes them on Apache Kafka, one audit entry per entity."""
+    gw = stack.gw
+    plan_file = tmp_path / "drain.json"
+    plan_file.write_text(json.dumps(drain_plan(gw, topic)))
+    kafka_reassign(stack.bootstrap[0], ["--reassignment-json-file", str(plan_file),
+                                        "--execute", "--throttle", str(TOOL_THROTTLE)])
+    wait_until(lambda: not in_flight(gw, [topic]), 60, "the tool's move to finish")
+    left = throttle_state(gw, BROKERS, [topic])
+    rate = str(TOOL_THROTTLE)
+    assert {k: v for k, v in left.items() if k[0] == "broker"} == {
+        ("broker", str(b)): {LEADER_RATE: rate, FOLLOWER_RATE: rate} for b in BROKERS}
+    assert set(left[("topic", topic)]) == {LEADER_REPLICAS, FOLLOWER_REPLICAS}
+
+    proposed = stack.call("ada", "POST", "/plans", {
+        "cluster": "kafka", "kind": "clear_throttles", "title": "the tool's leftovers"})
+    plan = stack.call("arne", "GET", f"/plans/{proposed['id']}")
+    named: dict[tuple[str, str], dict[str, str]] = {}
+    for c in plan["content"]["configs"]:
+        named.setdefault((c["entity_type"], c["name"]), {})[c["key"]] = c["value"]
+    assert named == left
+    assert stack.call("arne", "POST", f"/plans/{plan['id']}/approve",
+                      {"sha256": plan["sha256"], "comment": "tool leftovers"})["state"] \
+        == "approved"
+    assert stack.call("olga", "POST", f"/plans/{plan['id']}/execute")["state"] == "executing"
+    wait_until(lambda: stack.plan(plan["id"])["state"] in ("completed", "failed"), 60,
+               "the clear plan to end")
+    assert stack.plan(plan["id"])["state"] == "completed", stack.plan(plan["id"])
+    assert settled_throttles(gw, [topic]) == {}
+    cleared = {(e["detail"]["entity_type"], e["detail"]["name"]): sorted(e["detail"]["deleted"])
+               for e in stack.audit(plan["id"]) if e["action"] == "config_cleared"}
+    assert cleared == {entity: sorted(cfg) for entity, cfg in left.items()}
