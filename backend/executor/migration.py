@@ -100,7 +100,8 @@ class MigrationExecutor(FrozenShrinks):
             forecast = quota_forecast(self.gw.describe_client_quotas(), len(lists), user,
                                       client_id)
         except Unavailable as e:  # the forecast is advice: the cluster's answer decides
-            forecast = {"quota": None, "cost": len(lists), "unknown": str(e)}
+            forecast = {"quota": None, "cost": len(lists), "unknown": str(e),
+                        "charged_to": {"user": user, "client_id": client_id}}
         out = self.gw.create_topics([{"name": name, "assignment": lists}], user=user or "",
                                     client_id=client_id)[0]
         if out["error"] == THROTTLED:

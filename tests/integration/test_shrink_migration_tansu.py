@@ -48,6 +48,7 @@ def test_refused_then_the_migration_runs_as_a_checklist(gw, tmp_path):
                    if e.action == "migration_topic_created")
     assert created["throttle_time_ms"] == 0 and created["placement_as_planned"] is False
     assert "DescribeClientQuotas" in created["quota"]["unknown"]
+    assert created["quota"]["charged_to"] == {"user": "ANONYMOUS", "client_id": "railyard"}
     assert plans.get(store, plan.id).state == "failed"
     cause = execution.progress(store, plan.id)["cause"]
     assert cause.startswith("the cluster refused: INVALID_REPLICA_ASSIGNMENT: topic "
