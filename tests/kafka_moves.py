@@ -107,26 +107,6 @@ def throttle_state(gw: KafkaGateway, brokers: Iterable[int],
     return out
 
 
-# KIP-73: replication.quota.window.num (11) x replication.quota.window.size.seconds (1),
-# and the sample in progress
-QUOTA_WINDOW_SECONDS = 11 * 1 + 1
-
-
-def quiet_quota_window(gw: KafkaGateway) -> None:
-    """Wait until every broker's follower replication-quota sensor is cold: nothing in
-    flight, no throttled replicas listed on any topic, then one whole quota window.
-
-    Kafka measures a throttled rate over the time since the oldest sample it still holds
-    (SimpleRate.windowSize), so a follower that fetched throttled replicas in the last
-    11 s lets a new move copy up to the rate x 12 s at once, and its rate reads over the
-    throttle once the old samples expire (docs/throttle.md). On the shared cluster the
-    previous test's move may have ended a moment ago."""
-    wait_until(lambda: not gw.list_reassignments(), 60, "no reassignment in flight")
-    listed = gw.find_configs("topic", [LEADER_REPLICAS, FOLLOWER_REPLICAS])
-    assert listed == {}, f"throttled replicas left on the shared cluster: {listed}"
-    time.sleep(QUOTA_WINDOW_SECONDS)
-
-
 def in_flight(gw: KafkaGateway, topics: Iterable[str]) -> dict[tuple[str, int], dict]:
     """The reassignments in flight on these topics (ListPartitionReassignments)."""
     wanted = set(topics)

@@ -39,7 +39,6 @@ from tests.kafka_moves import (
     fill,
     in_flight,
     log_sizes,
-    quiet_quota_window,
     replicas,
     throttle_state,
     wait_until,
@@ -127,14 +126,15 @@ def stack(kafka_cluster, kafka_gateway, tmp_path_factory):
 
 @pytest.fixture
 def topic(stack, request):
-    """This test's own topic, placed and filled; afterwards no move of it is in flight,
-    no throttle is left on the brokers, and the topic is gone."""
+    """This test's own topic, placed and filled (SIZES, or the sizes the test gives as its
+    parameter); afterwards no move of it is in flight, no throttle is left on the
+    brokers, and the topic is gone."""
     gw = stack.gw
-    name = "ex-flow-" + request.node.name.removeprefix("test_")[:30].replace("_", "-")
+    name = "ex-flow-" + request.node.originalname.removeprefix("test_")[:30].replace("_", "-")
     delete_topics(gw, [name])
     assert throttle_state(gw, BROKERS, []) == {}, "throttles left on the shared cluster"
     create_placed(gw, {name: PLACEMENT})
-    fill(stack.bootstrap, [name], SIZES)
+    fill(stack.bootstrap, [name], getattr(request, "param", SIZES))
     try:
         yield name
     finally:
@@ -195,37 +195,36 @@ def by_broker_range(metrics: MetricsClient, concept: str, start: float,
     return out
 
 
-def over_the_quota(samples: list[tuple[float, float]], quota: float,
-                   response: float) -> list[tuple[float, float]]:
-    """The samples of one broker's throttled byte-rate above what KIP-73 allows.
+def least_move_seconds(moved: float, quota: float, response: float) -> float:
+    """The shortest time KIP-73's throttle lets ``moved`` bytes into one broker take.
 
-    The broker measures the rate as the bytes of its retained samples over the time since
-    the oldest (Kafka's SimpleRate, at least one 1 s sample window), and admits a
-    throttled fetch while that rate is under the quota: the bytes measured exceed
-    quota x elapsed by at most the last response admitted (KIP-73: "a large cluster could
-    exceed the quota with the first request"). So a rate read ``elapsed`` seconds after
-    the first throttled bytes is at most quota + response / elapsed. The first scrape
-    showing bytes is at most one scrape after them, and a range query's step may read a
-    scrape up to one interval old: both are taken off ``elapsed``."""
-    moving = [t for t, v in samples if v > 0]
-    if not moving:
-        return []
-    first = moving[0]
-    return [(t, v) for t, v in samples
-            if v > quota + response / max(t - first - SCRAPE_SECONDS, 1.0)]
+    Kafka admits a throttled fetch while its measured rate, the bytes of its retained
+    samples over the time since the oldest (SimpleRate.windowSize), is under the quota,
+    and lets the admitted response through whole. A sensor whose samples span the whole
+    window when the move starts (one read by the JMX exporter restarts its samples every
+    11 s, docs/throttle.md) lends up to the quota x LEND_SECONDS at once; after that the
+    copy goes at the quota, plus the response that crosses it."""
+    return (moved - response) / quota - LEND_SECONDS
 
 
 # ---- the flow ---------------------------------------------------------------------------------
-THROTTLE = 500_000  # bytes/s per broker and side (KIP-73): 4 MiB into brokers 1 and 2, ~8 s
+THROTTLE = 500_000  # bytes/s per broker and side (KIP-73)
+# KIP-73's window: replication.quota.window.num (11) x replication.quota.window.size.seconds
+# (1), and the sample in progress: what a warm sensor may lend a move at its start
+LEND_SECONDS = 11 * 1 + 1
+# each destination takes more than the lend and a response, so the 1 MiB partitions are done
+# while the 9 MiB ones still move, however warm the brokers' sensors are: 10 MiB into
+# brokers 1 and 2, ~21 s from a cold sensor, no less than ~10 s from a warm one
+DRAIN_SIZES = [1 * MB, 9 * MB, 1 * MB, 9 * MB]
 WRITE_RATE = 20_000  # bytes/s the producer keeps writing, far under the throttle
 # the largest response a throttled fetch can bring (replica.fetch.max.bytes, 1 MiB by
 # default, per partition): two moving partitions per broker and side here
 RESPONSE = 2 * MB
 
 
+@pytest.mark.parametrize("topic", [DRAIN_SIZES], indirect=True, ids=["past-the-lend"])
 def test_drain_through_the_api_on_apache_kafka(stack, topic):
     gw = stack.gw
-    quiet_quota_window(gw)  # the throttle starts cold, as on a cluster nothing moved on
     set_operators_own(gw)
     before = throttle_state(gw, BROKERS, [topic])
     assert before == OPERATORS_OWN
@@ -234,10 +233,13 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
         assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
 
         progress, seen_configs, moving_from, moving_to = [], None, None, None
+        last_flying = None
         began = time.monotonic()
         while time.monotonic() < began + 120:
             ex = stack.plan(plan_id)["execution"]
             flying = in_flight(gw, [topic])
+            if flying:
+                last_flying = time.time()
             if flying and moving_from is None:
                 moving_from = time.time()
             if flying and seen_configs is None:
@@ -271,19 +273,30 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
     assert [b for _, b, _ in progress] == sorted(b for _, b, _ in progress), progress
     # the total is the proposal's estimate; each batch counts the sizes when it starts,
     # after the producer wrote some more
-    assert ex["bytes_done"] >= ex["bytes_total"] >= sum(SIZES)
+    assert ex["bytes_done"] >= ex["bytes_total"] >= sum(DRAIN_SIZES)
+
+    # the throttle held the copy back: the move took at least as long as KIP-73's rate lets
+    # each destination's bytes in once Kafka's lend is spent. The batch started when its
+    # reassignments had been sent (Kafka began them before), and the last look that saw a
+    # move in flight was before the end: the time between is less than the move took.
+    start = stack.plan(plan_id)["execution"]["per_batch"][0]["started_at"]
+    into: dict[int, int] = {}
+    for m in plan["content"]["partitions"]:
+        for b in set(m["replicas"]) - set(PLACEMENT[m["partition"]]):
+            into[b] = into.get(b, 0) + DRAIN_SIZES[m["partition"]]
+    least = max(least_move_seconds(n, THROTTLE, RESPONSE) for n in into.values())
+    assert last_flying - start >= least, (into, last_flying - start, least, progress)
 
     # Prometheus, through the exporter rules Railyard ships: the throttled byte-rates
-    # (LeaderReplication, FollowerReplication) at or under the throttle while data moved
-    start = stack.plan(plan_id)["execution"]["per_batch"][0]["started_at"]
+    # (LeaderReplication, FollowerReplication) while data moved. Kafka's own reading may
+    # stand over the throttle for some seconds (its window shrinks when old samples expire:
+    # docs/throttle.md), so the bound is the one above, on the bytes and the time.
     end = (moving_to or time.time()) + SCRAPE_SECONDS
     wait_until(lambda: time.time() > end + 2 * SCRAPE_SECONDS, 10,
                "Prometheus to have scraped past the move")
     peaks, late = {}, {}
     for concept in ("leader_throttled_rate", "follower_throttled_rate"):
         samples = by_broker_range(stack.metrics, concept, start, end)
-        for b, values in samples.items():
-            assert not over_the_quota(values, THROTTLE, RESPONSE), (concept, b, values)
         peaks[concept] = {b: round(max(v for _, v in vs)) for b, vs in samples.items()}
         late[concept] = {b: round(max([v for t, v in vs if t >= vs[0][0] + 3] or [0]))
                          for b, vs in samples.items()}
@@ -302,7 +315,7 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
     for p, reps in enumerate(now):
         assert {b for t, q, b in sizes if q == p} == set(reps)
         assert {sizes[(topic, p, b)] for b in reps} == {sizes[(topic, p, reps[0])]}
-        assert sizes[(topic, p, reps[0])] >= SIZES[p]
+        assert sizes[(topic, p, reps[0])] >= DRAIN_SIZES[p]
     assert throttle_state(gw, BROKERS, [topic]) == before
     actions = [e["action"] for e in stack.audit(plan_id)]
     assert actions[:3] == ["propose", "approve", "execute"] and actions[-1] == "complete"
