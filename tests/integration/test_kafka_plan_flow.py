@@ -213,8 +213,8 @@ THROTTLE = 500_000  # bytes/s per broker and side (KIP-73)
 # (1), and the sample in progress: what a warm sensor may lend a move at its start
 LEND_SECONDS = 11 * 1 + 1
 # each destination takes more than the lend and a response, so the 1 MiB partitions are done
-# while the 9 MiB ones still move, however warm the brokers' sensors are: 10 MiB into
-# brokers 1 and 2, ~21 s from a cold sensor, no less than ~10 s from a warm one
+# while the 9 MiB ones still move, however much the brokers' sensors lend: 10 MiB into
+# brokers 1 and 2, ~21 s from a cold sensor, ~6 s or more after the largest lend
 DRAIN_SIZES = [1 * MB, 9 * MB, 1 * MB, 9 * MB]
 WRITE_RATE = 20_000  # bytes/s the producer keeps writing, far under the throttle
 # the largest response a throttled fetch can bring (replica.fetch.max.bytes, 1 MiB by
