@@ -78,26 +78,29 @@ def test_the_migration_waits_out_kafkas_throttle_and_creates_the_approved_placem
     time.sleep(0.5)  # the active controller applies it from the same metadata record
     [drained] = gw.create_topics([{"name": DRAINER, "partitions": DRAIN, "rf": 1}])
     assert (drained["error"], drained["throttle_time_ms"]) == (None, 0), drained
-    overdrawn = time.monotonic()
+    overdrawn, overdrawn_at = time.monotonic(), time.time()
 
     plans.execute(store, OPERATOR, plan.id, gateway=gw, migration=True,
                   topics_of=lambda _c, names: gw.topics_assignment(names))
     thread = execution.executor_thread(store, ["kafka"], lambda _c: gw,
                                       lambda _c: gw.assignment(), holder="kafka-migration")
 
-    def audit(action: str) -> list[dict]:
-        return [e.detail for e in plans.audit_entries(store, plan=plan.id)
-                if e.action == action]
+    def audit(action: str) -> list:
+        return [e for e in plans.audit_entries(store, plan=plan.id) if e.action == action]
 
     while not audit("migration_topic_created") and time.monotonic() < overdrawn + 30:
         thread.cycle(time.time())
         time.sleep(0.2)
-    [retry, *_] = audit("execution_retry")
-    [created] = audit("migration_topic_created")
-    # Kafka's throttle: 5 tokens owed at 1 token/s, less what came back before the request
+    [first, *_] = audit("execution_retry")
+    [made] = audit("migration_topic_created")
+    retry, created = first.detail, made.detail
+    # Kafka's throttle (KIP-599): the 16 - 11 = 5 tokens owed, less what came back at 1
+    # token/s before the request (sent within a tick of the entry's time), over the rate
     assert retry["error"].startswith("THROTTLING_QUOTA_EXCEEDED: throttled for ")
-    assert 2.0 <= retry["retry_in"] <= (DRAIN - 11) / RATE, retry
-    assert time.monotonic() - overdrawn >= retry["retry_in"]
+    owed = (DRAIN - 11) - RATE * (first.at.timestamp() - overdrawn_at)
+    assert abs(retry["retry_in"] - owed / RATE) <= 1.0, (retry, owed)
+    # created only once that time had passed
+    assert (made.at - first.at).total_seconds() >= retry["retry_in"]
     # the forecast names the entity Kafka charged: the gateway's own client id
     assert created["quota"] == {
         "quota": f"/config/clients/{CLIENT}", "rate": RATE, "burst": 11.0, "cost": 3,
