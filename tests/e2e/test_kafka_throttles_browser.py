@@ -9,7 +9,7 @@ throttled bytes per broker."""
 from __future__ import annotations
 
 import pytest
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -37,7 +37,9 @@ def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  
     plan_id, _plan = execute_and_wait_in_flight(stack, topic, THROTTLE)
     try:
         browser.get(stack.dashboard.url + "/throttles?cluster=kafka")
-        wait = WebDriverWait(browser, 60, poll_frequency=0.5)
+        # a card the page redraws between finding and reading it is looked up again
+        wait = WebDriverWait(browser, 60, poll_frequency=0.5,
+                             ignored_exceptions=(StaleElementReferenceException,))
         # the page's counts are the moves in flight now (a 1 MiB partition can finish with
         # its first fetch, before the throttle bites: KIP-73 admits the first response)
         seen = []
