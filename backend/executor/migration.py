@@ -40,9 +40,9 @@ def quota_forecast(quotas: list[dict], partitions: int, user: str | None,
     rates = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
              for q in quotas if q.get("controller_mutation_rate")}
     if user is None and any(u is not None for u, _ in rates):
-        return {"quota": None, "cost": partitions, "charged_to": charged,
-                "unknown": "a user quota may apply, and the user of a TLS client "
-                           "certificate is the brokers' to name (ssl.principal.mapping.rules)"}
+        return unknown_forecast(partitions, user, client_id,
+                                "a user quota may apply, and the user of a TLS client "
+                                "certificate is the brokers' to name (ssl.principal.mapping.rules)")
     res = quota.QuotaBook(rates).resolve(user or "", client_id)
     if res.rate is None:
         return {"quota": None, "cost": partitions, "charged_to": charged, "throttle_ms": 0}
@@ -51,6 +51,12 @@ def quota_forecast(quotas: list[dict], partitions: int, user: str | None,
     return {"quota": res.entity, "rate": res.rate, "burst": full, "cost": partitions,
             "charged_to": charged, "tokens_after": left,
             "throttle_ms": int(quota.throttle_ms(left, res.rate))}
+
+
+def unknown_forecast(partitions: int, user: str | None, client_id: str, why: str) -> dict:
+    """A forecast that cannot name the quota: the cluster's answer alone decides."""
+    return {"quota": None, "cost": partitions, "unknown": why,
+            "charged_to": {"user": user, "client_id": client_id}}
 
 
 class Throttled(GatewayError):
@@ -100,8 +106,7 @@ class MigrationExecutor(FrozenShrinks):
             forecast = quota_forecast(self.gw.describe_client_quotas(), len(lists), user,
                                       client_id)
         except Unavailable as e:  # the forecast is advice: the cluster's answer decides
-            forecast = {"quota": None, "cost": len(lists), "unknown": str(e),
-                        "charged_to": {"user": user, "client_id": client_id}}
+            forecast = unknown_forecast(len(lists), user, client_id, str(e))
         out = self.gw.create_topics([{"name": name, "assignment": lists}], user=user or "",
                                     client_id=client_id)[0]
         if out["error"] == THROTTLED:

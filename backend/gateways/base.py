@@ -54,6 +54,8 @@ class ClusterReader(Protocol):
 
 
 RAILYARD_CLIENT_ID = "railyard"  # the client id Railyard's requests carry unless configured
+# how Kafka names a connection without authentication that carries the default client id
+UNAUTHENTICATED = ("ANONYMOUS", RAILYARD_CLIENT_ID)
 
 
 @runtime_checkable

@@ -19,7 +19,7 @@ from dataclasses import replace
 from urllib.parse import quote, urlencode
 
 from backend.errors import BadInput, Unavailable
-from backend.gateways.base import RAILYARD_CLIENT_ID, GatewayError
+from backend.gateways.base import UNAUTHENTICATED, GatewayError
 from backend.gateways.config import Secret
 from backend.model.io import snapshot_from_parquet_bytes
 from backend.model.snapshot import Snapshot
@@ -147,7 +147,7 @@ class TwinHttpWriter(TwinHttpGateway):
 
     def principal(self) -> tuple[str | None, str]:
         """As a Kafka broker without authentication names Railyard's connection."""
-        return "ANONYMOUS", RAILYARD_CLIENT_ID
+        return UNAUTHENTICATED
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
         return self._post("/v1/topics", {"topics": topics, "user": user, "client_id": client_id})

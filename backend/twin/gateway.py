@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from backend.errors import BadInput, Unavailable
-from backend.gateways.base import RAILYARD_CLIENT_ID, GatewayError
+from backend.gateways.base import UNAUTHENTICATED, GatewayError
 from backend.model.bounds import parse_broker_id
 from backend.model.csr import gather_index, offsets_from_lengths
 from backend.model.snapshot import Snapshot
@@ -130,7 +130,7 @@ class TwinGateway:
 
     def principal(self) -> tuple[str | None, str]:
         """As a Kafka broker without authentication names Railyard's connection."""
-        return "ANONYMOUS", RAILYARD_CLIENT_ID
+        return UNAUTHENTICATED
 
     def create_topics(self, topics: list[dict], user: str = "", client_id: str = "") -> list[dict]:
         self.twin.faults.check("create_topics", self.twin.now_seconds)
