@@ -88,3 +88,31 @@ def test_the_eta_card_says_why_the_charts_still_show_a_move_that_ended(app):  # 
     seen = throttles._eta_cards(idle, {"moving": 0, "eta_seconds": None,
                                        "note": "no reassignment in progress"}, live)[0]
     assert "nothing moving" in str(seen) and "fading" in str(seen)
+
+
+def test_a_broker_reading_above_its_throttle_is_explained_not_hidden(app, monkeypatch):  # noqa: F811
+    """Kafka's measured throttled rate reads over the throttle at a move's start (a
+    broker idle before it may copy up to the rate x 11 s at once: SimpleRate's window,
+    KIP-73's 11 one-second samples). The chart shows the bar over its line; a banner
+    says why, naming only the brokers over it by more than rounding."""
+    throttles = served_page("/throttles")
+    monkeypatch.setattr(throttles.plan_views, "events_in", lambda *a: [])
+    past = monitor.View("c", timerange.window("abs", "2024-01-01T00:00", "2024-01-01T01:00",
+                                              now=END + 86400), None)
+    rates = {"brokers": ["1", "2", "3"], "leader": [240_000.0, 60_500.0, None],
+             "follower": [0.0, None, 30_000.0], "error": None,
+             "configured": {"leader": [60_000, 60_000, None],
+                            "follower": [60_000, 60_000, 60_000]}}
+    idle = {"error": None, "moving": 0, "moving_why": None, "eta_seconds": None}
+    answer = {"rates": rates, "observed_eta": idle, "predicted_eta": None,
+              "rates_series": MetricMissing("x"), "lag_series": MetricMissing("x"),
+              "reassign_series": MetricMissing("x")}
+    throttles._draw(answer, past)
+    [note] = [str(n) for n in past.notes if "above the configured throttle" in str(n)]
+    assert "Broker 1 reads above" in note and "rate x 11 s" in note  # 60.5 kB/s on 2 is rounding
+    calm = monitor.View("c", past.window, None)
+    throttles._draw({**answer, "rates": {**rates, "leader": [59_000.0, 0.0, None]}}, calm)
+    assert not [n for n in calm.notes if "above the configured throttle" in str(n)]
+    unknown = monitor.View("c", past.window, None)  # no configured rates: nothing to say
+    throttles._draw({**answer, "rates": {**rates, "configured": None}}, unknown)
+    assert not [n for n in unknown.notes if "above the configured throttle" in str(n)]
