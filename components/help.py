@@ -20,7 +20,10 @@ TERMS = {
                  "above the write rate so the move finishes, below the network left for "
                  "clients.",
     "eta": "Observed ETA: bytes still to copy over the rate they are arriving at (as "
-           "Strimzi reports it). Predicted ETA: the throttle engine's estimate.",
+           "Strimzi reports it). Predicted ETA: the throttle engine's estimate (KIP-73's "
+           "maths). On Apache Kafka expect 10-15% longer: a follower over its throttle "
+           "waits replica.fetch.backoff.ms (1 s) before fetching again, so it sustains "
+           "about 10/11 of the rate (docs/throttle.md).",
     "fetch size": "KIP-73 Q&A 5: replica.fetch.response.max.bytes must fit in one quota "
                   "window at the throttled rate, or throttled fetches time out.",
     "lag": "Replica lag: messages followers still have to fetch (FetcherLagMetrics "
