@@ -107,6 +107,10 @@ class DemoStack:
         live_cluster = self.kafka.cluster_config(live.url) if self.kafka else \
             ClusterConfig("demo", Gateway("twin"), PrometheusSettings(live.url),
                           limits=self.twin.twin.snap.limits)
+        aside = set_aside_store(home)
+        if aside is not None:
+            say(f"plan store: new, as the cluster starts anew; the last demo's plans and "
+                f"audit are in {aside}")
         config = self._config(live_cluster, incident.url, home, users)
         self._propose_demo_plan(config, users, say)
         return config
@@ -219,6 +223,27 @@ def demo_store(home: Path) -> StoreSettings:
     return StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}",
                          audit_key_file=str(home / "audit_keys"),
                          audit_checkpoints=str(home / "audit-checkpoints.jsonl"))
+
+
+def set_aside_store(home: Path) -> Path | None:
+    """Move the last demo's plan store and audit checkpoints to ``home/previous`` (the
+    one before is dropped); None when there was none. Its cluster, the twin or the demo's
+    own Kafka, starts anew on every start, so a plan left executing would otherwise be
+    resumed, and its throttles put back, on a cluster that never saw it. The audit keys
+    stay: `railyard audit verify --demo home/previous` still checks the chain."""
+    db = home / "railyard.db"
+    if not db.exists():
+        return None
+    aside = home / "previous"
+    shutil.rmtree(aside, ignore_errors=True)
+    aside.mkdir()
+    for f in [db, *home.glob("railyard.db-*"), home / "railyard.db.writer-lock",
+              home / "audit-checkpoints.jsonl"]:
+        if f.exists():
+            f.rename(aside / f.name)
+    if (home / "audit_keys").exists():
+        shutil.copy2(home / "audit_keys", aside / "audit_keys")
+    return aside
 
 
 def demo_users(home: Path) -> dict[str, tuple[str, str]]:
