@@ -22,6 +22,7 @@ session, so it is stopped explicitly, never left behind).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -32,8 +33,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.errors import BadInput
 from backend.metrics.dialects import STRIMZI
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics, scrape_config
+from backend.metrics.server import (
+    PrometheusProcess,
+    backfill_openmetrics,
+    port_taken,
+    scrape_config,
+)
 from backend.model.io import save_snapshot
 from backend.twin.cluster import TwinCluster
 from backend.twin.examples import DEMO_SCENARIO, INCIDENT_SCENARIO, demo_snapshot, incident_snapshot
@@ -81,10 +88,15 @@ class DemoStack:
     twin: TwinService | None = None
     kafka: KafkaDemo | None = None
     prometheus: list[PrometheusProcess] = field(default_factory=list)
+    home_lock: int | None = None  # the fd of HOME/demo.lock, locked while this demo runs
 
     def start(self, say) -> DashboardConfig:
         s, home = self.settings, self.settings.home
         home.mkdir(parents=True, exist_ok=True)
+        self.home_lock = lock_home(home)
+        if port_taken(s.port):
+            raise BadInput(f"--port {s.port}: 127.0.0.1:{s.port} is in use (another "
+                           "dashboard?); nothing was started")
         if s.kafka:
             self.kafka = KafkaDemo(home / "kafka")
             name, targets = "kafka", self.kafka.start(say)
@@ -202,6 +214,10 @@ class DemoStack:
         """The in-process twin's gateway; Kafka's is opened from the config."""
         return {} if self.twin is None else {"demo": TwinGateway(self.twin.twin)}
 
+    def running(self) -> bool:
+        """Whether anything was started (a refused start has nothing to stop)."""
+        return bool(self.prometheus) or self.twin is not None or self.kafka is not None
+
     def stop(self, say) -> None:
         for prom in reversed(self.prometheus):
             pid = prom.proc.pid if prom.proc else None
@@ -215,6 +231,9 @@ class DemoStack:
         if self.kafka is not None:
             self.kafka.stop(say)
             self.kafka = None
+        if self.home_lock is not None:
+            os.close(self.home_lock)  # closing the file releases its lock
+            self.home_lock = None
 
 
 def demo_store(home: Path) -> StoreSettings:
@@ -223,6 +242,20 @@ def demo_store(home: Path) -> StoreSettings:
     return StoreSettings(f"sqlite:///{(home / 'railyard.db').resolve()}",
                          audit_key_file=str(home / "audit_keys"),
                          audit_checkpoints=str(home / "audit-checkpoints.jsonl"))
+
+
+def lock_home(home: Path) -> int:
+    """Lock ``home`` for this demo (an flock the kernel drops when the process ends): a
+    second demo on the same home would wipe the first one's Prometheus data and move its
+    plan store aside while it runs."""
+    fd = os.open(home / "demo.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise BadInput(f"another railyard demo runs in {home}: stop it (Ctrl-C), or start "
+                       "this one with its own --home and ports; nothing was started") from None
+    return fd
 
 
 def set_aside_store(home: Path) -> Path | None:
@@ -290,10 +323,11 @@ def run(settings: DemoSettings) -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut this short
             signal.signal(sig, signal.SIG_IGN)
-        say("stopping everything it started")
+        if stack.running():
+            say("stopping everything it started")
         stack.stop(say)  # first: Prometheus and the clusters need nothing of Spark
         try:
-            session.stop_session()
-            say("stopped spark")
+            if session.stop_session():
+                say("stopped spark")
         except Exception as e:  # a kill of the process group took its JVM first
             say(f"spark was gone already ({type(e).__name__})")

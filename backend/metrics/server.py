@@ -30,6 +30,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_taken(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:``port`` already (a server started there
+    would exit, and whatever answers there would pass for it)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not taken
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
+
+
 def scrape_config(targets: dict[int | str, str], cluster: str, interval: float = 5.0) -> dict:
     """One job, one static target per broker labelled broker="<id>" and cluster; Railyard's
     recording rules (write_config writes the file beside the config)."""
@@ -83,6 +95,9 @@ class PrometheusProcess:
         return self.config_path
 
     def start(self, retention: str = "15d", timeout: float = 30.0) -> PrometheusProcess:
+        if port_taken(self.port):
+            raise BadInput(f"127.0.0.1:{self.port} is in use: another Prometheus (or "
+                           "another railyard demo) listens there")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.home / "prometheus.log", "ab")  # noqa: SIM115 (lives with the process)
         self.proc = subprocess.Popen(

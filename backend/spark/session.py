@@ -278,19 +278,22 @@ def warm_up(settings: SparkSettings | None = None) -> threading.Thread:
     return thread
 
 
-def stop_session() -> None:
-    """Stop the shared session (tests, and switching between clusters)."""
+def stop_session() -> bool:
+    """Stop the shared session (tests, and switching between clusters); whether one was
+    running."""
     warming = _shared.warming
     if warming is not None:
         warming.join()
     with _shared.lock:
-        _stop_locked()
+        return _stop_locked()
 
 
-def _stop_locked() -> None:
-    if _shared.session is not None:
+def _stop_locked() -> bool:
+    running = _shared.session is not None
+    if running:
         _shared.session.stop()
     _shared.session, _shared.settings, _shared.error = None, None, None
+    return running
 
 
 def is_connect(spark) -> bool:

@@ -7,10 +7,22 @@ its cluster; the last one is set aside whole, its audit chain still verifiable."
 from __future__ import annotations
 
 import json
+import os
+import socket
 
+import pytest
+
+from backend.errors import BadInput
+from backend.metrics.server import PrometheusProcess
 from backend.services import plans
 from backend.store.store import open_store
-from dashboard.demo_stack import demo_store, set_aside_store
+from dashboard.demo_stack import (
+    DemoSettings,
+    DemoStack,
+    demo_store,
+    lock_home,
+    set_aside_store,
+)
 from tests.unit.helpers import run_cli
 from tests.unit.test_audit_cli import approved_plan
 
@@ -43,3 +55,33 @@ def test_a_new_demo_starts_with_a_new_store_and_keeps_the_last_one_aside(tmp_pat
     gone = open_store(old.url, key_file=old.audit_key_file, checkpoints=old.audit_checkpoints)
     assert plans.list_plans(gone, cluster="c1", limit=10) == []
     gone.close()
+
+
+def test_a_second_demo_on_the_same_home_or_ports_is_refused_before_it_touches_anything(
+        tmp_path):
+    """A second `railyard demo` in another terminal wiped the first one's Prometheus data,
+    found the first one's Prometheus answering on 9090 and took it for its own, set the
+    first one's plan store aside while it ran, and ended in a traceback on port 8050."""
+    home = tmp_path / "demo"
+    home.mkdir()
+    first = lock_home(home)
+    with pytest.raises(BadInput, match=f"another railyard demo runs in {home}: .*nothing "
+                                       "was started"):
+        lock_home(home)
+    os.close(first)
+    os.close(lock_home(home))  # the lock ends with its holder
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        stack = DemoStack(DemoSettings(home=home, port=port, warm_spark=False))
+        with pytest.raises(BadInput, match=f"--port {port}: 127.0.0.1:{port} is in use"):
+            stack.start(print)
+        assert not stack.running()
+        stack.stop(print)  # releases the home
+        os.close(lock_home(home))
+        with pytest.raises(BadInput, match=f"127.0.0.1:{port} is in use: another "
+                                           "Prometheus"):
+            PrometheusProcess(tmp_path / "prom", port).start()
+        assert not (tmp_path / "prom" / "data").exists()  # nothing of it was touched

@@ -22,6 +22,9 @@ def test_a_signal_to_the_group_still_stops_the_stack(monkeypatch, tmp_path):
         def gateways(self):
             return {}
 
+        def running(self):
+            return True
+
         def stop(self, say):
             stopped.append("stack")
 
