@@ -15,6 +15,9 @@
 - sign-in on, with three demo users (an operator who proposes, an approver who approves,
   an admin who may also propose clearing leftover throttles)
   whose passwords are generated once into the demo's home and printed at every start.
+- a plan store that starts anew with the cluster (the last run's is set aside in
+  HOME/previous), and a lock on HOME, so a second demo there is refused before it
+  touches anything.
 
 Everything started here is stopped on Ctrl-C or SIGTERM (Prometheus runs in its own
 session, so it is stopped explicitly, never left behind).
