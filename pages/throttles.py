@@ -117,6 +117,11 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
         seen = card(term("Observed ETA", "eta"), "nothing moving", "ok",
                     "no partition is being reassigned" + (
                         f"; {FADING}" if w.refreshing else " at the end of the window"))
+    elif not observed["remaining_bytes"]:
+        seen = card(term("Observed ETA", "eta"), "none behind", "ok",
+                    "no replica of a moving partition is measured behind yet: a new "
+                    "replica's log size reaches Prometheus at its first scrape, and one "
+                    "that caught up may still be joining the ISR")
     else:
         never = observed["eta_seconds"] is None
         seen = card(term("Observed ETA", "eta"),

@@ -443,7 +443,8 @@ def _prefixed(frame, prefix: str):
 
 
 def observed_eta(behind, rate, reassigning) -> dict:
-    """Remaining bytes over the observed reassignment rate, as Strimzi reports it. How many
+    """Remaining bytes over the observed reassignment rate, as Strimzi reports it (None
+    while nothing is measured behind, or nothing arrives). How many
     partitions move is its own answer: a slow bytes-behind query (a join over every
     log-size series) does not hide the count; when the count itself is missing,
     ``moving_why`` says in a word or two why (Prometheus slow, unreachable, no data)."""
@@ -457,7 +458,10 @@ def observed_eta(behind, rate, reassigning) -> dict:
                 "error": str(errors[0]), "why": short_reason(errors[0])}
     remaining = float(behind["value"].sum())
     per_second = float(rate["value"].sum())
-    eta = remaining / per_second if moving and per_second > 0 else None
+    # nothing behind while partitions move is no ETA of 0 s: a new replica's log size is
+    # in Prometheus only from its first scrape, and a replica that caught up may still be
+    # joining the ISR
+    eta = remaining / per_second if moving and remaining > 0 and per_second > 0 else None
     return {"moving": moving, "moving_why": None, "remaining_bytes": remaining,
             "rate": per_second, "eta_seconds": eta, "error": None, "why": None}
 

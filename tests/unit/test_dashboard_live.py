@@ -51,6 +51,10 @@ def test_observed_eta_is_remaining_bytes_over_the_observed_rate():
     assert eta["eta_seconds"] == pytest.approx(1000) and eta["moving"] == 150
     stalled = monitoring.observed_eta(one(3e9), one(0.0), one(2))
     assert stalled["eta_seconds"] is None and stalled["moving"] == 2  # never, at this rate
+    # moving, nothing measured behind yet (a move's first seconds on Apache Kafka: the
+    # new replicas not yet scraped): no ETA, not "0 s"
+    starting = monitoring.observed_eta(one(0.0), one(2.9e5), one(5))
+    assert starting["eta_seconds"] is None and starting["remaining_bytes"] == 0
     idle = monitoring.observed_eta(one(0.0), one(0.0), one(0))
     assert idle["moving"] == 0 and idle["eta_seconds"] is None
     err = monitoring.observed_eta(MetricMissing("no series for x"), one(1), one(1))

@@ -116,3 +116,16 @@ def test_a_broker_reading_above_its_throttle_is_explained_not_hidden(app, monkey
     unknown = monitor.View("c", past.window, None)  # no configured rates: nothing to say
     throttles._draw({**answer, "rates": {**rates, "configured": None}}, unknown)
     assert not [n for n in unknown.notes if "above the configured throttle" in str(n)]
+
+
+def test_moving_with_nothing_behind_yet_says_so_not_0_s(app):  # noqa: F811
+    """On Apache Kafka the card said "0 s, 0.0 MB left" for the first seconds of a move:
+    the new replicas' log sizes were not scraped yet."""
+    throttles = served_page("/throttles")
+    live = monitor.View("c", timerange.window("live", None, None, now=END), None)
+    starting = {"error": None, "moving": 5, "moving_why": None, "eta_seconds": None,
+                "remaining_bytes": 0.0, "rate": 2.9e5, "basis": "partitions in flight"}
+    seen = str(throttles._eta_cards(starting, None, live)[0])
+    assert "none behind" in seen and "first scrape" in seen
+    assert "stalled" not in seen and "0 s" not in seen
+
