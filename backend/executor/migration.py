@@ -31,7 +31,7 @@ def migration_content(shrink: dict) -> dict:
 
 
 def quota_forecast(quotas: list[dict], partitions: int, user: str | None,
-                   client_id: str) -> Execution:
+                   client_id: str) -> dict:
     """What creating ``partitions`` costs under the KIP-599 quota that applies to
     (``user``, ``client_id``), starting from a full bucket (an idle principal): strict mode
     admits it while tokens >= 0, then throttles further mutations for ``throttle_ms``.
