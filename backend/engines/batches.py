@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from backend.errors import BadInput
-from backend.model.csr import gather_index, offsets_from_lengths, padded_rows
+from backend.model.csr import gather_index, offsets_from_lengths
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Snapshot
 
@@ -26,7 +26,7 @@ _PASSES = 4  # refills of one batch with movements the first pass skipped
 
 def new_replicas(snap: Snapshot, plan: Reassignment) -> np.ndarray:
     """Mask over ``plan.brokers``: replicas the plan adds (not in the current list)."""
-    old = padded_rows(snap.replica_offsets, snap.replica_broker, plan.rows)
+    old = snap.replica_matrix(plan.rows)
     entry = np.repeat(np.arange(len(plan)), np.diff(plan.offsets))
     return ~(old[entry] == plan.brokers[:, None]).any(axis=1)
 

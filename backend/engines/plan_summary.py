@@ -13,7 +13,6 @@ from backend.engines.batches import (
 )
 from backend.engines.limits import check_reassignment
 from backend.engines.planner import limit_unresolved
-from backend.model.csr import padded_rows
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot
 
@@ -100,6 +99,6 @@ def _rack_spread(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
     """Distinct racks per partition row (a broker without a rack is a rack of its own)."""
     rack = snap.broker_rack_index.astype(np.int64)
     rack = np.append(np.where(rack < 0, len(snap.rack_names), rack), -1)  # -1: padding
-    racks = np.sort(rack[padded_rows(snap.replica_offsets, snap.replica_broker, rows)], axis=1)
+    racks = np.sort(rack[snap.replica_matrix(rows)], axis=1)
     before = np.hstack((np.full((len(rows), 1), -1), racks[:, :-1]))
     return ((racks >= 0) & (racks != before)).sum(axis=1)

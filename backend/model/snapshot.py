@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from backend.errors import BadInput
-from backend.model.csr import gather_index, offsets_from_lengths
+from backend.model.csr import gather_index, offsets_from_lengths, padded_rows
 
 
 @dataclass(frozen=True)
@@ -228,6 +228,12 @@ class Snapshot:
         """Broker ids of one partition's replicas, leader first."""
         a, b = self.replica_offsets[row], self.replica_offsets[row + 1]
         return self.broker_ids[self.replica_broker[a:b]].tolist()
+
+    def replica_matrix(self, rows: np.ndarray) -> np.ndarray:
+        """Broker positions of the ``rows``' replicas, leader first: one row per
+        partition, as long as the longest, short ones padded with -1 (whole-array
+        comparisons instead of a loop per partition)."""
+        return padded_rows(self.replica_offsets, self.replica_broker, rows)
 
     # ---- per-broker figures ------------------------------------------------------------
     def broker_replica_counts(self, counted_only: bool = True) -> np.ndarray:

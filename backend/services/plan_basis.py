@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.errors import Unavailable
-from backend.model.csr import padded_rows
 from backend.model.snapshot import Snapshot
 
 # (cluster name, topics) -> those topics as they are now, read from the live cluster (a
@@ -149,7 +148,7 @@ def _rows(snap: Snapshot, names: list[str], parts: np.ndarray) -> np.ndarray:
 
 def _id_matrix(snap: Snapshot, rows: np.ndarray) -> np.ndarray:
     """Broker ids of the rows' replicas, leader first, -1 padded."""
-    m = padded_rows(snap.replica_offsets, snap.replica_broker, rows)
+    m = snap.replica_matrix(rows)
     return np.where(m >= 0, snap.broker_ids[np.maximum(m, 0)], -1).astype(np.int64)
 
 
