@@ -132,7 +132,7 @@ def reassignment_preview(draft: plan_preview.Draft) -> list:
                                "the goal.", "info"), *preview_blocks.left_out(draft.preview)]
     return kinds.block(draft.kind, draft, [
         html.H2(draft.title, className="plan-title"),
-        plan_views.propose_row(auth.current_actor(), draft.title)])
+        plan_views.propose_row(auth.current_actor(), draft.title, draft.kind)])
 
 
 def parse_brokers(text: str | None) -> list[int]:

@@ -69,5 +69,5 @@ def preview(_clicks, topic, partitions, delay_hours, search):
     except Unavailable as e:
         return no_update, no_update, "", [banners.banner(str(e), "error")]
     head = [html.H2(draft.title, className="plan-title"),
-            plan_views.propose_row(auth.current_actor(), draft.title)]
+            plan_views.propose_row(auth.current_actor(), draft.title, draft.kind)]
     return kinds.block(draft.kind, draft, head), drafts.save(draft), "", []

@@ -24,7 +24,7 @@ from backend.model.snapshot import Snapshot
 from backend.services import approval_status
 from backend.services.plan_basis import ConfigsOf, TopicsOf, changes_since
 from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
-from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
+from backend.services.plan_kinds import KINDS, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
 from backend.store.audit import append, canonical_json
@@ -97,7 +97,7 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
         raise BadInput(f"throttle: expected a positive integer (bytes/s) up to Kafka's "
                        f"largest value (2^63-1), got {str(throttle)[:30]}")
     if not_before not in (None, ""):
-        if kind != REASSIGNMENT:
+        if not plan_kind.scheduled:
             raise BadInput(f"not_before: only a reassignment waits for a start time, not a "
                            f"{kind}")
         content = {**content, "not_before": parse_time(not_before, "not_before")}
@@ -105,7 +105,7 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
         if outside_windows is not True:
             raise BadInput(f"outside_windows: expected true or false, got "
                            f"{str(outside_windows)[:20]}")
-        if kind != REASSIGNMENT:
+        if not plan_kind.scheduled:
             raise BadInput(f"outside_windows: only a reassignment waits for a window, not a "
                            f"{kind}")
         content = {**content, "outside_windows": True}

@@ -9,7 +9,7 @@ import pandas as pd
 from dash import dcc, html
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
-from backend.services import plan_actions, plan_events
+from backend.services import plan_actions, plan_events, plan_kinds
 from backend.store.workflow import Actor
 from components import tables
 from dashboard import ids, runtime
@@ -26,11 +26,15 @@ def events_in(cluster: str, start: float, end: float) -> list[dict]:
         return []
 
 
-def propose_row(who: Actor, title: str) -> html.Div:
-    """Title and Propose for those who may propose; for others, why there is none."""
+def propose_row(who: Actor, title: str, kind: str) -> html.Div:
+    """Title and Propose for those who may propose; for others, why there is none. The
+    options a plan of ``kind`` cannot take (an adaptive throttle without a throttle, a
+    start time or the windows for what runs at once) are not offered: the proposal would
+    be refused. They stay in the layout, hidden and empty, for the Propose callback."""
     if not plan_actions.can_propose(who):
         return html.P(f"Signed in as {who.name} ({who.role}): only operators and admins "
                       "propose plans.", className="hint")
+    k = plan_kinds.kind_of(kind)
     return html.Div([
         html.Div([html.Label([html.Span("Title", className="field-label"),
                               dcc.Input(id=ids.PLAN_TITLE, type="text", value=title,
@@ -38,7 +42,7 @@ def propose_row(who: Actor, title: str) -> html.Div:
                   html.Label([html.Span("Not before (optional)", className="field-label"),
                               dcc.Input(id=ids.PLAN_NOT_BEFORE, type="text", value="",
                                         placeholder="2026-12-01T22:00+01:00")],
-                             className="field"),
+                             className="field", style=_shown(k.scheduled)),
                   html.Button("Propose", id=ids.PLAN_PROPOSE, className="button primary")],
                  className="form-row"),
         html.Div([dcc.Checklist(id=ids.PLAN_ADAPTIVE, value=[], options=[{
@@ -47,17 +51,22 @@ def propose_row(who: Actor, title: str) -> html.Div:
             "value": "adaptive"}], className="checklist"),
                   dcc.Input(id=ids.PLAN_FLOOR, type="number", min=0.001, step="any",
                             value=10, style={"width": "6em"}),
-                  html.Span(" MB/s")], className="form-row"),
-        dcc.Checklist(id=ids.PLAN_OUTSIDE_WINDOWS, value=[], options=[{
+                  html.Span(" MB/s")], className="form-row", style=_shown(k.throttled)),
+        html.Div(dcc.Checklist(id=ids.PLAN_OUTSIDE_WINDOWS, value=[], options=[{
             "label": " Run outside the cluster's execution windows (an emergency: it starts "
                      "batches at any time; the approval rules may ask for more approvers)",
-            "value": "outside"}], className="checklist"),
-        html.P("Proposing freezes exactly this plan (its sha256, with its start time if "
-               "given: no batch starts before it, nor outside the cluster's execution "
-               "windows); someone else with the approver role approves it before it can "
-               "run.", className="hint"),
+            "value": "outside"}], className="checklist"), style=_shown(k.scheduled)),
+        html.P("Proposing freezes exactly this plan (its sha256" + (
+            ", with its start time if given: no batch starts before it, nor outside the "
+            "cluster's execution windows" if k.scheduled else "") + "); someone else with "
+            "the approver role approves it before it can run.", className="hint"),
         html.Div(id=ids.PLAN_PROPOSE_ERROR, className="inline-error", role="alert"),
     ], className="panel")
+
+
+def _shown(shown: bool) -> dict | None:
+    """A style that hides an element (the hidden attribute loses to a class's display)."""
+    return None if shown else {"display": "none"}
 
 
 AT_WIDTH = 190  # px: "2024-01-01 00:40:00 UTC" whole, not cut by the sized-to-fit grid

@@ -128,3 +128,45 @@ def test_shrink_preview_and_errors(app):
         "partitions after: give the number of partitions to keep")
     assert sh.preview(1, "topic-001", 20, None, "")[2].startswith(
         "topic 'topic-001' has 11 partitions; a shrink needs 1 <= partitions after < 11")
+
+
+def shown_ids(component, hidden: bool = False) -> dict[str, bool]:
+    """id -> whether it shows: no element styled display: none holds it."""
+    if component is None or isinstance(component, str | int | float):
+        return {}
+    if isinstance(component, list | tuple):
+        return {k: v for c in component for k, v in shown_ids(c, hidden).items()}
+    hidden = hidden or (getattr(component, "style", None) or {}).get("display") == "none"
+    found = {component.id: not hidden} if getattr(component, "id", None) else {}
+    return found | shown_ids(getattr(component, "children", None), hidden)
+
+
+def test_the_propose_row_offers_only_what_a_kind_can_take(app):
+    """A shrink's Propose row offered an adaptive throttle, a start time and running
+    outside the windows; each was refused once proposed (a shrink has no throttle and
+    runs at once). They show only for a reassignment; for others they stay in the layout
+    (the Propose callback reads them), hidden and empty, and the service still refuses
+    them."""
+    from backend.errors import BadInput
+    from backend.services import plans as plan_service
+    from backend.store.workflow import Actor
+    from dashboard import ids
+    from dashboard.plan_views.shared import propose_row
+
+    olga = Actor("olga", "operator", "127.0.0.1")
+    options = (ids.PLAN_ADAPTIVE, ids.PLAN_FLOOR, ids.PLAN_NOT_BEFORE, ids.PLAN_OUTSIDE_WINDOWS)
+    moving = shown_ids(propose_row(olga, "reassign 3 partitions", "reassignment"))
+    assert all(moving[i] for i in (*options, ids.PLAN_TITLE, ids.PLAN_PROPOSE)), moving
+    assert "with its start time if given" in text_of(propose_row(olga, "t", "reassignment"))
+    shrink = shown_ids(propose_row(olga, "shrink orders 6 -> 3 partitions", "shrink"))
+    assert not any(shrink[i] for i in options), shrink
+    assert shrink[ids.PLAN_TITLE] and shrink[ids.PLAN_PROPOSE]
+    assert "start time" not in text_of(propose_row(olga, "t", "shrink"))
+    for option, refused in (({"not_before": "2026-12-01T22:00+01:00"},
+                             "only a reassignment waits for a start time"),
+                            ({"outside_windows": True}, "only a reassignment waits for a window"),
+                            ({"throttle_mode": {"mode": "adaptive", "floor": 1}},
+                             "this kind of plan has no throttle to adapt")):
+        with pytest.raises(BadInput, match=refused):
+            plan_service.propose(None, olga, cluster="demo", kind="shrink", content={},
+                                 preview={}, snapshot=None, **option)

@@ -61,3 +61,6 @@ class PlanKind:
     propose_right: str | None = None  # a right beyond "propose" its author needs
     large: bool = False  # content and basis can be megabytes: pages read them lazily
     throttled: bool = False  # it carries a replication throttle
+    # it runs in batches that wait for a start time and the cluster's execution windows
+    # (so it may be given a not-before time, or be let run outside the windows)
+    scheduled: bool = False

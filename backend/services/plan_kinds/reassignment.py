@@ -60,5 +60,5 @@ def title(content: dict) -> str:
     return f"reassign {len(content.get('partitions', []))} partitions"
 
 
-KIND = PlanKind(NAME, title, basis, start_batches, large=True, throttled=True,
+KIND = PlanKind(NAME, title, basis, start_batches, large=True, throttled=True, scheduled=True,
                 touched=touched, affects=affects, draft=draft)
