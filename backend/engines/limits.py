@@ -27,10 +27,14 @@ from backend.engines.placement import kafka_assign, validate_request
 from backend.errors import BadInput
 from backend.model.csr import offsets_from_lengths
 from backend.model.jsonrows import IndexedRows
+from backend.model.names import kafka_name_error
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_internal_name
 
 KRAFT_MAX_PARTITIONS_PER_REQUEST = 10_000  # "Excessively large number of partitions per request."
+# Kafka's error codes for a topic it will not create (CreateTopics' per-topic answer)
+TOPIC_ALREADY_EXISTS, INVALID_TOPIC = "TOPIC_ALREADY_EXISTS", "INVALID_TOPIC_EXCEPTION"
+POLICY_VIOLATION = "POLICY_VIOLATION"  # KIP-578: a partition limit would be exceeded
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class TopicOutcome:
     first_partition: int = 0
     assignment: np.ndarray | None = None  # (new partitions, RF), leader first
     error: str | None = None
+    code: str | None = None  # Kafka's error code when refused
     kafka_compatible: bool = False  # placement equals Kafka's AdminUtils for this start
     rack_aware: bool = True  # every partition on min(racks, RF) racks
     warnings: list[str] = field(default_factory=list)
@@ -163,7 +168,7 @@ class _Placer:
             return out
         error = self._cluster_limit_error(name, partitions * rf)
         if error:
-            return TopicOutcome(name, False, first_partition, error=error)
+            return TopicOutcome(name, False, first_partition, error=error, code=POLICY_VIOLATION)
         capacity = broker_capacity(self.counts, self.limits)
         kafka = added = None
         # Kafka gives every broker the lead of at least partitions // n of them: a broker
@@ -181,7 +186,7 @@ class _Placer:
                                     f"{min(rf, len(self.snap.rack_names))} racks: some "
                                     f"partitions span fewer")
         else:
-            return TopicOutcome(name, False, first_partition,
+            return TopicOutcome(name, False, first_partition, code=POLICY_VIOLATION,
                                 error=self._broker_limit_error(name, partitions, rf, capacity))
         self.counts = self.counts + added
         return out
@@ -238,11 +243,24 @@ def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
         except BadInput as e:  # Kafka's own check and wording, naming the topic asked for
             raise BadInput(f"topic '{r.name}': {e}") from None
         start = placer.starts()
-        if snap.has_topic(r.name):
-            outcomes.append(TopicOutcome(r.name, False, error=f"topic '{r.name}' already exists"))
-            continue
-        outcomes.append(placer.place(r.name, r.partitions, r.rf, 0, start))
+        refused = name_refusal(snap, r.name)
+        outcomes.append(refused or placer.place(r.name, r.partitions, r.rf, 0, start))
     return PlacementResult(snap, limits, outcomes, placer.counts)
+
+
+def name_refusal(snap: Snapshot, name: str) -> TopicOutcome | None:
+    """Why Kafka's controller would not create a topic of this name on this cluster, in its
+    wording (ReplicationControlManager.createTopics: validateNewTopicNames, then an
+    existing name, whose answer wins), or None. Checked against the cluster as it is:
+    Kafka does not compare the new names of one request with each other either."""
+    if snap.has_topic(name):
+        return TopicOutcome(name, False, error=f"Topic '{name}' already exists.",
+                            code=TOPIC_ALREADY_EXISTS)
+    error = kafka_name_error(name)
+    clash = snap.colliding_topic(name)
+    if clash is not None:
+        error = f"Topic '{name}' collides with existing topic: {clash}"
+    return None if error is None else TopicOutcome(name, False, error=error, code=INVALID_TOPIC)
 
 
 def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,

@@ -215,8 +215,15 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-# Kafka's own names where kafka-python spells a code differently (Errors.java)
-KAFKA_NAMES = {6: "NOT_LEADER_OR_FOLLOWER", 39: "INVALID_REPLICA_ASSIGNMENT"}
+# Metadata's answers for a topic that is not there: unknown, or a name no topic can have
+# (Kafka answers INVALID_TOPIC_EXCEPTION for ".", "a b", ...: Topic.validate)
+_NO_SUCH_TOPIC = ("UNKNOWN_TOPIC_OR_PARTITION", "INVALID_TOPIC_EXCEPTION")
+
+# Kafka's own names where kafka-python spells a code differently or not at all (every code
+# of Kafka 4.1's clients/.../common/protocol/Errors.java compared with kafka-python's)
+KAFKA_NAMES = {-1: "UNKNOWN_SERVER_ERROR", 6: "NOT_LEADER_OR_FOLLOWER", 10: "MESSAGE_TOO_LARGE",
+               17: "INVALID_TOPIC_EXCEPTION", 39: "INVALID_REPLICA_ASSIGNMENT",
+               128: "INVALID_REGULAR_EXPRESSION"}
 
 
 def error_of(code: int, message: str | None = None) -> tuple[str | None, str | None]:
@@ -475,9 +482,10 @@ class KafkaGateway:
         out = []
         for t in sorted(topics, key=lambda t: t["name"]):
             err, msg = error_of(t["error_code"])
-            if err == "UNKNOWN_TOPIC_OR_PARTITION" and missing_ok:
+            missing = err in _NO_SUCH_TOPIC
+            if missing and missing_ok:
                 continue
-            if err == "UNKNOWN_TOPIC_OR_PARTITION":
+            if missing:
                 raise BadInput(f"no topic '{t['name']}' on {self.conn.servers}")
             if err is not None:
                 raise Unavailable(self.what, f"Metadata for topic '{t['name']}': {err}: {msg}")
@@ -507,7 +515,7 @@ class KafkaGateway:
                           read=True)
         result = resp.results[0]
         err, msg = error_of(result.error_code, result.error_message)
-        if err == "UNKNOWN_TOPIC_OR_PARTITION":
+        if err in _NO_SUCH_TOPIC:
             raise BadInput(f"no topic '{name}' on {self.conn.servers}")
         if err is not None:
             raise Unavailable(self.what, f"DescribeConfigs {entity_type} '{name}': {err}: {msg}")

@@ -16,6 +16,7 @@ import numpy as np
 
 from backend.errors import BadInput
 from backend.model.csr import gather_index, offsets_from_lengths, padded_rows
+from backend.model.names import metric_name
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,16 @@ class Snapshot:
 
     def has_topic(self, name: str) -> bool:
         return name in self._topic_lookup
+
+    def colliding_topic(self, name: str) -> str | None:
+        """An existing topic whose name differs from ``name`` only by '.' against '_'
+        (Kafka's Topic.hasCollision: their metric names would be one), or None."""
+        return self._collision_lookup.get(metric_name(name)) \
+            if "." in name or "_" in name else None
+
+    @cached_property
+    def _collision_lookup(self) -> dict[str, str]:
+        return {metric_name(n): n for n in self.topic_names.tolist() if "." in n or "_" in n}
 
     def broker_positions(self, ids, where: str = "") -> np.ndarray:
         """Positions of broker ids; BadInput naming the first unknown id."""

@@ -43,13 +43,15 @@ def effective_limits(snap: Snapshot, max_broker_partitions: int | None,
 
 
 def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Limits,
-                  start_index: int | None = None, seed: int = 0, compact: bool = False) -> dict:
+                  start_index: int | None = None, seed: int = 0, compact: bool = False,
+                  where: str = "--topic") -> dict:
     """Place new topics in order; Kafka's metric-name warning on names with '.' or '_'.
-    ``compact``: assignments as mappings over the arrays (PlacementResult.to_dict)."""
+    ``compact``: assignments as mappings over the arrays (PlacementResult.to_dict);
+    ``where``: the input a name came from, named in errors."""
     earlier: list[str] = []
     for t in topics:
         if not snap.has_topic(t.name):
-            check_no_collision(t.name, [*snap.topic_names, *earlier], "--topic")
+            check_no_collision(t.name, [*snap.topic_names, *earlier], where)
         earlier.append(t.name)
     check_count(snap.n_partitions + sum(t.partitions for t in topics), MAX_PARTITIONS,
                 "partitions after creating the topics")
@@ -89,7 +91,9 @@ def whatif(source: ClusterSource, action: str, topic: str, partitions: int | Non
             raise BadInput("replication factor: give a whole number larger than 0")
         if snap.has_topic(topic):
             raise BadInput(f"topic '{topic}' already exists: add partitions to it instead")
-        result = create_topics(snap, [engine.TopicRequest(topic, partitions, rf)], limits)
+        check_topic_name(topic, "topic")
+        result = create_topics(snap, [engine.TopicRequest(topic, partitions, rf)], limits,
+                               where="topic")
     else:
         if not snap.has_topic(topic):
             raise BadInput(f"topic '{topic}' does not exist in cluster '{snap.cluster}'")

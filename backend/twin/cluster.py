@@ -27,7 +27,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from backend.engines.limits import TopicRequest, add_partitions, create_topics
+from backend.engines.limits import (
+    POLICY_VIOLATION,
+    TopicOutcome,
+    TopicRequest,
+    add_partitions,
+    create_topics,
+    name_refusal,
+)
 from backend.engines.shrink import CHECK_INTERVAL_MS
 from backend.errors import BadInput
 from backend.model.bounds import parse_broker_id
@@ -466,9 +473,7 @@ class TwinCluster:
                 out = create_topics(snap, [req], self.limits(), seed=seed).topics[0] \
                     if manual is None else self._check_manual(snap, req.name, manual)
                 if not out.ok:
-                    err = "TOPIC_ALREADY_EXISTS" if "already exists" in (out.error or "") \
-                        else "POLICY_VIOLATION"
-                    results.append(_result(req.name, err, out.error))
+                    results.append(_result(req.name, out.code, out.error))
                     continue
                 ans = self.quotas.admit(user, client_id, req.partitions, self.time_ms, strict)
                 if not ans.admitted:
@@ -496,21 +501,24 @@ class TwinCluster:
         ids = [b for r in manual for b in r]
         return self.snap.broker_positions(ids).reshape(len(manual), len(manual[0]))
 
-    def _check_manual(self, snap: Snapshot, name: str, placed: np.ndarray) -> _Placed:
+    def _check_manual(self, snap: Snapshot, name: str, placed: np.ndarray) -> TopicOutcome:
         """A given assignment, checked against KIP-578's limits as the controller would."""
-        if snap.has_topic(name):
-            return _Placed(False, f"topic '{name}' already exists", None)
+        refused = name_refusal(snap, name)
+        if refused is not None:
+            return refused
         limits = self.limits()
         after = snap.broker_replica_counts() + np.bincount(placed.ravel(),
                                                            minlength=snap.n_brokers)
         if limits.max_broker_partitions is not None and after.max() > limits.max_broker_partitions:
             b = int(snap.broker_ids[int(np.argmax(after))])
-            return _Placed(False, f"broker {b} would hold {int(after.max())} replicas, over "
-                           f"max.broker.partitions={limits.max_broker_partitions}", None)
+            return TopicOutcome(name, False, code=POLICY_VIOLATION, error=(
+                f"broker {b} would hold {int(after.max())} replicas, over "
+                f"max.broker.partitions={limits.max_broker_partitions}"))
         if limits.max_partitions is not None and after.sum() > limits.max_partitions:
-            return _Placed(False, f"the cluster would hold {int(after.sum())} replicas, over "
-                           f"max.partitions={limits.max_partitions}", None)
-        return _Placed(True, None, placed)
+            return TopicOutcome(name, False, code=POLICY_VIOLATION, error=(
+                f"the cluster would hold {int(after.sum())} replicas, over "
+                f"max.partitions={limits.max_partitions}"))
+        return TopicOutcome(name, True, assignment=placed)
 
     def create_partitions(self, topic: str, total: int, user: str = "", client_id: str = "",
                           strict: bool = True) -> dict:
@@ -519,7 +527,7 @@ class TwinCluster:
             placed = add_partitions(self.snap, topic, total, self.limits(), seed=self._seed())
             out = placed.topics[0]
             if not out.ok:
-                return _result(topic, "POLICY_VIOLATION", out.error)
+                return _result(topic, out.code, out.error)
             ans = self.quotas.admit(user, client_id, len(out.assignment), self.time_ms, strict)
             if not ans.admitted:
                 return _result(topic, THROTTLING_QUOTA_EXCEEDED,
@@ -637,15 +645,6 @@ class TwinCluster:
             return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
                            part_rate=self.state.base_rate.copy(),
                            in_flight=tuple(self.list_reassignments()), limits=self.limits())
-
-
-@dataclass(frozen=True)
-class _Placed:
-    """A topic's placement as create_topics reads it (the limit engine's outcome shape)."""
-
-    ok: bool
-    error: str | None
-    assignment: np.ndarray | None  # (partitions, RF) broker positions
 
 
 def _result(name: str, error: str | None, message: str | None, throttle_ms: int = 0) -> dict:

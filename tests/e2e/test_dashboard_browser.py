@@ -169,6 +169,12 @@ def test_limits_whatif_round_trip(browser, dashboard):
     type_into(parts, "0")
     browser.find_element(By.ID, "wi-lim-run").click()
     wait_text(browser, "#wi-lim-error", "partitions: give a whole number larger than 0")
+    # a name Kafka refuses: the same line, naming the field and the character
+    type_into(parts, "24")
+    type_into(browser.find_element(By.ID, "wi-lim-topic"), "payments v2")
+    browser.find_element(By.ID, "wi-lim-run").click()
+    wait_text(browser, "#wi-lim-error", "topic: topic name 'payments v2' contains ' '")
+    type_into(browser.find_element(By.ID, "wi-lim-topic"), "payments-v2")
     # a topic the limits refuse
     type_into(parts, "20000")
     browser.find_element(By.ID, "wi-lim-run").click()

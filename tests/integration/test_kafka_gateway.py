@@ -24,6 +24,8 @@ from kafka.admin import ConfigResource
 
 from backend.errors import BadInput
 from backend.gateways.base import ClusterGateway, GatewayError
+from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.gateway import TwinGateway
 from tests.kafka_tools import kafka_configs, kafka_reassign
 
 LEADER_RATE = "leader.replication.throttled.rate"  # KIP-73 broker configs
@@ -191,6 +193,26 @@ def test_a_bad_replica_assignment_is_kafkas_error(gw, topic, error, message):
     assert gw.create_topics([topic]) == [{"name": topic["name"], "error": error,
                                           "message": message, "throttle_time_ms": 0}]
     assert gw.describe_topics([topic["name"]], missing_ok=True) == []
+
+
+def test_a_topic_name_kafka_refuses_gets_the_same_answer_from_the_twin(gw, raw):
+    """Kafka refuses a bad or colliding name per topic (Topic.validate,
+    ReplicationControlManager.validateNewTopicNames); the twin, and the what-if placement
+    under it (engines.limits.name_refusal), answer each exactly as Kafka did."""
+    made(gw, raw, [{"name": "gw.dotted", "partitions": 1, "rf": 1}])
+    names = ["gw bad!", ".", "..", "gw-" + "x" * 247, "gw_dotted", "gw.dotted"]
+    asked = [{"name": n, "partitions": 1, "rf": 1} for n in names]
+    kafka = gw.create_topics(asked)
+    assert [k["error"] for k in kafka] == ["INVALID_TOPIC_EXCEPTION"] * 5 + ["TOPIC_ALREADY_EXISTS"]
+    assert kafka[4]["message"] == "Topic 'gw_dotted' collides with existing topic: gw.dotted"
+    twin = TwinGateway(TwinCluster(gw.topics_assignment(["gw.dotted"]), TwinSettings()))
+    assert twin.create_topics(asked) == kafka
+    assert gw.describe_topics(names[:5], missing_ok=True) == []
+    for bad in ("gw bad!", ".."):  # no such topic, not "Kafka is unavailable"
+        with pytest.raises(BadInput, match=rf"^no topic '{re.escape(bad)}' on "):
+            gw.describe_topics([bad])
+        with pytest.raises(BadInput, match=rf"^no topic '{re.escape(bad)}' on "):
+            gw.describe_configs("topic", bad)
 
 
 def test_create_partitions(gw, raw):

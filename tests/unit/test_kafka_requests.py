@@ -216,6 +216,10 @@ def test_error_codes_become_kafka_error_names():
     assert k.error_of(0) == (None, None)
     assert k.error_of(36, "exists") == ("TOPIC_ALREADY_EXISTS", "exists")
     assert k.error_of(89)[0] == "THROTTLING_QUOTA_EXCEEDED"
+    # Kafka's names (Errors.java) where kafka-python's differ: the twin answers with these
+    assert [k.error_of(c)[0] for c in (-1, 6, 10, 17, 39, 128)] == [
+        "UNKNOWN_SERVER_ERROR", "NOT_LEADER_OR_FOLLOWER", "MESSAGE_TOO_LARGE",
+        "INVALID_TOPIC_EXCEPTION", "INVALID_REPLICA_ASSIGNMENT", "INVALID_REGULAR_EXPRESSION"]
 
 
 # ---- the connection config -----------------------------------------------------------------

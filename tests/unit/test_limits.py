@@ -123,6 +123,44 @@ def test_existing_topic_is_rejected_not_replaced():
     assert not res.ok and "already exists" in res.topics[0].error
 
 
+# Kafka's Topic.validate and ReplicationControlManager.validateNewTopicNames, word for word
+# (tests/integration/test_kafka_gateway.py gets the same answers from Apache Kafka)
+CHARS = "contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+
+
+@pytest.mark.parametrize(("name", "error"), [
+    ("bad topic!", f"Topic name is invalid: 'bad topic!' {CHARS}"),
+    ("ordérs", f"Topic name is invalid: 'ordérs' {CHARS}"),
+    ("", "Topic name is invalid: the empty string is not allowed"),
+    (".", "Topic name is invalid: '.' is not allowed"),
+    ("..", "Topic name is invalid: '..' is not allowed"),
+    ("x" * 250, f"Topic name is invalid: the length of '{'x' * 250}' is longer than the max "
+                "allowed length 249"),
+    ("pay_ments", "Topic 'pay_ments' collides with existing topic: pay.ments"),
+    ("pay.ments", "Topic 'pay.ments' already exists."),  # Kafka's answer for a name it has
+])
+def test_a_name_kafka_refuses_is_refused_with_kafkas_words(name, error):
+    snap = filled_snapshot({1: 0, 2: 0}, extra_topics={"pay.ments": [[1]]})
+    res = create_topics(snap, [TopicRequest("first", 1, 1), TopicRequest(name, 1, 1),
+                               TopicRequest("last", 1, 1)], Limits())
+    first, refused, last = res.topics
+    assert (refused.ok, refused.error, refused.assignment) == (False, error, None)
+    assert refused.code == ("TOPIC_ALREADY_EXISTS" if name == "pay.ments"
+                            else "INVALID_TOPIC_EXCEPTION")
+    assert first.ok and last.ok  # each topic is answered on its own, as Kafka does
+    assert res.counts_after.sum() == snap.broker_replica_counts().sum() + 2
+
+
+def test_names_kafka_accepts_are_placed():
+    snap = filled_snapshot({1: 0, 2: 0}, extra_topics={"pay.ments": [[1]]})
+    names = ["x" * 249, "a.b_c-D9", "pay.ments2", "_underscore", "..."]
+    res = create_topics(snap, [TopicRequest(n, 1, 1) for n in names], Limits())
+    assert [t.error for t in res.topics] == [None] * len(names)
+    # Kafka compares a new name with the cluster's topics, not with the request's others
+    both = create_topics(snap, [TopicRequest("a.b", 1, 1), TopicRequest("a_b", 1, 1)], Limits())
+    assert both.ok
+
+
 def test_rack_aware_under_limits():
     racks = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
     snap = filled_snapshot({1: 9, 2: 0, 3: 5, 4: 0, 5: 9, 6: 0}, racks=racks)
@@ -263,3 +301,22 @@ def test_product_of_start_indexes_is_kafka_when_unbound():
     for start, p in product(range(6), (1, 7, 13)):
         res = create_topics(snap, [TopicRequest("t", p, 3)], Limits(10_000), start_index=start)
         assert res.topics[0].kafka_compatible
+
+
+def test_the_whatif_page_refuses_a_name_kafka_would_as_bad_input_naming_the_field(tmp_path):
+    """The page's form gets one line naming its field, before anything is placed; the
+    engine's own answer (Kafka's words, above) is what the twin gives a client."""
+    from backend.model.io import save_snapshot
+    from backend.services.cluster import ClusterSource
+    from backend.services.limits import whatif
+
+    path = tmp_path / "snap.json"
+    save_snapshot(filled_snapshot({1: 0, 2: 0}, extra_topics={"pay.ments": [[1]]}), path)
+    source = ClusterSource("c", str(path), Limits())
+    with pytest.raises(BadInput, match=r"^topic: topic name 'bad topic!' contains ' ': Kafka "
+                                       r"allows only ASCII letters, digits, '\.', '_' and '-'$"):
+        whatif(source, "create", "bad topic!", 1, 1, None, None)
+    with pytest.raises(BadInput, match=r"^topic: topic 'pay_ments' collides with existing "
+                                       r"topic 'pay\.ments'"):
+        whatif(source, "create", "pay_ments", 1, 1, None, None)
+    assert whatif(source, "create", "payments", 1, 1, None, None)["ok"]

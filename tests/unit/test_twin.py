@@ -157,6 +157,28 @@ def test_topic_creation_respects_partition_limits_from_the_limit_engine():
     assert twin.snap.has_topic("ok") and not twin.snap.has_topic("big")
 
 
+def test_a_topic_name_kafka_refuses_gets_kafkas_error_and_nothing_is_made():
+    """CreateTopics answers INVALID_TOPIC_EXCEPTION per topic, placed by count or given an
+    assignment (Kafka checks every new name first: ReplicationControlManager.createTopics);
+    the request's other topics are made and the quota is charged for them only."""
+    twin = TwinCluster(generate_snapshot(3, 0, 2, 30, 3, seed=1), QUIET)
+    made = twin.create_topics([{"name": "pay.ments", "partitions": 1, "rf": 1}])
+    before = twin.snap.n_topics
+    out = twin.create_topics([{"name": "bad name", "partitions": 2, "rf": 1},
+                              {"name": "pay_ments", "assignment": [[1]]},
+                              {"name": "good", "partitions": 1, "rf": 1}])
+    assert made[0]["error"] is None
+    assert [(o["error"], o["message"]) for o in out] == [
+        ("INVALID_TOPIC_EXCEPTION", "Topic name is invalid: 'bad name' contains one or more "
+                                    "characters other than ASCII alphanumerics, '.', '_' and '-'"),
+        ("INVALID_TOPIC_EXCEPTION", "Topic 'pay_ments' collides with existing topic: pay.ments"),
+        (None, None)]
+    assert twin.snap.n_topics == before + 1 and twin.snap.has_topic("good")
+    again = twin.create_topics([{"name": "pay.ments", "assignment": [[2]]}])
+    assert (again[0]["error"], again[0]["message"]) == ("TOPIC_ALREADY_EXISTS",
+                                                        "Topic 'pay.ments' already exists.")
+
+
 def test_create_partitions_and_delete_topics_carry_state_over():
     twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 2, seed=3), QUIET)
     twin.advance(3)
