@@ -238,12 +238,13 @@ def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
     placer = _Placer(snap, limits, start_index, seed)
     outcomes = []
     for r in requests:
-        try:
-            validate_request(snap.n_brokers, r.partitions, r.rf)
-        except BadInput as e:  # Kafka's own check and wording, naming the topic asked for
-            raise BadInput(f"topic '{r.name}': {e}") from None
         start = placer.starts()
-        refused = name_refusal(snap, r.name)
+        refused = name_refusal(snap, r.name)  # Kafka checks the names first
+        if refused is None:
+            try:
+                validate_request(snap.n_brokers, r.partitions, r.rf)
+            except BadInput as e:  # Kafka's own check and wording, naming the topic
+                raise BadInput(f"topic '{r.name}': {e}") from None
         outcomes.append(refused or placer.place(r.name, r.partitions, r.rf, 0, start))
     return PlacementResult(snap, limits, outcomes, placer.counts)
 

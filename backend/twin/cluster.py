@@ -470,8 +470,9 @@ class TwinCluster:
             # quota; a rejected topic leaves no trace for the topics after it.
             snap, seed = self.snap, self._seed()
             for req, manual in zip(reqs, given, strict=True):
-                out = create_topics(snap, [req], self.limits(), seed=seed).topics[0] \
-                    if manual is None else self._check_manual(snap, req.name, manual)
+                out = self._check_manual(snap, req.name, manual) if manual is not None else \
+                    name_refusal(snap, req.name) or _count_refusal(req, snap.n_brokers) or \
+                    create_topics(snap, [req], self.limits(), seed=seed).topics[0]
                 if not out.ok:
                     results.append(_result(req.name, out.code, out.error))
                     continue
@@ -645,6 +646,24 @@ class TwinCluster:
             return replace(self.snap, part_size=self.state.log_size.astype(np.int64),
                            part_rate=self.state.base_rate.copy(),
                            in_flight=tuple(self.list_reassignments()), limits=self.limits())
+
+
+def _count_refusal(req: TopicRequest, n_brokers: int) -> TopicOutcome | None:
+    """KRaft's answer for a count or replication factor it cannot place, in its words
+    (ReplicationControlManager.createTopic, StripedReplicaPlacer); -1, Kafka's "use the
+    broker default", is not simulated and is refused like 0."""
+    if req.rf <= 0:
+        return TopicOutcome(req.name, False, code="INVALID_REPLICATION_FACTOR", error=(
+            "Replication factor must be larger than 0, or -1 to use the default value."))
+    if req.partitions <= 0:
+        return TopicOutcome(req.name, False, code="INVALID_PARTITIONS", error=(
+            "Number of partitions was set to an invalid non-positive value."))
+    if req.rf > n_brokers:
+        return TopicOutcome(req.name, False, code="INVALID_REPLICATION_FACTOR", error=(
+            f"Unable to replicate the partition {req.rf} time(s): The target replication "
+            f"factor of {req.rf} cannot be reached because only {n_brokers} broker(s) are "
+            "registered."))
+    return None
 
 
 def _result(name: str, error: str | None, message: str | None, throttle_ms: int = 0) -> dict:

@@ -202,10 +202,13 @@ def test_a_topic_name_kafka_refuses_gets_the_same_answer_from_the_twin(gw, raw):
     made(gw, raw, [{"name": "gw.dotted", "partitions": 1, "rf": 1}])
     names = ["gw bad!", ".", "..", "gw-" + "x" * 247, "gw_dotted", "gw.dotted"]
     asked = [{"name": n, "partitions": 1, "rf": 1} for n in names]
+    asked += [{"name": "gw-rf5", "partitions": 1, "rf": 5},  # and a count KRaft cannot place
+              {"name": "gw bad rf", "partitions": 1, "rf": 5}]  # the name is checked first
     kafka = gw.create_topics(asked)
-    assert [k["error"] for k in kafka] == ["INVALID_TOPIC_EXCEPTION"] * 5 + ["TOPIC_ALREADY_EXISTS"]
+    assert [k["error"] for k in kafka] == ["INVALID_TOPIC_EXCEPTION"] * 5 + [
+        "TOPIC_ALREADY_EXISTS", "INVALID_REPLICATION_FACTOR", "INVALID_TOPIC_EXCEPTION"]
     assert kafka[4]["message"] == "Topic 'gw_dotted' collides with existing topic: gw.dotted"
-    twin = TwinGateway(TwinCluster(gw.topics_assignment(["gw.dotted"]), TwinSettings()))
+    twin = TwinGateway(TwinCluster(gw.assignment(), TwinSettings()))
     assert twin.create_topics(asked) == kafka
     assert gw.describe_topics(names[:5], missing_ok=True) == []
     for bad in ("gw bad!", ".."):  # no such topic, not "Kafka is unavailable"

@@ -177,6 +177,16 @@ def test_a_topic_name_kafka_refuses_gets_kafkas_error_and_nothing_is_made():
     again = twin.create_topics([{"name": "pay.ments", "assignment": [[2]]}])
     assert (again[0]["error"], again[0]["message"]) == ("TOPIC_ALREADY_EXISTS",
                                                         "Topic 'pay.ments' already exists.")
+    counts = twin.create_topics([{"name": "none", "partitions": 0, "rf": 1},
+                                 {"name": "unreplicated", "partitions": 1, "rf": 0},
+                                 {"name": "too-wide", "partitions": 1, "rf": 4}])
+    assert [(o["error"], o["message"]) for o in counts] == [  # KRaft's createTopic
+        ("INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."),
+        ("INVALID_REPLICATION_FACTOR",
+         "Replication factor must be larger than 0, or -1 to use the default value."),
+        ("INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 4 time(s): The target "
+         "replication factor of 4 cannot be reached because only 3 broker(s) are registered.")]
+    assert twin.snap.n_topics == before + 1
 
 
 def test_create_partitions_and_delete_topics_carry_state_over():
