@@ -364,23 +364,23 @@ def _zero_tokens_line(fig: go.Figure) -> None:
                   annotation_position="bottom right", annotation_font={"color": OVER})
 
 
-def token_bucket(frame: pd.DataFrame, burst_by_principal: dict[str, float | None],
-                 title: str) -> go.Figure:
+def token_bucket(curve: pd.DataFrame, rejected: pd.DataFrame,
+                 burst_by_principal: dict[str, float | None], title: str) -> go.Figure:
     """Tokens per principal over time against its burst; rejections marked in red.
 
-    frame columns: t, principal, tokens, admitted. Principals sharing a burst share one
-    line and one label ("burst 55: alice, bob"), so labels never sit on each other.
+    curve and rejected columns: t, principal, tokens (curve: points joined by straight
+    lines, services.quota.whatif). Principals sharing a burst share one line and one
+    label ("burst 55: alice, bob"), so labels never sit on each other.
     """
     fig = _base(title, height=360)
-    for name, part in frame.groupby("principal", sort=True):
-        fig.add_scatter(x=part["t"], y=part["tokens"], mode="lines", name=str(name),
-                        line={"shape": "hv"})
-        rejected = part[~part["admitted"]]
-        if len(rejected):
-            fig.add_scatter(x=rejected["t"], y=rejected["tokens"], mode="markers",
+    for name, part in curve.groupby("principal", sort=True):
+        fig.add_scatter(x=part["t"], y=part["tokens"], mode="lines", name=str(name))
+        refused = rejected[rejected["principal"] == name]
+        if len(refused):
+            fig.add_scatter(x=refused["t"], y=refused["tokens"], mode="markers",
                             name=f"{name}: rejected", marker={"color": OVER, "size": 7,
                                                               "symbol": "x"})
-    shown = sorted(set(frame["principal"].astype(str)))
+    shown = sorted(set(curve["principal"].astype(str)))
     by_burst: dict[float, list[str]] = {}
     for name in shown:
         if burst_by_principal.get(name) is not None:

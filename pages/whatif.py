@@ -239,9 +239,7 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
             r = quota.whatif(path, rate, int(samples), int(window))
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
-    bursts = {p["user"] if not p["client_id"] else f"{p['user']}/{p['client_id']}": p["burst"]
-              for p in r["principals"]}
-    fig = charts.token_bucket(r["series"], bursts,
+    fig = charts.token_bucket(r["curve"], r["rejected"], r["bursts"],
                               f"Tokens per principal (burst {r['burst']:,.0f} partitions)")
     return fig, tables.principals(r["principals"]), name, ""
 

@@ -479,6 +479,40 @@ def bucket_totals(requests: Mapping[str, Any], per_request: Mapping[str, Any], n
             "partitions_admitted": parts, "max_throttle_ms": max_throttle}
 
 
+def token_curve(t: np.ndarray, bucket: np.ndarray, tokens_after: np.ndarray,
+                rates: np.ndarray, bursts: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each bucket's tokens over time as (seconds, bucket, tokens) points to join with
+    straight lines: full at its first request, each request's drop, the refill between
+    requests (K = min(B, K + R x elapsed): up at the rate, flat once full) and, after its
+    last request, the refill until it is full again, when a throttled principal may
+    mutate freely. Only the drops were drawn before, which showed a drained bucket
+    staying drained until its next request. Requests without a quota (NaN tokens) are
+    left out; ``t`` in seconds, in time order, as ``replay_requests`` takes it."""
+    keep = np.flatnonzero(~np.isnan(tokens_after))
+    keep = keep[np.argsort(bucket[keep], kind="stable")]  # each bucket's requests in order
+    b, after = bucket[keep], tokens_after[keep]
+    t_ms = java_ms(np.asarray(t)[keep]).astype(np.float64)
+    rate, cap = rates[b], bursts[b]
+    first = np.r_[True, b[1:] != b[:-1]] if len(b) else np.zeros(0, dtype=bool)
+    last = np.r_[b[1:] != b[:-1], True] if len(b) else np.zeros(0, dtype=bool)
+    prev_t, prev_after = np.r_[np.nan, t_ms[:-1]], np.r_[np.nan, after[:-1]]
+    grown = prev_after + rate * ((t_ms - prev_t) / 1000.0)
+    before = np.where(first, cap, np.minimum(cap, grown))
+    full_again = ~first & (grown > cap)  # full before this request came
+    full_at = prev_t + (cap - prev_after) / rate * 1000.0
+    ends = last & (after < cap)
+    ends_at = t_ms + (cap - after) / rate * 1000.0
+    # four kinds of point per request, drawn in this order: full, before, after, full
+    ms = np.concatenate([full_at[full_again], t_ms, t_ms, ends_at[ends]])
+    tokens = np.concatenate([cap[full_again], before, after, cap[ends]])
+    request = np.concatenate([np.flatnonzero(full_again), np.arange(len(b)), np.arange(len(b)),
+                              np.flatnonzero(ends)])
+    kind = np.repeat([0, 1, 2, 3], [full_again.sum(), len(b), len(b), ends.sum()])
+    order = np.lexsort((kind, request))
+    return ms[order] / 1000.0, b[request[order]], tokens[order]
+
+
 # Past this many requests pandas' hash table factorizes faster than a dict costs to fill
 # (and its import is paid back); below it, the CLI's small workloads start without pandas.
 _PANDAS_FACTORIZE_MIN = 100_000

@@ -277,6 +277,20 @@ def load_quotas(path: str | os.PathLike) -> engine.QuotaBook:
 def replay(requests_path: str | os.PathLike, rate: float | None, samples: int,
            window_seconds: int, mode: str, quotas_path: str | os.PathLike | None) -> dict:
     """The `railyard quota replay` answer: per request and per principal (quota bucket)."""
+    c, out, bucket, buckets = _replayed(requests_path, rate, samples, window_seconds, mode,
+                                        quotas_path)
+    return {
+        "burst": None if rate is None else engine.burst(rate, samples, window_seconds),
+        "mode": mode,
+        "requests": _request_rows(out),
+        "principals": _principal_rows(c, out, bucket, buckets),
+    }
+
+
+def _replayed(requests_path: str | os.PathLike, rate: float | None, samples: int,
+              window_seconds: int, mode: str, quotas_path: str | os.PathLike | None
+              ) -> tuple[Columns, engine.Replay, np.ndarray, engine.Buckets]:
+    """The workload's columns, its replay, each request's bucket and the buckets."""
     if rate is None and quotas_path is None:
         raise BadInput("give --rate, --quotas or both")
     book = load_quotas(quotas_path) if quotas_path else None
@@ -284,14 +298,7 @@ def replay(requests_path: str | os.PathLike, rate: float | None, samples: int,
     out, bucket, buckets = engine.replay_requests(
         c["user"], c["client_id"], c["t"], c["partitions"], c["validate_only"], rate, samples,
         window_seconds, mode == "strict", book)
-    totals = engine.bucket_totals(c, {"bucket": bucket, "admitted": out.admitted,
-                                      "throttle_ms": out.throttle_ms}, len(buckets.rate))
-    return {
-        "burst": None if rate is None else engine.burst(rate, samples, window_seconds),
-        "mode": mode,
-        "requests": _request_rows(out),
-        "principals": _principal_rows(buckets, totals),
-    }
+    return c, out, bucket, buckets
 
 
 def _request_rows(out: engine.Replay) -> list[dict]:
@@ -301,7 +308,10 @@ def _request_rows(out: engine.Replay) -> list[dict]:
                                                 out.throttle_ms.tolist(), strict=True))]
 
 
-def _principal_rows(b: engine.Buckets, totals: dict[str, np.ndarray]) -> list[dict]:
+def _principal_rows(c: Columns, out: engine.Replay, bucket: np.ndarray,
+                    b: engine.Buckets) -> list[dict]:
+    totals = engine.bucket_totals(c, {"bucket": bucket, "admitted": out.admitted,
+                                      "throttle_ms": out.throttle_ms}, len(b.rate))
     rows = []
     for i, (rate, burst) in enumerate(zip(b.rate.tolist(), b.burst.tolist(), strict=True)):
         bounded = not math.isnan(rate)
@@ -338,18 +348,24 @@ def workload_for_job(contents: str | None, filename: str | None, directory: str,
 
 def whatif(requests_path: str, rate: float | None, samples: int = DEFAULT_SAMPLES,
            window_seconds: int = DEFAULT_WINDOW_SECONDS) -> dict:
-    """Replay a workload through KIP-599 strict token buckets: who is rejected, and when."""
+    """Replay a workload through KIP-599 strict token buckets: who is rejected, and when.
+    ``curve``: each principal's tokens over time (engines.quota.token_curve); ``rejected``:
+    the requests refused, at the tokens they found; ``bursts``: each principal's burst."""
     if rate is None or not rate > 0:
         raise BadInput("rate: give the controller_mutation_rate in partitions/s (> 0)")
     import pandas as pd
 
-    requests = load_requests(requests_path)
-    answer = replay(requests_path, rate, samples, window_seconds, "strict", None)
-    per_request = pd.DataFrame(answer["requests"])
-    principal = requests["user"].where(requests["client_id"] == "",
-                                       requests["user"] + "/" + requests["client_id"])
-    series = pd.DataFrame({"t": requests["t"], "principal": principal,
-                           "tokens": per_request["tokens_after"],
-                           "admitted": per_request["admitted"]})
-    return {"burst": answer["burst"], "principals": answer["principals"],
-            "series": series.dropna(subset=["tokens"])}
+    c, out, bucket, buckets = _replayed(requests_path, rate, samples, window_seconds,
+                                        "strict", None)
+    names = np.array([u if not cl else f"{u}/{cl}"
+                      for u, cl in zip(buckets.user, buckets.client_id, strict=True)], dtype=object)
+    t, b, tokens = engine.token_curve(c["t"], bucket, out.tokens_after, buckets.rate,
+                                      buckets.burst)
+    refused = np.flatnonzero(~out.admitted)
+    return {"burst": engine.burst(rate, samples, window_seconds),
+            "principals": _principal_rows(c, out, bucket, buckets),
+            "bursts": dict(zip(names.tolist(), buckets.burst.tolist(), strict=True)),
+            "curve": pd.DataFrame({"t": t, "principal": names[b], "tokens": tokens}),
+            "rejected": pd.DataFrame({"t": np.asarray(c["t"])[refused],
+                                      "principal": names[bucket[refused]],
+                                      "tokens": out.tokens_after[refused]})}

@@ -316,6 +316,14 @@ def test_quota_replay_writes_each_burst_once_and_names_the_zero_line(browser, da
     for i, a in enumerate(drawn):
         for b in drawn[i + 1:]:
             assert not overlap(a["box"], b["box"]), (a, b)
+    # tenant-a's bucket is drawn refilling after its last admitted request (at 11.8 s, from
+    # 0 to -6 tokens), full again 61 / 5 = 12.2 s later, not flat until its next request
+    line = browser.execute_script("""
+        const d = document.querySelector('#wi-qu-bucket .js-plotly-plot')._fullData
+            .find(t => t.name === 'tenant-a/provisioner');
+        return [Array.from(d.x), Array.from(d.y)];""")
+    refill = [(x, y) for x, y in zip(*line, strict=True) if 11.8 <= x <= 30]
+    assert refill == [(11.8, 0), (11.8, -6), (24, 55)], refill
     screenshot(browser, "what-if-quota")
     assert console_errors(browser) == []
 

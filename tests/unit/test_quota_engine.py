@@ -31,6 +31,42 @@ def test_kip_example_burst_560_partitions_then_12s_throttle():
     assert buckets["burst"].tolist() == [500.0]
 
 
+def test_kip_example_drawn_as_the_bucket_runs():
+    """KIP-599: R = 5, B = 500; 560 partitions take the bucket from 500 to -60, it is back
+    at 0 after 12 s and full again after (500 + 60) / 5 = 112 s."""
+    t = np.array([0.0, 4.0])
+    out, bucket, b = q.replay_requests(["u", "u"], ["c", "c"], t, np.array([560, 1]),
+                                       np.array([False, False]), 5, samples=100)
+    assert out.admitted.tolist() == [True, False]  # -60 + 5 x 4 = -40: still refused
+    ts, bs, tokens = q.token_curve(t, bucket, out.tokens_after, b.rate, b.burst)
+    assert list(zip(ts.tolist(), tokens.tolist(), strict=True)) == [
+        (0.0, 500.0), (0.0, -60.0), (4.0, -40.0), (4.0, -40.0), (112.0, 500.0)]
+    assert bs.tolist() == [0] * 5
+
+
+def test_the_curve_refills_to_the_burst_and_stays_there_between_requests():
+    """Two principals, each its own bucket (rate 5, burst 55): tenant b's bucket is full
+    again 4.4 s after its request and stays full until its next one at 20 s; each point
+    before a request is the bucket as Kafka refilled it (after it, minus the cost)."""
+    t = np.array([0.0, 1.0, 2.0, 20.0])
+    users, cost = ["a", "b", "a", "b"], np.array([10, 22, 5, 3])
+    out, bucket, b = q.replay_requests(users, ["c"] * 4, t, cost, np.zeros(4, dtype=bool), 5)
+    ts, bs, tokens = q.token_curve(t, bucket, out.tokens_after, b.rate, b.burst)
+    got = {name: list(zip(ts[bs == i].tolist(), tokens[bs == i].tolist(), strict=True))
+           for i, name in enumerate(b.user)}
+    assert got["a"] == [(0.0, 55.0), (0.0, 45.0), (2.0, 55.0), (2.0, 50.0),
+                        (3.0, 55.0)]  # 45 + 5 x 2 = 55 exactly: full at its next request
+    assert got["b"] == [(1.0, 55.0), (1.0, 33.0), (5.4, 55.0), (20.0, 55.0), (20.0, 52.0),
+                        (20.6, 55.0)]
+    assert np.all(np.diff(ts[bs == 1]) >= 0)
+
+
+def test_requests_without_a_quota_draw_nothing():
+    ts, bs, tokens = q.token_curve(np.array([0.0]), np.array([0]), np.array([np.nan]),
+                                   np.array([np.nan]), np.array([np.nan]))
+    assert len(ts) == len(bs) == len(tokens) == 0
+
+
 def test_kip_example_permissive_throttles_the_admitted_request():
     per_request, _ = q.replay_frame(frame([(0, "u", "c", 560)]), rate=5, samples=100,
                                     strict=False)
