@@ -125,7 +125,7 @@ def _throttle_tab() -> html.Div:
             html.Span(id=ids.WI_TH_PLAN_NAME, className="hint"),
             tables.field("Network capacity N (B/s)",
                    dcc.Input(id=ids.WI_TH_CAPACITY, type="number", min=1,
-                             placeholder="125000000 (1 GbE)"), None),
+                             placeholder="125000000"), "empty: 1 GbE"),
         ], className="form-row"),
         html.Div([
             html.Span("Throttle", className="field-label"),

@@ -17,22 +17,23 @@ if TYPE_CHECKING:
     from backend.services.monitoring import Span
 
 
-def parse_topic_spec(spec: str) -> engine.TopicRequest:
-    """NAME:PARTITIONS:RF, e.g. orders:12:3 (the name may itself contain ':')."""
+def parse_topic_spec(spec: str, where: str = "--topic") -> engine.TopicRequest:
+    """NAME:PARTITIONS:RF, e.g. orders:12:3 (the name may itself contain ':'); ``where``:
+    the input it came from, named in errors."""
     name, sep, rest = spec.rpartition(":")
     name, sep2, parts = name.rpartition(":")
     if not sep or not sep2 or not name:
-        raise BadInput(f"--topic '{spec}': expected NAME:PARTITIONS:RF, e.g. orders:12:3")
+        raise BadInput(f"{where} '{spec}': expected NAME:PARTITIONS:RF, e.g. orders:12:3")
     try:
         partitions, rf = int(parts), int(rest)
     except ValueError:
-        raise BadInput(f"--topic '{spec}': PARTITIONS and RF must be integers") from None
+        raise BadInput(f"{where} '{spec}': PARTITIONS and RF must be integers") from None
     if partitions <= 0:
-        raise BadInput(f"--topic '{spec}': partitions must be larger than 0")
+        raise BadInput(f"{where} '{spec}': partitions must be larger than 0")
     if rf <= 0:
-        raise BadInput(f"--topic '{spec}': replication factor must be larger than 0")
-    check_topic_name(name, "--topic")
-    check_replicas(partitions, rf, f"--topic '{spec}'")
+        raise BadInput(f"{where} '{spec}': replication factor must be larger than 0")
+    check_topic_name(name, where)
+    check_replicas(partitions, rf, f"{where} '{spec}'")
     return engine.TopicRequest(name, partitions, rf)
 
 

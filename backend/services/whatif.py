@@ -168,7 +168,7 @@ def parse_grid(kind: str, text: str) -> dict[str, list[float | int]]:
 
 def parse_workload(text: str) -> list[dict]:
     """'orders:100:3, clicks:500:3' -> the limits sweep's workload."""
-    topics = [limits.parse_topic_spec(t.strip())
+    topics = [limits.parse_topic_spec(t.strip(), "workload")
               for t in (text or "").replace("\n", ",").split(",") if t.strip()]
     if not topics:
         raise BadInput("workload: list topics as NAME:PARTITIONS:RF, e.g. orders:100:3")

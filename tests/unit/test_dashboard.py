@@ -108,6 +108,11 @@ def test_sweep_grid_parsing():
         whatif.parse_grid("throttle", "rate=1")
     with pytest.raises(BadInput, match="workload: list topics"):
         whatif.parse_workload(" ")
+    # the page's field is named, not the CLI's --topic
+    with pytest.raises(BadInput, match=r"^workload 'clicks:x:3': PARTITIONS and RF must be "):
+        whatif.parse_workload("orders:1:3, clicks:x:3")
+    with pytest.raises(BadInput, match=r"^workload: topic name 'bad topic!' contains ' '"):
+        whatif.parse_workload("bad topic!:1:3")
 
 
 @pytest.fixture(scope="module")
