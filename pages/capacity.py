@@ -81,12 +81,12 @@ def _knobs(state: dict) -> html.Div:
         field("Add brokers", number("add", "0")),
         field("max.broker.partitions", number("mbp", "current")),
         field("max.partitions", number("mp", "current")),
-        field("Planned topic", dcc.Input(id=ids.CAP_TOPIC, type="text", value=state["topic"],
-                                         placeholder="P:RF, e.g. 100:3", debounce=True,
-                                         className="knob-input")),
-        field("Brokers by", dcc.Input(id=ids.CAP_BY, type="text", value=state["by"],
-                                      placeholder="YYYY-MM-DD (90 days)", debounce=True,
-                                      className="knob-input")),
+        field("Planned topic (P:RF)", dcc.Input(
+            id=ids.CAP_TOPIC, type="text", value=state["topic"], placeholder="e.g. 100:3",
+            debounce=True, className="knob-input")),
+        field("Brokers by (YYYY-MM-DD)", dcc.Input(
+            id=ids.CAP_BY, type="text", value=state["by"], placeholder="in 90 days",
+            debounce=True, className="knob-input")),
     ], className="knobs")
 
 

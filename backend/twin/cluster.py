@@ -66,6 +66,10 @@ TOPIC_KEYS = {LEADER_REPLICAS, FOLLOWER_REPLICAS, "min.insync.replicas", "retent
 DEFAULT_BROKER = "<default>"
 _REPLICA_LIST = re.compile(r"^(\*|([0-9]+:[0-9]+)(,[0-9]+:[0-9]+)*)?$")
 THROTTLING_QUOTA_EXCEEDED = "THROTTLING_QUOTA_EXCEEDED"
+# Kafka's words for these answers (Errors.java: what its controller sends, or what
+# Kafka's clients show when it sends none)
+QUOTA_EXCEEDED = "The throttling quota has been exceeded."
+NO_SUCH_TOPIC = "This server does not host this topic-partition."
 
 
 @dataclass(frozen=True)
@@ -479,8 +483,7 @@ class TwinCluster:
                 ans = self.quotas.admit(user, client_id, req.partitions, self.time_ms, strict)
                 if not ans.admitted:
                     results.append(_result(req.name, THROTTLING_QUOTA_EXCEEDED,
-                                           "the controller mutation quota is exhausted",
-                                           ans.throttle_ms))
+                                           QUOTA_EXCEEDED, ans.throttle_ms))
                     continue
                 results.append(_result(req.name, None, None, ans.throttle_ms))
                 snap = snap.with_partitions_added(
@@ -523,16 +526,25 @@ class TwinCluster:
 
     def create_partitions(self, topic: str, total: int, user: str = "", client_id: str = "",
                           strict: bool = True) -> dict:
-        """CreatePartitions: grow ``topic`` to ``total`` partitions."""
+        """CreatePartitions: grow ``topic`` to ``total`` partitions, checked in KRaft's
+        order and words (ReplicationControlManager.createPartitions): the topic, the
+        count, the quota (charged before placement), then the placement."""
         with self.lock:
+            if not self.snap.has_topic(topic):
+                return _result(topic, "UNKNOWN_TOPIC_OR_PARTITION", NO_SUCH_TOPIC)
+            now = self.snap.topic_partition_count(self.snap.topic_index(topic))
+            if total <= now:
+                return _result(topic, "INVALID_PARTITIONS", (
+                    f"Topic already has {now} partition(s)." if total == now else
+                    f"The topic {topic} currently has {now} partition(s); {total} would not "
+                    "be an increase."))
+            ans = self.quotas.admit(user, client_id, total - now, self.time_ms, strict)
+            if not ans.admitted:
+                return _result(topic, THROTTLING_QUOTA_EXCEEDED, QUOTA_EXCEEDED, ans.throttle_ms)
             placed = add_partitions(self.snap, topic, total, self.limits(), seed=self._seed())
             out = placed.topics[0]
             if not out.ok:
                 return _result(topic, out.code, out.error)
-            ans = self.quotas.admit(user, client_id, len(out.assignment), self.time_ms, strict)
-            if not ans.admitted:
-                return _result(topic, THROTTLING_QUOTA_EXCEEDED,
-                               "the controller mutation quota is exhausted", ans.throttle_ms)
             self._adopt(placed.after, row_map(self.snap, placed.after))
             return _result(topic, None, None, ans.throttle_ms)
 
@@ -543,15 +555,13 @@ class TwinCluster:
             results, drop = [], []
             for name in names:
                 if not self.snap.has_topic(name):
-                    results.append(_result(name, "UNKNOWN_TOPIC_OR_PARTITION",
-                                           f"topic '{name}' does not exist"))
+                    results.append(_result(name, "UNKNOWN_TOPIC_OR_PARTITION", NO_SUCH_TOPIC))
                     continue
                 t = self.snap.topic_index(name)
                 ans = self.quotas.admit(user, client_id, self.snap.topic_partition_count(t),
                                         self.time_ms, strict)
                 if not ans.admitted:
-                    results.append(_result(name, THROTTLING_QUOTA_EXCEEDED,
-                                           "the controller mutation quota is exhausted",
+                    results.append(_result(name, THROTTLING_QUOTA_EXCEEDED, QUOTA_EXCEEDED,
                                            ans.throttle_ms))
                     continue
                 results.append(_result(name, None, None, ans.throttle_ms))
@@ -596,8 +606,7 @@ class TwinCluster:
                                f"{topic}-{moving[0]} is being reassigned")
             ans = self.quotas.admit(user, client_id, n - total, self.time_ms, strict)
             if not ans.admitted:
-                return _result(topic, THROTTLING_QUOTA_EXCEEDED,
-                               "the controller mutation quota is exhausted", ans.throttle_ms)
+                return _result(topic, THROTTLING_QUOTA_EXCEEDED, QUOTA_EXCEEDED, ans.throttle_ms)
             self.deletions.request(topic, total, delay_ms, self.time_ms)
             mode = READ_ONLY if delay_ms else NO_ACCESS
             start = int(self.snap.topic_starts[t])

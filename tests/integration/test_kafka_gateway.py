@@ -238,6 +238,25 @@ def test_create_partitions(gw, raw):
         gw.create_partitions("gw-grown", 0)
 
 
+def test_create_partitions_and_delete_topics_refused_alike_by_the_twin(gw, raw):
+    """The twin refuses what Kafka refuses, with the same answer: a count that is no
+    increase (ReplicationControlManager.createPartitions' words), a topic that is not
+    there (Kafka sends no words for it to CreatePartitions: its clients show Errors.java's,
+    which the twin answers, and DeleteTopics sends them)."""
+    made(gw, raw, [{"name": "gw-alike", "assignment": [[1, 2], [2, 3]]}])
+    twin = TwinGateway(TwinCluster(gw.assignment(), TwinSettings()))
+    for total in (1, 2):
+        assert twin.create_partitions("gw-alike", total) == \
+            gw.create_partitions("gw-alike", total)
+    assert gw.create_partitions("gw-alike", 2)["message"] == "Topic already has 2 partition(s)."
+    assert twin.delete_topics(["gw-never", "gw bad"]) == gw.delete_topics(["gw-never", "gw bad"])
+    missing = twin.create_partitions("gw-never", 3)
+    assert missing == {"name": "gw-never", "error": "UNKNOWN_TOPIC_OR_PARTITION",
+                       "message": "This server does not host this topic-partition.",
+                       "throttle_time_ms": 0}
+    assert gw.create_partitions("gw-never", 3)["error"] == missing["error"]
+
+
 def test_describe_topics_unknown_and_missing_ok(gw, raw, servers):
     made(gw, raw, [{"name": "gw-known", "assignment": [[3, 1, 2]]}])
     with pytest.raises(BadInput) as e:

@@ -189,6 +189,26 @@ def test_a_topic_name_kafka_refuses_gets_kafkas_error_and_nothing_is_made():
     assert twin.snap.n_topics == before + 1
 
 
+def test_create_partitions_checks_in_krafts_order_and_words():
+    """Topic, count, then the quota (charged before placement, as KRaft's createPartitions
+    does), then the placement under the limits."""
+    snap = generate_snapshot(3, 0, 2, 30, 3, seed=1, limits=Limits(max_broker_partitions=35))
+    twin = TwinCluster(snap, QUIET)
+    name = str(twin.snap.topic_names[0])
+    n = twin.snap.topic_partition_count(0)
+    assert twin.create_partitions("nope", 3)["error"] == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert twin.create_partitions(name, n)["message"] == f"Topic already has {n} partition(s)."
+    assert twin.create_partitions(name, n - 1)["message"] == (
+        f"The topic {name} currently has {n} partition(s); {n - 1} would not be an increase.")
+    twin.set_mutation_quota("<default>", "<default>", 1.0)  # burst 11 partitions
+    over = twin.create_partitions(name, n + 20, user="u", client_id="c")  # drains the bucket
+    assert over["error"] == "POLICY_VIOLATION"  # charged, then refused by the limit
+    again = twin.create_partitions(name, n + 1, user="u", client_id="c")
+    assert (again["error"], again["message"]) == (THROTTLING_QUOTA_EXCEEDED,
+                                                  "The throttling quota has been exceeded.")
+    assert twin.snap.topic_partition_count(0) == n
+
+
 def test_create_partitions_and_delete_topics_carry_state_over():
     twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 2, seed=3), QUIET)
     twin.advance(3)
