@@ -108,16 +108,24 @@ def cluster_chart(answer: dict) -> go.Figure:
     return fig
 
 
-def brokers_to_add_text(answer: dict, by_label: str) -> str:
-    """One sentence: brokers to add by the date, likely and cautious."""
+def brokers_to_add_text(answer: dict, by_label: str, rows: list[dict]) -> str:
+    """One sentence: brokers to add by the date, likely and cautious; and, when the
+    cluster's total fits but a broker fills up before the date (``rows``: the
+    time-to-limit table, most urgent first), which broker and when."""
     b = answer["brokers_to_add"]
     if b["broker_ceiling"] is None:
         return "No max.broker.partitions: brokers are not limited by partition count."
     likely, cautious = b["likely"], b["cautious"]
-    return (f"By {by_label}: {likely['replicas']:,} replicas likely "
+    text = (f"By {by_label}: {likely['replicas']:,} replicas likely "
             f"({cautious['replicas']:,} cautious) on {b['brokers_now']} brokers of "
             f"{b['broker_ceiling']:,}: add {likely['brokers_to_add']} broker(s) "
             f"({cautious['brokers_to_add']} to be safe).")
+    full = next((r for r in rows if r["scope"].startswith("broker ") and r["date"]
+                 and r["days"] <= b["days_ahead"]), None)
+    if full is None or likely["brokers_to_add"]:
+        return text
+    return (f"{text} {full['scope'].capitalize()} reaches {full['limit_name']} first, on "
+            f"{full['date']}: new replicas skip it from then (KIP-578), so rebalance before.")
 
 
 def table_records(frame: pd.DataFrame) -> list[dict]:

@@ -69,13 +69,14 @@ CAPACITY_COLUMNS = {"value": "count", "now": "count", "growth / day": "decimal",
 def capacity_documents(answer: dict, label: str):
     """(html, csv) makers of a capacity forecast's report."""
     meta = capacity_meta(answer)
-    table = capacity.table_frame(answer)[list(cap.TABLE_COLUMNS)].rename(
-        columns=cap.TABLE_COLUMNS)
+    frame = capacity.table_frame(answer)
+    table = frame[list(cap.TABLE_COLUMNS)].rename(columns=cap.TABLE_COLUMNS)
     return (lambda: reports.html_document(
                 f"Capacity review: {answer['cluster']}", meta,
                 [("Time to each limit, most urgent first",
                   reports.readable(table, CAPACITY_COLUMNS)),
-                 ("Brokers to add", cap.brokers_to_add_text(answer, label)),
+                 ("Brokers to add", cap.brokers_to_add_text(answer, label,
+                                                            cap.table_records(frame))),
                  ("Cluster", cap.cluster_chart(answer)),
                  ("Brokers", cap.broker_chart(answer))]),
             lambda: reports.csv_document(

@@ -112,7 +112,7 @@ def draw(window, growth, add, mbp, mp, topic, by, view):
         notes.append(banners.banner(f"The planned topic would be refused today: "
                                     f"{verdict['error']}", "warning"))
     rows = cap.table_records(capacity.table_frame(answer))
-    return (notes, cap.brokers_to_add_text(answer, label), rows, cap.cluster_chart(answer),
+    return (notes, cap.brokers_to_add_text(answer, label, rows), rows, cap.cluster_chart(answer),
             cap.broker_chart(answer))
 
 

@@ -130,3 +130,26 @@ def test_downloads_are_named_after_what_they_cover_with_one_charset(tmp_path, mo
     assert got.status_code == 200 and got.headers["Content-Type"] == "text/csv; charset=utf-8"
     assert got.headers["Content-Disposition"] == \
         'attachment; filename="incident-a-20240101T0000Z-20240101T0100Z.csv"'
+
+
+def test_the_brokers_to_add_line_names_a_broker_that_fills_first():
+    """The cluster's total fits by the date (add 0 brokers) while one broker reaches
+    max.broker.partitions before it: the line says which and when, not only "add 0"."""
+    from components import capacity as cap
+
+    fits = {"brokers_to_add": {"days_ahead": 90.0, "broker_ceiling": 12_500, "brokers_now": 9,
+                               "likely": {"replicas": 101_839, "brokers_to_add": 0},
+                               "cautious": {"replicas": 102_290, "brokers_to_add": 0}}}
+    rows = [{"scope": "broker 3", "limit_name": "max.broker.partitions", "days": 21.5,
+             "date": "2026-12-19"},
+            {"scope": "cluster", "limit_name": "max.partitions", "days": 229.3,
+             "date": "2027-07-14"}]
+    head = ("By 2027-02-25: 101,839 replicas likely (102,290 cautious) on 9 brokers of "
+            "12,500: add 0 broker(s) (0 to be safe).")
+    assert cap.brokers_to_add_text(fits, "2027-02-25", rows) == (
+        f"{head} Broker 3 reaches max.broker.partitions first, on 2026-12-19: new replicas "
+        "skip it from then (KIP-578), so rebalance before.")
+    later = [{**rows[0], "days": 120.0, "date": "2027-03-27"}, rows[1]]
+    assert cap.brokers_to_add_text(fits, "2027-02-25", later) == head
+    assert cap.brokers_to_add_text(fits, "2027-02-25", [{**rows[0], "days": None,
+                                                         "date": None}]) == head
