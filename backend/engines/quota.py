@@ -485,10 +485,9 @@ def token_curve(t: np.ndarray, bucket: np.ndarray, tokens_after: np.ndarray,
     """Each bucket's tokens over time as (seconds, bucket, tokens) points to join with
     straight lines: full at its first request, each request's drop, the refill between
     requests (K = min(B, K + R x elapsed): up at the rate, flat once full) and, after its
-    last request, the refill until it is full again, when a throttled principal may
-    mutate freely. Only the drops were drawn before, which showed a drained bucket
-    staying drained until its next request. Requests without a quota (NaN tokens) are
-    left out; ``t`` in seconds, in time order, as ``replay_requests`` takes it."""
+    last request, the refill until it is full again (a drained bucket is seen refilling,
+    not waiting for its next request). Requests without a quota (NaN tokens) are left
+    out; ``t`` in seconds, in time order, as ``replay_requests`` takes it."""
     keep = np.flatnonzero(~np.isnan(tokens_after))
     keep = keep[np.argsort(bucket[keep], kind="stable")]  # each bucket's requests in order
     b, after = bucket[keep], tokens_after[keep]
