@@ -740,10 +740,14 @@ class KafkaGateway:
         return _result(r.name, r.error_code, r.error_message, resp.throttle_time_ms)
 
     def delete_topics(self, names: list[str], user: str = "", client_id: str = "") -> list[dict]:
+        """Answers in the order asked (the twin's order): Kafka's controller answers
+        DeleteTopics in the order of a hash map."""
         resp = self._send("DeleteTopics", delete_topics_request(names, self.timeout_ms),
                           controller=True)
+        asked = {n: i for i, n in reversed(list(enumerate(names)))}
         return [_result(r.name, r.error_code, getattr(r, "error_message", None),
-                        resp.throttle_time_ms) for r in resp.responses]
+                        resp.throttle_time_ms)
+                for r in sorted(resp.responses, key=lambda r: asked.get(r.name, len(names)))]
 
     def alter_client_quota(self, user: str | None, client_id: str | None,
                            rate: float | None) -> dict:
