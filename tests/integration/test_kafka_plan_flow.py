@@ -29,6 +29,7 @@ from backend.metrics.client import MetricsClient
 from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.services import reassign
 from tests.e2e.conftest import Dashboard, start_dashboard
+from tests.integration.kafka_prometheus import SCRAPE_SECONDS
 from tests.kafka_moves import (
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,
@@ -58,7 +59,6 @@ DRAINED = 3
 # copies p0 and p1 into broker 2, p2 and p3 into broker 1, from leaders 3, 1, 3, 2.
 PLACEMENT = [[3, 1], [1, 3], [3, 2], [2, 3]]
 SIZES = [1 * MB, 3 * MB, 1 * MB, 3 * MB]  # the small ones finish first: progress rises
-SCRAPE_SECONDS = 1.0
 # an operator's own throttle, on a broker the drain needs: overwritten while it moves and
 # back, exactly, afterwards
 OPERATORS_OWN = {("broker", "1"): {FOLLOWER_RATE: "90000000"}}
