@@ -65,11 +65,10 @@ def metric_name(name: str) -> str:
     return name.replace(".", "_")
 
 
-def check_no_collision(name: str, existing, where: str) -> None:
-    """Kafka refuses a new topic whose metric name equals an existing topic's."""
-    key = metric_name(name)
-    clash = next((t for t in existing if t != name and metric_name(t) == key), None)
-    if clash is not None:
+def check_no_collision(name: str, clash: str | None, where: str) -> None:
+    """Kafka refuses a new topic whose metric name equals an existing topic's: ``clash``,
+    the existing one found (``Snapshot.colliding_topic``), or None."""
+    if clash is not None and clash != name:
         raise BadInput(f"{where}: topic '{name}' collides with existing topic '{clash}' "
                        "('.' and '_' are the same in metric names): Kafka refuses it")
 

@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING
 from backend.engines import limits as engine
 from backend.errors import BadInput
 from backend.model.bounds import MAX_PARTITIONS, check_count, check_replicas
-from backend.model.names import check_no_collision, check_topic_name, collision_warning
+from backend.model.names import (
+    check_no_collision,
+    check_topic_name,
+    collision_warning,
+    metric_name,
+)
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_near
 from backend.services import snapshots
@@ -49,11 +54,12 @@ def create_topics(snap: Snapshot, topics: list[engine.TopicRequest], limits: Lim
     """Place new topics in order; Kafka's metric-name warning on names with '.' or '_'.
     ``compact``: assignments as mappings over the arrays (PlacementResult.to_dict);
     ``where``: the input a name came from, named in errors."""
-    earlier: list[str] = []
+    earlier: dict[str, str] = {}  # metric name -> the request's first topic with it
     for t in topics:
         if not snap.has_topic(t.name):
-            check_no_collision(t.name, [*snap.topic_names, *earlier], where)
-        earlier.append(t.name)
+            check_no_collision(t.name, snap.colliding_topic(t.name)
+                               or earlier.get(metric_name(t.name)), where)
+        earlier.setdefault(metric_name(t.name), t.name)
     check_count(snap.n_partitions + sum(t.partitions for t in topics), MAX_PARTITIONS,
                 "partitions after creating the topics")
     result = engine.create_topics(snap, topics, limits, start_index, seed).to_dict(compact)

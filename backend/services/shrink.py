@@ -45,7 +45,7 @@ def _migration(snap: Snapshot, topic: str, partitions: int, limits: Limits,
     name = check_topic_name(new_topic or f"{topic}.p{partitions}", "--new-topic")
     if snap.has_topic(name):
         raise BadInput(f"migration topic '{name}' already exists: name another with --new-topic")
-    check_no_collision(name, snap.topic_names, "--new-topic")
+    check_no_collision(name, snap.colliding_topic(name), "--new-topic")
     rf = int(snap.replication_factors[snap.topic_starts[t]])
     placed = create_topics(snap, [TopicRequest(name, partitions, rf)], limits, seed=seed)
     outcome = placed.to_dict()["topics"][0]
