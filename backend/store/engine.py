@@ -9,6 +9,8 @@ the conditional updates and the audit lock in backend.store.audit keep it correc
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ DEFAULT_URL = "sqlite:///var/railyard.db"
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "railyard_write"  # execution option marking a write transaction
 _MIGRATION_LOCK = 7_351_811  # pg_advisory_lock key: one process migrates at a time
+_BUSY_SECONDS = 60  # how long a SQLite connection waits for the database lock
 
 
 def json_dumps(value: Any) -> str:
@@ -53,7 +56,7 @@ def make_engine(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(parsed, connect_args={"check_same_thread": False,
-                                                     "timeout": 60},
+                                                     "timeout": _BUSY_SECONDS},
                                json_serializer=json_dumps)
         _sqlite_transactions(engine)
         return engine
@@ -75,8 +78,8 @@ def _sqlite_transactions(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _connect(dbapi_conn, _record) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
+        _switch_to_wal(dbapi_conn)
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
@@ -85,6 +88,22 @@ def _sqlite_transactions(engine: Engine) -> None:
     def _begin(conn) -> None:
         write = conn.get_execution_options().get(_WRITE)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _switch_to_wal(dbapi_conn: sqlite3.Connection) -> None:
+    """PRAGMA journal_mode=WAL, retried while the database is locked. On a new file the
+    first connections race to switch it; SQLite answers the loser "database is locked" at
+    once, without its busy handler, to break the deadlock (two readers each waiting for
+    the other to let go). The mode is stored in the file, so later opens only read it."""
+    deadline = time.monotonic() + _BUSY_SECONDS
+    while True:
+        try:
+            dbapi_conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def writer(engine: Engine) -> Engine:
