@@ -65,6 +65,14 @@ def _now(now: datetime | None) -> datetime:
     return now.astimezone(UTC)
 
 
+def _not_scheduled(field: str, what: str, kind: str) -> BadInput:
+    """The refusal of a start time or window for a kind that runs when executed, naming
+    the kinds that wait (the registry's ``scheduled``)."""
+    waiting = [f"a {name}" for name, k in KINDS.items() if k.scheduled]
+    verb = "waits" if len(waiting) == 1 else "wait"
+    return BadInput(f"{field}: only {' or '.join(waiting)} {verb} for {what}, not a {kind}")
+
+
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
             throttle: int | None = None, throttle_mode: dict | None = None,
@@ -98,16 +106,14 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
                        f"largest value (2^63-1), got {str(throttle)[:30]}")
     if not_before not in (None, ""):
         if not plan_kind.scheduled:
-            raise BadInput(f"not_before: only a reassignment waits for a start time, not a "
-                           f"{kind}")
+            raise _not_scheduled("not_before", "a start time", kind)
         content = {**content, "not_before": parse_time(not_before, "not_before")}
     if outside_windows not in (False, None):
         if outside_windows is not True:
             raise BadInput(f"outside_windows: expected true or false, got "
                            f"{str(outside_windows)[:20]}")
         if not plan_kind.scheduled:
-            raise BadInput(f"outside_windows: only a reassignment waits for a window, not a "
-                           f"{kind}")
+            raise _not_scheduled("outside_windows", "a window", kind)
         content = {**content, "outside_windows": True}
     throttle_mode = checked_throttle_mode(throttle_mode, throttle,
                                           plan_kind.throttled)
