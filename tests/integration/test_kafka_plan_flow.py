@@ -222,6 +222,13 @@ WRITE_RATE = 20_000  # bytes/s the producer keeps writing, far under the throttl
 RESPONSE = 2 * MB
 
 
+def _steps(progress: list[tuple]) -> list[tuple]:
+    """The (partitions, bytes, seconds) polled where partitions or bytes changed, and the
+    last: what a failure's message shows."""
+    return [p for i, p in enumerate(progress)
+            if i == 0 or i == len(progress) - 1 or p[:2] != progress[i - 1][:2]]
+
+
 @pytest.mark.parametrize("topic", [DRAIN_SIZES], indirect=True, ids=["past-the-lend"])
 def test_drain_through_the_api_on_apache_kafka(stack, topic):
     gw = stack.gw
@@ -268,9 +275,14 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
 
     # progress rose: never back, through at least one step between none and all
     parts = [p for p, _, _ in progress]
-    assert parts == sorted(parts) and parts[-1] == len(PLACEMENT), progress
-    assert any(0 < p < len(PLACEMENT) for p in parts), progress
-    assert [b for _, b, _ in progress] == sorted(b for _, b, _ in progress), progress
+    # a failure says where the figures moved, how long moves were seen in flight, and what
+    # the executor did (pytest cuts a list given as the message short; a string it prints)
+    moved_for = moving_to and round(moving_to - moving_from, 1)
+    steps = (f"progress {_steps(progress)}; in flight for {moved_for} s; audit "
+             f"{[(e['action'], e['at'][11:22]) for e in stack.audit(plan_id)]}")
+    assert parts == sorted(parts) and parts[-1] == len(PLACEMENT), steps
+    assert any(0 < p < len(PLACEMENT) for p in parts), steps
+    assert [b for _, b, _ in progress] == sorted(b for _, b, _ in progress), steps
     # the total is the proposal's estimate; each batch counts the sizes when it starts,
     # after the producer wrote some more
     assert ex["bytes_done"] >= ex["bytes_total"] >= sum(DRAIN_SIZES)
