@@ -14,10 +14,9 @@ demo: install
 	$(VENV)/bin/railyard demo
 
 # two processes (pytest-xdist): most of the suite waits on servers, browsers and throttled
-# moves; each module, and all test_kafka_* modules together, run in one process
-# (tests/conftest.py: xdist_scope), so one Kafka cluster starts per run
+# moves; tests/conftest.py keeps a module's tests, and all the Kafka tests, in one process
 test: install
-	$(PY) -m pytest -q -p no:cacheprovider -n 2
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
 
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit

@@ -61,26 +61,12 @@ def kafka_gateway(kafka_cluster):
 
 def pytest_collection_modifyitems(items) -> None:
     """Tests on the session's Apache Kafka carry the ``kafka`` mark (`make e2e-kafka` runs
-    them alone; `make test` runs them with the rest)."""
+    them alone; `make test` runs them with the rest). For `make test`'s two processes
+    (pytest-xdist, ``--dist loadgroup``) each test belongs to a group run by one process:
+    the Kafka tests all to one, so one cluster starts per run, the others by module, so a
+    module's fixtures start once."""
     for item in items:
-        if "kafka_cluster" in getattr(item, "fixturenames", ()):
+        kafka = "kafka_cluster" in getattr(item, "fixturenames", ())
+        if kafka:
             item.add_marker(pytest.mark.kafka)
-
-
-def xdist_scope(nodeid: str) -> str:
-    """Which tests one process of `make test` runs together: a module's, so its fixtures
-    start once, and every test_kafka_* module's, so one Kafka cluster starts per run."""
-    module = nodeid.split("::")[0]
-    return "kafka" if module.rsplit("/", 1)[-1].startswith("test_kafka_") else module
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """`make test`'s two processes share the tests out by ``xdist_scope``. (xdist's own
-    --dist loadgroup marks a test by rewriting a node id field pytest 9 no longer reads.)"""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ByScope(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return xdist_scope(nodeid)
-
-    return ByScope(config, log)
+        item.add_marker(pytest.mark.xdist_group("kafka" if kafka else item.nodeid.split("::")[0]))

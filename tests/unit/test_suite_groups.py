@@ -1,37 +1,41 @@
 """`make test` runs in two processes: what keeps one Apache Kafka cluster per run and a
-module's fixtures started once is the scope tests/conftest.py gives each test."""
+module's fixtures started once is the group tests/conftest.py gives each test."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from tests.conftest import xdist_scope
-
-TESTS = Path(__file__).parents[1]
+from tests.conftest import pytest_collection_modifyitems
 
 
-def test_every_kafka_module_in_one_scope_the_others_by_module():
-    assert [xdist_scope(n) for n in (
-        "tests/e2e/test_kafka_throttles_browser.py::test_x",
-        "tests/integration/test_kafka_plan_flow.py::test_y[past-the-lend]",
-        "tests/integration/test_store.py::test_z[sqlite]",
-        "tests/unit/test_kafka_dist.py::test_w",
-        "tests/unit/test_store_json.py::test_v")] == [
-        "kafka", "kafka", "tests/integration/test_store.py", "kafka",
-        "tests/unit/test_store_json.py"]
+class _Item:
+    def __init__(self, nodeid: str, fixturenames: tuple[str, ...]) -> None:
+        self.nodeid, self.fixturenames, self.marks = nodeid, fixturenames, []
+
+    def add_marker(self, mark) -> None:
+        self.marks.append(mark.mark if hasattr(mark, "mark") else mark)
+
+    def group(self) -> str:
+        [name] = [m.args[0] for m in self.marks if m.name == "xdist_group"]
+        return name
 
 
-def test_every_module_on_the_kafka_cluster_is_a_test_kafka_module():
-    """A module using the session's cluster under another name would be run by the other
-    process too, which would start a second cluster."""
-    on_kafka = {p.relative_to(TESTS).as_posix() for p in TESTS.rglob("test_*.py")
-                if re.search(r"\bkafka_cluster\b|\bkafka_gateway\b|test_kafka_plan_flow import",
-                             p.read_text()) and p.name != Path(__file__).name}
-    assert on_kafka and {m for m in on_kafka if xdist_scope(m) != "kafka"} == set()
+def test_every_kafka_test_in_one_group_the_others_by_module():
+    items = [_Item("tests/e2e/test_a.py::test_x", ("kafka_cluster", "browser")),
+             _Item("tests/integration/test_b.py::test_y[p]", ("kafka_gateway", "kafka_cluster")),
+             _Item("tests/integration/test_b.py::test_z", ("tmp_path",)),
+             _Item("tests/unit/test_c.py::test_w", ())]
+    pytest_collection_modifyitems(items)
+    assert [i.group() for i in items] == ["kafka", "kafka", "tests/integration/test_b.py",
+                                          "tests/unit/test_c.py"]
+    assert [any(m.name == "kafka" for m in i.marks) for i in items] == [True, True, False,
+                                                                       False]
 
 
-def test_make_test_runs_two_processes():
-    makefile = (TESTS.parent / "Makefile").read_text()
+def test_make_test_groups_by_them():
+    """Without --dist loadgroup the marks are ignored: each process would start a cluster."""
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     [recipe] = re.findall(r"^test: .*\n\t(.*)$", makefile, re.M)
-    assert re.search(r"-n 2\b", recipe), recipe
+    assert "--dist loadgroup" in recipe and re.search(r"-n \d", recipe), recipe
+
