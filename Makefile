@@ -13,10 +13,8 @@ install:
 demo: install
 	$(VENV)/bin/railyard demo
 
-# two processes (pytest-xdist): most of the suite waits on servers, browsers and throttled
-# moves; tests/conftest.py keeps a module's tests, and all the Kafka tests, in one process
 test: install
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
+	$(PY) -m pytest -q -p no:cacheprovider
 
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit

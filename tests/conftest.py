@@ -61,12 +61,7 @@ def kafka_gateway(kafka_cluster):
 
 def pytest_collection_modifyitems(items) -> None:
     """Tests on the session's Apache Kafka carry the ``kafka`` mark (`make e2e-kafka` runs
-    them alone; `make test` runs them with the rest). For `make test`'s two processes
-    (pytest-xdist, ``--dist loadgroup``) each test belongs to a group run by one process:
-    the Kafka tests all to one, so one cluster starts per run, the others by module, so a
-    module's fixtures start once."""
+    them alone; `make test` runs them with the rest)."""
     for item in items:
-        kafka = "kafka_cluster" in getattr(item, "fixturenames", ())
-        if kafka:
+        if "kafka_cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.kafka)
-        item.add_marker(pytest.mark.xdist_group("kafka" if kafka else item.nodeid.split("::")[0]))
