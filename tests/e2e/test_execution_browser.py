@@ -38,7 +38,7 @@ from tests.servers import stop
 pytestmark = pytest.mark.e2e
 
 MB = 1_000_000
-SPEED = 4.0  # simulated seconds per wall second
+SPEED = 8.0  # simulated seconds per wall second
 TOKEN = "e2e-browser-twin-token-51c7"
 USERS = {"olga": ("operator", "o-pass-2"), "arne": ("approver", "a-pass-2"),
          "ines": ("admin", "i-pass-2")}

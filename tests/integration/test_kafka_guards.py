@@ -39,9 +39,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka]
 MB = 1024 * 1024
 BROKERS = (1, 2, 3)
 MOVED, BYSTANDER = "ex-guarded-move", "ex-guarded-bystander"
-# four single-replica partitions on broker 1, each moved to broker 2 in a batch of its own
-# (one move per broker a batch): 24 MB at 2 MB/s, about 12 s a batch
-SIZES = [24 * MB] * 4
+# two single-replica partitions on broker 1, each moved to broker 2 in a batch of its own
+# (one move per broker a batch): the first, held in flight, 24 MB at 2 MB/s (about 12 s);
+# the second, which must not start while the plan is held, 4 MB
+SIZES = [24 * MB, 4 * MB]
 THROTTLE, FLOOR = 2_000_000, 500_000  # bytes/s
 SETTINGS = GuardSettings(resume_after_seconds=3, floor=FLOOR)
 
@@ -67,7 +68,7 @@ def test_a_broker_down_outside_the_plan_pauses_it_and_its_return_resumes_it(
         plan = {"version": 1, "partitions": [
             {"topic": MOVED, "partition": p, "replicas": [2]} for p in range(len(SIZES))]}
         content = executable_content(snap, plan, THROTTLE, 1, 1250)
-        assert len(content["execution"]["batches"]) == len(SIZES)
+        assert content["execution"]["batches"] == [[p] for p in range(len(SIZES))]
         records = ExecutionRecords(sqlite_store(tmp_path / "s.db"))
         journal = ListJournal(records.store)
         records.create(1, "kafka", content, "x" * 64,
