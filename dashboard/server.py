@@ -19,12 +19,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-
-from dash import Dash
+from typing import TYPE_CHECKING
 
 from dashboard import auth, caches, runtime
-from dashboard.app import create_app
 from dashboard.config import DashboardConfig
+
+if TYPE_CHECKING:
+    from dash import Dash
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 AppLoader = Callable[[], Callable]  # picklable: each worker process calls it for its app
@@ -54,7 +55,11 @@ def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: 
 
 def worker_app(config: DashboardConfig, warm_spark_session: bool) -> Callable:
     """One worker process's WSGI app. Sweeps run in it, on a Spark session warmed in the
-    background, unless they go to `railyard worker` through Redis (cache.type redis)."""
+    background, unless they go to `railyard worker` through Redis (cache.type redis).
+    The app (Dash, the pages) is imported here, not by the parent, which serves no page:
+    the workers start sooner."""
+    from dashboard.app import create_app
+
     app = set_up(create_app(config))
     if warm_spark_session and config.cache.type != "redis":
         warm_spark(config)
@@ -127,6 +132,8 @@ def serve_here(config: DashboardConfig, gateways: dict, warm_spark_session: bool
                announce) -> None:
     """Waitress in this process, for clusters that live in it."""
     import waitress
+
+    from dashboard.app import create_app
 
     app = set_up(create_app(config, gateways))
     executor = start_executor(runtime.current())
