@@ -58,3 +58,17 @@ def test_a_worker_hides_what_start_up_made_from_the_collector():
     finally:
         worker.join(30)
     assert made == 10_000 and frozen >= made
+
+
+def test_the_parent_process_loads_neither_the_pages_nor_scipy():
+    """`railyard serve`'s parent runs the executor and serves no page: Dash, the pages and
+    scipy.stats (the forecasts' normal quantile) load in the workers, or on first use, so
+    the workers are spawned sooner (0.6 s for scipy.stats alone here)."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, dashboard.server; print(sorted(m for m in "
+         "('dash', 'dashboard.app', 'scipy.stats') if m in sys.modules))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
