@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -57,6 +57,14 @@ def wait(driver, timeout: float = 90):
     """The panel is drawn again every 2 s while the plan executes: an element found just
     before is then gone, and is looked up afresh."""
     return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+
+def shown_text(driver, element_id: str) -> str:
+    found = driver.find_elements(By.ID, element_id)
+    try:
+        return found[0].text if found else "(not on the page)"
+    except StaleElementReferenceException:
+        return "(being drawn again)"
 
 
 def broker_rates(gw: TwinHttpGateway) -> set[str]:
@@ -106,8 +114,15 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
         button.click()
         return True
     wait(browser, 10).until(click_switch)
-    wait(browser).until(ec.text_to_be_present_in_element(
-        (By.ID, "pv-throttle-result"), "Done: the throttle is switched to fixed."))
+    try:
+        wait(browser).until(ec.text_to_be_present_in_element(
+            (By.ID, "pv-throttle-result"), "Done: the throttle is switched to fixed."))
+    except TimeoutException:  # what the page and the server showed instead
+        entries = call["arne"]("GET", f"/audit?plan={plan['id']}")["entries"]
+        raise AssertionError(
+            f"no answer to the click; result {shown_text(browser, 'pv-throttle-result')!r}, "
+            f"panel {shown_text(browser, 'pv-throttle')!r}, audit "
+            f"{[(e['action'], e['at'][11:22]) for e in entries][-8:]}") from None
     wait(browser).until(ec.text_to_be_present_in_element(
         (By.ID, "pv-throttle"), "Throttle fixed at the approved 2.0 MB/s (switched by olga)"))
     wait(browser).until(lambda _d: broker_rates(stack["gw"]) == {str(CEILING)})
