@@ -6,6 +6,7 @@ the operator checks the remaining steps off one by one and the plan completes.""
 from __future__ import annotations
 
 import pytest
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -57,7 +58,14 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
     for step in (2, 3, 4):
         wait.until(lambda b, s=step: boxes(b)[s - 1].is_enabled())
         boxes(browser)[step - 1].click()
-        wait.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text
-                   == f"Done: step {s} checked off.")
+        try:
+            wait.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text
+                       == f"Done: step {s} checked off.")
+        except TimeoutException:  # what the page showed instead
+            raise AssertionError(
+                f"no answer to step {step}'s click; result "
+                f"{browser.find_element(By.ID, 'pv-check-result').text!r}, boxes "
+                f"{[(x.is_selected(), x.is_enabled()) for x in boxes(browser)]}, progress "
+                f"{browser.find_element(By.ID, 'pv-progress').text!r}") from None
     wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
     assert console_errors(browser) == []
