@@ -220,6 +220,18 @@ def console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def shown_text(driver, element_id: str) -> str:
+    """An element's text for a failure's message, even while the page draws it again."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    found = driver.find_elements(By.ID, element_id)
+    try:
+        return found[0].text if found else "(not on the page)"
+    except StaleElementReferenceException:
+        return "(being drawn again)"
+
+
 def screenshot(driver, name: str) -> None:
     """The whole page, as tall as its content, under artifacts/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ from tests.e2e.conftest import (
     console_errors,
     screenshot,
     serve_on_running_twin,
+    shown_text,
     sign_in,
 )
 from tests.plan_helpers import api_call
@@ -57,14 +58,6 @@ def wait(driver, timeout: float = 90):
     """The panel is drawn again every 2 s while the plan executes: an element found just
     before is then gone, and is looked up afresh."""
     return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
-
-
-def shown_text(driver, element_id: str) -> str:
-    found = driver.find_elements(By.ID, element_id)
-    try:
-        return found[0].text if found else "(not on the page)"
-    except StaleElementReferenceException:
-        return "(being drawn again)"
 
 
 def broker_rates(gw: TwinHttpGateway) -> set[str]:

@@ -14,6 +14,7 @@ from backend.twin.cluster import TwinSettings
 from tests.e2e.conftest import (
     console_errors,
     screenshot,
+    shown_text,
     sign_in,
 )
 from tests.e2e.test_shrink_browser import approved_shrink, served_twin_dashboard
@@ -64,8 +65,8 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
         except TimeoutException:  # what the page showed instead
             raise AssertionError(
                 f"no answer to step {step}'s click; result "
-                f"{browser.find_element(By.ID, 'pv-check-result').text!r}, boxes "
+                f"{shown_text(browser, 'pv-check-result')!r}, boxes "
                 f"{[(x.is_selected(), x.is_enabled()) for x in boxes(browser)]}, progress "
-                f"{browser.find_element(By.ID, 'pv-progress').text!r}") from None
+                f"{shown_text(browser, 'pv-progress')!r}") from None
     wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
     assert console_errors(browser) == []
