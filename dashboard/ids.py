@@ -203,11 +203,13 @@ PV_PROGRESS_BAR = "pv-progress-bar"
 PV_HOLD = "pv-hold"  # why a guard or a window holds the execution
 PV_TICK = "pv-tick"  # refreshes the progress while the plan executes
 PV_MIGRATE = "pv-migrate"  # a shrink on a cluster that cannot delete partitions: its migration
-PV_CHECKLIST = "pv-checklist"  # the migration's steps, checked off by operators
+PV_STEPS = "pv-steps"  # the migration's steps, done ones ticked
+PV_CHECK_NEXT = "pv-check-next"  # checks the migration's next step off (operators)
 PV_CHECK_RESULT = "pv-check-result"
-PV_THROTTLE = "pv-throttle"  # the adaptive throttle: mode, charts per broker, the ETA
+PV_THROTTLE = "pv-throttle"  # the throttle's mode, the controller's note, the time left
 PV_THROTTLE_SWITCH = "pv-throttle-switch"  # fixed <-> adaptive (the execute right)
 PV_THROTTLE_RESULT = "pv-throttle-result"
+PV_THROTTLE_PLOT = "pv-throttle-plot"  # holds the chart (or why there is none yet)
 PV_THROTTLE_CHART = "pv-throttle-chart"  # per broker: the throttle beside the replication
 
 # audit log

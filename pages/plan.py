@@ -31,6 +31,18 @@ dash.register_page(__name__, path_template="/plans/<plan_id>", title="Railyard Â
                    name="Plan")
 
 
+# what the timer writes besides the progress: labels, never what a click changes (n_clicks,
+# a box's value) nor a panel holding a control. dash-renderer holds a callback whose input
+# is an output of one in flight (getReadyCallbacks); the refresh's answer would then put
+# back a control that was not clicked, and the held click would read that.
+THROTTLE_OUTPUTS = (Output(ids.PV_THROTTLE, "children"), Output(ids.PV_THROTTLE_PLOT, "children"),
+                    Output(ids.PV_THROTTLE_SWITCH, "children"),
+                    Output(ids.PV_THROTTLE_SWITCH, "value"),
+                    Output(ids.PV_THROTTLE_SWITCH, "hidden"))
+NEXT_STEP_OUTPUTS = (Output(ids.PV_STEPS, "children"), Output(ids.PV_CHECK_NEXT, "children"),
+                     Output(ids.PV_CHECK_NEXT, "value"), Output(ids.PV_CHECK_NEXT, "hidden"))
+
+
 def layout(plan_id: str | None = None, **_query) -> html.Div:
     """A large plan paints from its stored preview numbers: its content and basis (a
     100k-move plan's megabytes of JSON) are decoded when the grid first asks for rows
@@ -70,7 +82,7 @@ def _missing(message: str) -> html.Div:
                Output(ids.PV_EXECUTE, "hidden"), Output(ids.PV_PAUSE, "hidden"),
                Output(ids.PV_RESUME, "hidden"), Output(ids.PV_CANCEL, "hidden"),
                Output(ids.PV_MIGRATE, "hidden"), Output(ids.PV_TICK, "disabled"),
-               Output(ids.PV_CHECKLIST, "options"), Output(ids.PV_CHECKLIST, "value"),
+               *NEXT_STEP_OUTPUTS,
                Input(ids.PV_EXECUTE, "n_clicks"), Input(ids.PV_PAUSE, "n_clicks"),
                Input(ids.PV_RESUME, "n_clicks"),
                Input(ids.PV_CANCEL_CONFIRM, "submit_n_clicks"),
@@ -92,11 +104,12 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
     return execution_answer(action, shown["id"])
 
 
-@dash.callback(Output(ids.PV_THROTTLE, "children"), Input(ids.PV_TICK, "n_intervals"),
+@dash.callback(*THROTTLE_OUTPUTS, Input(ids.PV_TICK, "n_intervals"),
                State(ids.PV_PLAN, "data"), prevent_initial_call=True)
 def refresh_throttle(_tick, shown):
-    """The throttle's chart, drawn again while the plan executes."""
-    return stored.throttle_answer(False, shown["id"])[0] if shown else no_update
+    """The throttle's lines, chart and switch, drawn again while the plan executes."""
+    return stored.throttle_answer(shown["id"])[:-1] if shown \
+        else (no_update,) * len(THROTTLE_OUTPUTS)
 
 
 @dash.callback(Output(ids.PV_NOTE, "children", allow_duplicate=True),
@@ -108,17 +121,18 @@ def follow_state(state):
     return no_update if state in (None, "proposed") else stored.settled_note(state)
 
 
-@dash.callback(Output(ids.PV_THROTTLE, "children", allow_duplicate=True),
-               Output(ids.PV_THROTTLE_RESULT, "children"),
-               Input(ids.PV_THROTTLE_SWITCH, "n_clicks"), State(ids.PV_PLAN, "data"),
+@dash.callback(*(Output(o.component_id, o.component_property, allow_duplicate=True)
+                 for o in THROTTLE_OUTPUTS), Output(ids.PV_THROTTLE_RESULT, "children"),
+               Input(ids.PV_THROTTLE_SWITCH, "n_clicks"),
+               State(ids.PV_THROTTLE_SWITCH, "value"), State(ids.PV_PLAN, "data"),
                prevent_initial_call=True)
-def switch_throttle(clicks, shown):
-    """Switch a running plan's throttle between fixed and adaptive. A callback of its own:
-    sharing one with the refresh, a click that came with a tick was read as the tick, and
-    a tick answered after the click dropped the click's answer."""
+def switch_throttle(clicks, mode, shown):
+    """Switch a running plan's throttle to the mode its button showed. A callback of its
+    own: sharing one with the refresh, a click that came with a tick was read as the tick,
+    and a tick answered after the click dropped the click's answer."""
     if not shown or not clicks:
-        return no_update, no_update
-    return stored.throttle_answer(True, shown["id"])
+        return (no_update,) * (len(THROTTLE_OUTPUTS) + 1)
+    return stored.throttle_answer(shown["id"], switch_to=mode)
 
 
 @dash.callback(Output(ids.PV_CANCEL_CONFIRM, "displayed"), Input(ids.PV_CANCEL, "n_clicks"),
@@ -129,14 +143,15 @@ def ask_cancel(clicks):
 
 
 @dash.callback(Output(ids.PV_CHECK_RESULT, "children"), Output(ids.PV_CHECK_RESULT, "className"),
-               Output(ids.PV_CHECKLIST, "options", allow_duplicate=True),
-               Output(ids.PV_CHECKLIST, "value", allow_duplicate=True),
-               Input(ids.PV_CHECKLIST, "value"), State(ids.PV_PLAN, "data"),
-               prevent_initial_call=True)
-def check_step(value, shown):
-    """An operator checks a migration step off."""
-    answer = stored.check_steps(value, shown["id"]) if shown else None
-    return answer if answer is not None else (no_update,) * 4
+               *(Output(o.component_id, o.component_property, allow_duplicate=True)
+                 for o in NEXT_STEP_OUTPUTS),
+               Input(ids.PV_CHECK_NEXT, "n_clicks"), State(ids.PV_CHECK_NEXT, "value"),
+               State(ids.PV_PLAN, "data"), prevent_initial_call=True)
+def check_step(clicks, step, shown):
+    """An operator checks the migration's next step off (the one its button showed)."""
+    if not shown or not clicks:
+        return (no_update,) * (len(NEXT_STEP_OUTPUTS) + 2)
+    return stored.check_step(step, shown["id"])
 
 
 @dash.callback(Output(ids.PV_JSON, "children"), Input(ids.PV_JSON_OPEN, "n_clicks"),

@@ -10,6 +10,7 @@ from typing import NamedTuple
 import pandas as pd
 from dash import dcc, html, no_update
 
+from backend.errors import BadInput
 from backend.services import approval_status, execution, plan_actions, shrink_execution
 from backend.services import plans as plan_service
 from backend.services.plan_kinds import kind_of
@@ -20,7 +21,13 @@ from dashboard import auth, ids, runtime
 from dashboard.plan_views import kinds
 from dashboard.plan_views.progress import progress_view
 from dashboard.plan_views.shared import REFUSALS, audit_grid
-from dashboard.plan_views.throttle import throttle_view
+from dashboard.plan_views.throttle import (
+    NO_SWITCH,
+    Switch,
+    ThrottleView,
+    switch_button,
+    throttle_view,
+)
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 # said as a rule, so it stays true when the plan is approved without reloading the page
@@ -44,6 +51,21 @@ class Buttons(NamedTuple):
     migrate: bool
 
 
+class NextStep(NamedTuple):
+    """The button that checks a migration's next step off: its label, the step a click
+    checks off (the one its label showed: a step that became next while the click was on
+    its way is refused, not checked) and whether it is hidden. Like the throttle switch, it
+    is never inside what the timer draws again."""
+
+    label: object
+    step: object  # the button's value: the step's number as text
+    hidden: object
+
+
+NO_STEP = NextStep("", "", True)
+STEP_UNCHANGED = NextStep(no_update, no_update, no_update)
+
+
 class ExecutionAnswer(NamedTuple):
     """What run_plan answers (its outputs, in order)."""
 
@@ -54,16 +76,17 @@ class ExecutionAnswer(NamedTuple):
     state_class: str
     hidden: Buttons  # spread into five outputs by ``outputs``
     tick_disabled: bool
-    checklist_options: object
-    checklist_value: object
+    steps: object
+    next_step: NextStep  # spread into three
 
     def outputs(self) -> tuple:
-        """The answer as Dash's outputs: the buttons spread one by one."""
-        return (*self[:5], *self.hidden, *self[6:])
+        """The answer as Dash's outputs: the buttons and the next step spread one by one."""
+        return (*self[:5], *self.hidden, self.tick_disabled, self.steps, *self.next_step)
 
     @classmethod
     def unchanged(cls) -> tuple:
-        return (no_update,) * (len(cls._fields) + len(Buttons._fields) - 1)
+        return (no_update,) * (len(cls._fields) + len(Buttons._fields) + len(NextStep._fields)
+                               - 2)
 
 
 class DecisionAnswer(NamedTuple):
@@ -172,27 +195,31 @@ def execution_panel(plan: Plan, who: Actor) -> html.Div:
     executing does on this cluster where the kind says (a shrink: its stages, or its
     migration, whose steps operators check off here)."""
     p = progress_of(plan)
-    hidden = buttons_hidden(allowed(plan, who, p))
-    options, value = checklist(p)
+    may = allowed(plan, who, p)
+    steps, step = migration_view(p, may)
+    view = throttle_panel(plan, who) if throttled(plan) else None
     return html.Div([
         html.H3("Execution"),
         html.P(NOT_YET, className="hint") if plan.state == "proposed" else None,
         html.P(hint, className="hint") if (hint := kinds.execution_hint(plan)) else None,
         html.Div([html.Button(label, id=i, className="button" + (
             " primary" if i == ids.PV_EXECUTE else ""), hidden=h)
-            for (label, i, _), h in zip(BUTTONS, hidden, strict=True)], className="form-row"),
+            for (label, i, _), h in zip(BUTTONS, buttons_hidden(may), strict=True)],
+            className="form-row"),
         dcc.ConfirmDialog(id=ids.PV_CANCEL_CONFIRM, message=(
             f"Cancel plan {plan.id}? The moves in flight are stopped, the partitions moved "
             "so far stay where they are, and the throttles are put back.")),
         html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
         html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if p else None, id=ids.PV_PROGRESS),
-        dcc.Checklist(id=ids.PV_CHECKLIST, options=options, value=value,
-                      className="checklist", labelClassName="check-step"),
+        html.Div(steps, id=ids.PV_STEPS),
+        html.Button(step.label, id=ids.PV_CHECK_NEXT, value=step.step, hidden=step.hidden,
+                    className="button"),
         html.Div(id=ids.PV_CHECK_RESULT, className="inline-error", role="alert"),
         dcc.Interval(id=ids.PV_TICK, interval=2000, disabled=plan.state != "executing"),
-        html.Div(throttle_panel(plan, who) if throttled(plan)
-                 else html.Button(id=ids.PV_THROTTLE_SWITCH, hidden=True), id=ids.PV_THROTTLE),
+        html.Div(view.lines if view else None, id=ids.PV_THROTTLE),
+        switch_button(view.switch if view else NO_SWITCH),
         html.Div(id=ids.PV_THROTTLE_RESULT, className="inline-error", role="alert"),
+        html.Div(view.chart if view else None, id=ids.PV_THROTTLE_PLOT),
     ], id=ids.PV_EXECUTION, className="panel")
 
 
@@ -201,31 +228,30 @@ def throttled(plan: Plan) -> bool:
     return kind_of(plan.kind).throttled and plan.throttle is not None
 
 
-def throttle_panel(plan: Plan, who: Actor) -> html.Div:
+def throttle_panel(plan: Plan, who: Actor) -> ThrottleView:
     """The throttle over time, and the fixed/adaptive switch for who may execute."""
     h = execution.throttle_history(runtime.current().plan_store(), plan.id)
     # the execute right on an executing plan (what Cancel needs too)
     return throttle_view(h, "cancel" in allowed(plan, who))
 
 
-def throttle_answer(switch: bool, plan_id: int) -> tuple:
-    """Switch the throttle to the other mode (or only refresh); (panel, message). A
+def throttle_answer(plan_id: int, switch_to: str | None = None) -> tuple:
+    """Switch the throttle to ``switch_to`` (the mode the clicked button showed) or only
+    refresh; the panel's outputs (ThrottleView.outputs) and the switch's message. A
     refresh leaves the message of the last switch where it is."""
     rt = runtime.current()
     store, who = rt.plan_store(), auth.current_actor()
     plan = plan_service.summary(store, plan_id)
-    if not throttled(plan):
-        return no_update, no_update
+    if not throttled(plan):  # the panel's outputs (the switch's spread) and the message
+        return (no_update,) * (len(ThrottleView._fields) - 1 + len(Switch._fields) + 1)
     message = no_update
-    if switch:
-        mode = "fixed" if execution.throttle_history(store, plan_id)["mode"] == "adaptive" \
-            else "adaptive"
+    if switch_to is not None:
         try:
-            execution.switch_throttle(store, who, plan_id, mode)
-            message = f"Done: the throttle is switched to {mode}."
+            execution.switch_throttle(store, who, plan_id, switch_to)
+            message = f"Done: the throttle is switched to {switch_to}."
         except REFUSALS as e:
             message = f"Refused: {e}"
-    return throttle_panel(plan, who), message
+    return (*throttle_panel(plan, who).outputs(), message)
 
 
 def buttons_hidden(may: frozenset[str]) -> Buttons:
@@ -242,16 +268,19 @@ def migration_steps(p: dict | None) -> list[dict] | None:
     return s.get("steps")
 
 
-def checklist(p: dict | None) -> tuple[list[dict], list[int]]:
-    """A migration's steps as checklist options (step 1 is Railyard's; done steps stay
-    checked), and the steps done."""
+def migration_view(p: dict | None, may: frozenset[str]) -> tuple[html.Ol | None, NextStep]:
+    """A migration's steps, done ones ticked, and the button for the next one (hidden
+    while step 1, Railyard's, is not done, once all are, and from who may not execute)."""
     steps = migration_steps(p)
     if steps is None:
-        return [], []
-    running = p["state"] == "running"
-    return ([{"label": f" {st['step']}. {st['text']}", "value": st["step"],
-              "disabled": st["done"] or st["step"] == 1 or not running} for st in steps],
-            [st["step"] for st in steps if st["done"]])
+        return None, NO_STEP
+    listed = html.Ol([html.Li([html.Span("✓" if st["done"] else "", className="step-mark"),
+                               st["text"]], className="step-done" if st["done"] else None)
+                      for st in steps], className="migration-steps")
+    todo = [st["step"] for st in steps if not st["done"]]
+    if not todo or todo[0] == 1 or p["state"] != "running" or "cancel" not in may:
+        return listed, NO_STEP
+    return listed, NextStep(f"Step {todo[0]} is done: check it off", str(todo[0]), False)
 
 
 def execution_answer(action: str | None, plan_id: int) -> tuple:
@@ -278,32 +307,37 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
         message, css = f"Refused: {e}", "inline-error"
     plan = plan_service.get(store, plan_id)
     p = progress_of(plan)
-    steps = checklist(p) if migration_steps(p) is not None else (no_update, no_update)
+    may = allowed(plan, who, p)
+    steps = migration_view(p, may) if migration_steps(p) is not None \
+        else (no_update, STEP_UNCHANGED)
     return ExecutionAnswer(
         message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None, plan.state,
-        f"state state-{plan.state}", buttons_hidden(allowed(plan, who, p)),
-        plan.state != "executing", *steps).outputs()
+        f"state state-{plan.state}", buttons_hidden(may), plan.state != "executing",
+        *steps).outputs()
 
 
-def check_steps(value: list[int] | None, plan_id: int) -> tuple:
-    """An operator checks migration steps off, in order, through the service (which
-    decides whether they may and whether it is that step's turn, and audits it); the
-    check result's (message, css) and the checklist, or None when nothing was clicked
-    (the refresh setting what is done)."""
+def check_step(step: str | None, plan_id: int) -> tuple:
+    """An operator checks migration step ``step`` (the number the clicked button showed)
+    off through the service, which decides whether they may and whether it is that step's
+    turn, and audits it; the result's (message, css), the steps and the next step's button."""
     store, who = runtime.current().plan_store(), auth.current_actor()
-    steps = migration_steps(progress_of(plan_service.get(store, plan_id))) or []
-    done = {st["step"] for st in steps if st["done"]}
-    if not set(value or []) - done:
-        return None
-    message, css = "", "inline-done"
-    for step in sorted(set(value or []) - done):
-        try:
-            shrink_execution.check_step(store, who, plan_id, step - 1)
-            message = f"Done: step {step} checked off."
-        except REFUSALS as e:
-            message, css = f"Refused: {e}", "inline-error"
-            break
-    return (message, css, *checklist(progress_of(plan_service.get(store, plan_id))))
+    try:
+        number = _step_number(step)
+        shrink_execution.check_step(store, who, plan_id, number - 1)
+        message, css = f"Done: step {number} checked off.", "inline-done"
+    except REFUSALS as e:
+        message, css = f"Refused: {e}", "inline-error"
+    plan = plan_service.get(store, plan_id)
+    p = progress_of(plan)
+    steps, following = migration_view(p, allowed(plan, who, p))
+    return (message, css, steps, *following)
+
+
+def _step_number(step: str | None) -> int:
+    try:
+        return int(step or "")
+    except ValueError:
+        raise BadInput(f"step: expected a step's number, got {str(step)[:20]!r}") from None
 
 
 def decisions(plan: Plan) -> html.Div | str:

@@ -8,6 +8,8 @@ data and ids as arguments."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import plotly.graph_objects as go
 from dash import dcc, html
 from plotly.subplots import make_subplots
@@ -23,8 +25,32 @@ SERIES = (("leader", "leader rate", "#1f77b4", None),
           ("received", "replication received", "#9467bd", "dashdot"))
 
 
-def throttle_view(h: dict, may_switch: bool) -> html.Div:
-    """The panel's body; the switch button only for who may execute, while it runs."""
+class Switch(NamedTuple):
+    """The fixed/adaptive button: its label, the mode a click asks for (the one its label
+    showed) and whether it is hidden. The page keeps it out of what the timer draws again,
+    so a click during a refresh is never replaced by a button that was not clicked."""
+
+    label: str
+    mode: str
+    hidden: bool
+
+
+NO_SWITCH = Switch("", "", True)
+
+
+class ThrottleView(NamedTuple):
+    """The panel's lines, its chart and its switch, each with a place of its own."""
+
+    lines: html.Ul
+    chart: object
+    switch: Switch
+
+    def outputs(self) -> tuple:
+        return (self.lines, self.chart, *self.switch)
+
+
+def throttle_view(h: dict, may_switch: bool) -> ThrottleView:
+    """The panel; the switch shown only to who may execute, while it runs."""
     mode = h["mode"]
     words = (f"adaptive: between {h['floor'] / MB:,.1f} MB/s and the approved "
              f"{h['ceiling'] / MB:,.1f} MB/s, by each broker's traffic"
@@ -45,15 +71,19 @@ def throttle_view(h: dict, may_switch: bool) -> html.Div:
                         f"; {planned / 60:,.1f} min by the ETA predicted at approval "
                         f"({h['predicted_eta_seconds'] / 60:,.1f} min in all)"))
     target = "fixed" if mode == "adaptive" else "adaptive"
-    return html.Div([
+    return ThrottleView(
         html.Ul([html.Li(line) for line in lines]),
-        html.Button(f"Switch to {target}", id=ids.PV_THROTTLE_SWITCH, className="button",
-                    hidden=not (may_switch and h["running"] and h["ceiling"])),
         dcc.Graph(id=ids.PV_THROTTLE_CHART, figure=figure(h),
                   config={"displayModeBar": False}) if looks else
         html.P("No adaptive look yet: the chart fills in as the controller looks at the "
                "traffic.", className="hint"),
-    ])
+        Switch(f"Switch to {target}", target,
+               not (may_switch and h["running"] and h["ceiling"])))
+
+
+def switch_button(switch: Switch) -> html.Button:
+    return html.Button(switch.label, id=ids.PV_THROTTLE_SWITCH, value=switch.mode,
+                       hidden=switch.hidden, className="button")
 
 
 def figure(h: dict) -> go.Figure:

@@ -232,6 +232,43 @@ def shown_text(driver, element_id: str) -> str:
         return "(being drawn again)"
 
 
+def slow_timer_answers(driver, interval_id: str, seconds: float) -> None:
+    """Hold every answer to a callback fired by the ``interval_id`` timer for ``seconds``
+    in this page (until it is loaded again), counting those in flight in
+    ``window.refreshing``: a click is then made while a refresh is on its way, as on a
+    slow server, where it once lost its answer (dash-renderer holds a callback whose input
+    is an outstanding output, and the refresh then writes the server's value over it)."""
+    driver.execute_script("""
+        const tick = arguments[0] + '.n_intervals', ms = arguments[1] * 1000;
+        const fetch0 = window.fetch;
+        window.refreshing = 0;
+        window.fetch = async function (url, init) {
+            const body = init && typeof init.body === 'string' ? init.body : '';
+            if (!String(url).includes('_dash-update-component')
+                    || !(JSON.parse(body || '{}').changedPropIds || []).includes(tick)) {
+                return fetch0.apply(this, arguments);
+            }
+            window.refreshing += 1;
+            try {
+                const answer = await fetch0.apply(this, arguments);
+                await new Promise(done => setTimeout(done, ms));
+                return answer;
+            } finally {
+                window.refreshing -= 1;
+            }
+        };""", interval_id, seconds)
+
+
+def click_during_a_refresh(driver, find, timeout: float = 30) -> None:
+    """Click what ``find(driver)`` returns once a refresh held by slow_timer_answers is in
+    flight."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, timeout).until(
+        lambda d: d.execute_script("return window.refreshing > 0"))
+    find(driver).click()
+
+
 def screenshot(driver, name: str) -> None:
     """The whole page, as tall as its content, under artifacts/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -21,11 +21,13 @@ from selenium.webdriver.support.ui import WebDriverWait
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
 from tests.e2e.conftest import (
+    click_during_a_refresh,
     console_errors,
     screenshot,
     serve_on_running_twin,
     shown_text,
     sign_in,
+    slow_timer_answers,
 )
 from tests.plan_helpers import api_call
 
@@ -100,13 +102,10 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
     assert max(ys) == pytest.approx(CEILING / MB) and min(ys) == pytest.approx(FLOOR / MB)
     screenshot(browser, "adaptive-throttle-chart")
 
-    def click_switch(d) -> bool:
-        button = d.find_element(By.ID, "pv-throttle-switch")
-        if button.text != "Switch to fixed" or not button.is_displayed():
-            return False
-        button.click()
-        return True
-    wait(browser, 10).until(click_switch)
+    wait(browser, 10).until(lambda d: d.find_element(By.ID, "pv-throttle-switch").text
+                            == "Switch to fixed")
+    slow_timer_answers(browser, "pv-tick", 1.5)  # the click lands while a refresh is out
+    click_during_a_refresh(browser, lambda d: d.find_element(By.ID, "pv-throttle-switch"))
     try:
         wait(browser).until(ec.text_to_be_present_in_element(
             (By.ID, "pv-throttle-result"), "Done: the throttle is switched to fixed."))

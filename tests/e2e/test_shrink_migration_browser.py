@@ -6,16 +6,18 @@ the operator checks the remaining steps off one by one and the plan completes.""
 from __future__ import annotations
 
 import pytest
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.twin.cluster import TwinSettings
 from tests.e2e.conftest import (
+    click_during_a_refresh,
     console_errors,
     screenshot,
     shown_text,
     sign_in,
+    slow_timer_answers,
 )
 from tests.e2e.test_shrink_browser import approved_shrink, served_twin_dashboard
 
@@ -29,8 +31,14 @@ def world(tmp_path_factory):
         yield w
 
 
-def boxes(driver) -> list:
-    return driver.find_elements(By.CSS_SELECTOR, "#pv-checklist input")
+def ticked(driver) -> list[bool]:
+    """Which of the migration's steps the page shows done."""
+    return [" step-done " in f" {li.get_attribute('class')} "
+            for li in driver.find_elements(By.CSS_SELECTOR, "#pv-steps li")]
+
+
+def next_step(driver):
+    return driver.find_element(By.ID, "pv-check-next")
 
 
 def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
@@ -41,7 +49,7 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
     console_errors(browser)  # drop what earlier tests' pages logged in this browser
     sign_in(browser, d.url, "olga", "o-pass-1")
     browser.get(f"{d.url}/plans/{plan_id}")
-    wait = WebDriverWait(browser, 60)
+    wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
     wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "approved")
     assert "cannot delete partitions" in browser.find_element(By.ID, "pv-execution").text
     browser.find_element(By.ID, "pv-execute").click()
@@ -54,19 +62,22 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
     wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "executing")
     wait.until(lambda b: "1 of 4 steps done" in b.find_element(By.ID, "pv-progress").text)
     assert twin.snap.has_topic(f"{topic}.p{keep}")
-    assert [x.is_selected() for x in boxes(browser)] == [True, False, False, False]
+    assert ticked(browser) == [True, False, False, False]
     screenshot(browser, "shrink-migration-checklist")
+    slow_timer_answers(browser, "pv-tick", 1.5)  # each click lands while a refresh is out
     for step in (2, 3, 4):
-        wait.until(lambda b, s=step: boxes(b)[s - 1].is_enabled())
-        boxes(browser)[step - 1].click()
+        wait.until(lambda b, s=step: next_step(b).is_displayed() and next_step(b).text
+                   == f"Step {s} is done: check it off")
+        click_during_a_refresh(browser, next_step)
         try:
             wait.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text
                        == f"Done: step {s} checked off.")
         except TimeoutException:  # what the page showed instead
             raise AssertionError(
                 f"no answer to step {step}'s click; result "
-                f"{shown_text(browser, 'pv-check-result')!r}, boxes "
-                f"{[(x.is_selected(), x.is_enabled()) for x in boxes(browser)]}, progress "
-                f"{shown_text(browser, 'pv-progress')!r}") from None
+                f"{shown_text(browser, 'pv-check-result')!r}, steps done {ticked(browser)}, "
+                f"progress {shown_text(browser, 'pv-progress')!r}") from None
+        wait.until(lambda b, s=step: ticked(b) == [n <= s for n in (1, 2, 3, 4)])
     wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
+    wait.until(lambda b: ticked(b) == [True] * 4 and not next_step(b).is_displayed())
     assert console_errors(browser) == []

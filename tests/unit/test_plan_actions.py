@@ -72,10 +72,11 @@ def test_only_admins_propose_clear_throttles_plans():
 
 
 def test_the_plan_page_answers_by_name():
-    from dashboard.plan_views.stored import Buttons, ExecutionAnswer
+    from dashboard.plan_views.stored import NO_STEP, Buttons, ExecutionAnswer
 
     answer = ExecutionAnswer("Done", "inline-done", None, "executing", "state",
-                             Buttons(True, False, True, False, True), False, [], [])
+                             Buttons(True, False, True, False, True), False, None, NO_STEP)
     out = answer.outputs()
-    assert len(out) == len(ExecutionAnswer.unchanged()) == 13
+    assert len(out) == len(ExecutionAnswer.unchanged()) == 15
     assert out[3] == "executing" and out[5:10] == (True, False, True, False, True)
+    assert out[11:] == (None, "", "", True)  # the steps, then the next step's button

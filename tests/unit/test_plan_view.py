@@ -341,7 +341,7 @@ def test_the_throttle_panel_compares_time_left_with_time_left():
          "looks": [{"at": 1030.0, "brokers": {"1": broker}, "eta_seconds": 100.0},
                    {"at": 1060.0, "brokers": {"1": broker}, "eta_seconds": 48.0},
                    {"at": 1200.0, "brokers": {"1": broker}, "eta_seconds": 6.0}]}
-    text = throttle_view(h, may_switch=False).children[0].children[1].children
+    text = throttle_view(h, may_switch=False).lines.children[1].children
     assert text == ("Time left: 0.1 min at the rates set; 0.0 min by the ETA predicted at "
                     "approval (2.0 min in all)")
     traces = {t.name: list(t.y) for t in figure(h).data if t.name.startswith("time left")}
@@ -349,3 +349,74 @@ def test_the_throttle_panel_compares_time_left_with_time_left():
                       "time left by the ETA at approval": [90 / 60, 60 / 60, 0.0]}
     assert "time left by the ETA at approval" not in {
         t.name for t in figure({**h, "started_at": None}).data}
+
+
+# props an operator changes by hand: a callback fired by one must read what was done
+USER_PROPS = {"n_clicks", "submit_n_clicks", "value", "contents", "selectedRows",
+              "columnState"}
+
+
+def _callbacks(app) -> list[tuple[set[str], set[str]]]:
+    """Every callback as (its inputs, its outputs), each 'id.prop' (duplicates' marks off)."""
+    app.server.test_client().get("/_dash-layout")  # Dash fills callback_map at a first request
+    assert len(app.callback_map) >= 40
+    return [({f"{i['id']}.{i['property']}" for i in spec["inputs"]},
+             {o.split("@")[0] for o in key.strip(".").split("...")})
+            for key, spec in app.callback_map.items()]
+
+
+def test_no_timer_writes_what_a_click_changes(app):
+    """A click during a timer's refresh must not be lost: dash-renderer holds a callback
+    whose input is an output of a callback in flight, or of one that it sets off
+    (getReadyCallbacks), and then runs it with what the refresh wrote. So what a timer
+    writes, directly or through the callbacks it sets off, is never a prop the operator
+    changes (the migration's boxes once were: a step checked during a refresh was
+    unchecked by it and never sent)."""
+    callbacks = _callbacks(app)
+    clicked = {i for ins, _ in callbacks for i in ins if i.rsplit(".", 1)[1] in USER_PROPS}
+    timers = [outs for ins, outs in callbacks if any(i.endswith(".n_intervals") for i in ins)]
+    assert len(timers) >= 10  # the monitoring pages', the queue's and the plan page's
+    for outs in timers:
+        written, frontier = set(outs), list(outs)
+        while frontier:
+            out = frontier.pop()
+            for ins, more in callbacks:
+                if out in ins:
+                    frontier += list(more - written)
+                    written |= more
+        assert not written & clicked, outs
+
+
+def test_the_plan_pages_refreshes_hold_no_control(app):
+    """What the plan page's timer draws again (the throttle's lines and chart, the
+    migration's steps) holds nothing a callback reads: a control inside would be replaced
+    by one that was not clicked while its click waits. The switch and the next step's
+    button stay where they are; the timer only writes their labels."""
+    from dashboard import ids
+    from dashboard.plan_views.stored import migration_view
+    from dashboard.plan_views.throttle import throttle_view
+
+    read = {i.split(".")[0] for ins, _ in _callbacks(app) for i in ins}
+    assert {ids.PV_THROTTLE_SWITCH, ids.PV_CHECK_NEXT} <= read
+    broker = {"leader": 4e6, "follower": 4e6, "sent": 1e6, "received": 1e6}
+    h = {"mode": "adaptive", "floor": 1_000_000, "ceiling": 4_000_000, "switched_by": None,
+         "note": "held", "running": True, "predicted_eta_seconds": 120.0, "started_at": 1.0,
+         "looks": [{"at": 30.0, "brokers": {"1": broker}, "eta_seconds": 100.0}]}
+    view = throttle_view(h, may_switch=True)
+    assert view.switch == ("Switch to fixed", "fixed", False)
+    p = {"state": "running", "shrink": {"steps": [
+        {"step": 1, "text": "create", "done": True},
+        {"step": 2, "text": "switch producers", "done": False}]}}
+    steps, following = migration_view(p, frozenset({"cancel"}))
+    assert following == ("Step 2 is done: check it off", "2", False)
+    for drawn in (view.lines, view.chart, steps):
+        assert not _ids_in(drawn) & read
+
+
+def _ids_in(component) -> set[str]:
+    found = {component.id} if isinstance(getattr(component, "id", None), str) else set()
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, list | tuple) else [children]:
+        if hasattr(child, "to_plotly_json"):
+            found |= _ids_in(child)
+    return found
