@@ -21,13 +21,7 @@ from dashboard import auth, ids, runtime
 from dashboard.plan_views import kinds
 from dashboard.plan_views.progress import progress_view
 from dashboard.plan_views.shared import REFUSALS, audit_grid
-from dashboard.plan_views.throttle import (
-    NO_SWITCH,
-    Switch,
-    ThrottleView,
-    switch_button,
-    throttle_view,
-)
+from dashboard.plan_views.throttle import NO_SWITCH, ThrottleView, switch_button, throttle_view
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 # said as a rule, so it stays true when the plan is approved without reloading the page
@@ -242,8 +236,8 @@ def throttle_answer(plan_id: int, switch_to: str | None = None) -> tuple:
     rt = runtime.current()
     store, who = rt.plan_store(), auth.current_actor()
     plan = plan_service.summary(store, plan_id)
-    if not throttled(plan):  # the panel's outputs (the switch's spread) and the message
-        return (no_update,) * (len(ThrottleView._fields) - 1 + len(Switch._fields) + 1)
+    if not throttled(plan):
+        return (*ThrottleView.unchanged(), no_update)
     message = no_update
     if switch_to is not None:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import plotly.graph_objects as go
-from dash import dcc, html
+from dash import dcc, html, no_update
 from plotly.subplots import make_subplots
 
 from dashboard import ids
@@ -47,6 +47,10 @@ class ThrottleView(NamedTuple):
 
     def outputs(self) -> tuple:
         return (self.lines, self.chart, *self.switch)
+
+    @classmethod
+    def unchanged(cls) -> tuple:
+        return (no_update,) * (len(cls._fields) - 1 + len(Switch._fields))
 
 
 def throttle_view(h: dict, may_switch: bool) -> ThrottleView:

@@ -394,7 +394,7 @@ def test_the_plan_pages_refreshes_hold_no_control(app):
     button stay where they are; the timer only writes their labels."""
     from dashboard import ids
     from dashboard.plan_views.stored import migration_view
-    from dashboard.plan_views.throttle import throttle_view
+    from dashboard.plan_views.throttle import ThrottleView, throttle_view
 
     read = {i.split(".")[0] for ins, _ in _callbacks(app) for i in ins}
     assert {ids.PV_THROTTLE_SWITCH, ids.PV_CHECK_NEXT} <= read
@@ -404,6 +404,7 @@ def test_the_plan_pages_refreshes_hold_no_control(app):
          "looks": [{"at": 30.0, "brokers": {"1": broker}, "eta_seconds": 100.0}]}
     view = throttle_view(h, may_switch=True)
     assert view.switch == ("Switch to fixed", "fixed", False)
+    assert len(view.outputs()) == len(ThrottleView.unchanged()) == 5
     p = {"state": "running", "shrink": {"steps": [
         {"step": 1, "text": "create", "done": True},
         {"step": 2, "text": "switch producers", "done": False}]}}
