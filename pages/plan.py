@@ -43,6 +43,12 @@ NEXT_STEP_OUTPUTS = (Output(ids.PV_STEPS, "children"), Output(ids.PV_CHECK_NEXT,
                      Output(ids.PV_CHECK_NEXT, "value"), Output(ids.PV_CHECK_NEXT, "hidden"))
 
 
+def _also(outputs: tuple[Output, ...]) -> tuple[Output, ...]:
+    """The same outputs for a click's callback, beside the timer's that writes them."""
+    return tuple(Output(o.component_id, o.component_property, allow_duplicate=True)
+                 for o in outputs)
+
+
 def layout(plan_id: str | None = None, **_query) -> html.Div:
     """A large plan paints from its stored preview numbers: its content and basis (a
     100k-move plan's megabytes of JSON) are decoded when the grid first asks for rows
@@ -121,8 +127,7 @@ def follow_state(state):
     return no_update if state in (None, "proposed") else stored.settled_note(state)
 
 
-@dash.callback(*(Output(o.component_id, o.component_property, allow_duplicate=True)
-                 for o in THROTTLE_OUTPUTS), Output(ids.PV_THROTTLE_RESULT, "children"),
+@dash.callback(*_also(THROTTLE_OUTPUTS), Output(ids.PV_THROTTLE_RESULT, "children"),
                Input(ids.PV_THROTTLE_SWITCH, "n_clicks"),
                State(ids.PV_THROTTLE_SWITCH, "value"), State(ids.PV_PLAN, "data"),
                prevent_initial_call=True)
@@ -143,8 +148,7 @@ def ask_cancel(clicks):
 
 
 @dash.callback(Output(ids.PV_CHECK_RESULT, "children"), Output(ids.PV_CHECK_RESULT, "className"),
-               *(Output(o.component_id, o.component_property, allow_duplicate=True)
-                 for o in NEXT_STEP_OUTPUTS),
+               *_also(NEXT_STEP_OUTPUTS),
                Input(ids.PV_CHECK_NEXT, "n_clicks"), State(ids.PV_CHECK_NEXT, "value"),
                State(ids.PV_PLAN, "data"), prevent_initial_call=True)
 def check_step(clicks, step, shown):
