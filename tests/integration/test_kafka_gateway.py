@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource
+from kafka.protocol.metadata import MetadataRequest
 
 from backend.errors import BadInput
 from backend.gateways.base import ClusterGateway, GatewayError
@@ -83,11 +84,25 @@ def made(gw, raw, topics: list[dict]) -> None:
     assert got == [{"name": t["name"], "error": None, "message": None, "throttle_time_ms": 0}
                    for t in topics]
     names = [t["name"] for t in topics]
-    until(lambda: raw.describe_topics(names),
-          lambda ts: len(ts) == len(names) and all(
-              t["error_code"] == 0 and t["partitions"]
-              and all(p["leader_id"] >= 0 for p in t["partitions"]) for t in ts),
-          f"metadata for {names}")
+    for broker in (b["broker_id"] for b in raw.describe_cluster()["brokers"]
+                   if not b.get("is_fenced")):
+        until(lambda b=broker: metadata_of(raw, b, names),
+              lambda ts: len(ts) == len(names) and all(
+                  t["error_code"] == 0 and t["partitions"]
+                  and all(p["leader_id"] >= 0 for p in t["partitions"]) for t in ts),
+              f"broker {broker}'s metadata for {names}")
+
+
+def metadata_of(raw, broker: int, names: list[str]) -> list[dict]:
+    """These topics as this one broker's Metadata answers: each KRaft broker applies the
+    controller's records on its own, so another broker can still answer that a topic
+    created a moment ago does not exist."""
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n)
+                                      for n in names], allow_auto_topic_creation=False)
+
+    async def ask():
+        return await raw._manager.send(request, node_id=broker)
+    return raw._manager.run(ask).to_dict()["topics"]
 
 
 def produce(bootstrap: list[str], topic: str, counts: dict[int, int]) -> None:
