@@ -70,9 +70,15 @@ def wait_chart(browser, css: str, predicate, timeout: float = 60) -> dict:
 
 
 def card_value(browser, label: str) -> str:
+    """The value of the card with this label, read in one step in the page: the cards are
+    drawn again on every refresh, and an element found first and read after could be gone
+    (StaleElementReferenceException). "" while no such card is shown."""
     xpath = f"//div[contains(concat(' ', @class, ' '), ' card ')]" \
             f"[.//div[@class='card-label'][contains(., '{label}')]]//div[@class='card-value']"
-    return browser.find_element(By.XPATH, xpath).text
+    return browser.execute_script(
+        "const e = document.evaluate(arguments[0], document, null, "
+        "XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;"
+        "return e ? e.innerText.trim() : '';", xpath)
 
 
 def test_a_plan_marker_at_the_right_edge_is_drawn_whole(browser, demo):
