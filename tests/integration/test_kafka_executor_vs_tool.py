@@ -46,8 +46,11 @@ pytestmark = pytest.mark.integration
 A, B = "ex-vs-tool-a", "ex-vs-tool-b"
 PLACEMENT = [[1, 2], [2, 1]]  # partition -> replicas, leader first
 TARGET = [[3, 2], [2, 3]]  # broker 3 gets a replica of both partitions
-PER_PARTITION = 2 * 1024 * 1024  # bytes of data in each partition
-# bytes/s per broker and side (KIP-73): broker 3 fetches 4 MiB, about 8 s at this rate
+# bytes of data in each partition: broker 3 fetches 10 MiB, more than Kafka's first burst
+# can take (up to the rate x 11 s plus a 1 MiB response per partition, docs/throttle.md),
+# so both moves are still in flight when the configs are read
+PER_PARTITION = 5 * 1024 * 1024
+# bytes/s per broker and side (KIP-73): about 21 s for broker 3's 10 MiB at this rate
 THROTTLE = 500_000
 BROKERS = (1, 2, 3)
 OPERATORS_OWN = {("broker", "2"): {LEADER_RATE: "90000000"}}  # set before each run
