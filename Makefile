@@ -13,10 +13,8 @@ install:
 demo: install
 	$(VENV)/bin/railyard demo
 
-# two workers: the Kafka and browser tests one after another on one (tests/conftest.py),
-# the rest shared out over both
 test: install
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
+	$(PY) -m pytest -q -p no:cacheprovider
 
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit

@@ -61,12 +61,7 @@ def kafka_gateway(kafka_cluster):
 
 def pytest_collection_modifyitems(items) -> None:
     """Tests on the session's Apache Kafka carry the ``kafka`` mark (`make e2e-kafka` runs
-    them alone; `make test` runs them with the rest). Under pytest-xdist (`make test` runs
-    two workers), those and the browser tests run one after another on one worker, in one
-    group: one Kafka cluster for the session, one browser, and never two of them racing
-    each other for the CPU; the other tests share out over both workers."""
+    them alone; `make test` runs them with the rest)."""
     for item in items:
         if "kafka_cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.kafka)
-        if item.get_closest_marker("kafka") or item.get_closest_marker("e2e"):
-            item.add_marker(pytest.mark.xdist_group("servers"))
