@@ -40,17 +40,20 @@ def wait_until(predicate, timeout=20.0):
     raise AssertionError(f"condition not met in time: {predicate.__doc__ or predicate}")
 
 
-def scraped(client: MetricsClient, concept: str):
-    """``client.instant(concept)`` once a scrape has answered: a scrape that timed out on a
-    busy machine marks every series of that exporter stale until the next one (0.5 s)."""
+def scraped(client: MetricsClient, concept: str, series: int):
+    """``client.instant(concept)`` once it has ``series`` series (or after 10 s, as it is):
+    a scrape that timed out on a busy machine marks every series of that exporter stale
+    until its next scrape (0.5 s), and the answer then lacks them."""
     deadline = time.monotonic() + 10
     while True:
         try:
-            return client.instant(concept)
+            got = client.instant(concept)
+            if len(got) == series or time.monotonic() > deadline:
+                return got
         except MetricMissing:
             if time.monotonic() > deadline:
                 raise
-            time.sleep(SCRAPE)
+        time.sleep(SCRAPE)
 
 
 @pytest.fixture(scope="module", params=sorted(DIALECTS))
@@ -155,9 +158,9 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
             with pytest.raises(MetricMissing):
                 client.instant(concept)
             continue
-        got = by_broker(scraped(client, concept))
         want = {bid: float(values[p]) for p, bid in enumerate(ids) if has[p] and (
             alive[p] or concept == "brokers_up")}
+        got = by_broker(scraped(client, concept, len(want)))
         assert got == pytest.approx(want), concept
     assert fig.gauges["reassigning"].sum() > 0 and lag_sum.sum() > 0
     single = {"cluster_partitions": twin.snap.n_partitions,
@@ -165,7 +168,7 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
               "active_controllers": 1, "offline_partitions": fig.gauges["offline_partitions"].sum(),
               "replica_bytes_behind": behind}
     for concept, value in single.items():
-        assert scraped(client, concept)["value"].tolist() == [pytest.approx(value)], concept
+        assert scraped(client, concept, 1)["value"].tolist() == [pytest.approx(value)], concept
     # live pages ask for the partitions in flight only, read from the gateway
     moves = TwinGateway(twin).list_reassignments()
     _, concept, topics = monitoring._behind_job(moves)["behind"]
