@@ -22,6 +22,7 @@ from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
 from backend.twin.scenario import move_plan, throttled_reassign
 from dashboard.caches import make_cache
+from tests.integration.kafka_prometheus import poll
 from tests.servers import redis_server
 
 pytestmark = pytest.mark.integration
@@ -41,19 +42,11 @@ def wait_until(predicate, timeout=20.0):
 
 
 def scraped(client: MetricsClient, concept: str, series: int):
-    """``client.instant(concept)`` once it has ``series`` series (or after 10 s, as it is):
-    a scrape that timed out on a busy machine marks every series of that exporter stale
-    until its next scrape (0.5 s), and the answer then lacks them."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            got = client.instant(concept)
-            if len(got) == series or time.monotonic() > deadline:
-                return got
-        except MetricMissing:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(SCRAPE)
+    """``client.instant(concept)`` once it has ``series`` series: a scrape that timed out
+    on a busy machine marks every series of that exporter stale until its next scrape
+    (0.5 s), and the answer then lacks them."""
+    return poll(f"{series} series of {concept}", lambda: client.instant(concept),
+                lambda got: len(got) == series, timeout=10)
 
 
 @pytest.fixture(scope="module", params=sorted(DIALECTS))
