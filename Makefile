@@ -14,7 +14,7 @@ demo: install
 	$(VENV)/bin/railyard demo
 
 test: install
-	$(PY) -m pytest -q -p no:cacheprovider
+	@bash scripts/run_tests.sh
 
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
