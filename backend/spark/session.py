@@ -31,6 +31,7 @@ ENV_MASTER = "RAILYARD_SPARK_MASTER"
 ENV_REMOTE = "RAILYARD_SPARK_REMOTE"
 ENV_UI = "RAILYARD_SPARK_UI"
 CONFIG_KEYS = {"master", "remote", "ui", "conf", "app_name", "jvm_log"}
+CONNECT_MARK = "SPARK_CONNECT_MODE_ENABLED"  # set by pyspark once it built a Connect session
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
 # The embedded JVM's own output (its start-up banner, JVM warnings, log4j): kept off the
 # CLI's stderr, which holds one line on an error and nothing else.
@@ -292,6 +293,12 @@ def _stop_locked() -> bool:
     running = _shared.session is not None
     if running:
         _shared.session.stop()
+    if _shared.settings is not None and _shared.settings.is_remote:
+        # pyspark marks the process as Spark Connect's when it builds a Connect session
+        # (pyspark/sql/session.py, Builder.getOrCreate) and never takes the mark back:
+        # a classic session built later, or a child process, would go on looking for a
+        # Connect URL (CONNECT_URL_NOT_SET)
+        os.environ.pop(CONNECT_MARK, None)
     _shared.session, _shared.settings, _shared.error = None, None, None
     return running
 
