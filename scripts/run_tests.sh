@@ -15,8 +15,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
-IDLE=(tests/unit tests/integration/test_spark_sweeps.py
-      tests/integration/test_spark_bad_inputs.py tests/integration/test_capacity_fleet.py)
+IDLE=(tests/unit tests/integration/test_spark_*.py tests/integration/test_capacity_fleet.py)
 mkdir -p var
 idle_log=var/idle-tests.log
 
