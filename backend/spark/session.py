@@ -293,12 +293,11 @@ def _stop_locked() -> bool:
     running = _shared.session is not None
     if running:
         _shared.session.stop()
-    if _shared.settings is not None and _shared.settings.is_remote:
-        # pyspark marks the process as Spark Connect's when it builds a Connect session
-        # (pyspark/sql/session.py, Builder.getOrCreate) and never takes the mark back:
-        # a classic session built later, or a child process, would go on looking for a
-        # Connect URL (CONNECT_URL_NOT_SET)
-        os.environ.pop(CONNECT_MARK, None)
+    # pyspark marks the process as Spark Connect's when it builds (or fails to build) a
+    # Connect session (pyspark/sql/session.py, Builder.getOrCreate) and never takes the
+    # mark back: a classic session built later, or a child process, would go on looking
+    # for a Connect URL (CONNECT_URL_NOT_SET). Every build comes through here first.
+    os.environ.pop(CONNECT_MARK, None)
     _shared.session, _shared.settings, _shared.error = None, None, None
     return running
 
