@@ -2,16 +2,14 @@
 # `make test`: the whole suite in two processes started together.
 #
 # The tests that wait on servers with short deadlines (Kafka, Prometheus scrapes, the
-# browser, PostgreSQL) run one after another as before, at normal priority: one Kafka
-# cluster for the session, and their scrapes and timeouts see the CPU they always saw.
+# browser, PostgreSQL) run one after another as before, at normal priority, on one Kafka
+# cluster for the session.
 # While they wait, about half of this 2-core machine is idle. The rest (tests/unit, and
 # the Spark jobs, whose servers get minutes to start) runs in that idle time, at the
-# lowest CPU and I/O priority. It is not free: beside it some browser tests ran up to a
-# third slower, and SCHED_IDLE instead of nice 19 changed nothing measurable. But the
-# server tests still end 60-95 s sooner than the whole suite did in one process, and
-# the rest ends long before them. (pytest-xdist spread
-# both kinds over equal workers: the scrapes went stale under the load, 2 runs in 4
-# failed.)
+# lowest CPU and I/O priority. It is not free (some browser tests ran up to a third
+# slower beside it; SCHED_IDLE was no better than nice 19), but the server tests end
+# 60-95 s sooner than the whole suite in one process, and the rest ends long before
+# them. pytest-xdist on two equal workers failed 2 runs in 4: stale scrapes under load.
 #
 # Both logs are printed, the idle-time tests' after the others; either failing fails
 # `make test` (and pytest fails when it collects no test).
