@@ -14,6 +14,11 @@ condition, the value seen and the limit, in words for the banner and the audit l
 - the next batch would put a broker over max.broker.partitions or the cluster over
   max.partitions (KIP-578), against the live counts (engines.limits.check_reassignment);
 - a stalled move: a moving partition whose bytes behind have not fallen for T minutes.
+
+A figure not known (None: Prometheus or the cluster did not answer, or answered for only
+some brokers) neither starts a hold nor ends one: a condition the plan is held on stays
+breached, as "unknown", until its figure is read again. A missed scrape must not let a
+held plan start its next batch during the incident that held it.
 """
 
 from __future__ import annotations
@@ -28,13 +33,14 @@ Key = tuple[str, int]  # (topic, partition)
 
 @dataclass(frozen=True)
 class Figures:
-    """The cluster now, as the guards read it (None: not known, the condition is skipped)."""
+    """The cluster now, as the guards read it (None: not known)."""
 
     offline_partitions: int | None = None
     under_min_isr: int | None = None
     under_replicated: int | None = None
-    down_brokers: frozenset[int] = frozenset()
-    lag: dict[Key, float] = field(default_factory=dict)  # bytes behind per moving partition
+    down_brokers: frozenset[int] | None = frozenset()
+    lag: dict[Key, float] | None = field(default_factory=dict)  # bytes behind per moving
+    # partition
 
 
 @dataclass(frozen=True)
@@ -51,10 +57,12 @@ class Breach:
 
 
 def breaches(settings: GuardSettings, figures: Figures, touched: frozenset[int],
-             limit_violations: list[dict], stalled: list[tuple[Key, float]]) -> list[Breach]:
+             limit_violations: list[dict], stalled: list[tuple[Key, float]],
+             held: frozenset[str] = frozenset()) -> list[Breach]:
     """The conditions breached now. ``touched``: brokers the next batch moves from or to
     (empty when no batch is to start); ``limit_violations``: check_reassignment's for the
-    next batch on the live counts; ``stalled``: (partition, minutes) from ``stalls``."""
+    next batch on the live counts; ``stalled``: (partition, minutes) from ``stalls``;
+    ``held``: the conditions the plan is held on now (kept while their figure is unknown)."""
     if not settings.enabled:
         return []
     out = []
@@ -65,10 +73,16 @@ def breaches(settings: GuardSettings, figures: Figures, touched: frozenset[int],
              "partitions under min.insync.replicas"),
             ("under_replicated", figures.under_replicated, settings.under_replicated,
              "under-replicated partitions outside the plan")):
-        if value is not None and value > limit:
+        if value is None and name in held:
+            out.append(_unknown(name, limit, what, "Prometheus did not answer for every "
+                                                   "broker up"))
+        elif value is not None and value > limit:
             out.append(Breach(name, value, limit, f"{value} {what} (more than {limit})"))
-    down = sorted(figures.down_brokers & touched)
-    if settings.broker_down and down:
+    if figures.down_brokers is None:
+        if "broker_down" in held:
+            out.append(_unknown("broker_down", "up", "the brokers up",
+                                "the cluster did not answer"))
+    elif settings.broker_down and (down := sorted(figures.down_brokers & touched)):
         out.append(Breach("broker_down", ",".join(map(str, down)), "up",
                           f"broker {', '.join(map(str, down))} is down and the next batch "
                           f"moves replicas from or to it"))
@@ -79,13 +93,21 @@ def breaches(settings: GuardSettings, figures: Figures, touched: frozenset[int],
             out.append(Breach("partition_limit", v["after"], v["limit"],
                               f"the next batch would put {where} at {v['after']} partitions, "
                               f"over {key} {v['limit']} (KIP-578)"))
-    if stalled:
+    if figures.lag is None and "stalled_move" in held:
+        out.append(_unknown("stalled_move", settings.stall_minutes, "the moves' progress",
+                            "Prometheus did not answer"))
+    elif stalled:
         (topic, part), minutes = stalled[0]
         more = f" (and {len(stalled) - 1} more)" if len(stalled) > 1 else ""
         out.append(Breach("stalled_move", f"{topic}-{part}", settings.stall_minutes,
                           f"the move of {topic}-{part} has not progressed for "
                           f"{minutes:.0f} min{more}"))
     return out
+
+
+def _unknown(name: str, limit: float | str, what: str, why: str) -> Breach:
+    return Breach(name, "unknown", limit, f"{what}: not known now ({why}); held until read "
+                                          f"again")
 
 
 def stalls(history: dict[Key, list[tuple[float, float]]], now: float,

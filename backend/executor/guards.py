@@ -134,20 +134,28 @@ class Watch:
                                                       for e in plan)
         moving = sorted(k for k in flight if k in ours)
         figures = self.health.figures(moving)
+        stalled = [] if figures.lag is None else self._stalled(ex, spec, figures.lag, now)
+        touched, violations = self._next_batch(ex, spec, plan, pending, now)
+        held = frozenset(c["condition"] for c in ex.hold["conditions"]) \
+            if ex.hold is not None and ex.hold.get("kind") == GUARD else frozenset()
+        return breaches(self.settings, figures, touched, violations, stalled, held)
+
+    def _stalled(self, ex: Execution, spec: ExecutionSpec, lag: dict[Key, float],
+                 now: float) -> list[tuple[Key, float]]:
+        """The moves whose lag has not fallen for the stall time, from the lag read now
+        added to the plan's history (left as it is while the lag is not known)."""
         # a move is judged stalled at the plan's own rate only: at the floor it may well
         # not gain on its producers, and a stall seen there would hold it for ever
         history = {} if self.rate(ex, spec) != spec.throttle \
             else self._lag.setdefault(ex.plan_id, {})
         self._lag[ex.plan_id] = history
         for k in list(history):
-            if k not in figures.lag:
+            if k not in lag:
                 del history[k]
-        for k, lag in figures.lag.items():
-            history.setdefault(k, []).append((now, lag))
+        for k, value in lag.items():
+            history.setdefault(k, []).append((now, value))
             del history[k][:-600]  # a few hours of samples is plenty
-        stalled = stalls(history, now, self.settings.stall_minutes)
-        touched, violations = self._next_batch(ex, spec, plan, pending, now)
-        return breaches(self.settings, figures, touched, violations, stalled)
+        return stalls(history, now, self.settings.stall_minutes)
 
     def _next_batch(self, ex: Execution, spec: ExecutionSpec, plan: list[dict],
                     pending: bool, now: float) -> tuple[frozenset[int], list[dict]]:

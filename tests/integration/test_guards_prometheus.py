@@ -2,10 +2,12 @@
 twin's exporters (the series Kafka's JMX exporter publishes) through the catalog, and
 the twin's gateway. An injected offline partition (the only replica's broker stopped)
 pauses a running plan with the batch in flight at the floor; once the broker is back and
-Prometheus says so, the plan resumes by itself and completes with nothing left set."""
+Prometheus says so, the plan resumes by itself and completes with nothing left set. And
+scrapes that fail while the plan is held keep it held: a missed scrape is not a clear."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -36,7 +38,7 @@ def stack(tmp_path):
         prom.start()
         source = ClusterSource("g", None, rig.twin.snap.limits, prometheus_url=prom.url,
                                metrics_ttl=0, gateway=rig.gw)
-        yield rig, ClusterHealth(source)
+        yield rig, ClusterHealth(source), exporters
     finally:
         prom.stop()
         exporters.stop()
@@ -55,7 +57,7 @@ def until(rig: Rig, done, wall: float = 30.0):
 
 
 def test_an_offline_partition_read_from_prometheus_pauses_and_its_end_resumes(stack):
-    rig, health = stack
+    rig, health, _ = stack
     until(rig, lambda _: health.figures([]).offline_partitions is not None)  # scraped
     assert health.figures([]).offline_partitions == 0
     rig.watch = Watch(GuardSettings(resume_after_seconds=3, floor=50_000), Windows(), health)
@@ -75,5 +77,57 @@ def test_an_offline_partition_read_from_prometheus_pauses_and_its_end_resumes(st
     rig.twin.recover_broker(5)
     ex = until(rig, lambda ex: ex.state == "running" and ex.hold is None)
     assert "execution_released" in rig.journal.actions(1)
+    rig.watch.health = None  # the rest at the twin's speed
+    assert rig.run(1).state == "completed" and rig.throttle_configs() == {}
+
+
+def silence(exporters: Exporters, ids: set[int]) -> None:
+    """These brokers' exporters stop answering (the brokers stay up): scrapes fail."""
+    for server, collector in zip(exporters.servers, exporters.collectors, strict=True):
+        if collector.broker_id in ids:
+            server.shutdown()
+            server.server_close()
+
+
+def revive(exporters: Exporters, ids: set[int]) -> None:
+    """They answer again, on the ports Prometheus scrapes."""
+    for i, collector in enumerate(exporters.collectors):
+        if collector.broker_id in ids:
+            old = exporters.servers[i]
+            exporters.servers[i] = server = type(old)(old.server_address,
+                                                      old.RequestHandlerClass)
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            exporters.threads.append(thread)
+
+
+def test_failed_scrapes_keep_a_held_plan_held_until_read_clear(stack):
+    """The controllers' exporters (brokers 1-3, the ones that publish the offline count;
+    broker 4 publishes 0) stop answering while an offline partition holds the plan: the
+    plan stays held, saying the figure is not known, for many times its resume delay.
+    Back, they show the partition still offline; once it is not, it resumes."""
+    rig, health, exporters = stack
+    until(rig, lambda _: health.figures([]).offline_partitions == 0)
+    rig.watch = Watch(GuardSettings(resume_after_seconds=3, floor=50_000), Windows(), health)
+    rig.executor = rig.new_executor()
+    rig.start(1, PLAN, 100_000, per_broker=1)  # 80 s a batch
+    until(rig, lambda ex: ex.phase == "running")
+    rig.twin.fail_broker(5)
+    held_at = until(rig, lambda ex: ex.state == "paused").batch
+    silence(exporters, {1, 2, 3})
+    until(rig, lambda _: health.figures([]).offline_partitions is None)
+    deadline = time.monotonic() + 5  # 50 ticks: resume_after_seconds many times over
+    while time.monotonic() < deadline:
+        ex = rig.step(1)
+        assert ex.state == "paused" and ex.batch == held_at, "a missed scrape resumed it"
+        time.sleep(0.1)
+    assert [(c["condition"], c["value"]) for c in ex.hold["conditions"]] == [
+        ("offline_partitions", "unknown")]
+    assert "not known now" in ex.hold["text"]
+    revive(exporters, {1, 2, 3})
+    ex = until(rig, lambda ex: ex.hold["conditions"][0]["value"] == 1)
+    assert ex.state == "paused" and ex.batch == held_at
+    rig.twin.recover_broker(5)
+    until(rig, lambda ex: ex.state == "running" and ex.hold is None)
     rig.watch.health = None  # the rest at the twin's speed
     assert rig.run(1).state == "completed" and rig.throttle_configs() == {}

@@ -330,7 +330,7 @@ def test_a_guard_holds_an_adaptive_plan_at_its_own_floor(tmp_path):
     from backend.engines.guards import Figures
     from backend.executor.guards import GUARD, Watch
     from backend.model.guards import GuardSettings, Windows
-    from tests.unit.test_executor_guards import FakeHealth
+    from tests.unit.test_executor_guards import CLEAR, FakeHealth
 
     rig, _ = adaptive_rig(tmp_path)
     control = rig.executor.control
@@ -352,7 +352,7 @@ def test_a_guard_holds_an_adaptive_plan_at_its_own_floor(tmp_path):
         held = rates_of(rig)
         assert all(v == floor for r in held.values() for v in r), held
         rig.step(1)
-    health.figures_now = Figures()
+    health.figures_now = CLEAR
     ex = rig.run(1)
     assert ex.state == "completed" and rig.throttle_configs() == {}
     assert "execution_released" in rig.journal.actions(1)

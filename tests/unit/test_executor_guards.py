@@ -82,6 +82,8 @@ class FakeHealth:
 
 
 QUICK = GuardSettings(resume_after_seconds=30)
+# every figure read and none breached (Figures() is nothing known, which ends no hold)
+CLEAR = Figures(offline_partitions=0, under_min_isr=0, under_replicated=0)
 
 
 def rig_with(tmp_path, settings: GuardSettings = QUICK,
@@ -130,13 +132,40 @@ def test_an_offline_partition_pauses_the_plan_and_clearing_it_resumes(tmp_path):
     assert rig.run(1).state == "completed" and rig.throttle_configs() == {}
 
 
+def test_a_hold_stays_while_its_figures_are_not_known(tmp_path):
+    """Prometheus misses the scrape that would show the condition still there: the plan
+    stays held (no batch starts) for as long as it cannot tell, and the clear time counts
+    only from figures read clear."""
+    rig = rig_with(tmp_path, health=FakeHealth)  # resumes 30 s after clear
+    rig.start(1, PLAN, 2 * MB, per_broker=1)
+    rig.watch.health.figures_now = Figures(under_replicated=2)
+    held_at = rig.step(1).batch
+    rig.watch.health.figures_now = Figures(down_brokers=None, lag=None)
+    for _ in range(100):
+        ex = rig.step(1)
+        assert ex.state == "paused" and ex.batch == held_at
+    assert ex.hold["conditions"] == [{
+        "condition": "under_replicated", "value": "unknown", "limit": 0,
+        "text": "under-replicated partitions outside the plan: not known now (Prometheus "
+                "did not answer for every broker up); held until read again"}]
+    assert rig.journal.actions(1).count("execution_held") == 1
+    rig.watch.health.figures_now = CLEAR
+    for _ in range(30):
+        ex = rig.step(1)
+    assert ex.state == "paused"  # clear for less than 30 s
+    for _ in range(2):
+        ex = rig.step(1)
+    assert ex.state == "running" and ex.hold is None
+    assert rig.run(1).state == "completed" and rig.throttle_configs() == {}
+
+
 def test_without_auto_resume_a_user_resumes(tmp_path):
     rig = rig_with(tmp_path, GuardSettings(auto_resume=False), health=FakeHealth)
     rig.start(1, PLAN, 2 * MB, per_broker=1)
     rig.watch.health.figures_now = Figures(under_min_isr=2)
     ex = rig.step(1)
     assert ex.state == "paused" and "2 partitions under min.insync.replicas" in ex.hold["text"]
-    rig.watch.health.figures_now = Figures()
+    rig.watch.health.figures_now = CLEAR
     for _ in range(200):
         ex = rig.step(1)
     assert ex.state == "paused" and ex.batch == -1
@@ -234,11 +263,11 @@ def test_a_users_pause_is_left_alone(tmp_path):
         ex = rig.step(1)
     assert ex.state == "paused" and ex.hold is None
     rig.watch.health.figures_now = Figures(offline_partitions=1)
-    rig.watch.health.figures_now = Figures()
+    rig.watch.health.figures_now = CLEAR
     assert rig.step(1).state == "paused"  # the guard does not resume a user's pause
 
 
-OPS = st.lists(st.sampled_from(["breach", "clear", "close", "open", "pause", "resume",
+OPS = st.lists(st.sampled_from(["breach", "clear", "unknown", "close", "open", "pause", "resume",
                                 "cancel", "crash", "tick", "tick", "tick"]),
                min_size=1, max_size=40)
 CLOSED = Windows("UTC", (WeeklyRange(0, 0, 0, 1),))  # Monday 00:00-00:01: closed here
@@ -261,7 +290,9 @@ def test_no_sequence_leaves_a_throttle_the_plan_set(tmp_path_factory, ops):
         if op == "breach":
             health.figures_now = Figures(offline_partitions=1)
         elif op == "clear":
-            health.figures_now = Figures()
+            health.figures_now = CLEAR
+        elif op == "unknown":  # Prometheus and the cluster answer nothing
+            health.figures_now = Figures(down_brokers=None, lag=None)
         elif op in ("close", "open"):
             rig.watch.windows = CLOSED if op == "close" else ALWAYS
         elif op == "pause":
@@ -281,7 +312,7 @@ def test_no_sequence_leaves_a_throttle_the_plan_set(tmp_path_factory, ops):
         if ex is not None and ex.state in ("completed", "failed", "cancelled"):
             break
     # then the world calms down and users resume: every run ends, the cluster as before
-    health.figures_now, rig.watch.windows = Figures(), ALWAYS
+    health.figures_now, rig.watch.windows = CLEAR, ALWAYS
     rig.gw.crash_at = None
     for _ in range(2000):
         rig.records.request(1, ("paused", "pausing"), "running", rig.now)
@@ -321,6 +352,8 @@ def test_the_api_and_the_page_say_why_it_is_held(tmp_path):
 def test_the_service_reads_the_figures_from_prometheus_and_the_gateway(monkeypatch):
     import pandas as pd
 
+    from backend.errors import Unavailable
+    from backend.gateways.base import GatewayError
     from backend.services import guards
     from backend.services.cluster import ClusterSource
     from backend.twin.cluster import TwinCluster, TwinSettings
@@ -328,15 +361,19 @@ def test_the_service_reads_the_figures_from_prometheus_and_the_gateway(monkeypat
 
     twin = TwinCluster(cluster(), TwinSettings(seed=0, traffic_noise=0.0))
     twin.fail_broker(5)
+    up = ["1", "2", "3", "4"]  # every broker exports its gauges; broker 5 is down
     answers = {
         "offline_partitions": pd.DataFrame({"value": [1.0]}),
-        "under_min_isr_per_broker": pd.DataFrame({"broker": ["1", "2"], "value": [2.0, 1.0]}),
-        "under_replicated_per_broker": pd.DataFrame({"broker": ["1"], "value": [0.0]}),
+        "under_min_isr_per_broker": pd.DataFrame({"broker": up, "value": [2.0, 1.0, 0, 0]}),
+        "under_replicated_per_broker": pd.DataFrame({"broker": up, "value": [0.0] * 4}),
+        "brokers_up": pd.DataFrame({"broker": [*up, "5"], "value": [1.0] * 4 + [0.0]}),
         "replica_bytes_behind_in": pd.DataFrame({
             "broker": ["1", "3", "2"], "topic": ["a", "a", "a"], "partition": ["0", "0", "1"],
             "value": [0.0, 5e6, 2e6]})}
 
     class Client:
+        by = "broker"
+
         def instant(self, concept, topics=".+"):
             return answers[concept]
 
@@ -347,6 +384,33 @@ def test_the_service_reads_the_figures_from_prometheus_and_the_gateway(monkeypat
     figures = watch.health.figures([("a", 0)])
     assert figures == Figures(offline_partitions=1, under_min_isr=3, under_replicated=0,
                               down_brokers=frozenset({5}), lag={("a", 0): 5e6})
+    # broker 3 is up but has no series in one sum (its scrape failed as it was read): that
+    # count is not known, the sum of the others would read as clear
+    answers["under_replicated_per_broker"] = pd.DataFrame({"broker": ["1", "2", "4"],
+                                                           "value": [0.0] * 3})
+    assert (watch.health.figures([]).under_min_isr, watch.health.figures([]).under_replicated) \
+        == (3, None)
+    # broker 3's last scrape failed: no count is known, the offline count included (the
+    # controllers' scrapes may be the ones that failed; other brokers publish 0)
+    answers["brokers_up"] = pd.DataFrame({"broker": [*up, "5"], "value": [1, 1, 0, 1, 0]})
+    known = watch.health.figures([])
+    assert (known.offline_partitions, known.under_min_isr, known.under_replicated) == \
+        (None, None, None)
+    # targets labelled with no broker's id cannot be matched: taken as they are
+    answers["brokers_up"] = pd.DataFrame({"broker": ["kafka-a", "kafka-b"], "value": [0, 1]})
+    answers["under_replicated_per_broker"] = pd.DataFrame({"broker": ["kafka-a", "kafka-b"],
+                                                           "value": [1.0, 2.0]})
+    assert watch.health.figures([]).under_replicated == 3
+    # Prometheus and the cluster not answering: nothing known
+    def refuse(error):
+        def call(*_):
+            raise error
+        return call
+    monkeypatch.setattr(guards, "metrics_client",
+                        refuse(Unavailable("Prometheus", "not answering")))
+    monkeypatch.setattr(source.gateway, "describe_cluster",
+                        refuse(GatewayError("BROKER_NOT_AVAILABLE")))
+    assert watch.health.figures([("a", 0)]) == Figures(down_brokers=None, lag=None)
     assert guards.watch_for(source, GuardSettings(enabled=False), ALWAYS) is None
 
 

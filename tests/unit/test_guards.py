@@ -42,6 +42,28 @@ def test_unknown_figures_are_not_checked():
     assert breaches(DEFAULT, Figures(), frozenset({1}), [], []) == []
 
 
+def test_an_unknown_figure_keeps_the_conditions_a_plan_is_held_on():
+    """A missed scrape neither starts a hold nor ends one: the held conditions whose
+    figures are not known stay, as "unknown"; the others go."""
+    unknown = Figures(down_brokers=None, lag=None)
+    every = frozenset({"offline_partitions", "under_min_isr", "under_replicated",
+                       "broker_down", "stalled_move"})
+    assert breaches(DEFAULT, unknown, frozenset({1}), [], []) == []
+    found = breaches(DEFAULT, unknown, frozenset({1}), [], [], held=every)
+    assert names(found) == ["offline_partitions", "under_min_isr", "under_replicated",
+                            "broker_down", "stalled_move"]
+    assert {b.value for b in found} == {"unknown"}
+    assert found[2].text == ("under-replicated partitions outside the plan: not known now "
+                             "(Prometheus did not answer for every broker up); held until "
+                             "read again")
+    # read again: a figure known and clear ends its part of the hold
+    clear = Figures(offline_partitions=0, under_min_isr=0, under_replicated=0)
+    assert breaches(DEFAULT, clear, frozenset({1}), [], [], held=every) == []
+    assert names(breaches(DEFAULT, Figures(under_replicated=0), frozenset(), [], [],
+                          held=frozenset({"under_replicated", "offline_partitions"}))) \
+        == ["offline_partitions"]
+
+
 def test_a_broker_down_breaches_only_when_the_next_batch_touches_it():
     figures = Figures(down_brokers=frozenset({3}))
     assert breaches(DEFAULT, figures, frozenset({1, 2}), [], []) == []
