@@ -1,38 +1,47 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite in two processes started together.
+# `make test`: the whole suite in three pytest processes started together.
 #
-# The tests that wait on servers with short deadlines (Kafka, Prometheus scrapes, the
-# browser, PostgreSQL) run one after another as before, at normal priority, on one Kafka
-# cluster for the session.
-# While they wait, about half of this 2-core machine is idle. The rest (tests/unit, and
-# the Spark jobs, whose servers get minutes to start) runs in that idle time, at the
-# lowest CPU and I/O priority. It is not free (some browser tests ran up to a third
-# slower beside it; SCHED_IDLE was no better than nice 19), but the server tests end
-# 60-95 s sooner than the whole suite in one process, and the rest ends long before
-# them. pytest-xdist on two equal workers failed 2 runs in 4: stale scrapes under load.
+# - The tests on the session's Apache Kafka cluster (the `kafka` mark: tests/conftest.py)
+#   spend most of their time waiting on throttled copies, leases and Kafka's windows.
+#   They run in their own process, still one Kafka cluster for the session.
+# - The other tests that wait on servers with short deadlines (Prometheus scrapes, the
+#   browser, PostgreSQL) run one after another beside them, at normal priority.
+# - The rest (tests/unit, and the Spark jobs, whose servers get minutes to start) runs in
+#   what CPU is left, at the lowest CPU and I/O priority.
+# pytest-xdist on two equal workers failed
+# 2 runs in 4 (stale scrapes under load); SCHED_IDLE was no better than nice 19.
 #
-# Both logs are printed, the idle-time tests' after the others; either failing fails
+# The logs of the second and third are printed after the first's; any failing fails
 # `make test` (and pytest fails when it collects no test).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 IDLE=(tests/unit tests/integration/test_spark_*.py tests/integration/test_capacity_fleet.py)
 mkdir -p var
+kafka_log=var/kafka-tests.log
 idle_log=var/idle-tests.log
 
 nice -n 19 ionice -c 3 "$PY" -m pytest -q -p no:cacheprovider "${IDLE[@]}" > "$idle_log" 2>&1 &
 idle=$!
-trap 'kill "$idle" 2>/dev/null' INT TERM
+"$PY" -m pytest -q -p no:cacheprovider -m kafka "${IDLE[@]/#/--ignore=}" > "$kafka_log" 2>&1 &
+kafka=$!
+trap 'kill "$idle" "$kafka" 2>/dev/null' INT TERM
 
-"$PY" -m pytest -q -p no:cacheprovider "${IDLE[@]/#/--ignore=}"
+"$PY" -m pytest -q -p no:cacheprovider -m "not kafka" "${IDLE[@]/#/--ignore=}"
 rest=$?
+wait "$kafka"
+kafkas=$?
 wait "$idle"
 idles=$?
 
 echo
+echo "== the tests on Apache Kafka (-m kafka; ran beside the tests above) =="
+cat "$kafka_log"
+echo
 echo "== ${IDLE[*]} (ran beside the tests above, at the lowest priority) =="
 cat "$idle_log"
-if [ "$rest" -ne 0 ] || [ "$idles" -ne 0 ]; then
-  echo "make test: failed (the tests above: exit $rest; ${IDLE[*]}: exit $idles)"
+if [ "$rest" -ne 0 ] || [ "$kafkas" -ne 0 ] || [ "$idles" -ne 0 ]; then
+  echo "make test: failed (the tests above: exit $rest; on Apache Kafka: exit $kafkas;" \
+       "${IDLE[*]}: exit $idles)"
   exit 1
 fi
