@@ -16,6 +16,8 @@ created, stays (producers may already write to it).
 
 from __future__ import annotations
 
+import time
+
 from backend.engines import quota
 from backend.errors import Unavailable
 from backend.executor.shrink import FrozenShrinks
@@ -23,6 +25,8 @@ from backend.gateways.base import GatewayError
 from backend.store.executions import MIGRATION, Execution
 
 THROTTLED = "THROTTLING_QUOTA_EXCEEDED"
+METADATA_WAIT_SECONDS, METADATA_POLL_SECONDS = 10, 0.2  # a created topic, until a broker
+# serves it
 
 
 def migration_content(shrink: dict) -> dict:
@@ -139,6 +143,16 @@ class MigrationExecutor(FrozenShrinks):
 
     def _placement(self, name: str) -> list[list[int]]:
         """The replica lists of topic ``name`` as the cluster describes them, partition 0
-        first."""
-        parts = self.gw.describe_topics([name])[0]["partitions"]
+        first. CreateTopics answers once the controller has committed the topic; a broker
+        serves it in Metadata only once it has applied that record, which on a busy
+        cluster comes later (Kafka's own tests wait for it:
+        TestUtils.waitForAllPartitionsMetadata). So a topic not seen yet is waited for
+        up to METADATA_WAIT_SECONDS, then retried as the cluster not answering."""
+        deadline = time.monotonic() + METADATA_WAIT_SECONDS
+        while not (found := self.gw.describe_topics([name], missing_ok=True)):
+            if time.monotonic() > deadline:
+                raise Unavailable("the cluster", f"topic '{name}' is not in the brokers' "
+                                  f"metadata {METADATA_WAIT_SECONDS} s after it was created")
+            time.sleep(METADATA_POLL_SECONDS)
+        parts = found[0]["partitions"]
         return [p["replicas"] for p in sorted(parts, key=lambda p: p["partition"])]

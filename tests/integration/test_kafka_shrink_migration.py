@@ -91,6 +91,9 @@ def test_the_migration_waits_out_kafkas_throttle_and_creates_the_approved_placem
     while not audit("migration_topic_created") and time.monotonic() < overdrawn + 30:
         thread.cycle(time.time())
         time.sleep(0.2)
+    trail = [(e.at.isoformat(), e.action, e.detail) for e in plans.audit_entries(
+        store, plan=plan.id)]
+    assert audit("execution_retry") and len(audit("migration_topic_created")) == 1, trail
     [first, *_] = audit("execution_retry")
     [made] = audit("migration_topic_created")
     retry, created = first.detail, made.detail

@@ -237,6 +237,48 @@ def test_the_migration_waits_out_the_quota_throttle(tmp_path):
     assert plans.get(w.store, plan_id).state == "executing"  # the operator's steps remain
 
 
+class LaggingMetadata(TwinGateway):
+    """The twin as a busy Apache Kafka answers: a topic CreateTopics committed is missing
+    from Metadata until the broker asked has applied the record (``hidden`` answers)."""
+
+    hidden = 0
+
+    def describe_topics(self, names=None, missing_ok=False):
+        if self.hidden and names == ["a.p2"]:
+            self.hidden -= 1
+            return []
+        return super().describe_topics(names, missing_ok)
+
+
+def test_a_created_topic_the_brokers_do_not_serve_yet_is_waited_for(tmp_path, monkeypatch):
+    """Created, then absent from Metadata for a few answers: the migration waits for it
+    and audits its creation once (it failed the plan, "no topic", when it did not wait);
+    absent longer than the wait, it is retried and found as the plan's own."""
+    w = World(tmp_path / "short", enable=False, gateway=LaggingMetadata)
+    plan_id = w.approved()
+    w.execute(plan_id, migration=True)
+    w.gw.hidden = 3
+    w.cycle(3)
+    assert w.shrink(plan_id)["steps"][0]["done"] and w.gw.hidden == 0
+    assert w.actions(plan_id).count("migration_topic_created") == 1
+    assert plans.get(w.store, plan_id).state == "executing"
+    w.store.close()
+    monkeypatch.setattr("backend.executor.migration.METADATA_WAIT_SECONDS", 0.3)
+    w = World(tmp_path / "long", enable=False, gateway=LaggingMetadata)
+    plan_id = w.approved()
+    w.execute(plan_id, migration=True)
+    w.gw.hidden = 10
+    w.cycle(2)
+    p = execution.progress(w.store, plan_id, w.now())
+    assert "is not in the brokers' metadata 0.3 s after it was created" in p["error"]
+    w.gw.hidden = 0
+    w.cycle(5)
+    assert w.shrink(plan_id)["steps"][0]["done"]
+    assert "migration_topic_found" in w.actions(plan_id)
+    assert plans.get(w.store, plan_id).state == "executing"
+    w.store.close()
+
+
 def test_gateway_faults_are_retried_then_fail_with_the_cause(tmp_path):
     """Faults injected into the twin's gateway: a timeout is retried and the shrink goes
     on; a refusal fails the plan with Kafka's error in words, nothing sent."""
