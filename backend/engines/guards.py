@@ -39,8 +39,7 @@ class Figures:
     under_min_isr: int | None = None
     under_replicated: int | None = None
     down_brokers: frozenset[int] | None = frozenset()
-    lag: dict[Key, float] | None = field(default_factory=dict)  # bytes behind per moving
-    # partition
+    lag: dict[Key, float] | None = field(default_factory=dict)  # bytes behind, per move
 
 
 @dataclass(frozen=True)
