@@ -8,8 +8,8 @@
 #   browser, PostgreSQL) run one after another beside them, at normal priority.
 # - The rest (tests/unit, and the Spark jobs, whose servers get minutes to start) runs in
 #   what CPU is left, at the lowest CPU and I/O priority.
-# pytest-xdist on two equal workers failed
-# 2 runs in 4 (stale scrapes under load); SCHED_IDLE was no better than nice 19.
+# pytest-xdist on two equal workers failed 2 runs in 4 (stale scrapes under load);
+# SCHED_IDLE was no better than nice 19 for the third.
 #
 # The logs of the second and third are printed after the first's; any failing fails
 # `make test` (and pytest fails when it collects no test).
