@@ -73,8 +73,11 @@ def test_a_drain_leaves_the_moves_in_flight_out_on_kafka(moving):
                      "removing": [2]},
         (TOPIC, 1): {"topic": TOPIC, "partition": 1, "replicas": [2, 1, 3], "adding": [1],
                      "removing": [3]}}
-    # Metadata lists each moving partition with 3 replicas: the list the planner used
-    assert replicas(gw, [TOPIC])[TOPIC][:2] == [[1, 3, 2], [2, 1, 3]]
+    # Metadata lists each moving partition with 3 replicas: the list the planner used. The
+    # controller lists the moves first; a broker answers Metadata once it has applied the
+    # reassignment's record, later on a busy machine
+    wait_until(lambda: replicas(gw, [TOPIC])[TOPIC][:2] == [[1, 3, 2], [2, 1, 3]], 30,
+               "Metadata to list the moving partitions' replicas as target then leaving")
 
     snap = gw.assignment()
     assert {(m["topic"], m["partition"]): m for m in snap.in_flight
