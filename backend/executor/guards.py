@@ -143,7 +143,8 @@ class Watch:
     def _stalled(self, ex: Execution, spec: ExecutionSpec, lag: dict[Key, float],
                  now: float) -> list[tuple[Key, float]]:
         """The moves whose lag has not fallen for the stall time, from the lag read now
-        added to the plan's history (left as it is while the lag is not known)."""
+        added to the plan's history (not called while the lag is not known, so the
+        history then stays as it is)."""
         # a move is judged stalled at the plan's own rate only: at the floor it may well
         # not gain on its producers, and a stall seen there would hold it for ever
         history = {} if self.rate(ex, spec) != spec.throttle \

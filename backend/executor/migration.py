@@ -25,8 +25,8 @@ from backend.gateways.base import GatewayError
 from backend.store.executions import MIGRATION, Execution
 
 THROTTLED = "THROTTLING_QUOTA_EXCEEDED"
-METADATA_WAIT_SECONDS, METADATA_POLL_SECONDS = 10, 0.2  # a created topic, until a broker
-# serves it
+# how long, and how often, a created topic is looked for until a broker serves it
+METADATA_WAIT_SECONDS, METADATA_POLL_SECONDS = 10, 0.2
 
 
 def migration_content(shrink: dict) -> dict:

@@ -84,9 +84,10 @@ def _counts(client: MetricsClient | None, up: frozenset[int] | None) -> list[int
             else round(float(frame["value"].sum())) for frame in frames]
 
 
-def _instant(client: MetricsClient, concept: str) -> pd.DataFrame | None:
+def _instant(client: MetricsClient, concept: str, topics: str = ".+") -> pd.DataFrame | None:
+    """The concept's answer now; None when Prometheus gives none."""
     try:
-        return client.instant(concept)
+        return client.instant(concept, topics=topics)
     except (MetricsError, Unavailable):
         return None
 
@@ -110,9 +111,8 @@ def _lag(client: MetricsClient, moving: list[Key]) -> dict[Key, float] | None:
     """Bytes each moving partition's most-behind replica still has to copy; None when
     Prometheus does not answer."""
     topics = "|".join(re.escape(t) for t in sorted({t for t, _ in moving}))
-    try:
-        frame = client.instant("replica_bytes_behind_in", topics=topics)
-    except (MetricsError, Unavailable):
+    frame = _instant(client, "replica_bytes_behind_in", topics)
+    if frame is None:
         return None
     if not len(frame):
         return {}
