@@ -33,7 +33,7 @@ from backend.executor.freeze import ExecutionSpec, spec_from_dict
 from backend.executor.guards import Watch
 from backend.executor.journal import Journal
 from backend.executor.retry import RetryPolicy
-from backend.gateways.base import ClusterGateway, GatewayError
+from backend.gateways.base import METADATA_LAG_SECONDS, ClusterGateway, GatewayError
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
 from backend.store.executions import (
@@ -60,6 +60,7 @@ class _Batch:
     bytes_total: int  # the batch's bytes to copy, as estimated when it started
     in_flight: frozenset[Key] | None = None  # at the last sync
     rate: int | None = None  # the throttle at the last sync (a guard may lower it)
+    off_since: float | None = None  # when entries out of flight were first seen off target
 
 
 class Executor:
@@ -163,7 +164,10 @@ class Executor:
             if busy:
                 return ex
             snap = snap if snap is not None else self.gw.assignment()
-            ex = self._finish_batch(ex, batch, snap, now)
+            off = _off_target(batch, snap)
+            if self._settling(batch, off, now):
+                return ex
+            ex = self._finish_batch(ex, batch, snap, off, now)
             if ex.state == "failing":
                 return ex
         if ex.state == "pausing":
@@ -279,11 +283,23 @@ class Executor:
                                    f"broker {down[0]} is down while {k[0]}-{k[1]} moves to it "
                                    f"or from it")
 
-    def _finish_batch(self, ex: Execution, batch: _Batch, snap: Snapshot, now: float) -> Execution:
+    @staticmethod
+    def _settling(batch: _Batch, off: list[Key], now: float) -> bool:
+        """Entries out of flight but not at their target yet: the broker that answered
+        Metadata may not have applied the controller's last records (ListPartitionReassignments
+        is the controller's answer), so the batch is judged only once they stay off target
+        for METADATA_LAG_SECONDS, the assignment read again on every tick meanwhile."""
+        if not off:
+            return False
+        if batch.off_since is None:
+            batch.off_since = now
+        return now - batch.off_since < METADATA_LAG_SECONDS
+
+    def _finish_batch(self, ex: Execution, batch: _Batch, snap: Snapshot, off: list[Key],
+                      now: float) -> Execution:
         """Every entry of a batch with nothing in flight must be at its target in ``snap``
-        (the assignment now); one that is not was cancelled outside Railyard, and the
-        plan fails."""
-        off = _off_target(batch, snap)
+        (the assignment now); those ``off`` it past the wait were cancelled or changed
+        outside Railyard, and the plan fails."""
         done = len(batch.entries) - len(off)
         moved = _bytes_done(batch, off)
         ex = self.records.finish_batch(ex, batch.idx, done, moved, now)

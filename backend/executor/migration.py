@@ -21,12 +21,11 @@ import time
 from backend.engines import quota
 from backend.errors import Unavailable
 from backend.executor.shrink import FrozenShrinks
-from backend.gateways.base import GatewayError
+from backend.gateways.base import METADATA_LAG_SECONDS, GatewayError
 from backend.store.executions import MIGRATION, Execution
 
 THROTTLED = "THROTTLING_QUOTA_EXCEEDED"
-# how long, and how often, a created topic is looked for until a broker serves it
-METADATA_WAIT_SECONDS, METADATA_POLL_SECONDS = 10, 0.2
+METADATA_POLL_SECONDS = 0.2  # how often a created topic is looked for until served
 
 
 def migration_content(shrink: dict) -> dict:
@@ -143,16 +142,15 @@ class MigrationExecutor(FrozenShrinks):
 
     def _placement(self, name: str) -> list[list[int]]:
         """The replica lists of topic ``name`` as the cluster describes them, partition 0
-        first. CreateTopics answers once the controller has committed the topic; a broker
-        serves it in Metadata only once it has applied that record, which on a busy
-        cluster comes later (Kafka's own tests wait for it:
-        TestUtils.waitForAllPartitionsMetadata). So a topic not seen yet is waited for
-        up to METADATA_WAIT_SECONDS, then retried as the cluster not answering."""
-        deadline = time.monotonic() + METADATA_WAIT_SECONDS
+        first. CreateTopics answers once the controller has committed the topic, and a
+        broker serves it in Metadata only once it has applied that record (on a busy
+        cluster, later: gateways.base.METADATA_LAG_SECONDS). So a topic not seen yet is
+        waited for that long, then retried as the cluster not answering."""
+        deadline = time.monotonic() + METADATA_LAG_SECONDS
         while not (found := self.gw.describe_topics([name], missing_ok=True)):
             if time.monotonic() > deadline:
                 raise Unavailable("the cluster", f"topic '{name}' is not in the brokers' "
-                                  f"metadata {METADATA_WAIT_SECONDS} s after it was created")
+                                  f"metadata {METADATA_LAG_SECONDS:g} s after it was created")
             time.sleep(METADATA_POLL_SECONDS)
         parts = found[0]["partitions"]
         return [p["replicas"] for p in sorted(parts, key=lambda p: p["partition"])]

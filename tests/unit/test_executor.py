@@ -16,8 +16,9 @@ from backend.engines.throttle import (
 from backend.errors import BadInput, Unavailable
 from backend.executor.freeze import freeze, spec_from_dict
 from backend.executor.retry import RetryPolicy
+from backend.gateways.base import METADATA_LAG_SECONDS
 from backend.model.snapshot import Snapshot
-from tests.executor_rig import Rig
+from tests.executor_rig import CountingGateway, Rig
 
 MB = 1_000_000
 
@@ -196,6 +197,53 @@ def test_a_move_cancelled_outside_railyard_fails_the_plan(rig):
     ex = rig.run(1)
     assert ex.state == "failed" and "outside Railyard" in ex.cause
     assert rig.throttle_configs() == {}
+
+
+class LaggingMetadata(CountingGateway):
+    """The twin as a busy Apache Kafka answers: ListPartitionReassignments is the
+    controller's, Metadata the answering broker's, which may not have applied the
+    controller's last records yet; ``stale`` answers give the assignment ``old``."""
+
+    old: Snapshot | None = None
+    stale = 0
+
+    def assignment(self) -> Snapshot:
+        if self.stale:
+            self.stale -= 1
+            return self.old
+        return super().assignment()
+
+
+def lagging(rig: Rig) -> LaggingMetadata:
+    rig.client = rig.gw = LaggingMetadata(rig.twin)
+    rig.executor = rig.new_executor()
+    return rig.gw
+
+
+def test_a_finished_move_the_answering_broker_has_not_applied_yet_completes(rig):
+    """A move out of flight whose Metadata still shows the replicas before it (as a broker
+    behind the controller answers) is read again for up to METADATA_LAG_SECONDS before
+    the batch is judged: the plan completes (it failed, "cancelled or changed outside
+    Railyard", when it judged the first answer). Lagging longer, it fails as before."""
+    gw = lagging(rig)
+    gw.old = rig.twin.assignment()
+    rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
+    rig.step(1)
+    gw.stale = 5  # answers, one a tick: the broker catches up within 5 s
+    ex = rig.run(1)
+    assert ex.state == "completed" and ex.cause is None and gw.stale == 0
+    assert replicas(rig, "a", 0) == [3, 2] and rig.throttle_configs() == {}
+    assert "execution_failing" not in rig.journal.actions(1)
+    assert rig.records.batches(1)[0]["done"] == 1
+
+    gw.old = rig.twin.assignment()
+    rig.start(2, plan(("a", 0, [1, 2])), 4 * MB)
+    rig.step(2)
+    gw.stale = 10_000
+    t0 = rig.now
+    ex = rig.run(2)
+    assert ex.state == "failed" and ex.cause.startswith("a-0 is not at its target")
+    assert rig.now - t0 >= METADATA_LAG_SECONDS and rig.throttle_configs() == {}
 
 
 def test_without_a_throttle_nothing_is_set(rig):

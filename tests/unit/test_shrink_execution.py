@@ -263,7 +263,7 @@ def test_a_created_topic_the_brokers_do_not_serve_yet_is_waited_for(tmp_path, mo
     assert w.actions(plan_id).count("migration_topic_created") == 1
     assert plans.get(w.store, plan_id).state == "executing"
     w.store.close()
-    monkeypatch.setattr("backend.executor.migration.METADATA_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr("backend.executor.migration.METADATA_LAG_SECONDS", 0.3)
     w = World(tmp_path / "long", enable=False, gateway=LaggingMetadata)
     plan_id = w.approved()
     w.execute(plan_id, migration=True)
