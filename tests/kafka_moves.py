@@ -14,6 +14,7 @@ from typing import Any
 
 from kafka.admin import ConfigResource
 
+from backend.gateways.base import METADATA_LAG_SECONDS
 from backend.gateways.kafka import KafkaGateway
 
 LEADER_RATE = "leader.replication.throttled.rate"
@@ -105,6 +106,16 @@ def throttle_state(gw: KafkaGateway, brokers: Iterable[int],
             if found:
                 out[(etype, name)] = found
     return out
+
+
+def served(read: Callable[[], Any], want: Any, what: str) -> None:
+    """Assert ``read()`` comes to ``want`` within METADATA_LAG_SECONDS. A broker answers
+    Metadata and DescribeConfigs from the records it has applied, which may trail the
+    controller that took the executor's last change, as the executor itself allows."""
+    deadline = time.monotonic() + METADATA_LAG_SECONDS
+    while (got := read()) != want and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert got == want, f"{what}: {got!r} != {want!r}"
 
 
 def in_flight(gw: KafkaGateway, topics: Iterable[str]) -> dict[tuple[str, int], dict]:

@@ -35,6 +35,7 @@ from tests.kafka_moves import (
     in_flight,
     log_sizes,
     replicas,
+    served,
     throttle_state,
     wait_until,
 )
@@ -161,7 +162,7 @@ def test_throttles_equal_kafkas_tool_while_moving_and_differ_as_documented_after
     # both moves did the same thing to the same data: every replica, the new one on
     # broker 3 included, holds the leader's log byte for byte (the producer's batches, and
     # so the record-batch headers, may differ a little between A and B)
-    assert replicas(gw, [A, B]) == {A: TARGET, B: TARGET}
+    served(lambda: replicas(gw, [A, B]), {A: TARGET, B: TARGET}, "both moves' replicas")
     sizes = log_sizes(gw, [A, B])
     assert set(sizes) == {(t, p, b) for t in (A, B) for p, reps in enumerate(TARGET)
                           for b in reps}

@@ -30,6 +30,7 @@ from tests.kafka_moves import (
     fill,
     in_flight,
     raw_rates,
+    served,
     throttle_state,
     wait_until,
 )
@@ -107,10 +108,10 @@ def test_a_broker_down_outside_the_plan_pauses_it_and_its_return_resumes_it(
         assert ex.state == "completed", ex.cause
         actions = [a for _, a, _, _ in journal.entries]
         assert "execution_held" in actions and "execution_released" in actions
-        assert [p["replicas"] for p in gw.describe_topics([MOVED])[0]["partitions"]] == \
-            [[2]] * len(SIZES)
+        served(lambda: [p["replicas"] for p in gw.describe_topics([MOVED])[0]["partitions"]],
+               [[2]] * len(SIZES), "the moved replicas")
         wait_until(lambda: raw_rates(raw, BROKERS) == {}, 30, "every rate put back")
-        assert throttle_state(gw, BROKERS, [MOVED]) == {}
+        served(lambda: throttle_state(gw, BROKERS, [MOVED]), {}, "the throttles")
     finally:
         if stopped:
             restart_broker(kafka_cluster, gw, 3)

@@ -41,6 +41,7 @@ from tests.kafka_moves import (
     in_flight,
     log_sizes,
     replicas,
+    served,
     throttle_state,
     wait_until,
 )
@@ -320,15 +321,15 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
 
     # afterwards: the new replicas hold the data, broker 3 none of it, and the only
     # throttle left is the operator's own, exactly as it was
+    served(lambda: [sorted(r) for r in replicas(gw, [topic])[topic]],
+           [sorted(m["replicas"]) for m in plan["content"]["partitions"]], "the replicas")
     now = replicas(gw, [topic])[topic]
-    assert [sorted(r) for r in now] == [sorted(m["replicas"])
-                                        for m in plan["content"]["partitions"]]
     sizes = log_sizes(gw, [topic])
     for p, reps in enumerate(now):
         assert {b for t, q, b in sizes if q == p} == set(reps)
         assert {sizes[(topic, p, b)] for b in reps} == {sizes[(topic, p, reps[0])]}
         assert sizes[(topic, p, reps[0])] >= DRAIN_SIZES[p]
-    assert throttle_state(gw, BROKERS, [topic]) == before
+    served(lambda: throttle_state(gw, BROKERS, [topic]), before, "the throttles")
     actions = [e["action"] for e in stack.audit(plan_id)]
     assert actions[:3] == ["propose", "approve", "execute"] and actions[-1] == "complete"
     assert {"config_set", "batch_started", "config_restored", "batch_finished"} <= set(actions)
@@ -502,9 +503,9 @@ def test_serve_killed_mid_execution_resumes_after_a_restart(stack, topic):
     [finished] = [e for e in audit if e["action"] == "batch_finished"]
     assert still_moving and finished["detail"]["partitions"] == len(PLACEMENT)
     assert datetime.fromisoformat(finished["at"]).timestamp() > restarted
-    assert settled_throttles(gw, [topic]) == before
-    assert [sorted(r) for r in replicas(gw, [topic])[topic]] == [
-        sorted(m["replicas"]) for m in plan["content"]["partitions"]]
+    served(lambda: settled_throttles(gw, [topic]), before, "the throttles")
+    served(lambda: [sorted(r) for r in replicas(gw, [topic])[topic]],
+           [sorted(m["replicas"]) for m in plan["content"]["partitions"]], "the replicas")
 
 
 def test_cancel_mid_move_leaves_no_reassignment_and_puts_throttles_back(stack, topic):
