@@ -2,15 +2,8 @@
 
 Before the executor sets a config it records the value the key had (None: not set) and
 commits; only then does it alter the cluster. Restoring puts the prior value back, or
-deletes the key when it had none, and only then marks the record restored (and when). A
-crash at any point leaves a record that restoring again fixes: both halves are
-idempotent.
-
-The value a key had is read from a broker, which answers from the config records it has
-applied: just after an execution put a key back, a broker may still show the
-execution's value. Booked then, that value would be put back at the end, a throttle left
-behind. So a read showing what an execution set on that key before putting it back less
-than METADATA_LAG_SECONDS ago is not booked: the step is retried and reads again.
+deletes the key when it had none, and only then marks the record restored. A crash at
+any point leaves a record that restoring again fixes: both halves are idempotent.
 """
 
 from __future__ import annotations
@@ -18,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from backend.errors import BadInput, Unavailable
-from backend.gateways.base import METADATA_LAG_SECONDS, ClusterGateway, GatewayError
+from backend.gateways.base import ClusterGateway, GatewayError
 from backend.store.executions import ExecutionRecords
 
 Entity = tuple[str, str]  # (entity_type, name)
@@ -50,48 +43,29 @@ class ConfigBook:
             self.gw.alter_configs(etype, name, set_=changed)
             self.audit("config_set", {"entity_type": etype, "name": name, "set": changed})
         wanted = {(e, n, k) for (e, n), values in desired.items() for k in values}
-        self._restore([r for key, r in held.items() if key not in wanted], now)
+        self._restore([r for key, r in held.items() if key not in wanted])
 
-    def restore_all(self, now: float) -> None:
+    def restore_all(self) -> None:
         """Put every config this execution changed back as it was."""
-        self._restore(self.records(), now)
+        self._restore(self.records())
 
     def _record(self, changes: Configs, held: dict, now: float) -> None:
         """Store, in one transaction, the prior values of keys not already held (read
         from the cluster) and the values about to be set."""
-        unheld = {(*entity, k) for entity, changed in changes.items() for k in changed
-                  if (*entity, k) not in held}
         current = {entity: self.gw.describe_configs(*entity)["configs"]
-                   for entity in sorted({(etype, name) for etype, name, _ in unheld})}
-        self._not_behind(current, unheld, now)
+                   for entity, changed in changes.items()
+                   if any((*entity, k) not in held for k in changed)}
         kept, fresh = [], []
         for (etype, name), changed in changes.items():
             for key, value in changed.items():
                 row = {"entity_type": etype, "name": name, "key": key, "value": value}
-                if (etype, name, key) in unheld:
-                    fresh.append({**row, "prior": current[(etype, name)].get(key)})
-                else:
+                if (etype, name, key) in held:
                     kept.append(row)
+                else:
+                    fresh.append({**row, "prior": current[(etype, name)].get(key)})
         self.store.book(self.plan_id, kept, fresh, now)
 
-    def _not_behind(self, current: dict[Entity, dict[str, str]],
-                    keys: set[tuple[str, str, str]], now: float) -> None:
-        """Raise Unavailable (retried) if ``current`` shows one of ``keys`` at the value
-        an execution on this cluster set before putting it back less than
-        METADATA_LAG_SECONDS ago: the broker has not applied the put-back yet."""
-        for r in self.store.put_back_since(self.plan_id, sorted(current),
-                                           now - METADATA_LAG_SECONDS):
-            if (r["entity_type"], r["name"], r["key"]) not in keys:
-                continue
-            read = current[(r["entity_type"], r["name"])].get(r["key"])
-            if read == r["value"] != r["prior"]:
-                raise Unavailable(
-                    f"{r['entity_type']} {r['name']}",
-                    f"still shows {r['key']} = {read!r}, which plan {r['plan_id']} set and "
-                    f"put back {now - r['restored_at']:.0f} s ago; its prior value is read "
-                    f"again once the broker has applied the change")
-
-    def _restore(self, rows: list[dict], now: float) -> None:
+    def _restore(self, rows: list[dict]) -> None:
         """Put ``rows`` back on the cluster entity by entity, then mark the ones put back
         restored in one transaction; an entity that fails does not stop the others, and
         its error is raised once the rest are recorded (its rows stay booked)."""
@@ -110,7 +84,7 @@ class ConfigBook:
             done += recs
             self.audit("config_restored", {"entity_type": etype, "name": name,
                                            "set": put, "deleted": drop})
-        self.store.restored(self.plan_id, done, now)
+        self.store.restored(self.plan_id, done)
         if error is not None:
             raise error
 

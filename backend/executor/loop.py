@@ -179,7 +179,7 @@ class Executor:
             ex = self.records.save(ex, batch=ex.batch + 1, phase="starting", updated_at=now)
             batch = self._batch(ex, spec, flight, snap)
             return self._start(ex, spec, batch, flight, now)
-        self._book(ex).restore_all(now)
+        self._book(ex).restore_all()
         return self._end(ex, "completed", None, now)
 
     def _plan_of(self, plan_id: int) -> tuple[list[dict], ExecutionSpec]:
@@ -350,7 +350,7 @@ class Executor:
             self.records.save_batch(ex.plan_id, ex.batch, state="cancelled",
                                     ended_at=now)
             ex = self.records.save(ex, phase="idle", updated_at=now)  # nothing left flying
-        self._book(ex).restore_all(now)
+        self._book(ex).restore_all()
         self._batches.pop(ex.plan_id, None)
         ended = "cancelled" if ex.state == "cancelling" else "failed"
         return self._end(ex, ended, ex.cause, now)

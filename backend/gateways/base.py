@@ -57,9 +57,7 @@ class ClusterReader(Protocol):
 # answers CreateTopics and ListPartitionReassignments (brokers forward them) from its
 # committed state; a broker learns of it by fetching the metadata log, so on a busy
 # cluster its Metadata can miss a created topic, or show a finished move at its old
-# replicas, for a while (Kafka's own tests wait for it: TestUtils.waitUntilTrue). It
-# answers DescribeConfigs from the config records it applied too (ConfigHelper), so it
-# can show a throttle the controller has already taken off.
+# replicas, for a while (Kafka's own tests wait for it: TestUtils.waitUntilTrue).
 METADATA_LAG_SECONDS = 10.0
 RAILYARD_CLIENT_ID = "railyard"  # the client id Railyard's requests carry unless configured
 # how Kafka names a connection without authentication that carries the default client id

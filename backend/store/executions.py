@@ -217,31 +217,12 @@ class ExecutionRecords:
                     plan_id=bindparam("p"), entity_type=bindparam("e"), name=bindparam("n"),
                     key=bindparam("k")), rows)
 
-    def restored(self, plan_id: int, rows: list[dict], now: float) -> None:
-        """Mark booked configs (entity_type, name, key) put back at ``now``, in one
-        transaction."""
+    def restored(self, plan_id: int, rows: list[dict]) -> None:
+        """Mark booked configs (entity_type, name, key) put back, in one transaction."""
         if rows:
             with self.store.write() as c:
-                c.execute(update(exec_configs).where(*_KEY).values(active=False,
-                                                                   restored_at=now),
+                c.execute(update(exec_configs).where(*_KEY).values(active=False),
                           [_key(plan_id, r) for r in rows])
-
-    def put_back_since(self, plan_id: int, entities: list[tuple[str, str]],
-                       since: float) -> list[dict]:
-        """Configs of ``entities`` ((entity_type, name)) that an execution on this plan's
-        cluster, this one included, put back at or after ``since``: {plan_id,
-        entity_type, name, key, value, prior, restored_at}."""
-        if not entities:
-            return []
-        cluster = select(executions.c.cluster).where(
-            executions.c.plan_id == plan_id).scalar_subquery()
-        q = select(exec_configs).join(
-            executions, executions.c.plan_id == exec_configs.c.plan_id).where(
-            executions.c.cluster == cluster, exec_configs.c.restored_at >= since,
-            or_(*(and_(exec_configs.c.entity_type == e, exec_configs.c.name == n)
-                  for e, n in entities)))
-        with self.store.read() as c:
-            return [dict(r._mapping) for r in c.execute(q)]
 
     def held_configs(self, cluster: str) -> list[dict]:
         """The configs the cluster's executions hold now (set by the executor and not yet

@@ -173,7 +173,6 @@ exec_configs = Table(
     Column("value", Text, nullable=False),  # what the executor set
     Column("active", Boolean, nullable=False),  # set now (False once restored)
     Column("since", Float, nullable=False),
-    Column("restored_at", Float),  # when it was put back (None: not yet)
 )
 
 # ---- adaptive throttle (migration 0009_adaptive_throttle) ----------------------------------

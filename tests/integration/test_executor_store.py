@@ -69,34 +69,3 @@ def test_throttle_sightings_keep_the_first_time_per_value(store_url):
             rate: 10.0, lists: 50.0}
     finally:
         store.close()
-
-
-def test_configs_put_back_are_found_by_cluster_entity_and_time(store_url):
-    """What the config book asks before booking a prior value (backend/executor/book.py):
-    the configs an execution on the same cluster put back since a time, its own
-    included; another cluster's, another entity's and older ones are not."""
-    store = open_store(store_url)
-    try:
-        records = ExecutionRecords(store)
-        content = executable_content(small_cluster(), plan(("a", 0, [3, 2])), MB)
-        for plan_id, cluster in ((7, "small"), (8, "other"), (9, "small")):
-            records.create(plan_id, cluster, content, "0" * 64, [1], "olga", 0.0)
-        rate = {"entity_type": "broker", "name": "1",
-                "key": "leader.replication.throttled.rate", "value": "1000000"}
-        for plan_id, at in ((7, 10.0), (8, 10.0), (9, 4.0)):
-            records.book(plan_id, [], [{**rate, "prior": None}], at - 1.0)
-            records.restored(plan_id, [rate], at)
-        records.book(7, [], [{**rate, "name": "2", "prior": "5"}], 10.0)
-        records.restored(7, [{**rate, "name": "2"}], 11.0)
-
-        found = records.put_back_since(9, [("broker", "1"), ("topic", "a")], 5.0)
-        assert [(r["plan_id"], r["name"], r["value"], r["prior"], r["restored_at"])
-                for r in found] == [(7, "1", "1000000", None, 10.0)]
-        assert {r["plan_id"] for r in records.put_back_since(9, [("broker", "1")], 0.0)} \
-            == {7, 9}
-        assert records.put_back_since(9, [], 0.0) == []
-        assert [r["prior"] for r in records.put_back_since(8, [("broker", "2")], 0.0)] == []
-        assert [r["prior"] for r in records.put_back_since(9, [("broker", "2")], 0.0)] \
-            == ["5"]
-    finally:
-        store.close()

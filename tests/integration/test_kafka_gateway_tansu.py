@@ -188,7 +188,7 @@ def test_executor_sets_and_restores_throttled_replica_lists(gw, raw, tmp_path):
                                                        FOLLOWER: "0:111,1:111"}
     book.sync({("topic", "throttled"): {LEADER: "1:111", FOLLOWER: "1:111"}}, 2.0)
     assert _stored_topic_configs(raw, "throttled") == {LEADER: "1:111", FOLLOWER: "1:111"}
-    book.restore_all(3.0)
+    book.restore_all()
     assert _stored_topic_configs(raw, "throttled") == {}
     assert [a for a, _ in audit] == ["config_set", "config_set", "config_restored"]
     assert book.records() == []

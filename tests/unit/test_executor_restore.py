@@ -9,7 +9,7 @@ import pytest
 from backend.engines.throttle import FOLLOWER_RATE, LEADER_RATE, LEADER_REPLICAS
 from backend.executor.book import ConfigBook
 from backend.executor.retry import RetryPolicy
-from tests.executor_rig import CountingGateway, Rig
+from tests.executor_rig import Rig
 from tests.unit.test_executor import MB, plan, small_cluster
 
 FOREVER = 1e9
@@ -140,65 +140,3 @@ def test_a_broker_down_while_its_throttle_is_put_back_is_named_and_waited_for(ri
     rig.executor = rig.new_executor()
     ex = rig.run(1)
     assert ex.state == "cancelled" and rig.throttle_configs() == {}
-
-
-class LaggingConfigs(CountingGateway):
-    """The twin as a busy Apache Kafka answers DescribeConfigs: from the config records
-    the answering broker has applied, ``lag`` seconds behind the controller's."""
-
-    def __init__(self, twin) -> None:
-        super().__init__(twin)
-        self.lag = 0.0
-        self.history: dict[tuple[str, str], list[tuple[float, dict]]] = {}
-
-    def alter_configs(self, entity_type, name, set_=None, delete=None) -> dict:
-        before = super().describe_configs(entity_type, name)["configs"]
-        out = super().alter_configs(entity_type, name, set_, delete)
-        self.history.setdefault((entity_type, name), []).append((self.twin.now_seconds,
-                                                                 before))
-        return out
-
-    def describe_configs(self, entity_type: str, name: str) -> dict:
-        out = super().describe_configs(entity_type, name)
-        for at, before in self.history.get((entity_type, name), []):
-            if at > self.twin.now_seconds - self.lag:  # not applied yet
-                return {**out, "configs": before}
-        return out
-
-
-def test_a_throttle_just_put_back_is_not_booked_as_the_cluster_s_own(rig):
-    """Plan 2 starts on the brokers plan 1 has just put back, while they still show plan
-    1's throttle (they apply config records after the controller). Booking that as
-    their prior value would put plan 1's throttle back at plan 2's end, a throttle left
-    behind: instead the read is retried until the brokers show the put-back. The
-    earlier test of this file, without lag, needs no retry."""
-    gw = rig.client = rig.gw = LaggingConfigs(rig.twin)
-    rig.executor = rig.new_executor()
-    rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
-    assert rig.run(1).state == "completed" and rig.throttle_configs() == {}
-    gw.lag = 3.0
-    rig.start(2, plan(("a", 0, [1, 2])), 4 * MB)
-    ex = rig.run(2)
-    assert ex.state == "completed" and ex.cause is None
-    assert rig.throttle_configs() == {}
-    waits = [d for p, a, d, _ in rig.journal.entries if p == 2 and a == "execution_retry"]
-    assert waits and all("which plan 1 set and put back" in w["error"] for w in waits)
-    assert all(r["prior"] is None for r in _booked_all(rig, 2))
-
-
-def test_a_value_an_operator_set_after_the_put_back_is_booked_at_once(rig):
-    """A key showing a value no execution set is the cluster's own: no wait."""
-    gw = rig.client = rig.gw = LaggingConfigs(rig.twin)
-    rig.executor = rig.new_executor()
-    rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
-    assert rig.run(1).state == "completed"
-    rig.twin.alter_configs("broker", "2", {LEADER_RATE: "777"})  # an operator's own
-    gw.lag = 0.0
-    rig.start(2, plan(("a", 0, [1, 2])), 4 * MB)
-    assert rig.run(2).state == "completed"
-    assert "execution_retry" not in rig.journal.actions(2)
-    assert rig.throttle_configs() == {("broker", "2"): {LEADER_RATE: "777"}}
-
-
-def _booked_all(rig: Rig, plan_id: int) -> list[dict]:
-    return ConfigBook(rig.records, plan_id, rig.gw, lambda *_: None).records(False)

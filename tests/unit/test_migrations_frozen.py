@@ -24,8 +24,6 @@ LANDED = {
     "0008_guards.py": "919bbd8519633adc32f54d37cad2fad2cfc35cd4ebca27ce4b42c55f515ee1c2",
     "0009_adaptive_throttle.py":
         "899f28ddfb984f853f1914fc0408e4b05bab970a8b16f8b7af5e4024c9f20085",
-    "0010_config_restored_at.py":
-        "1393dabb7614dfa6f08b47908c4354fbfcf36e91c10ff581f6e00f35cf680a4a",
 }
 
 
