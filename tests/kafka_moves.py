@@ -109,9 +109,10 @@ def throttle_state(gw: KafkaGateway, brokers: Iterable[int],
 
 
 def served(read: Callable[[], Any], want: Any, what: str) -> None:
-    """Assert ``read()`` comes to ``want`` within METADATA_LAG_SECONDS. A broker answers
-    Metadata and DescribeConfigs from the records it has applied, which may trail the
-    controller that took the executor's last change, as the executor itself allows."""
+    """Assert ``read()`` of Metadata comes to ``want`` within METADATA_LAG_SECONDS: the
+    answering broker may not have applied the controller's last reassignment record yet,
+    as the executor itself allows (configs need no wait: the gateway reads an alter back
+    on every broker before it answers)."""
     deadline = time.monotonic() + METADATA_LAG_SECONDS
     while (got := read()) != want and time.monotonic() < deadline:
         time.sleep(0.2)
