@@ -84,10 +84,11 @@ def _counts(client: MetricsClient | None, up: frozenset[int] | None) -> list[int
             else round(float(frame["value"].sum())) for frame in frames]
 
 
-def _instant(client: MetricsClient, concept: str, topics: str = ".+") -> pd.DataFrame | None:
-    """The concept's answer now; None when Prometheus gives none."""
+def _instant(client: MetricsClient, concept: str, **query: str) -> pd.DataFrame | None:
+    """The concept's answer now (``query``: MetricsClient.instant's); None when
+    Prometheus gives none."""
     try:
-        return client.instant(concept, topics=topics)
+        return client.instant(concept, **query)
     except (MetricsError, Unavailable):
         return None
 
@@ -111,7 +112,7 @@ def _lag(client: MetricsClient, moving: list[Key]) -> dict[Key, float] | None:
     """Bytes each moving partition's most-behind replica still has to copy; None when
     Prometheus does not answer."""
     topics = "|".join(re.escape(t) for t in sorted({t for t, _ in moving}))
-    frame = _instant(client, "replica_bytes_behind_in", topics)
+    frame = _instant(client, "replica_bytes_behind_in", topics=topics)
     if frame is None:
         return None
     if not len(frame):
