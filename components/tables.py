@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import dash_ag_grid as dag
 import pandas as pd
 from dash import html
@@ -15,7 +17,7 @@ COLUMN_DEFAULTS = {"sortable": True, "filter": True, "resizable": True, "minWidt
 # filtering stay numeric (assets/railyard.js: dashAgGridFunctions)
 THOUSANDS = {"function": "thousands(params.value)"}
 BYTE_RATE = {"function": "byteRate(params.value)"}
-NAMES = ("id", "scenario", "partition", "broker", "plan", "version")  # numbers, not counts
+NAMES = frozenset({"id", "scenario", "partition", "broker", "plan", "version"})  # not counts
 
 
 def number_column(field: str, header: str | None = None, formatter: dict = THOUSANDS) -> dict:
@@ -25,9 +27,10 @@ def number_column(field: str, header: str | None = None, formatter: dict = THOUS
 
 
 def column(frame: pd.DataFrame, c: str) -> dict:
-    """A frame's column: counts formatted, identifiers (broker 1001) left as they are."""
+    """A frame's column: counts formatted, identifiers (broker 1001) left as they are; a
+    name is an identifier's by its words ("broker id"), so "partitions" is a count."""
     counts = pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(
-        frame[c]) and not any(n in c.lower() for n in NAMES)
+        frame[c]) and not NAMES.intersection(re.split(r"[\W_]+", c.lower()))
     return number_column(c) if counts else {"field": c, "headerName": c.replace("_", " ")}
 
 

@@ -61,7 +61,7 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         "batch": b["batch"] + 1, "state": b["state"], "partitions": b["partitions"],
         "done": b["done"], "copied": _bytes(b["bytes_done"]),
         "rate": _bytes(b["observed_rate"]) + "/s" if b["observed_rate"] else "-"}
-        for b in started[-SHOWN_BATCHES:]])
+        for b in reversed(started[-SHOWN_BATCHES:])])  # newest first: the running one on top
     held = hold_banner(p)
     return html.Div(([held] if held else []) + [
         html.Progress(value=f"{pct:.1f}", max="100", id=bar_id, title=f"{pct:.1f}%",
@@ -69,7 +69,8 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         html.Span(f" {pct:.0f}%"),
         html.Ul([html.Li(line) for line in lines]),
         tables.grid(shown, height=180) if len(shown) else None,
-        html.P(f"The last {len(shown)} of the {len(started)} batches started.",
+        html.P(f"The last {len(shown)} of the {len(started)} batches started, newest "
+               f"first.",
                className="hint") if len(shown) < len(started) else None,
     ])
 

@@ -351,6 +351,24 @@ def test_the_throttle_panel_compares_time_left_with_time_left():
         t.name for t in figure({**h, "started_at": None}).data}
 
 
+def test_without_looks_the_panel_says_why_by_the_throttle_s_mode():
+    """Only the adaptive controller looks at the traffic: a fixed throttle's panel said
+    "No adaptive look yet: the chart fills in..." on the demo's fixed plan, running and
+    completed, where no chart ever came."""
+    from dashboard.plan_views.throttle import throttle_view
+
+    h = {"mode": "fixed", "floor": None, "ceiling": 20_000_000, "switched_by": None,
+         "note": None, "running": True, "predicted_eta_seconds": 180.0, "started_at": 1.0,
+         "looks": []}
+    hints = {(mode, running): throttle_view({**h, "mode": mode, "floor": 1_000_000,
+                                             "running": running}, True).chart.children
+             for mode in ("fixed", "adaptive") for running in (True, False)}
+    assert hints[("adaptive", True)].startswith("No adaptive look yet: the chart fills in")
+    assert hints[("fixed", True)].startswith("No chart while the throttle is fixed: "
+                                             "switched to adaptive, the controller charts")
+    assert hints[("fixed", False)] == "No chart: the throttle stayed fixed."
+
+
 # props an operator changes by hand: a callback fired by one must read what was done
 USER_PROPS = {"n_clicks", "submit_n_clicks", "value", "contents", "selectedRows",
               "columnState"}

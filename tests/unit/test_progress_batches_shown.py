@@ -1,5 +1,7 @@
-"""The batch table under an execution's bar shows the last 50 batches started and says so
-when there were more (the demo's 60-batch plan began its table at batch 11 unexplained)."""
+"""The batch table under an execution's bar shows the last 50 batches started, newest first
+(the running batch on top of a table three rows high: oldest first, it sat below 20 done
+ones on the demo's plan), and says so when there were more (the demo's 60-batch plan began
+its table at batch 11 unexplained)."""
 
 from __future__ import annotations
 
@@ -31,10 +33,19 @@ def rows_and_hint(view) -> tuple[list[int], str]:
 
 def test_past_fifty_batches_the_table_says_it_shows_the_last_fifty():
     rows, hint = rows_and_hint(progress_view(running(60, 60), "bar"))
-    assert SHOWN_BATCHES == 50 and rows == list(range(11, 61))
-    assert hint == "The last 50 of the 60 batches started."
+    assert SHOWN_BATCHES == 50 and rows == list(range(60, 10, -1))
+    assert hint == "The last 50 of the 60 batches started, newest first."
 
 
 def test_up_to_fifty_batches_every_started_one_is_shown_without_a_note():
     rows, hint = rows_and_hint(progress_view(running(12, 60), "bar"))
-    assert rows == list(range(1, 13)) and hint == ""
+    assert rows == list(range(12, 0, -1)) and hint == ""
+
+
+def test_the_running_batch_is_the_first_row_and_its_count_reads_as_a_number():
+    view = progress_view(running(27, 60), "bar")
+    grid = next(c for c in view.children if getattr(c, "rowData", None) is not None)
+    assert grid.rowData[0] == {"batch": 27, "state": "running", "partitions": 5, "done": 5,
+                               "copied": "10 B", "rate": "1 B/s"}
+    numeric = {d["field"] for d in grid.columnDefs if d.get("type") == "numericColumn"}
+    assert numeric == {"batch", "partitions", "done"}
