@@ -70,7 +70,7 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         html.Ul([html.Li(line) for line in lines]),
         tables.grid(shown, height=180) if len(shown) else None,
         html.P(f"The last {len(shown)} of the {len(started)} batches started, newest "
-               f"first.",
+               "first.",
                className="hint") if len(shown) < len(started) else None,
     ])
 

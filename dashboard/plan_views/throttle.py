@@ -79,17 +79,19 @@ def throttle_view(h: dict, may_switch: bool) -> ThrottleView:
         html.Ul([html.Li(line) for line in lines]),
         dcc.Graph(id=ids.PV_THROTTLE_CHART, figure=figure(h),
                   config={"displayModeBar": False}) if looks else
-        html.P(_no_chart(mode, h["running"]), className="hint"),
+        html.P(_no_chart(h), className="hint"),
         Switch(f"Switch to {target}", target,
                not (may_switch and h["running"] and h["ceiling"])))
 
 
-def _no_chart(mode: str, running: bool) -> str:
-    """Why the panel has no chart yet: a fixed throttle is never charted (only the
-    adaptive controller looks at the traffic)."""
-    if mode == "adaptive":
+def _no_chart(h: dict) -> str:
+    """Why the panel has no chart yet: only the adaptive controller looks at the traffic,
+    so a fixed throttle (or none) is never charted."""
+    if h["mode"] == "adaptive":
         return "No adaptive look yet: the chart fills in as the controller looks at the traffic."
-    if running:
+    if not h["ceiling"]:
+        return "No chart: the plan moves its data without a throttle."
+    if h["running"]:
         return ("No chart while the throttle is fixed: switched to adaptive, the controller "
                 "charts the rates it sets against each broker's traffic.")
     return "No chart: the throttle stayed fixed."

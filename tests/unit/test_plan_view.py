@@ -367,6 +367,9 @@ def test_without_looks_the_panel_says_why_by_the_throttle_s_mode():
     assert hints[("fixed", True)].startswith("No chart while the throttle is fixed: "
                                              "switched to adaptive, the controller charts")
     assert hints[("fixed", False)] == "No chart: the throttle stayed fixed."
+    unthrottled = throttle_view({**h, "ceiling": None}, True)
+    assert unthrottled.chart.children == "No chart: the plan moves its data without a " \
+                                         "throttle."
 
 
 # props an operator changes by hand: a callback fired by one must read what was done
