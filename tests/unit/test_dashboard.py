@@ -124,7 +124,8 @@ def app(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("app")
     save_snapshot(demo_snapshot(), tmp / "demo.parquet")
     doc = {"clusters": [{**GOOD["clusters"][0], "snapshot": str(tmp / "demo.parquet")}],
-           "cache": {"background_dir": str(tmp / "cache")}}
+           "cache": {"background_dir": str(tmp / "cache")},
+           "store": {"url": f"sqlite:///{tmp / 'plans.db'}"}}  # not the checkout's var/
     return create_app(parse_config(doc))
 
 
