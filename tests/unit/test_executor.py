@@ -199,7 +199,7 @@ def test_a_move_cancelled_outside_railyard_fails_the_plan(rig):
     assert rig.throttle_configs() == {}
 
 
-class LaggingMetadata(CountingGateway):
+class StaleAssignment(CountingGateway):
     """The twin as a busy Apache Kafka answers: ListPartitionReassignments is the
     controller's, Metadata the answering broker's, which may not have applied the
     controller's last records yet; ``stale`` answers give the assignment ``old``."""
@@ -214,8 +214,8 @@ class LaggingMetadata(CountingGateway):
         return super().assignment()
 
 
-def lagging(rig: Rig) -> LaggingMetadata:
-    rig.client = rig.gw = LaggingMetadata(rig.twin)
+def stale_assignment(rig: Rig) -> StaleAssignment:
+    rig.client = rig.gw = StaleAssignment(rig.twin)
     rig.executor = rig.new_executor()
     return rig.gw
 
@@ -225,7 +225,7 @@ def test_a_finished_move_the_answering_broker_has_not_applied_yet_completes(rig)
     behind the controller answers) is read again for up to METADATA_LAG_SECONDS before
     the batch is judged: the plan completes (it failed, "cancelled or changed outside
     Railyard", when it judged the first answer). Lagging longer, it fails as before."""
-    gw = lagging(rig)
+    gw = stale_assignment(rig)
     gw.old = rig.twin.assignment()
     rig.start(1, plan(("a", 0, [3, 2])), 4 * MB)
     rig.step(1)
