@@ -274,3 +274,28 @@ def test_live_limit_figures_are_drawn_once_per_assignment_read(app, monkeypatch)
     again = overview.assignment_view("a", timerange.window("24h", None, None, 1_700_000_100))
     assert again is first and len(draws) == 1
     assert first[1]["data"][0]["type"] == "bar"
+
+
+def test_broker_charts_are_drawn_beside_the_grid_not_after_it(app):
+    """At 200k partitions a range change waited for the grid's answer (80 ms) before the
+    broker charts' request began: the charts read the brokers themselves, not the grid's
+    rows, and still show the selected broker, or the fullest one."""
+    app.server.test_client().get("/_dash-layout")  # Dash fills callback_map here
+    key = next(k for k in app.callback_map if f"{ids.BR_BYTES}.figure" in k)
+    inputs = {f"{i['id']}.{i['property']}" for i in app.callback_map[key]["inputs"]}
+    assert f"{ids.BR_GRID}.rowData" not in inputs and f"{ids.VIEW}.data" in inputs
+    brokers = served_page("/brokers")
+    snap = demo_snapshot()
+    racks = dict(zip(snap.broker_ids.tolist(), snap.broker_racks, strict=True))
+    counts = snap.broker_replica_counts()
+    fullest = int(snap.broker_ids[counts.argmax()])
+    state = {"cluster": "a", "range": "1h"}
+    assert brokers.show_broker([], state, 0)[0] == (
+        f"Broker {fullest} (rack {racks[fullest]}): the fullest broker; select a row to see "
+        "another")
+    other = next(b for b in racks if b != fullest)
+    for selected in ({"ids": [str(other)]}, [{"broker": str(other)}]):  # URL, then the grid
+        assert brokers.show_broker(selected, state, 0)[0] == f"Broker {other} (rack " \
+                                                             f"{racks[other]})"
+    gone = {"ids": ["999"]}  # a shared link to a broker the cluster no longer has
+    assert "the fullest broker" in brokers.show_broker(gone, state, 0)[0]
