@@ -17,6 +17,7 @@ COLUMN_DEFAULTS = {"sortable": True, "filter": True, "resizable": True, "minWidt
 # filtering stay numeric (assets/railyard.js: dashAgGridFunctions)
 THOUSANDS = {"function": "thousands(params.value)"}
 BYTE_RATE = {"function": "byteRate(params.value)"}
+BYTES = {"function": "bytes(params.value)"}  # 1.61 GB, as the plan page writes sizes
 NAMES = frozenset({"id", "scenario", "partition", "broker", "plan", "version"})  # not counts
 
 

@@ -21,7 +21,7 @@ COLUMNS = [{"field": "broker", "headerName": "broker"}, {"field": "rack", "heade
            tables.number_column("used_pct", "% of limit"),
            tables.number_column("bytes_in", "bytes in", tables.BYTE_RATE),
            tables.number_column("max_lag", "max lag (messages)"),
-           tables.number_column("stored_gb", "stored (GB)")]
+           tables.number_column("stored", "stored", tables.BYTES)]
 ROW_STYLE = {"styleConditions": [
     {"condition": "params.data.used_pct > 100", "style": {"backgroundColor": "#fdecec"}},
     {"condition": "params.data.used_pct >= 90", "style": {"backgroundColor": "#fff6e0"}},
@@ -80,7 +80,7 @@ def show_grid(state, _tick):
             "used_pct": None if not limit else round(100 * b["replicas"] / limit, 1),
             "bytes_in": _rounded(m["bytes_in"].get(key)),
             "max_lag": _rounded(m["lag"].get(key)),
-            "stored_gb": round(b["bytes"] / 1e9, 2),
+            "stored": b["bytes"],
         })
     return rows, notes
 

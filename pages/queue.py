@@ -21,7 +21,6 @@ from dashboard import auth, ids, runtime
 dash.register_page(__name__, path="/queue", name="Queue", title="Railyard · Queue", order=8)
 
 ALL = plan_queue.ALL
-BYTES = {"function": "bytes(params.value)"}
 PERCENT = {"function": "percent(params.value)"}
 DURATION = {"function": "duration(params.value)"}
 COLUMNS = [
@@ -33,7 +32,7 @@ COLUMNS = [
     {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
      "width": 90},
     {**tables.number_column("still_needed", "still needed"), "width": 80},
-    {**tables.number_column("bytes_to_move", "bytes to move", BYTES), "width": 95},
+    {**tables.number_column("bytes_to_move", "bytes to move", tables.BYTES), "width": 95},
     {"field": "schedule", "headerName": "window", "width": 100, "tooltipField": "schedule"},
     {"field": "execution", "headerName": "run", "width": 80},
     {**tables.number_column("progress", "progress", PERCENT), "width": 85},

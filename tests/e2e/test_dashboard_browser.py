@@ -349,6 +349,11 @@ def test_broker_grid_headers_whole_and_counts_with_separators(browser, dashboard
     cell = browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-row[row-id='3'] "
                                                  "[col-id='replicas']")
     assert counts[3] >= 1000 and cell.text == f"{counts[3]:,}", cell.text  # "12,104"
+    # what it stores, as the plan page writes sizes (three figures: "115 GB", not "100.56")
+    stored = dict(zip(snap.broker_ids.tolist(), snap.broker_bytes().tolist(), strict=True))
+    size = browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-row[row-id='3'] "
+                                                 "[col-id='stored']").text
+    assert size == f"{float(f'{stored[3] / 1e9:.3g}'):g} GB", (size, stored[3])
     # no figure from Prometheus here (it is down): the cell says so with a dash
     rate = browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-row[row-id='3'] "
                                                  "[col-id='bytes_in']")
