@@ -19,8 +19,9 @@ TERMS = {
     "safe band": "KIP-73 Q&A 4: a throttle T is safe when BytesIn < T < N - BytesIn/R: "
                  "above the write rate so the move finishes, below the network left for "
                  "clients.",
-    "eta": "Observed ETA: bytes still to copy over the rate they are arriving at (as "
-           "Strimzi reports it). Predicted ETA: the throttle engine's estimate (KIP-73's "
+    "eta": "Observed ETA: bytes still to copy over how fast they shrank in the last 2 "
+           "minutes (a past window: over the copy rate, which also carries new writes, so "
+           "the move may take longer). Predicted ETA: the throttle engine's estimate (KIP-73's "
            "maths). On Apache Kafka expect 10-15% longer: a follower over its throttle "
            "waits replica.fetch.backoff.ms (1 s) before fetching again, so it sustains "
            "about 10/11 of the rate (docs/throttle.md).",

@@ -18,6 +18,7 @@ dash.register_page(__name__, path="/throttles", name="Throttles", title="Railyar
                    order=2)
 
 GRAPH = {"displayModeBar": False}
+PROGRESS = duration(monitoring.PROGRESS_SECONDS)  # what the observed ETA's progress spans
 
 
 def layout(**query) -> html.Div:
@@ -122,14 +123,24 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                     "no replica of a moving partition is measured behind yet: a new "
                     "replica's log size reaches Prometheus at its first scrape, and one "
                     "that caught up may still be joining the ISR")
+    elif observed["measuring"]:
+        seen = card(term("Observed ETA", "eta"), "measuring", "ok",
+                    f"{observed['remaining_bytes'] / 1e6:,.1f} MB left; the ETA follows "
+                    f"once these moves have run {PROGRESS}: it is how fast that shrinks")
     else:
         never = observed["eta_seconds"] is None
+        if observed["bound"]:  # the copy rate carries new writes too
+            pace = (f"at {observed['rate'] / 1e6:,.2f} MB/s copied; that rate carries new "
+                    "writes too, so it may take longer")
+        elif never:
+            pace = f"not shrinking over the last {PROGRESS}"
+        else:
+            pace = f"shrinking {observed['rate'] / 1e6:,.2f} MB/s over the last {PROGRESS}"
         seen = card(term("Observed ETA", "eta"),
                     "stalled" if never else duration(observed["eta_seconds"]),
                     "over" if never else "ok",
-                    f"{observed['remaining_bytes'] / 1e6:,.1f} MB left at "
-                    f"{observed['rate'] / 1e6:,.2f} MB/s observed (replicas below their "
-                    f"partition's largest log, {observed['basis']})")
+                    f"{observed['remaining_bytes'] / 1e6:,.1f} MB left, {pace} (replicas "
+                    f"below their partition's largest log, {observed['basis']})")
     moving = observed["moving"]
     cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
                         else f"{moving:,} partitions", "near" if moving else "ok",

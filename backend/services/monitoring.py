@@ -40,6 +40,11 @@ from backend.services.cluster import ClusterSource, cluster_read, cluster_snapsh
 LEADER_RATE = "leader.replication.throttled.rate"  # KIP-73 broker configs
 FOLLOWER_RATE = "follower.replication.throttled.rate"
 TOP_BROKERS = 12  # per-broker lines drawn on overview charts
+# the observed ETA's progress: how far the bytes behind shrank over this long. The copy
+# rate cannot stand for it: a moving replica also copies what producers write meanwhile
+# (KIP-73: a throttled follower catches up at the throttle less its keep-up writes), so
+# the demo's move read 17 min at 1 MB/s copied while it shrank at 0.46 MB/s
+PROGRESS_SECONDS = 120.0
 
 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="railyard-metrics")
 _clients: dict[tuple, MetricsClient] = {}
@@ -79,11 +84,13 @@ def _rate_window(step: float) -> str:
 
 
 def _fetch(client: MetricsClient, span: Span, kind: str, concept: str, topics: str = ".+"):
-    """kind: 'now' (at the window's end), 'range' (a series over it) or 'over' (one answer
-    for the whole window: the concept's *_over_time across its length)."""
+    """kind: 'now' (at the window's end), 'before' (PROGRESS_SECONDS earlier), 'range' (a
+    series over it) or 'over' (one answer for the whole window: the concept's *_over_time
+    across its length)."""
     try:
-        if kind == "now":
-            return client.instant(concept, at=span.end, window=_rate_window(span.step),
+        if kind in ("now", "before"):
+            at = span.end - (PROGRESS_SECONDS if kind == "before" else 0.0)
+            return client.instant(concept, at=at, window=_rate_window(span.step),
                                   topics=topics)
         if kind == "over":
             return client.instant(concept, at=span.end,
@@ -363,7 +370,8 @@ def throttles(source: ClusterSource, span: Span) -> dict:
     lead_t = series(got["leader_t"], "broker", drop_zero=True)
     foll_t = series(got["follower_t"], "broker", drop_zero=True)
     eta = observed_eta(_moving_only(got.get("behind"), moves), got["reassign"],
-                       got["reassigning"])
+                       got["reassigning"],
+                       _moving_only(got["before"], moves) if "before" in got else None)
     eta["basis"] = "partitions in flight" if isinstance(moves, list) else "every partition"
     return {
         "rates": {"brokers": brokers,
@@ -406,13 +414,15 @@ def in_flight(source: ClusterSource) -> list[dict] | Unavailable:
 
 
 def _behind_job(moves) -> dict[str, tuple[str, ...]]:
-    """Bytes behind over the partitions in flight when the gateway lists them: Prometheus
-    reads only their topics' log sizes (none when nothing moves)."""
+    """Bytes behind over the partitions in flight when the gateway lists them, now and
+    PROGRESS_SECONDS before: Prometheus reads only their topics' log sizes (none when
+    nothing moves)."""
     if not isinstance(moves, list) or not moves:
         return {}
     # Kafka topic names are [a-zA-Z0-9._-]: '.' is the one regex character to escape
     topics = "|".join(sorted({m["topic"].replace(".", "[.]") for m in moves}))
-    return {"behind": ("now", "replica_bytes_behind_in", topics)}
+    return {"behind": ("now", "replica_bytes_behind_in", topics),
+            "before": ("before", "replica_bytes_behind_in", topics)}
 
 
 def _behind_everywhere(source: ClusterSource, span: Span, reassigning):
@@ -442,11 +452,15 @@ def _prefixed(frame, prefix: str):
     return frame.assign(series=prefix + " " + frame["series"])
 
 
-def observed_eta(behind, rate, reassigning) -> dict:
-    """Remaining bytes over the observed reassignment rate, as Strimzi reports it (None
-    while nothing is measured behind, or nothing arrives). How many
-    partitions move is its own answer: a slow bytes-behind query (a join over every
-    log-size series) does not hide the count; when the count itself is missing,
+def observed_eta(behind, rate, reassigning, before=None) -> dict:
+    """Remaining bytes over the observed progress. With ``before`` (each moving replica's
+    bytes behind PROGRESS_SECONDS earlier: the partitions in flight) the progress is how
+    fast the replicas both answers name got closer to their leaders' logs; without it (a
+    past window: every partition's bytes behind is one sum, whose scrape-to-scrape noise
+    over 30k partitions is larger than two minutes' progress) it is the reassignment
+    copy rate, which also carries new writes: then the ETA is a lower bound (``bound``).
+    How many partitions move is its own answer: a slow bytes-behind query (a join over
+    every log-size series) does not hide the count; when the count itself is missing,
     ``moving_why`` says in a word or two why (Prometheus slow, unreachable, no data)."""
     if isinstance(reassigning, MetricsError):
         moving, why = None, short_reason(reassigning)
@@ -457,13 +471,30 @@ def observed_eta(behind, rate, reassigning) -> dict:
         return {"moving": moving, "moving_why": why, "eta_seconds": None,
                 "error": str(errors[0]), "why": short_reason(errors[0])}
     remaining = float(behind["value"].sum())
-    per_second = float(rate["value"].sum())
+    shrinking = None if before is None else _shrinking(behind, before)
+    per_second = float(rate["value"].sum()) if before is None else shrinking
     # nothing behind while partitions move is no ETA of 0 s: a new replica's log size is
     # in Prometheus only from its first scrape, and a replica that caught up may still be
     # joining the ISR
-    eta = remaining / per_second if moving and remaining > 0 and per_second > 0 else None
+    eta = remaining / per_second if moving and remaining > 0 and per_second and \
+        per_second > 0 else None
     return {"moving": moving, "moving_why": None, "remaining_bytes": remaining,
-            "rate": per_second, "eta_seconds": eta, "error": None, "why": None}
+            "rate": per_second, "eta_seconds": eta, "bound": before is None,
+            "measuring": before is not None and shrinking is None,
+            "error": None, "why": None}
+
+
+def _shrinking(behind: pd.DataFrame, before) -> float | None:
+    """Bytes/s by which the replicas behind now were closer PROGRESS_SECONDS later, over
+    those both answers name (a replica added since has no earlier figure); None when
+    there are none yet, or the earlier answer is missing."""
+    if isinstance(before, MetricsError):
+        return None
+    keys = [c for c in behind.columns if c not in ("value", "timestamp")]
+    both = behind.merge(before, on=keys, suffixes=("", "_before"))
+    if both.empty:
+        return None
+    return float((both["value_before"] - both["value"]).sum()) / PROGRESS_SECONDS
 
 
 def short_reason(error: MetricsError) -> str:

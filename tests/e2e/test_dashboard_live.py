@@ -153,10 +153,11 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
     assert 0 < int(card_value(browser, "Reassigning")) <= 150
     assert card_value(browser, "Throttles in force") != "0"
     browser.get(demo.url + "/throttles")
-    # predicted (throttle engine, from the gateway) and observed (Prometheus) side by side
+    # predicted (throttle engine, from the gateway) and observed (Prometheus) side by side;
+    # the observed one, in the move's first 2 min, measuring how fast the bytes left shrink
     WebDriverWait(browser, 60, poll_frequency=0.5).until(
         lambda b: all(s in b.find_element(By.ID, "th-eta").text
-                      for s in ("moves at 1.00 MB/s", "Observed ETA", "MB left at")))
+                      for s in ("moves at 1.00 MB/s", "Observed ETA", "MB left")))
     # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn, and
     # the legend says their value
     rates = figure_view(browser, "#th-rates")

@@ -61,6 +61,42 @@ def test_observed_eta_is_remaining_bytes_over_the_observed_rate():
     assert err["error"] == "no series for x"
 
 
+def behind(**replicas: float) -> pd.DataFrame:
+    """Bytes behind per moving replica, as replica_bytes_behind_in answers: p0_b9=5e8 is
+    partition 0's replica on broker 9."""
+    rows = [(k.split("_b")[1], "t", k.split("_b")[0][1:], v) for k, v in replicas.items()]
+    return pd.DataFrame(rows, columns=["broker", "topic", "partition", "value"])
+
+
+def test_observed_eta_is_how_fast_the_bytes_behind_shrink_not_the_copy_rate():
+    """The demo's move: 997 MB left, copied at 1 MB/s, but the moving partitions take new
+    writes, so the replicas get only 0.46 MB/s closer (KIP-73: a follower catches up at
+    its throttle less its keep-up writes). The card said 17 min; it took 36."""
+    now = behind(p0_b9=5.0e8, p1_b9=4.97e8)
+    before = behind(p0_b9=5.3e8, p1_b9=5.226e8)  # 55.6 MB closer in 120 s
+    copied = one(1e6)
+    eta = monitoring.observed_eta(now, copied, one(150), before)
+    assert monitoring.PROGRESS_SECONDS == 120
+    assert eta["rate"] == pytest.approx(5.56e7 / 120)  # 0.463 MB/s
+    assert eta["eta_seconds"] == pytest.approx(9.97e8 / (5.56e7 / 120))  # 2152 s, not 997
+    assert not eta["bound"] and not eta["measuring"]
+    # a replica added since has no earlier figure: it counts as left, not as progress
+    added = behind(p0_b9=5.0e8, p1_b9=4.97e8, p2_b9=3e8)
+    grown = monitoring.observed_eta(added, copied, one(150), before)
+    assert grown["remaining_bytes"] == pytest.approx(1.297e9)
+    assert grown["rate"] == pytest.approx(eta["rate"])
+    # copying at 1 MB/s while writes arrive as fast: never done, whatever the copy rate
+    stalled = monitoring.observed_eta(now, copied, one(150), now)
+    assert stalled["eta_seconds"] is None and not stalled["measuring"]
+    # moves younger than 2 min: nothing to compare yet, which is not "stalled"
+    for young in (behind(p7_b4=1e8), MetricMissing("no series yet")):
+        new = monitoring.observed_eta(now, copied, one(150), young)
+        assert new["measuring"] and new["eta_seconds"] is None
+    # a past window (every partition, one sum): the copy rate, said to be a lower bound
+    past = monitoring.observed_eta(one(9.97e8), copied, one(150))
+    assert past["bound"] and past["eta_seconds"] == pytest.approx(997)
+
+
 def test_a_slow_bytes_query_does_not_hide_how_many_partitions_move():
     """The bytes-behind join timed out (issue 14: 4.4-5.9 s against a 5 s timeout) while
     ReassigningPartitions answered 150: the count stands, the ETA says why it is missing."""
@@ -132,8 +168,9 @@ def test_an_unrelated_brokers_low_rate_does_not_set_the_predicted_eta(twin):
 def test_bytes_behind_asks_only_for_the_topics_in_flight():
     moves = [{"topic": "orders.v2", "partition": 1}, {"topic": "a", "partition": 0},
              {"topic": "a", "partition": 3}]
-    assert monitoring._behind_job(moves) == {
-        "behind": ("now", "replica_bytes_behind_in", "a|orders[.]v2")}
+    assert monitoring._behind_job(moves) == {  # now, and 2 min before (the progress)
+        "behind": ("now", "replica_bytes_behind_in", "a|orders[.]v2"),
+        "before": ("before", "replica_bytes_behind_in", "a|orders[.]v2")}
     assert monitoring._behind_job([]) == {}  # nothing moving: no query at all
     down = Unavailable("Twin", "down")  # no list: every partition's, when any is moving
     assert monitoring._behind_job(down) == {}
