@@ -130,8 +130,8 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
     else:
         never = observed["eta_seconds"] is None
         if observed["bound"]:  # the copy rate carries new writes too
-            pace = (f"at {observed['rate'] / 1e6:,.2f} MB/s copied; that rate carries new "
-                    "writes too, so it may take longer")
+            pace = f"at {observed['rate'] / 1e6:,.2f} MB/s copied" + (
+                "" if never else "; that rate carries new writes too, so it may take longer")
         elif never:
             pace = f"not shrinking over the last {PROGRESS}"
         else:

@@ -476,8 +476,8 @@ def observed_eta(behind, rate, reassigning, before=None) -> dict:
     # nothing behind while partitions move is no ETA of 0 s: a new replica's log size is
     # in Prometheus only from its first scrape, and a replica that caught up may still be
     # joining the ISR
-    eta = remaining / per_second if moving and remaining > 0 and per_second and \
-        per_second > 0 else None
+    eta = remaining / per_second if moving and remaining > 0 and (per_second or 0) > 0 \
+        else None
     return {"moving": moving, "moving_why": None, "remaining_bytes": remaining,
             "rate": per_second, "eta_seconds": eta, "bound": before is None,
             "measuring": before is not None and shrinking is None,
@@ -485,9 +485,9 @@ def observed_eta(behind, rate, reassigning, before=None) -> dict:
 
 
 def _shrinking(behind: pd.DataFrame, before) -> float | None:
-    """Bytes/s by which the replicas behind now were closer PROGRESS_SECONDS later, over
-    those both answers name (a replica added since has no earlier figure); None when
-    there are none yet, or the earlier answer is missing."""
+    """Bytes/s by which the moving replicas got closer to their leaders' logs over the
+    last PROGRESS_SECONDS, over those both answers name (a replica added since has no
+    earlier figure); None when there are none yet, or the earlier answer is missing."""
     if isinstance(before, MetricsError):
         return None
     keys = [c for c in behind.columns if c not in ("value", "timestamp")]

@@ -129,3 +129,24 @@ def test_moving_with_nothing_behind_yet_says_so_not_0_s(app):  # noqa: F811
     assert "none behind" in seen and "first scrape" in seen
     assert "stalled" not in seen and "0 s" not in seen
 
+
+
+def test_the_observed_eta_card_says_what_its_pace_is(app):  # noqa: F811
+    """Live: how fast the bytes left shrank over the last 2 min, 'measuring' before the
+    moves have run that long (not 'stalled'), 'stalled' when they did not shrink; a past
+    window divides by the copy rate and says the move may take longer."""
+    throttles = served_page("/throttles")
+    live = monitor.View("c", timerange.window("live", None, None, now=END), None)
+    base = {"error": None, "moving": 150, "moving_why": None, "remaining_bytes": 9.97e8,
+            "basis": "partitions in flight", "bound": False, "measuring": False}
+    shown = [str(throttles._eta_cards({**base, **o}, None, live)[0]) for o in (
+        {"rate": 4.63e5, "eta_seconds": 2152.0},
+        {"rate": None, "eta_seconds": None, "measuring": True},
+        {"rate": 0.0, "eta_seconds": None},
+        {"rate": 1e6, "eta_seconds": 997.0, "bound": True, "basis": "every partition"})]
+    assert "36 min" in shown[0] and "997.0 MB left, shrinking 0.46 MB/s over the last 2 min" \
+        in shown[0]
+    assert "measuring" in shown[1] and "once these moves have run 2 min" in shown[1]
+    assert "stalled" not in shown[1]
+    assert "stalled" in shown[2] and "not shrinking over the last 2 min" in shown[2]
+    assert "at 1.00 MB/s copied" in shown[3] and "may take longer" in shown[3]
