@@ -156,7 +156,8 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
     elif predicted["moving"]:
         cards.append(card(term("Predicted ETA", "eta"), duration(predicted["eta_seconds"]),
                           "ok", f"throttle engine: {predicted['moving']} moves at "
-                                f"{_slowest(predicted['throttle'])}, from their start, each "
+                                f"{_slowest(predicted['throttle'])}, from their start at "
+                                "the logs' sizes now (it grows while producers write), each "
                                 "broker at its own configured rate (a Railyard plan's ETA is "
                                 "its own card, as its page gives it)"))
     else:
