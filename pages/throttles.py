@@ -140,7 +140,8 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                     "stalled" if never else duration(observed["eta_seconds"]),
                     "over" if never else "ok",
                     f"{observed['remaining_bytes'] / 1e6:,.1f} MB left, {pace} (replicas "
-                    f"below their partition's largest log, {observed['basis']})")
+                    f"below their partition's largest log, "
+                    f"{'every partition' if observed['bound'] else 'partitions in flight'})")
     moving = observed["moving"]
     cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
                         else f"{moving:,} partitions", "near" if moving else "ok",

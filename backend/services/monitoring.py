@@ -372,7 +372,6 @@ def throttles(source: ClusterSource, span: Span) -> dict:
     eta = observed_eta(_moving_only(got.get("behind"), moves), got["reassign"],
                        got["reassigning"],
                        _moving_only(got["before"], moves) if "before" in got else None)
-    eta["basis"] = "partitions in flight" if isinstance(moves, list) else "every partition"
     return {
         "rates": {"brokers": brokers,
                   "leader": [leader.get(b) for b in brokers],
@@ -458,7 +457,8 @@ def observed_eta(behind, rate, reassigning, before=None) -> dict:
     fast the replicas both answers name got closer to their leaders' logs; without it (a
     past window: every partition's bytes behind is one sum, whose scrape-to-scrape noise
     over 30k partitions is larger than two minutes' progress) it is the reassignment
-    copy rate, which also carries new writes: then the ETA is a lower bound (``bound``).
+    copy rate, which also carries new writes: then the ETA is a lower bound (``bound``;
+    the bytes behind are then every partition's, not only the moving ones').
     How many partitions move is its own answer: a slow bytes-behind query (a join over
     every log-size series) does not hide the count; when the count itself is missing,
     ``moving_why`` says in a word or two why (Prometheus slow, unreachable, no data)."""
