@@ -65,9 +65,13 @@ def test_an_offline_partition_read_from_prometheus_pauses_and_its_end_resumes(st
     rig.start(1, PLAN, 100_000, per_broker=1)  # 80 s a batch
     until(rig, lambda ex: ex.phase == "running")
     moving = [(r["topic"], r["partition"]) for r in rig.gw.list_reassignments()]
-    # what a stall is judged on: the new replica's bytes still to copy, once scraped
-    until(rig, lambda _: all(v > 0 for v in health.figures(moving).lag.values())
-          and len(health.figures(moving).lag) == len(moving))
+    # what a stall is judged on: the new replica's bytes still to copy, once scraped (a
+    # read Prometheus did not answer is None: not yet, as for the executor's guards)
+    def copying(_) -> bool:
+        lag = health.figures(moving).lag
+        return lag is not None and len(lag) == len(moving) and all(v > 0 for v in lag.values())
+
+    until(rig, copying)
     rig.twin.fail_broker(5)
     ex = until(rig, lambda ex: ex.state == "paused")
     assert ex.hold["kind"] == GUARD and ex.hold["conditions"][0] == {
