@@ -22,9 +22,10 @@ TERMS = {
     "eta": "Observed ETA: bytes still to copy over how fast they shrank in the last 2 "
            "minutes (a past window: over the copy rate, which also carries new writes, so "
            "the move may take longer). Predicted ETA: the throttle engine's estimate (KIP-73's "
-           "maths). On Apache Kafka expect 10-15% longer: a follower over its throttle "
-           "waits replica.fetch.backoff.ms (1 s) before fetching again, so it sustains "
-           "about 10/11 of the rate (docs/throttle.md).",
+           "maths) for what the new replicas still lack. On Apache Kafka expect 10-15% "
+           "longer: a follower over its throttle waits replica.fetch.backoff.ms (1 s) "
+           "before fetching again, so it sustains about 10/11 of the rate "
+           "(docs/throttle.md).",
     "fetch size": "KIP-73 Q&A 5: replica.fetch.response.max.bytes must fit in one quota "
                   "window at the throttled rate, or throttled fetches time out.",
     "lag": "Replica lag: messages followers still have to fetch (FetcherLagMetrics "

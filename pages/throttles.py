@@ -155,12 +155,14 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                           else "-", "over" if predicted.get("throttle") else "ok",
                           predicted.get("diagnosis") or predicted["note"]))
     elif predicted["moving"]:
+        start = "from now, for the bytes their new replicas still lack" \
+            if predicted.get("from_now") else "from their start at the logs' sizes now " \
+            "(it grows while producers write), Prometheus giving no bytes behind"
         cards.append(card(term("Predicted ETA", "eta"), duration(predicted["eta_seconds"]),
                           "ok", f"throttle engine: {predicted['moving']} moves at "
-                                f"{_slowest(predicted['throttle'])}, from their start at "
-                                "the logs' sizes now (it grows while producers write), each "
-                                "broker at its own configured rate (a Railyard plan's ETA is "
-                                "its own card, as its page gives it)"))
+                                f"{_slowest(predicted['throttle'])}, {start}, each broker at "
+                                "its own configured rate less the writes it keeps up with "
+                                "(a Railyard plan's ETA is its own card, as its page gives it)"))
     else:
         cards.append(card(term("Predicted ETA", "eta"), "-", "ok", predicted["note"]))
     return cards

@@ -255,8 +255,11 @@ class BrokerLoad:
     rx_util: np.ndarray  # un-throttled bytes/s in today: client writes + keep-up as follower
 
 
-def broker_load(snap: Snapshot, moves: Moves) -> BrokerLoad:
-    """What each broker carries during the move and what it carries anyway."""
+def broker_load(snap: Snapshot, moves: Moves, left: np.ndarray | None = None) -> BrokerLoad:
+    """What each broker carries during the move and what it carries anyway. ``left``: the
+    bytes each destination still has to copy, in ``moves``' destination order (moves in
+    flight: their new replicas' bytes behind); None for moves not begun (the whole log).
+    A leader sends what each of its partitions' destinations lacks."""
     nb = snap.n_brokers
     size = snap.part_size.astype(np.float64)
     rate = snap.part_rate
@@ -273,9 +276,10 @@ def broker_load(snap: Snapshot, moves: Moves) -> BrokerLoad:
         return np.bincount(brokers, weights=weights, minlength=nb)
 
     client_in = per_broker(snap.leaders, rate)
+    copy = size[dst_row] if left is None else np.asarray(left, np.float64)
     return BrokerLoad(
-        bytes_in=per_broker(moves.dst_brokers, size[dst_row]),
-        bytes_out=per_broker(moves.leader, size[moves.rows] * n_dst),
+        bytes_in=per_broker(moves.dst_brokers, copy),
+        bytes_out=per_broker(np.repeat(moves.leader, moves.n_destinations), copy),
         keep_up_in=per_broker(moves.dst_brokers, rate[dst_row]),
         keep_up_out=per_broker(moves.leader, rate[moves.rows] * n_dst),
         client_in=client_in,

@@ -23,7 +23,6 @@ import pandas as pd
 
 from backend.engines import throttle as throttle_engine
 from backend.engines.quota import QuotaBook, burst
-from backend.engines.throttle import ThrottleParams
 from backend.errors import BadInput, Unavailable
 from backend.metrics import catalog
 from backend.metrics.client import (
@@ -385,7 +384,7 @@ def throttles(source: ClusterSource, span: Span) -> dict:
         "lag_series": series(got["lag_t"], "broker", drop_zero=True),
         "reassign_series": series(got["reassign_t"], "broker", drop_zero=True),
         "observed_eta": eta,
-        "predicted_eta": predicted_eta(source) if live else None,
+        "predicted_eta": predicted_eta(source, got.get("behind")) if live else None,
     }
 
 
@@ -526,10 +525,12 @@ def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
         return None
 
 
-def predicted_eta(source: ClusterSource) -> dict:
-    """The throttle engine's ETA for the reassignments in flight, from their start at the
-    logs' current sizes, each broker at its own configured rates (KIP-73: a leader's rate
-    bounds what it sends, a follower's what it receives; the slowest broker paces)."""
+def predicted_eta(source: ClusterSource, behind=None) -> dict:
+    """The throttle engine's ETA for the reassignments in flight, each broker at its own
+    configured rates (KIP-73: a leader's rate bounds what it sends, a follower's what it
+    receives; the slowest broker paces). From now when ``behind`` (replica_bytes_behind_in:
+    each replica's bytes behind) answers, what each new replica still lacks; otherwise
+    from the moves' start, at the logs' current sizes (``from_now`` says which)."""
     moves = in_flight(source)
     if isinstance(moves, Unavailable):
         return {"moving": None, "eta_seconds": None, "note": str(moves)}
@@ -542,10 +543,11 @@ def predicted_eta(source: ClusterSource) -> dict:
     snap = cluster_snapshot(source)
     original, plan = _in_flight(snap, moves)
     try:
-        load = throttle_engine.plan_throttle(original, plan, ThrottleParams(1.0),
-                                             replica_lists=False).load
+        copies = throttle_engine.proposed_moves(original, plan)
     except BadInput as e:
         return {"moving": len(moves), "eta_seconds": None, "note": str(e)}
+    left = _left_to_copy(original, copies, behind)
+    load = throttle_engine.broker_load(original, copies, left)
     ids = [str(b) for b in original.broker_ids]
     leader, follower = (np.array([rates.get(b, {}).get(side) or np.nan for b in ids])
                         for side in ("leader", "follower"))
@@ -555,8 +557,26 @@ def predicted_eta(source: ClusterSource) -> dict:
     paced = paced[~np.isnan(paced)]
     return {"moving": len(moves), "eta_seconds": eta if np.isfinite(eta) else None,
             "throttle": float(paced.min()) if len(paced) else None, "note": None,
+            "from_now": left is not None,
             "diagnosis": None if np.isfinite(eta) else
             "a throttled broker's rate is at or below the writes it must keep up with"}
+
+
+def _left_to_copy(original: Snapshot, copies, behind) -> np.ndarray | None:
+    """Bytes each destination of the moves in flight still lacks, in ``copies``'
+    destination order: its replica's bytes behind, or the whole log where Prometheus has
+    no figure for it yet (a new replica's log size is scraped only once it exists). None
+    when Prometheus gave no per-replica answer."""
+    keys = ["topic", "partition", "broker"]
+    if not isinstance(behind, pd.DataFrame) or not set(keys) <= set(behind.columns):
+        return None
+    rows = np.repeat(copies.rows, copies.n_destinations)
+    wanted = pd.DataFrame({"topic": original.topic_names[original.part_topic[rows]],
+                           "partition": original.part_id[rows].astype(str),
+                           "broker": original.broker_ids[copies.dst_brokers].astype(str)})
+    known = behind.groupby(keys, as_index=False)["value"].max()
+    seen = wanted.merge(known, on=keys, how="left")["value"].to_numpy(np.float64)
+    return np.where(np.isnan(seen), original.part_size[rows], seen)
 
 
 def _in_flight(snap: Snapshot, moves: list[dict]):

@@ -3,11 +3,12 @@ brokers, `railyard serve` with the Kafka gateway and a real Prometheus scraping 
 JMX exporters (tests/integration/test_kafka_plan_flow.py's stack, on this module's own
 topic). The operator signs in, a drain approved by a second user runs with a throttle,
 and the page shows the move: partitions reassigning (Prometheus), the throttle engine's
-prediction at the throttle Railyard set, and both KIP-73 rates by name on the chart of
-throttled bytes per broker."""
+prediction at the throttle Railyard set, counted from the bytes the new replicas still
+lack, and both KIP-73 rates by name on the chart of throttled bytes per broker."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -15,6 +16,10 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from backend.metrics.client import MetricsError
+from backend.model.snapshot import Limits
+from backend.services import monitoring
+from backend.services.cluster import ClusterSource
 from tests.e2e.conftest import console_errors, screenshot, sign_in
 from tests.e2e.test_dashboard_live import card_value
 from tests.integration.test_kafka_plan_flow import (  # noqa: F401 (fixtures)
@@ -24,7 +29,7 @@ from tests.integration.test_kafka_plan_flow import (  # noqa: F401 (fixtures)
     topic,
     wait_ended,
 )
-from tests.kafka_moves import in_flight
+from tests.kafka_moves import in_flight, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -64,6 +69,23 @@ def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  
         for key in ("leader", "follower"):
             wait.until(lambda b, key=key: f"{key}.replication.throttled.rate = "
                        f"{THROTTLE // 1000} kB/s" in b.page_source)
+        # the Predicted ETA counts from now: Prometheus' bytes behind name the new replicas
+        # by the broker ids Kafka lists them on, and part of each log is copied already
+        wait.until(lambda b: "from now, for the bytes their new replicas still lack"
+                   in b.find_element(By.ID, "th-eta").text)
+        source = ClusterSource("kafka", None, Limits(), gateway=stack.gw)
+
+        def from_now_and_shorter() -> tuple[float, float] | None:
+            with contextlib.suppress(MetricsError):  # Prometheus slow: ask again
+                behind = stack.metrics.instant("replica_bytes_behind_in", topics=topic)
+                now, start = (monitoring.predicted_eta(source, behind),
+                              monitoring.predicted_eta(source))
+                if now["from_now"] and None not in (now["eta_seconds"], start["eta_seconds"]) \
+                        and now["eta_seconds"] < start["eta_seconds"]:
+                    return now["eta_seconds"], start["eta_seconds"]
+            return None
+        wait_until(from_now_and_shorter, 30,
+                   "the predicted ETA from now below the one from the moves' start")
         assert in_flight(stack.gw, [topic]), "the move ended before the page showed it"
         screenshot(browser, "throttles-apache-kafka-move")
         assert "Traceback" not in browser.page_source

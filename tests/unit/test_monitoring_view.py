@@ -155,7 +155,8 @@ def test_the_observed_eta_card_says_what_its_pace_is(app):  # noqa: F811
 def test_the_predicted_eta_card_says_it_counts_from_the_moves_start_at_today_s_sizes(app):  # noqa: F811
     """On the demo the card read 46, 48, then 61 min for one move that took 42: the
     engine times the moves from their start at the logs' sizes now, which grow while
-    producers write. The card says so, beside the observed ETA's time from now."""
+    producers write. The card says so when Prometheus gives no bytes behind, and says
+    "from now" when it does."""
     throttles = served_page("/throttles")
     live = monitor.View("c", timerange.window("live", None, None, now=END), None)
     idle = {"error": None, "moving": 0, "moving_why": None, "eta_seconds": None}
@@ -163,3 +164,8 @@ def test_the_predicted_eta_card_says_it_counts_from_the_moves_start_at_today_s_s
     shown = str(throttles._eta_cards(idle, predicted, live)[2])
     assert "150 moves at 1.00 MB/s (the slowest)" in shown
     assert "from their start at the logs' sizes now (it grows while producers write)" in shown
+    # with Prometheus' bytes behind per new replica it counts from now
+    now = str(throttles._eta_cards(idle, predicted | {"from_now": True}, live)[2])
+    assert "61 min" in now
+    assert "from now, for the bytes their new replicas still lack" in now
+    assert "from their start" not in now
