@@ -14,7 +14,7 @@ from dash import dcc, html
 from backend.services import plan_preview
 from components import banners, charts
 from components.help import term
-from components.tables import card, duration
+from components.tables import BYTES, card, duration, number_column
 
 GRAPH = {"displayModeBar": False}
 GRID_BLOCK = 200  # rows per request to the server
@@ -25,8 +25,7 @@ GRID_COLUMNS = [
     {"field": "added", "headerName": "receives"},
     {"field": "removed", "headerName": "gives up"},
     {"field": "leader", "headerName": "leader change"},
-    {"field": "bytes", "headerName": "bytes to copy", "type": "numericColumn",
-     "valueFormatter": {"function": "d3.format(',')(params.value)"}},
+    number_column("bytes", "bytes to copy", BYTES),  # 5.18 MB, as the cards say sizes
 ]
 
 

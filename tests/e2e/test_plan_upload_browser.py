@@ -31,6 +31,8 @@ def dashboard(tmp_path_factory):
         {"topic": topic, "partition": 0, "replicas": spare}]}))
     with serve_on_twin(tmp, snap, "demo", signed_in_config(tmp, USERS)) as d:
         d.plan_file, d.uploads = plan, tmp / "cache" / "work" / "plans"
+        # every replica new: the partition's log copied once per new replica
+        d.to_copy = int(snap.part_size[snap.partition_row(topic, 0)]) * len(spare)
         yield d
 
 
@@ -52,6 +54,9 @@ def test_an_operator_uploads_and_previews(browser, dashboard):
     WebDriverWait(browser, 60).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
     assert "Replica moves" in browser.find_element(By.ID, "plan-cards").text
+    # a size in three figures, as the cards write sizes ("15.6 MB", not "15,593,712")
+    cell = browser.find_element(By.CSS_SELECTOR, "#plan-grid .ag-row [col-id='bytes']").text
+    assert cell == f"{float(f'{dashboard.to_copy / 1e6:.3g}'):g} MB", (cell, dashboard.to_copy)
     assert browser.find_element(By.ID, "ra-error").text == ""
     screenshot(browser, "upload-operator-preview")
 
