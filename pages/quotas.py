@@ -69,7 +69,16 @@ def _draw(q: dict, view: monitor.View) -> tuple:
         card(term("Principals with a quota", "burst"), f"{len(q['now'])}", "ok",
              ", ".join(r["principal"] for r in q["now"]) or None),
     ]
+    # each point is the step's extreme: a throttle lasts seconds, shorter than a step
+    each = f"in each {_step(w.step)}"
     return (cards, tokens,
-            view.figure(q["tokens_series"], "Tokens per principal", "tokens"),
+            view.figure(q["tokens_series"], f"Tokens per principal, the fewest {each}",
+                        "tokens"),
             view.figure(q["rate_series"], "Partition mutation rate", "partitions/s"),
-            view.figure(q["throttle_series"], "Throttle time", "ms"))
+            view.figure(q["throttle_series"], f"Throttle time, the longest {each}", "ms"))
+
+
+def _step(seconds: float) -> str:
+    """A window's step as the charts' titles say it: 15 s, 90 s, 6 min, 377 s."""
+    return f"{seconds / 60:.0f} min" if seconds >= 120 and seconds % 60 == 0 \
+        else f"{seconds:.0f} s"

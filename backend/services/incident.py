@@ -30,11 +30,14 @@ SERIES = {  # what the report charts, in order: concept, title, unit
     "follower": ("follower_throttled_rate", "Throttled replication fetched (KIP-73)",
                  "bytes/s"),
     "lag": ("max_lag_per_broker", "Replica lag (MaxLag)", "messages"),
-    "mutation_throttle": ("mutation_throttle_time", "Controller mutation throttle time "
-                          "(KIP-599)", "ms"),
-    "mutation_tokens": ("mutation_tokens", "Controller mutation tokens (< 0: throttled)",
-                        "tokens"),
+    "mutation_throttle": ("mutation_throttle_time_high", "Controller mutation throttle time "
+                          "(KIP-599), the longest in each step", "ms"),
+    "mutation_tokens": ("mutation_tokens_low", "Controller mutation tokens (< 0: "
+                        "throttled), the fewest in each step", "tokens"),
 }
+# each point of these is the extreme over the step ending there (*_over_time across the
+# step): a KIP-599 throttle lasts seconds, and a point sampled every step misses it
+PER_STEP = frozenset({"mutation_throttle", "mutation_tokens"})
 
 
 def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
@@ -47,8 +50,9 @@ def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
     down = 0
     for key, (concept, _, _) in SERIES.items():
         try:
+            window = step if key in PER_STEP else max(60, 2 * step)
             got[key] = client.range(concept, start, end, step=f"{step}s",
-                                    window=f"{max(60, 2 * step)}s")
+                                    window=f"{window}s")
         except PrometheusUnavailable as e:
             down += 1
             got[key] = str(e)
@@ -62,7 +66,7 @@ def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
         "cluster": source.name, "start": start, "end": end, "step": step,
         "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": f"Prometheus at {client.url} ({client.dialect.name} names), one sample "
-                f"every {step} s",
+                f"every {step} s (throttle time and tokens: the extreme of each {step} s)",
         "limits": limits, "series": got, "by": client.by,
         "health": health_episodes(got, client.by, step),
         "throttled": throttled_peaks(got),

@@ -84,8 +84,10 @@ def _rate_window(step: float) -> str:
 
 def _fetch(client: MetricsClient, span: Span, kind: str, concept: str, topics: str = ".+"):
     """kind: 'now' (at the window's end), 'before' (PROGRESS_SECONDS earlier), 'range' (a
-    series over it) or 'over' (one answer for the whole window: the concept's *_over_time
-    across its length)."""
+    series over it), 'over' (one answer for the whole window: the concept's *_over_time
+    across its length) or 'steps' (a series whose every point is the concept's
+    *_over_time across the step ending there: a KIP-599 throttle lasts seconds, and a
+    point sampled every step would miss it)."""
     try:
         if kind in ("now", "before"):
             at = span.end - (PROGRESS_SECONDS if kind == "before" else 0.0)
@@ -94,6 +96,9 @@ def _fetch(client: MetricsClient, span: Span, kind: str, concept: str, topics: s
         if kind == "over":
             return client.instant(concept, at=span.end,
                                   window=f"{max(int(span.end - span.start), 1)}s")
+        if kind == "steps":
+            return client.range(concept, span.start, span.end, step=f"{int(span.step)}s",
+                                window=f"{int(span.step)}s")
         return client.range(concept, span.start, span.end, step=f"{int(span.step)}s",
                             window=_rate_window(span.step))
     except MetricsError as e:
@@ -593,14 +598,15 @@ def _in_flight(snap: Snapshot, moves: list[dict]):
 
 def quotas(source: ClusterSource, span: Span) -> dict:
     """Tokens per principal against its burst, mutation rate and throttle time over the
-    window, and who is throttled at its end."""
+    window (the fewest tokens and longest throttle time in each step), and who was
+    throttled in it."""
     got = _query(source, span, {
         "tokens": ("now", "mutation_tokens"),
         "tokens_low": ("over", "mutation_tokens_low"),
         "throttle_high": ("over", "mutation_throttle_time_high"),
-        "tokens_t": ("range", "mutation_tokens"),
+        "tokens_t": ("steps", "mutation_tokens_low"),
         "rate_t": ("range", "mutation_rate"),
-        "throttle_t": ("range", "mutation_throttle_time"),
+        "throttle_t": ("steps", "mutation_throttle_time_high"),
     })
     tokens = got["tokens"]
     now = []

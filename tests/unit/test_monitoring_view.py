@@ -169,3 +169,21 @@ def test_the_predicted_eta_card_says_it_counts_from_the_moves_start_at_today_s_s
     assert "61 min" in now
     assert "from now, for the bytes their new replicas still lack" in now
     assert "from their start" not in now
+
+
+def test_the_quotas_charts_say_each_point_is_its_steps_extreme(app):  # noqa: F811
+    """A KIP-599 throttle lasts seconds: each point of the tokens and throttle-time charts
+    is the fewest tokens / longest throttle in its step (monitoring.quotas), and the
+    titles say so with the step of the window shown (15 s live, 15 min over 6 h...)."""
+    quotas = served_page("/quotas")
+    frame = MetricMissing("x")
+    answer = {"now": [], "now_error": None, "tokens_series": frame, "rate_series": frame,
+              "throttle_series": frame,
+              "throttled": {"value": 0.0, "error": None, "why": None, "detail": []}}
+    for key, each in (("live", "15 s"), ("6h", "90 s")):
+        view = monitor.View("c", timerange.window(key, None, None, now=END), None)
+        _, _, tokens, _, throttle = quotas._draw(answer, view)
+        assert tokens.layout.title.text.startswith(f"Tokens per principal, the fewest in "
+                                                   f"each {each}")
+        assert throttle.layout.title.text.startswith(f"Throttle time, the longest in each "
+                                                     f"{each}")
