@@ -11,9 +11,12 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 
 
 def free_port() -> int:
@@ -146,3 +149,19 @@ def postgres_server() -> Iterator[str]:
                 proc.kill()
                 proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def history_prometheus(openmetrics: Path) -> Iterator[PrometheusProcess]:
+    """A real Prometheus serving only the samples in ``openmetrics`` (backfilled with
+    promtool tsdb create-blocks-from openmetrics, kept however old: the fixtures are from
+    2024, and Prometheus' default retention would drop them), scraping nothing; stopped
+    afterwards. Its data lives beside the file."""
+    prom = PrometheusProcess(openmetrics.parent / f"prom-{openmetrics.stem}")
+    backfill_openmetrics(openmetrics, prom.data_dir)
+    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
+    try:
+        prom.start(retention="100y")
+        yield prom
+    finally:
+        prom.stop()

@@ -12,10 +12,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.metrics.dialects import STRIMZI
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.model.io import save_snapshot
 from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop
+from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.e2e
 EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z
@@ -37,12 +37,8 @@ def openmetrics() -> str:
 def dashboard(tmp_path_factory):
     tmp: Path = tmp_path_factory.mktemp("partial")
     (tmp / "hour.om").write_text(openmetrics())
-    prom = PrometheusProcess(tmp / "prom")
-    backfill_openmetrics(tmp / "hour.om", prom.data_dir)
-    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
-    prom.start(retention="100y")  # the blocks are from 2024
     save_snapshot(demo_snapshot(), tmp / "demo.parquet")
-    try:
+    with history_prometheus(tmp / "hour.om") as prom:
         d = start_dashboard(tmp, {"clusters": [
             {"name": "partial", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"},
              "snapshot": str(tmp / "demo.parquet"),
@@ -51,8 +47,6 @@ def dashboard(tmp_path_factory):
             yield d
         finally:
             stop(d.proc)
-    finally:
-        stop(prom.proc)
 
 
 def card(browser, label: str) -> tuple[str, str]:

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from backend.metrics.dialects import STRIMZI
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.services import capacity
 from backend.services.cluster import ClusterSource
 from backend.twin.examples import demo_snapshot
 from backend.twin.history import GROWTH_DAYS, record_growth_openmetrics, topic_creation_days
+from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.integration
 END = 1_706_655_600.0  # 2024-01-30T23:00Z: the history's last sample
@@ -26,15 +26,9 @@ def source(tmp_path_factory):
     home = tmp_path_factory.mktemp("demo-history")
     written = record_growth_openmetrics(SNAP, STRIMZI, END, home / "growth.om")
     assert written == SNAP.n_brokers * (GROWTH_DAYS + 1)  # daily midnights and the end
-    prom = PrometheusProcess(home / "prom")
-    backfill_openmetrics(home / "growth.om", prom.data_dir)
-    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
-    try:
-        prom.start(retention="100y")
+    with history_prometheus(home / "growth.om") as prom:
         yield ClusterSource("demo", None, SNAP.limits, prometheus_url=prom.url,
                             metrics_ttl=0)
-    finally:
-        prom.stop()
 
 
 def test_history_grows_into_the_snapshot(source):

@@ -15,10 +15,10 @@ import yaml
 
 from backend.cli import main
 from backend.engines.planner import under_provisioned
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.model.snapshot import Limits
 from backend.services import capacity
 from backend.services.cluster import ClusterSource
+from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.integration
 EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z
@@ -46,14 +46,8 @@ def prometheus(tmp_path_factory):
         lines += [f'{name}{{broker="{b}"}} {v:.0f} {s}'
                   for s, v in zip(t, counts(b, t) - dip, strict=True)]
     (home / "history.om").write_text("\n".join([*lines, "# EOF", ""]))
-    prom = PrometheusProcess(home / "prom")
-    backfill_openmetrics(home / "history.om", prom.data_dir)
-    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
-    try:
-        prom.start(retention="100y")
+    with history_prometheus(home / "history.om") as prom:
         yield prom.url
-    finally:
-        prom.stop()
 
 
 def test_history_is_the_daily_peaks(prometheus):

@@ -15,7 +15,6 @@ import pytest
 
 from backend.errors import Unavailable
 from backend.metrics.dialects import STRIMZI
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.services import incident, plans, printing
 from backend.services.cluster import ClusterSource
 from backend.store.store import open_store
@@ -26,6 +25,7 @@ from backend.twin.scenario import ScenarioRunner, load_scenario
 from components import timerange
 from dashboard.reports import incident_documents
 from tests.plan_helpers import OPERATOR, moves, orders_cluster
+from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.integration
 EPOCH = 1_704_067_200  # the incident's t=0
@@ -38,22 +38,18 @@ def answer(tmp_path_factory):
     scenario = load_scenario(INCIDENT_SCENARIO)
     runner = ScenarioRunner(TwinCluster(incident_snapshot(), scenario.settings), scenario)
     record_openmetrics(runner, STRIMZI, scenario.duration, 30, EPOCH, home / "incident.om")
-    prom = PrometheusProcess(home / "prom")
-    backfill_openmetrics(home / "incident.om", prom.data_dir)
-    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
     store = open_store(f"sqlite:///{home / 'plans.db'}")
     snap = orders_cluster()
     for minutes, cluster in ((15, "incident"), (90, "incident"), (20, "other")):
         plans.propose(store, OPERATOR, cluster=cluster, kind="reassignment",
                       content=moves(("orders", 0, [3, 4])), preview={}, snapshot=snap,
                       now=T0 + timedelta(minutes=minutes))
-    source = ClusterSource("incident", None, incident_snapshot().limits,
-                           prometheus_url=prom.url, metrics_ttl=0)
     try:
-        prom.start(retention="100y")
-        yield incident.report(source, EPOCH, EPOCH + 3600, store=store)
+        with history_prometheus(home / "incident.om") as prom:
+            source = ClusterSource("incident", None, incident_snapshot().limits,
+                                   prometheus_url=prom.url, metrics_ttl=0)
+            yield incident.report(source, EPOCH, EPOCH + 3600, store=store)
     finally:
-        prom.stop()
         store.close()
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from backend.metrics.client import MetricMissing, MetricsClient
 from backend.metrics.dialects import STRIMZI
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.model.snapshot import Limits
 from backend.services import monitoring
 from backend.services.cluster import ClusterSource
@@ -19,6 +18,7 @@ from backend.twin.cluster import TwinCluster
 from backend.twin.examples import INCIDENT_SCENARIO, incident_snapshot
 from backend.twin.history import record_openmetrics
 from backend.twin.scenario import ScenarioRunner, load_scenario
+from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.integration
 EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z: the incident's t=0
@@ -35,14 +35,8 @@ def history(tmp_path_factory):
     scenario = load_scenario(INCIDENT_SCENARIO)
     runner = ScenarioRunner(TwinCluster(incident_snapshot(), scenario.settings), scenario)
     record_openmetrics(runner, STRIMZI, scenario.duration, STEP, EPOCH, home / "incident.om")
-    prom = PrometheusProcess(home / "prom")
-    backfill_openmetrics(home / "incident.om", prom.data_dir)
-    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
-    try:
-        prom.start(retention="100y")  # the blocks are from 2024: keep them
+    with history_prometheus(home / "incident.om") as prom:
         yield MetricsClient(prom.url, "strimzi", ttl=0)
-    finally:
-        prom.stop()
 
 
 def values(client, concept, minutes, window="2m") -> dict[str, float]:

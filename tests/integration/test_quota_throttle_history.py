@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from backend.metrics.server import PrometheusProcess, backfill_openmetrics
 from backend.model.snapshot import Limits
 from backend.services import incident, monitoring
 from backend.services.cluster import ClusterSource
 from components import timerange
+from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.integration
 EPOCH = 1_704_067_200  # 2024-01-01 00:00 UTC: the 15 s steps start here
@@ -42,14 +42,8 @@ def source(tmp_path_factory):
              *(f'{throttle}{{broker="1",user="tenant-b"}} '
                f'{-tokens_at(t) / RATE * 1000 if tokens_at(t) < 0 else 0} {t}' for t in times)]
     (home / "quota.om").write_text("\n".join([*lines, "# EOF", ""]))
-    prom = PrometheusProcess(home / "prom")
-    backfill_openmetrics(home / "quota.om", prom.data_dir)
-    prom.write_config({"global": {"scrape_interval": "1m"}, "scrape_configs": []})
-    try:
-        prom.start(retention="100y")
+    with history_prometheus(home / "quota.om") as prom:
         yield ClusterSource("quota", None, Limits(), prometheus_url=prom.url, metrics_ttl=0)
-    finally:
-        prom.stop()
 
 
 def test_the_quotas_charts_show_a_throttle_between_two_points(source):
