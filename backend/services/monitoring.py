@@ -530,7 +530,8 @@ def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
         return None
 
 
-def predicted_eta(source: ClusterSource, behind=None) -> dict:
+def predicted_eta(source: ClusterSource,
+                  behind: pd.DataFrame | MetricsError | None = None) -> dict:
     """The throttle engine's ETA for the reassignments in flight, each broker at its own
     configured rates (KIP-73: a leader's rate bounds what it sends, a follower's what it
     receives; the slowest broker paces). From now when ``behind`` (replica_bytes_behind_in:
@@ -567,7 +568,8 @@ def predicted_eta(source: ClusterSource, behind=None) -> dict:
             "a throttled broker's rate is at or below the writes it must keep up with"}
 
 
-def _left_to_copy(original: Snapshot, copies, behind) -> np.ndarray | None:
+def _left_to_copy(original: Snapshot, copies: throttle_engine.Moves,
+                  behind: pd.DataFrame | MetricsError | None) -> np.ndarray | None:
     """Bytes each destination of the moves in flight still lacks, in ``copies``'
     destination order: its replica's bytes behind, or the whole log where Prometheus has
     no figure for it yet (a new replica's log size is scraped only once it exists). None
