@@ -96,11 +96,9 @@ def _fetch(client: MetricsClient, span: Span, kind: str, concept: str, topics: s
         if kind == "over":
             return client.instant(concept, at=span.end,
                                   window=f"{max(int(span.end - span.start), 1)}s")
-        if kind == "steps":
-            return client.range(concept, span.start, span.end, step=f"{int(span.step)}s",
-                                window=f"{int(span.step)}s")
+        window = f"{int(span.step)}s" if kind == "steps" else _rate_window(span.step)
         return client.range(concept, span.start, span.end, step=f"{int(span.step)}s",
-                            window=_rate_window(span.step))
+                            window=window)
     except MetricsError as e:
         return e
 
