@@ -40,6 +40,12 @@ class Window:
         """When the window ends, as its label writes it: what a past view shows "at"."""
         return f"{_iso(self.end)} UTC"
 
+    @property
+    def step_label(self) -> str:
+        """The step as a chart's title says it: 15 s, 90 s, 6 min, 377 s."""
+        s = self.step
+        return f"{s / 60:.0f} min" if s >= 120 and s % 60 == 0 else f"{s:.0f} s"
+
     def as_dict(self) -> dict:
         return {"key": self.key, "start": self.start, "end": self.end, "step": self.step,
                 "refreshing": self.refreshing}

@@ -163,7 +163,8 @@ def _health(h: dict, view: monitor.View) -> tuple:
     limit = view.source.limits.max_broker_partitions
     plans = plan_views.events_in(view.cluster, w.start, w.end)
     return (_health_cards(h["figures"], view),
-            view.figure(h["health_series"], "Partition health", "partitions", events=plans),
+            view.figure(h["health_series"], f"Partition health, the most in each "
+                        f"{w.step_label}", "partitions", events=plans),
             view.figure(h["partitions_series"], "Partition replicas per broker" + (
                 f" ({h['partitions_shown']})" if h["partitions_shown"] else ""), "replicas",
                         limit=limit, limit_name="max.broker.partitions", events=plans))

@@ -70,15 +70,9 @@ def _draw(q: dict, view: monitor.View) -> tuple:
              ", ".join(r["principal"] for r in q["now"]) or None),
     ]
     # each point is the step's extreme: a throttle lasts seconds, shorter than a step
-    each = f"in each {_step(w.step)}"
+    each = f"in each {w.step_label}"
     return (cards, tokens,
             view.figure(q["tokens_series"], f"Tokens per principal, the fewest {each}",
                         "tokens"),
             view.figure(q["rate_series"], "Partition mutation rate", "partitions/s"),
             view.figure(q["throttle_series"], f"Throttle time, the longest {each}", "ms"))
-
-
-def _step(seconds: float) -> str:
-    """A window's step as the charts' titles say it: 15 s, 90 s, 6 min, 377 s."""
-    return f"{seconds / 60:.0f} min" if seconds >= 120 and seconds % 60 == 0 \
-        else f"{seconds:.0f} s"

@@ -69,6 +69,23 @@ CATALOG: dict[str, Concept] = {
     "reassigning_per_broker": Concept(
         "sum by ({by}) ({d.reassigning})", ("{by}",), "partitions",
         "Partitions being reassigned, counted by their leader"),
+    # the cluster's most over the window (``window`` = a chart's step), read on a 15 s grid
+    # (components.timerange.GRID, the finest step a chart takes, and a common scrape
+    # interval): an outage of minutes falls between the points of a 7-day chart (one every
+    # 42 min). The most of the cluster's sum, not the sum of each broker's most: brokers
+    # peaking minutes apart were never under-replicated together
+    "under_replicated_peak": Concept(
+        "max_over_time((sum({d.under_replicated}))[{window}:15s])", (), "partitions",
+        "Most under-replicated partitions in the cluster at once over the window"),
+    "under_min_isr_peak": Concept(
+        "max_over_time((sum({d.under_min_isr}))[{window}:15s])", (), "partitions",
+        "Most partitions below min.insync.replicas at once over the window"),
+    "reassigning_peak": Concept(
+        "max_over_time((sum({d.reassigning}))[{window}:15s])", (), "partitions",
+        "Most partitions being reassigned at once over the window"),
+    "offline_partitions_peak": Concept(
+        "max(max_over_time({d.offline_partitions}[{window}]))", (), "partitions",
+        "Most partitions without a leader over the window (one controller's count)"),
     # where a cluster's data is, when a window shows none: {window} is a subquery's
     # "range:resolution" (timestamp() of a *_over_time result would be the query time)
     "scrapes_in_window": Concept("count(count_over_time(up[{window}]))", (), "series",

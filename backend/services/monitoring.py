@@ -184,10 +184,11 @@ def health(source: ClusterSource, span: Span) -> dict:
         "follower": ("now", "follower_throttled_rate"),
         "tokens_low": ("over", "mutation_tokens_low"),
         "throttle_high": ("over", "mutation_throttle_time_high"),
-        "urp_t": ("range", "under_replicated_per_broker"),
-        "umi_t": ("range", "under_min_isr_per_broker"),
-        "offline_t": ("range", "offline_partitions"),
-        "reassigning_t": ("range", "reassigning_per_broker"),
+        # each point the most within its step: an outage falls between a week's points
+        "urp_t": ("steps", "under_replicated_peak"),
+        "umi_t": ("steps", "under_min_isr_peak"),
+        "offline_t": ("steps", "offline_partitions_peak"),
+        "reassigning_t": ("steps", "reassigning_peak"),
         "partitions_t": ("range", "partitions_per_broker"),
     })
     per_broker = series(got["partitions_t"], "broker")

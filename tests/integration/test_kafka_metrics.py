@@ -40,6 +40,7 @@ CONCEPTS: dict[str, object] = {
     # first: the move ends once its bytes are copied, and a follower fetches up to 1 MB
     # whenever the throttle's 11 s window allows it, so "throttled" still means a minute
     "reassigning_per_broker": "moving leader",
+    "reassigning_peak": "positive",
     "leader_throttled_rate": "moving source",
     "follower_throttled_rate": "moving destination",
     "replica_bytes_behind_in": "moving replicas",
@@ -64,6 +65,9 @@ CONCEPTS: dict[str, object] = {
     "newest_sample": "recent",
     "active_controllers": "one",
     "offline_partitions": "zero",
+    "offline_partitions_peak": "zero",
+    "under_replicated_peak": "any",
+    "under_min_isr_peak": "any",
     "bytes_in_per_broker": ALL_BROKERS,
     "bytes_in_per_topic": "data topic",
     "bytes_out_per_broker": ALL_BROKERS,

@@ -174,7 +174,7 @@ def test_the_predicted_eta_card_says_it_counts_from_the_moves_start_at_today_s_s
 def test_the_quotas_charts_say_each_point_is_its_steps_extreme(app):  # noqa: F811
     """A KIP-599 throttle lasts seconds: each point of the tokens and throttle-time charts
     is the fewest tokens / longest throttle in its step (monitoring.quotas), and the
-    titles say so with the step of the window shown (15 s live, 15 min over 6 h...)."""
+    titles say so with the step of the window shown (15 s live, 90 s over 6 h...)."""
     quotas = served_page("/quotas")
     frame = MetricMissing("x")
     answer = {"now": [], "now_error": None, "tokens_series": frame, "rate_series": frame,
@@ -187,3 +187,23 @@ def test_the_quotas_charts_say_each_point_is_its_steps_extreme(app):  # noqa: F8
                                                    f"each {each}")
         assert throttle.layout.title.text.startswith(f"Throttle time, the longest in each "
                                                      f"{each}")
+
+
+def test_the_partition_health_chart_says_each_point_is_its_steps_most(app):  # noqa: F811
+    """An outage of minutes falls between the points of a week's chart (one every 42 min):
+    each point of the Overview's partition-health chart is the most partitions
+    under-replicated, under min ISR, offline or reassigning at once in its step
+    (monitoring.health), and the title says so."""
+    overview = served_page("/")
+    none = {"value": 0.0, "error": None, "why": None, "detail": []}
+    frame = MetricMissing("x")
+    answer = {"figures": dict.fromkeys(("under_replicated", "under_min_isr", "offline",
+                                        "reassigning", "brokers_down", "throttles",
+                                        "throttled_principals"), none),
+              "health_series": frame, "partitions_series": frame, "partitions_shown": None}
+    source = SimpleNamespace(limits=SimpleNamespace(max_broker_partitions=4000))
+    for key, each in (("live", "15 s"), ("6h", "90 s"), ("7d", "42 min")):
+        view = monitor.View("c", timerange.window(key, None, None, now=END), source)
+        _, health, _ = overview._health(answer, view)
+        assert health.layout.title.text.startswith(f"Partition health, the most in each "
+                                                   f"{each}")
