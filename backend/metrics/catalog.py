@@ -83,6 +83,17 @@ CATALOG: dict[str, Concept] = {
     "reassigning_peak": Concept(
         "max_over_time((sum({d.reassigning}))[{window}:15s])", (), "partitions",
         "Most partitions being reassigned at once over the window"),
+    # each broker's most (the incident report's per-leader charts and its leaders reporting)
+    "under_replicated_peak_per_broker": Concept(
+        "max_over_time((sum by ({by}) ({d.under_replicated}))[{window}:15s])", ("{by}",),
+        "partitions", "Most under-replicated partitions each broker led over the window"),
+    "under_min_isr_peak_per_broker": Concept(
+        "max_over_time((sum by ({by}) ({d.under_min_isr}))[{window}:15s])", ("{by}",),
+        "partitions", "Most partitions below min.insync.replicas each broker led over the "
+        "window"),
+    "reassigning_peak_per_broker": Concept(
+        "max_over_time((sum by ({by}) ({d.reassigning}))[{window}:15s])", ("{by}",),
+        "partitions", "Most partitions being reassigned each broker led over the window"),
     "offline_partitions_peak": Concept(
         "max(max_over_time({d.offline_partitions}[{window}]))", (), "partitions",
         "Most partitions without a leader over the window (one controller's count)"),

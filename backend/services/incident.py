@@ -20,12 +20,13 @@ from backend.services.cluster import ClusterSource, cluster_snapshot
 
 POINTS = 240  # samples per series over the window
 SERIES = {  # what the report charts, in order: concept, title, unit
-    "under_replicated": ("under_replicated_per_broker", "Under-replicated partitions "
-                         "(per leader)", "partitions"),
-    "under_min_isr": ("under_min_isr_per_broker", "Partitions under min.insync.replicas "
-                      "(per leader)", "partitions"),
+    "under_replicated": ("under_replicated_peak_per_broker", "Under-replicated partitions "
+                         "(per leader), the most in each step", "partitions"),
+    "under_min_isr": ("under_min_isr_peak_per_broker", "Partitions under min.insync.replicas "
+                      "(per leader), the most in each step", "partitions"),
     "partitions": ("partitions_per_broker", "Partition replicas per broker", "replicas"),
-    "reassigning": ("reassigning_per_broker", "Partitions being reassigned", "partitions"),
+    "reassigning": ("reassigning_peak_per_broker", "Partitions being reassigned, the most "
+                    "in each step", "partitions"),
     "leader": ("leader_throttled_rate", "Throttled replication sent (KIP-73)", "bytes/s"),
     "follower": ("follower_throttled_rate", "Throttled replication fetched (KIP-73)",
                  "bytes/s"),
@@ -35,9 +36,15 @@ SERIES = {  # what the report charts, in order: concept, title, unit
     "mutation_tokens": ("mutation_tokens_low", "Controller mutation tokens (< 0: "
                         "throttled), the fewest in each step", "tokens"),
 }
+# the cluster's own most in each step, for the health episodes (not charted): summing each
+# leader's most would count brokers under-replicated minutes apart as at once
+TOTALS = {"under_replicated_total": "under_replicated_peak",
+          "under_min_isr_total": "under_min_isr_peak"}
 # each point of these is the extreme over the step ending there (*_over_time across the
-# step): a KIP-599 throttle lasts seconds, and a point sampled every step misses it
-PER_STEP = frozenset({"mutation_throttle", "mutation_tokens"})
+# step): a KIP-599 throttle lasts seconds, an outage minutes, and a point sampled every
+# step (6 min over a day) misses either
+PER_STEP = frozenset({"under_replicated", "under_min_isr", "reassigning", "mutation_throttle",
+                      "mutation_tokens", *TOTALS})
 
 
 def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
@@ -48,7 +55,8 @@ def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
     step = max(15, round((end - start) / POINTS))
     got: dict[str, pd.DataFrame | str] = {}
     down = 0
-    for key, (concept, _, _) in SERIES.items():
+    asked = {**{key: concept for key, (concept, _, _) in SERIES.items()}, **TOTALS}
+    for key, concept in asked.items():
         try:
             window = step if key in PER_STEP else max(60, 2 * step)
             got[key] = client.range(concept, start, end, step=f"{step}s",
@@ -58,7 +66,7 @@ def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
             got[key] = str(e)
         except MetricsError as e:
             got[key] = str(e)
-    if down == len(SERIES):
+    if down == len(asked):
         raise Unavailable(f"Prometheus at {client.url}", "unreachable (no answer): no "
                           "incident report without the metrics")
     limits = _limits(source)
@@ -66,7 +74,8 @@ def report(source: ClusterSource, start: float, end: float, store=None) -> dict:
         "cluster": source.name, "start": start, "end": end, "step": step,
         "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": f"Prometheus at {client.url} ({client.dialect.name} names), one sample "
-                f"every {step} s (throttle time and tokens: the extreme of each {step} s)",
+                f"every {step} s (partition health, throttle time and tokens: the extreme of "
+                f"each {step} s)",
         "limits": limits, "series": got, "by": client.by,
         "health": health_episodes(got, client.by, step),
         "throttled": throttled_peaks(got),
@@ -97,8 +106,8 @@ HEALTH_COLUMNS = ["from", "to", "minutes", "peak under-replicated", "at peak",
 
 
 def _cluster_total(frames: dict, key: str) -> pd.Series | None:
-    """The cluster's count at each sample: the sum over the brokers (each counts the
-    partitions it leads)."""
+    """The cluster's figure at each sample: the sum over the brokers' series (a
+    cluster-wide answer, one series, as it is)."""
     f = frames.get(key)
     if not isinstance(f, pd.DataFrame) or f.empty:
         return None
@@ -107,13 +116,14 @@ def _cluster_total(frames: dict, key: str) -> pd.Series | None:
 
 def health_episodes(frames: dict, by: str, step: float) -> pd.DataFrame:
     """Each stretch of the window with under-replicated partitions: from, to, how long,
-    the cluster's peak under-replicated count and when it held, the count at the
-    stretch's end, the peak under min ISR, and the leaders that reported them (a down
-    broker's replicas make the partitions other brokers lead under-replicated)."""
-    urp = _cluster_total(frames, "under_replicated")
+    the cluster's peak under-replicated count and when it held, the count in the
+    stretch's last step, the peak under min ISR, and the leaders that reported them (a
+    down broker's replicas make the partitions other brokers lead under-replicated).
+    Counts are the cluster's most at once in each step (TOTALS)."""
+    urp = _cluster_total(frames, "under_replicated_total")
     if urp is None or not (urp > 0).any():
         return pd.DataFrame(columns=HEALTH_COLUMNS)
-    under_isr = _cluster_total(frames, "under_min_isr")
+    under_isr = _cluster_total(frames, "under_min_isr_total")
     per_leader = frames["under_replicated"]
     bad = urp > 0
     runs = (bad != bad.shift()).cumsum()[bad]

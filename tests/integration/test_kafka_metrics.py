@@ -41,6 +41,7 @@ CONCEPTS: dict[str, object] = {
     # whenever the throttle's 11 s window allows it, so "throttled" still means a minute
     "reassigning_per_broker": "moving leader",
     "reassigning_peak": "positive",
+    "reassigning_peak_per_broker": "moving leader",
     "leader_throttled_rate": "moving source",
     "follower_throttled_rate": "moving destination",
     "replica_bytes_behind_in": "moving replicas",
@@ -68,6 +69,8 @@ CONCEPTS: dict[str, object] = {
     "offline_partitions_peak": "zero",
     "under_replicated_peak": "any",
     "under_min_isr_peak": "any",
+    "under_replicated_peak_per_broker": ALL_BROKERS,
+    "under_min_isr_peak_per_broker": ALL_BROKERS,
     "bytes_in_per_broker": ALL_BROKERS,
     "bytes_in_per_topic": "data topic",
     "bytes_out_per_broker": ALL_BROKERS,

@@ -1,16 +1,17 @@
-"""The Overview's partition-health chart over 6 hours has a point every 90 s: a broker
-outage of 30 s falls between two of them, and charting the count at each point showed a
-healthy cluster. Here, from a real Prometheus backfilled with promtool (a sample every
-15 s on three brokers), each point is the most partitions under-replicated, under min ISR,
-offline or reassigning at once within its step: the most of the cluster's sum, not the sum
-of each broker's most (brokers peaking 15 s apart were never under-replicated together)."""
+"""The Overview's partition-health chart over 6 hours has a point every 90 s, and so has
+the incident report of those hours: a broker outage of 30 s falls between two of them, and
+charting the count at each point showed a healthy cluster (the report: no episode). Here,
+from a real Prometheus backfilled with promtool (a sample every 15 s on three brokers),
+each point is the most partitions under-replicated, under min ISR, offline or reassigning
+at once within its step: the most of the cluster's sum, not the sum of each broker's most
+(brokers peaking 15 s apart were never under-replicated together)."""
 
 from __future__ import annotations
 
 import pytest
 
 from backend.model.snapshot import Limits
-from backend.services import monitoring
+from backend.services import incident, monitoring
 from backend.services.cluster import ClusterSource
 from components import timerange
 from tests.servers import history_prometheus
@@ -61,3 +62,15 @@ def test_the_health_chart_shows_an_outage_between_two_points(source):
                     "offline": [(7290, 1)], "reassigning": [(10890, 7)]}
     # every step has its point: nothing between the episodes went missing
     assert chart.groupby("series").size().tolist() == [HOURS * 3600 // 90 + 1] * 4
+
+
+def test_the_incident_report_finds_an_outage_between_two_points(source):
+    answer = incident.report(source, EPOCH, EPOCH + HOURS * 3600)
+    assert answer["step"] == 90
+    [episode] = answer["health"].to_dict(orient="records")
+    assert episode["from"] == episode["to"] == "2024-01-01 01:01:30"  # the step ending there
+    assert episode["peak under-replicated"] == 6  # at once: broker 1's 5 came 15 s earlier
+    assert episode["peak under min ISR"] == 1 and episode["leaders reporting"] == "1, 2"
+    brokers = answer["brokers"].set_index("broker")  # each leader's own most
+    assert brokers["peak under-replicated"].to_dict() == {"1": 5, "2": 4, "3": 0}
+    assert brokers["peak reassigning"].to_dict() == {"1": 0, "2": 0, "3": 7}

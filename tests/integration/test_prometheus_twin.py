@@ -187,7 +187,8 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
         # history and trend concepts: checked on backfilled history and by promtool
         # (test_capacity_history.py, test_partition_health_history.py, test_alert_rules.py)
         "under_replicated_peak", "under_min_isr_peak", "reassigning_peak",
-        "offline_partitions_peak",
+        "offline_partitions_peak", "under_replicated_peak_per_broker",
+        "under_min_isr_peak_per_broker", "reassigning_peak_per_broker",
         "partitions_per_broker_peak", "cluster_replicas_peak", "partitions_per_broker_in_14d",
         "cluster_replicas_in_14d", "max_lag_growth_per_broker",
         "mutation_tokens", "mutation_rate", "mutation_throttle_time", "bytes_in_per_broker",
