@@ -30,7 +30,8 @@ def window(state: dict) -> tuple[timerange.Window, list]:
 class View:
     """One drawing of a monitoring page: the cluster and window asked for, the source read,
     the banners so far (a page's draw adds its own), and when the cluster's data ends if
-    it all lies before the window (then that is why every figure is empty)."""
+    it ends before the window does (then that is why the figures at its end are empty,
+    and every figure when it all lies before the window)."""
 
     cluster: str
     window: timerange.Window
@@ -43,16 +44,26 @@ class View:
         """'now', or when a past window ends: the moment a "now" figure shows."""
         return "now" if self.window.refreshing else f"at {self.window.end_label}"
 
-    def missing(self, error: object) -> str:
-        """Why a figure could not be drawn: the window before the cluster's data, when it is
-        (the metric's own error would guess at exporters), else the error."""
-        if self.data_end is None:
-            return str(error)
-        return f"no data in this window: the cluster's metrics end at {_iso(self.data_end)}"
+    @property
+    def before(self) -> bool:
+        """All the cluster's data lies before the window."""
+        return self.data_end is not None and self.data_end < self.window.start
+
+    def missing(self, error: object, at_end: bool = False) -> str:
+        """Why a figure could not be drawn: where the cluster's data ends, when the window
+        (or, for a figure ``at_end``, its end) lies after it: the metric's own error would
+        guess at exporters. Else the error."""
+        if self.before:
+            return f"no data in this window: the cluster's metrics end at {_iso(self.data_end)}"
+        if at_end and self.data_end is not None:
+            return (f"no data at the window's end: the cluster's metrics end at "
+                    f"{_iso(self.data_end)}")
+        return str(error)
 
     def note(self, figure: dict) -> str | None:
-        """A card's note when its figure could not be read (None when it was)."""
-        return None if figure["error"] is None else self.missing(figure["error"])
+        """A card's note (a figure at the window's end) when it could not be read (None
+        when it was)."""
+        return None if figure["error"] is None else self.missing(figure["error"], at_end=True)
 
     def figure(self, frame_or_error, title: str, unit: str, **options) -> Any:
         """``figure`` over this view's window, saying the real reason when it is empty."""
@@ -84,15 +95,17 @@ def _utc(t: float) -> str:
     return pd.Timestamp(t, unit="s").strftime("%Y-%m-%d %H:%M:%S")
 
 
-def data_elsewhere(newest: float | None, cluster: str, path: str, link_id: str) -> list:
-    """A banner with a link to the hour that ends at the cluster's newest sample, when all
-    its data is older than the window shown (None: nothing to say)."""
+def data_elsewhere(newest: float | None, window_start: float, cluster: str, path: str,
+                   link_id: str) -> list:
+    """A banner with a link to the hour that ends at the cluster's newest sample, when its
+    data ends before the window shown does (None: nothing to say)."""
     if newest is None:
         return []
     end = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(newest))
     start = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(newest - 3600))
     href = f"{path}?cluster={cluster}&range=abs&from={start}&to={end}"
-    return [html.Div([f"No data in this window: cluster {cluster}'s metrics end at "
-                      f"{end.replace('T', ' ')} UTC. ",
-                      dcc.Link("Show the hour before it", href=href, id=link_id)],
+    ends = f"cluster {cluster}'s metrics end at {end.replace('T', ' ')} UTC"
+    said = f"No data in this window: {ends}. " if newest < window_start else \
+        f"No data at this window's end: {ends}. "
+    return [html.Div([said, dcc.Link("Show the hour before it", href=href, id=link_id)],
                      className="banner banner-info", role="status")]

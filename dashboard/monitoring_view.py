@@ -1,8 +1,8 @@
 """The one callback skeleton of the monitoring pages (Overview's health, Throttles, Quotas):
 the window the view asks for, the drawn answer kept per window (dashboard.caches.drawn),
-a banner linking to the cluster's data when the window has none, and a service that
-cannot answer turned into empty figures that say why. A page gives only its question and
-how to draw the answer."""
+a banner linking to the cluster's data when it ends before the window does, and a service
+that cannot answer turned into empty figures that say why. A page gives only its question
+and how to draw the answer."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def monitored(page: str, path: str, state: dict, ask: Ask, draw: Draw,
         source = runtime.current().source(state["cluster"])
         view = monitor.View(state["cluster"], w, source, notes=list(notes),
                             data_end=monitoring.data_ends_before(source, w))
-        view.notes += monitor.data_elsewhere(view.data_end, view.cluster, path,
+        view.notes += monitor.data_elsewhere(view.data_end, w.start, view.cluster, path,
                                              ids.JUMP_TO_DATA)
         try:
             answer = ask(source, w)

@@ -55,7 +55,7 @@ def layout(**query) -> html.Div:
 def show_grid(state, _tick):
     w, notes = monitor.window(state)
     source = runtime.current().source(state["cluster"])
-    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w),
+    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w), w.start,
                                              state["cluster"], "/brokers", ids.JUMP_TO_DATA)]
     try:
         g = limits.guard_rails(source)

@@ -55,7 +55,7 @@ def _draw(q: dict, view: monitor.View) -> tuple:
                 "cluster's gateway (or quota.controller_mutation_rate in the config).", "info"))
     else:
         tokens = charts.empty("Tokens per principal",
-                              view.missing(q["now_error"]) if q["now_error"]
+                              view.missing(q["now_error"], at_end=True) if q["now_error"]
                               else "No principal has a quota")
     throttled = q["throttled"]
     names = throttled["detail"]

@@ -46,7 +46,7 @@ def _draw(t: dict, view: monitor.View) -> tuple:
     w = view.window
     r = t["rates"]
     if r["error"] and not r["brokers"]:
-        rates = charts.empty("Throttled replication rates", view.missing(r["error"]))
+        rates = charts.empty("Throttled replication rates", view.missing(r["error"], at_end=True))
     else:
         none = [None] * len(r["brokers"])
         configured = r["configured"] or {"leader": none, "follower": none}
@@ -113,7 +113,7 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
     w = view.window
     if observed["error"]:
         seen = card(term("Observed ETA", "eta"), observed["why"], "ok",
-                    view.missing(observed["error"]))
+                    view.missing(observed["error"], at_end=True))
     elif not observed["moving"]:
         seen = card(term("Observed ETA", "eta"), "nothing moving", "ok",
                     "no partition is being reassigned" + (
@@ -145,7 +145,7 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
     moving = observed["moving"]
     cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
                         else f"{moving:,} partitions", "near" if moving else "ok",
-                        view.missing(observed["error"]) if moving is None
+                        view.missing(observed["error"], at_end=True) if moving is None
                         else "ReassigningPartitions, summed over brokers")]
     if predicted is None:
         cards.append(card(term("Predicted ETA", "eta"), "-", "ok",

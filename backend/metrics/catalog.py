@@ -97,10 +97,8 @@ CATALOG: dict[str, Concept] = {
     "offline_partitions_peak": Concept(
         "max(max_over_time({d.offline_partitions}[{window}]))", (), "partitions",
         "Most partitions without a leader over the window (one controller's count)"),
-    # where a cluster's data is, when a window shows none: {window} is a subquery's
+    # where a cluster's data ends, when a window's end shows none: {window} is a subquery's
     # "range:resolution" (timestamp() of a *_over_time result would be the query time)
-    "scrapes_in_window": Concept("count(count_over_time(up[{window}]))", (), "series",
-                                 "Brokers scraped at least once in the window"),
     "newest_sample": Concept("max(max_over_time(timestamp(up)[{window}]))", (), "s",
                              "When Prometheus last scraped any broker (epoch seconds)"),
     "active_controllers": Concept("sum({d.active_controller})", (), "brokers",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
 import numpy as np
@@ -222,31 +222,42 @@ HISTORY_LOOKBACK = "3650d"  # how far back "where is this cluster's data" looks
 
 
 def data_ends_before(source: ClusterSource, span: Span) -> float | None:
-    """When none of the cluster's metrics fall in the window (say, a recorded incident
-    viewed as "last 6 h"): the time of its newest sample, so the page can offer to go
-    there. None when the window has data, or Prometheus cannot tell. A cheap count first;
-    the search (an hourly pass over the history, then by the minute) only when empty."""
+    """When the cluster's metrics end before the window does (a recorded incident viewed
+    as "last 6 h", an absolute window ending in the future, brokers Prometheus no longer
+    scrapes): the time of the newest sample, so the page can say why the figures at the
+    window's end are empty and offer to go there. None when Prometheus scraped the
+    brokers at the window's end (within its 5 min lookback), or cannot tell. One cheap
+    instant query first (the Overview asks the same); the search (an hourly pass over the
+    history, then by the minute) only when it is empty."""
     if source.prometheus_url is None:
         return None
     client = metrics_client(source)
     try:
-        client.instant("scrapes_in_window", at=span.end,
-                       window=f"{max(int(span.end - span.start), 1)}s")
-        return None  # the window has data
+        client.instant("brokers_up", at=span.end)
+        return None  # scraped at the window's end
     except MetricMissing:
         pass
     except MetricsError:
         return None
-
     try:
         # at the minute, so asks within the metrics cache's lifetime share one answer
         hourly = client.instant("newest_sample", at=span.end // 60 * 60,
                                 window=f"{HISTORY_LOOKBACK}:1h")
-        near = float(hourly["value"].max()) + 3600  # the last sample is within the hour
-        last = float(client.instant("newest_sample", at=near, window="2h:1m")["value"].max())
+        # the last sample is within the hour, and not after the window (a gap in the
+        # history may end inside it)
+        near = min(float(hourly["value"].max()) + 3600, span.end)
+        return float(client.instant("newest_sample", at=near, window="2h:1m")["value"].max())
     except MetricsError:
         return None
-    return last if last is not None and last < span.start else None
+
+
+def _ended(source: ClusterSource, span: Span, error: MetricsError) -> str:
+    """Why a figure at the window's end is missing: where the cluster's metrics end, when
+    they end before the window does, else the metric's own error."""
+    end = data_ends_before(source, span) if isinstance(error, MetricMissing) else None
+    if end is None:
+        return str(error)
+    return f"the cluster's metrics end at {datetime.fromtimestamp(end, UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def partitions_at(source: ClusterSource, span: Span) -> dict:
@@ -255,8 +266,8 @@ def partitions_at(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {"brokers": ("now", "partitions_per_broker"),
                                 "partitions": ("now", "cluster_partitions")})
     if isinstance(got["brokers"], MetricsError):
-        raise Unavailable(f"Prometheus at {source.prometheus_url}",
-                          f"no partition counts at the end of the window ({got['brokers']})")
+        raise Unavailable(f"Prometheus at {source.prometheus_url}", "no partition counts "
+                          f"at the end of the window ({_ended(source, span, got['brokers'])})")
     parts = got["partitions"]
     return {"brokers": {b: int(v) for b, v in _by_broker(got["brokers"]).items()},
             "partitions": None if isinstance(parts, MetricsError)

@@ -62,7 +62,6 @@ CONCEPTS: dict[str, object] = {
     "brokers_up": ALL_BROKERS,
     "under_replicated_per_broker": ALL_BROKERS,
     "under_min_isr_per_broker": ALL_BROKERS,
-    "scrapes_in_window": "three",
     "newest_sample": "recent",
     "active_controllers": "one",
     "offline_partitions": "zero",
@@ -85,7 +84,7 @@ CONCEPTS: dict[str, object] = {
     "replica_bytes_behind": "any",
 }
 # the window each concept is asked over ("range:resolution" for newest_sample's subquery)
-WINDOWS = {"scrapes_in_window": "1m", "newest_sample": "1m:1s", "mutation_tokens_low": "5m",
+WINDOWS = {"newest_sample": "1m:1s", "mutation_tokens_low": "5m",
            "mutation_throttle_time_high": "5m", "max_lag_growth_per_broker": "30s"}
 # History concepts sample a subquery every 5 m (1 m for the lag growth), so over the minute of
 # history this Prometheus holds they have no instant yet: here they run at the scrape's
@@ -189,8 +188,6 @@ def _check(kind: object, frame, gw) -> bool:
             return values[0] > 0
         case "any":
             return len(values) == 1 and not math.isnan(values[0])
-        case "three":
-            return values == [3]
         case "one":
             return values == [1]
         case "zero":

@@ -9,10 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from backend.errors import Unavailable
 from backend.metrics.client import MetricMissing, MetricsClient
 from backend.metrics.dialects import STRIMZI
 from backend.model.snapshot import Limits
-from backend.services import monitoring
+from backend.services import limits, monitoring
 from backend.services.cluster import ClusterSource
 from backend.twin.cluster import TwinCluster
 from backend.twin.examples import INCIDENT_SCENARIO, incident_snapshot
@@ -111,3 +112,10 @@ def test_where_the_data_is_when_a_window_has_none(history):
     assert monitoring.data_ends_before(source, today) == at(60)  # the last scrape, 01:00
     hour = SimpleNamespace(start=at(0), end=at(60), step=STEP, refreshing=False)
     assert monitoring.data_ends_before(source, hour) is None  # this window has data
+    # a review of 00:00-06:00 holds the incident, but nothing at its end: the figures
+    # there say where the data ends, not that the brokers do not export it
+    longer = SimpleNamespace(start=at(0), end=at(360), step=90, refreshing=False)
+    assert monitoring.data_ends_before(source, longer) == at(60)
+    with pytest.raises(Unavailable, match="no partition counts at the end of the window "
+                       r"\(the cluster's metrics end at 2024-01-01 01:00 UTC\)"):
+        limits.guard_rails_at(source, longer)

@@ -178,11 +178,10 @@ def test_every_gauge_concept_returns_what_the_twin_holds(stack):
                          ("mutation_throttle_time_high", "throttle_time")):
         frame = client.instant(concept, window="1s")
         assert frame["value"].tolist() == [pytest.approx(quota[key])], concept
-    assert client.instant("scrapes_in_window", window="1s")["value"].tolist() == [len(ids)]
     newest = client.instant("newest_sample", window="1m:1s")["value"].item()
     assert time.time() - 5 < newest <= time.time()
     assert set(catalog.CATALOG) == set(expect) | set(single) | {
-        "mutation_tokens_low", "mutation_throttle_time_high", "scrapes_in_window",
+        "mutation_tokens_low", "mutation_throttle_time_high",
         "newest_sample", "replica_bytes_behind_in",  # the window-wide and in-flight ones
         # history and trend concepts: checked on backfilled history and by promtool
         # (test_capacity_history.py, test_partition_health_history.py, test_alert_rules.py)

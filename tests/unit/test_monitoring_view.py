@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from backend.errors import Unavailable
@@ -53,6 +54,29 @@ def test_cards_and_figures_give_the_real_reason_when_the_data_ends_before(wired)
     assert note == "no data in this window: the cluster's metrics end at 2024-01-01 01:00 UTC"
     assert said(fig) == note
     assert "metrics end at 2024-01-01 01:00 UTC" in str(notes)  # the banner links there
+
+
+def test_data_ending_inside_the_window_explains_the_empty_figures_at_its_end(wired):
+    """A review of 00:00-06:00 of a cluster whose metrics end at 01:00 (or a window ending
+    in the future): the cards at the window's end say where the data ends, not that the
+    brokers do not export it; the charts draw the hour there is; the banner links there."""
+    state = {**STATE, "range": "abs", "from": "2024-01-01T00:00", "to": "2024-01-01T06:00"}
+    series = pd.DataFrame({"time": [pd.Timestamp("2024-01-01 00:30", tz="UTC")], "value": [3.0],
+                           "series": ["under-replicated"]})
+    answer = {"figure": {"value": None, "error": EXPORTERS, "why": "no data"},
+              "series": series}
+    cards, fig, notes = monitoring_view.monitored(
+        "overview", "/", state, lambda source, w: answer, draw_cards, ("Partition health",))
+    assert cards == ["no data at the window's end: the cluster's metrics end at "
+                     "2024-01-01 01:00 UTC"]
+    assert list(fig["data"][0]["y"]) == [3.0]  # the hour there is, drawn
+    assert "No data at this window's end: cluster incident's metrics end at 2024-01-01 " \
+        "01:00 UTC" in str(notes)
+    answer["series"] = MetricMissing(EXPORTERS)  # a chart's own error stays its own
+    _, fig, _ = monitoring_view.monitored(
+        "overview", "/", {**state, "to": "2024-01-01T05:00"}, lambda source, w: answer,
+        draw_cards, ("Partition health",))
+    assert said(fig) == EXPORTERS
 
 
 def test_a_service_that_cannot_answer_gives_one_titled_empty_figure_per_slot(wired):
