@@ -227,11 +227,16 @@ def data_ends_before(source: ClusterSource, span: Span) -> float | None:
     scrapes): the time of the newest sample, so the page can say why the figures at the
     window's end are empty and offer to go there. None when Prometheus scraped the
     brokers at the window's end (within its 5 min lookback), or cannot tell. One cheap
-    instant query first (the Overview asks the same); the search (an hourly pass over the
-    history, then by the minute) only when it is empty."""
+    instant query first (the Overview asks the same); only when it is empty, the window
+    (every 5 min), then the history before it (an hourly pass, then by the minute)."""
     if source.prometheus_url is None:
         return None
     client = metrics_client(source)
+    length = max(int(span.end - span.start), 60)
+
+    def newest(at: float, window: str) -> float:
+        return float(client.instant("newest_sample", at=at, window=window)["value"].max())
+
     try:
         client.instant("brokers_up", at=span.end)
         return None  # scraped at the window's end
@@ -240,13 +245,17 @@ def data_ends_before(source: ClusterSource, span: Span) -> float | None:
     except MetricsError:
         return None
     try:
+        # within the window: every sample is under 5 min before a point of a 5 min grid,
+        # so Prometheus' 5 min lookback finds the newest (a year is 105k points)
+        return newest(span.end, f"{length}s:5m")
+    except MetricMissing:
+        pass
+    except MetricsError:
+        return None
+    try:
         # at the minute, so asks within the metrics cache's lifetime share one answer
-        hourly = client.instant("newest_sample", at=span.end // 60 * 60,
-                                window=f"{HISTORY_LOOKBACK}:1h")
-        # the last sample is within the hour, and not after the window (a gap in the
-        # history may end inside it)
-        near = min(float(hourly["value"].max()) + 3600, span.end)
-        return float(client.instant("newest_sample", at=near, window="2h:1m")["value"].max())
+        near = newest(span.end // 60 * 60, f"{HISTORY_LOOKBACK}:1h") + 3600
+        return newest(near, "2h:1m")  # the last sample is within the hour
     except MetricsError:
         return None
 

@@ -116,6 +116,8 @@ def test_where_the_data_is_when_a_window_has_none(history):
     # there say where the data ends, not that the brokers do not export it
     longer = SimpleNamespace(start=at(0), end=at(360), step=90, refreshing=False)
     assert monitoring.data_ends_before(source, longer) == at(60)
+    year = SimpleNamespace(start=at(30), end=at(60 * 24 * 365), step=3600, refreshing=False)
+    assert monitoring.data_ends_before(source, year) == at(60)  # as one ending in the future
     with pytest.raises(Unavailable, match="no partition counts at the end of the window "
                        r"\(the cluster's metrics end at 2024-01-01 01:00 UTC\)"):
         limits.guard_rails_at(source, longer)
