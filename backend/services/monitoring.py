@@ -583,8 +583,28 @@ def predicted_eta(source: ClusterSource,
     return {"moving": len(moves), "eta_seconds": eta if np.isfinite(eta) else None,
             "throttle": float(paced.min()) if len(paced) else None, "note": None,
             "from_now": left is not None,
-            "diagnosis": None if np.isfinite(eta) else
-            "a throttled broker's rate is at or below the writes it must keep up with"}
+            "diagnosis": None if np.isfinite(eta) else _never(load, leader, follower, ids)}
+
+
+NAMED = 4  # brokers a "never" names before "and N more"
+
+
+def _never(load: throttle_engine.BrokerLoad, leader: np.ndarray, follower: np.ndarray,
+           ids: list[str]) -> str:
+    """Which brokers never catch up, and by how much: each at a rate at or below the
+    writes it must keep up with (KIP-73). A burst of writes counts while it is inside the
+    rate's window, so an operator needs the two figures to tell a burst from a low rate."""
+    said = []
+    for side, rate, keep, moved in (("follower", follower, load.keep_up_in, load.bytes_in),
+                                    ("leader", leader, load.keep_up_out, load.bytes_out)):
+        with np.errstate(invalid="ignore"):
+            stuck = np.flatnonzero((rate <= keep) & ((moved > 0) | (keep > 0)))
+        said += [f"broker {ids[i]}'s {side} rate {rate[i]:,.0f} B/s is at or below the "
+                 f"{keep[i]:,.0f} B/s written to its moving partitions" for i in stuck]
+    more = f"; and {len(said) - NAMED} more" if len(said) > NAMED else ""
+    return ("; ".join(said[:NAMED]) + more + " (writes: the topics' produce bytes/s as the "
+            "cluster read took them; a burst stays in Prometheus' one-minute rate for a "
+            "minute)")
 
 
 def _left_to_copy(original: Snapshot, copies: throttle_engine.Moves,

@@ -204,6 +204,34 @@ def test_the_predicted_eta_counts_from_what_the_new_replicas_still_lack(twin):
     assert monitoring.predicted_eta(source)["eta_seconds"] == start["eta_seconds"]
 
 
+def test_a_throttle_below_the_writes_names_each_broker_and_both_figures(twin):
+    """"never" alone left the reader guessing: on Apache Kafka a CI run saw it for a whole
+    move that then finished, a burst of writes inside Prometheus' one-minute rate. Each
+    broker that never catches up is named, with its rate and the writes it keeps up with
+    (KIP-73), the figures worked out here move by move."""
+    gw = TwinGateway(twin)
+    throttled_reassign(gw, move_plan(twin.snap, 1, 6, 4), 1.0)  # 1 B/s
+    twin.advance(1)
+    source = ClusterSource("slow", None, Limits(), gateway=TwinGateway(twin))
+    snap, moves = cluster_snapshot(source), gw.list_reassignments()
+    writes: dict[tuple[str, str], float] = {}  # (side, broker) -> bytes/s to keep up with
+    for m in moves:
+        row = snap.partition_row(m["topic"], m["partition"])
+        leader = next(b for b in m["replicas"] if b not in m["adding"])
+        for key in [("follower", str(b)) for b in m["adding"]] + [
+                ("leader", str(leader))] * len(m["adding"]):
+            writes[key] = writes.get(key, 0.0) + float(snap.part_rate[row])
+    assert all(w > 1.0 for w in writes.values())  # every one of them never catches up
+    eta = monitoring.predicted_eta(source)
+    assert eta["eta_seconds"] is None and eta["moving"] == 4
+    named = [f"broker {b}'s {side} rate 1 B/s is at or below the {w:,.0f} B/s written to "
+             f"its moving partitions" for (side, b), w in writes.items()]
+    shown = [n for n in named if n in eta["diagnosis"]]
+    assert len(shown) == min(len(named), monitoring.NAMED)
+    assert len(named) <= monitoring.NAMED or \
+        f"; and {len(named) - monitoring.NAMED} more" in eta["diagnosis"]
+
+
 def test_bytes_behind_asks_only_for_the_topics_in_flight():
     moves = [{"topic": "orders.v2", "partition": 1}, {"topic": "a", "partition": 0},
              {"topic": "a", "partition": 3}]
