@@ -130,9 +130,9 @@ def _assignment_view(source, w):
         else:
             g = limits.guard_rails_at(source, w)
             where = f"from Prometheus at {w.end_label}"
-    except Unavailable as e:
+    except Unavailable as e:  # live: the cluster is not answering; past: Prometheus
         return [], charts.empty("Partitions per broker", "No partition counts to show"), \
-            [banners.banner(str(e), "error")]
+            [banners.banner(str(e), "error" if w.refreshing else "warning")]
     limit = g["limits"]["max.broker.partitions"]
     brokers = g["brokers"]
     fig = charts.limit_bars([str(b["id"]) for b in brokers], [b["replicas"] for b in brokers],

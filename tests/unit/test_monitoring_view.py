@@ -231,3 +231,23 @@ def test_the_partition_health_chart_says_each_point_is_its_steps_most(app):  # n
         _, health, _ = overview._health(answer, view)
         assert health.layout.title.text.startswith(f"Partition health, the most in each "
                                                    f"{each}")
+
+
+def test_a_past_window_without_partition_counts_warns_rather_than_alarms(app, monkeypatch):  # noqa: F811
+    """A review whose data ends before the window does has no partition counts at its end:
+    the Overview's limit chart says so (services.monitoring.partitions_at, where the data
+    ends) as a warning beside the banner that links there, not as a red alert; a live
+    cluster that does not answer stays an error."""
+    overview = served_page("/")
+    ended = Unavailable("Prometheus at http://p", "no partition counts at the end of the "
+                        "window (the cluster's metrics end at 2024-01-01 01:00 UTC)")
+
+    def refuse(*_):
+        raise ended
+    monkeypatch.setattr(overview.limits, "guard_rails_at", refuse)
+    monkeypatch.setattr(overview.limits, "guard_rails", refuse)
+    past = timerange.window("abs", "2024-01-01T00:00", "2024-01-01T06:00", now=END)
+    live = timerange.window("live", None, None, now=END)
+    for w, kind in ((past, "banner-warning"), (live, "banner-error")):
+        _, _, [note] = overview._assignment_view(SimpleNamespace(), w)
+        assert kind in note.className and "metrics end at 2024-01-01 01:00" in note.children
