@@ -301,17 +301,25 @@ def catch_up_seconds(nbytes: np.ndarray, keep_up: np.ndarray, throttle: float) -
     return np.where((nbytes == 0) & (keep_up == 0), 0.0, eta)
 
 
-def eta_at_rates(load: BrokerLoad, leader: np.ndarray, follower: np.ndarray) -> float:
-    """Seconds for moves already set, each broker at its own KIP-73 rates (per broker
-    position; nan where that side has no rate, which this does not bound): a leader sends
-    at its leader rate, a destination receives at its follower rate, and the slowest
-    broker paces the move (one rate for all would let an unrelated broker's low rate set
-    the figure). inf when a broker never catches up with its keep-up writes."""
+def broker_etas(load: BrokerLoad, leader: np.ndarray,
+                follower: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds each broker needs for moves already set, at its own KIP-73 rates (per
+    broker position; nan where that side has no rate, which this does not bound): as a
+    destination receiving at its follower rate, and as a leader sending at its leader
+    rate. inf where it never catches up with its keep-up writes."""
     with np.errstate(invalid="ignore"):
         into = np.where(np.isnan(follower), 0.0,
                         catch_up_seconds(load.bytes_in, load.keep_up_in, follower))
         out = np.where(np.isnan(leader), 0.0,
                        catch_up_seconds(load.bytes_out, load.keep_up_out, leader))
+    return into, out
+
+
+def eta_at_rates(load: BrokerLoad, leader: np.ndarray, follower: np.ndarray) -> float:
+    """Seconds for moves already set (broker_etas): the slowest broker paces the move
+    (one rate for all would let an unrelated broker's low rate set the figure). inf when
+    a broker never catches up with its keep-up writes."""
+    into, out = broker_etas(load, leader, follower)
     return float(np.max(np.maximum(into, out), initial=0.0))
 
 

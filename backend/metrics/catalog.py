@@ -26,6 +26,12 @@ def _counter_rate(metric: str, selector: str = "") -> str:
     return f"sum by ({{by}}) (rate({{d.{metric}}}{selector}[{{window}}]))"
 
 
+def _most_at_once(metric: str, by: str = "") -> str:
+    """The most of the summed gauge within the window, read on a 15 s grid (``by``: " by
+    ({by}) " for each broker's, "" for the cluster's)."""
+    return f"max_over_time((sum{by}({{d.{metric}}}))[{{window}}:15s])"
+
+
 CATALOG: dict[str, Concept] = {
     # ---- partitions and replicas (KIP-578 guard rail) ------------------------------------
     "partitions_per_broker": Concept(
@@ -75,24 +81,24 @@ CATALOG: dict[str, Concept] = {
     # 42 min). The most of the cluster's sum, not the sum of each broker's most: brokers
     # peaking minutes apart were never under-replicated together
     "under_replicated_peak": Concept(
-        "max_over_time((sum({d.under_replicated}))[{window}:15s])", (), "partitions",
+        _most_at_once("under_replicated"), (), "partitions",
         "Most under-replicated partitions in the cluster at once over the window"),
     "under_min_isr_peak": Concept(
-        "max_over_time((sum({d.under_min_isr}))[{window}:15s])", (), "partitions",
+        _most_at_once("under_min_isr"), (), "partitions",
         "Most partitions below min.insync.replicas at once over the window"),
     "reassigning_peak": Concept(
-        "max_over_time((sum({d.reassigning}))[{window}:15s])", (), "partitions",
+        _most_at_once("reassigning"), (), "partitions",
         "Most partitions being reassigned at once over the window"),
     # each broker's most (the incident report's per-leader charts and its leaders reporting)
     "under_replicated_peak_per_broker": Concept(
-        "max_over_time((sum by ({by}) ({d.under_replicated}))[{window}:15s])", ("{by}",),
+        _most_at_once("under_replicated", " by ({by}) "), ("{by}",),
         "partitions", "Most under-replicated partitions each broker led over the window"),
     "under_min_isr_peak_per_broker": Concept(
-        "max_over_time((sum by ({by}) ({d.under_min_isr}))[{window}:15s])", ("{by}",),
+        _most_at_once("under_min_isr", " by ({by}) "), ("{by}",),
         "partitions", "Most partitions below min.insync.replicas each broker led over the "
         "window"),
     "reassigning_peak_per_broker": Concept(
-        "max_over_time((sum by ({by}) ({d.reassigning}))[{window}:15s])", ("{by}",),
+        _most_at_once("reassigning", " by ({by}) "), ("{by}",),
         "partitions", "Most partitions being reassigned each broker led over the window"),
     "offline_partitions_peak": Concept(
         "max(max_over_time({d.offline_partitions}[{window}]))", (), "partitions",

@@ -594,13 +594,13 @@ def _never(load: throttle_engine.BrokerLoad, leader: np.ndarray, follower: np.nd
     """Which brokers never catch up, and by how much: each at a rate at or below the
     writes it must keep up with (KIP-73). A burst of writes counts while it is inside the
     rate's window, so an operator needs the two figures to tell a burst from a low rate."""
+    into, out = throttle_engine.broker_etas(load, leader, follower)
     said = []
-    for side, rate, keep, moved in (("follower", follower, load.keep_up_in, load.bytes_in),
-                                    ("leader", leader, load.keep_up_out, load.bytes_out)):
-        with np.errstate(invalid="ignore"):
-            stuck = np.flatnonzero((rate <= keep) & ((moved > 0) | (keep > 0)))
+    for side, rate, keep, eta in (("follower", follower, load.keep_up_in, into),
+                                  ("leader", leader, load.keep_up_out, out)):
         said += [f"broker {ids[i]}'s {side} rate {rate[i]:,.0f} B/s is at or below the "
-                 f"{keep[i]:,.0f} B/s written to its moving partitions" for i in stuck]
+                 f"{keep[i]:,.0f} B/s written to its moving partitions"
+                 for i in np.flatnonzero(np.isinf(eta))]
     more = f"; and {len(said) - NAMED} more" if len(said) > NAMED else ""
     return ("; ".join(said[:NAMED]) + more + " (writes: the topics' produce bytes/s as the "
             "cluster read took them; a burst stays in Prometheus' one-minute rate for a "
