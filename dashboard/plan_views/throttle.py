@@ -56,10 +56,12 @@ class ThrottleView(NamedTuple):
 def throttle_view(h: dict, may_switch: bool) -> ThrottleView:
     """The panel; the switch shown only to who may execute, while it runs."""
     mode = h["mode"]
-    words = (f"adaptive: between {h['floor'] / MB:,.1f} MB/s and the approved "
+    # before it runs, the plan may not be approved yet: its rate is the plan's
+    whose = "the approved" if h["started_at"] is not None else "the plan's"
+    words = (f"adaptive: between {h['floor'] / MB:,.1f} MB/s and {whose} "
              f"{h['ceiling'] / MB:,.1f} MB/s, by each broker's traffic"
              if mode == "adaptive" else
-             f"fixed at the approved {h['ceiling'] / MB:,.1f} MB/s" if h["ceiling"]
+             f"fixed at {whose} {h['ceiling'] / MB:,.1f} MB/s" if h["ceiling"]
              else "no throttle")
     lines = [f"Throttle {words}" + (f" (switched by {h['switched_by']})"
                                     if h["switched_by"] else "")]
@@ -94,6 +96,9 @@ def _no_chart(h: dict) -> str:
     if h["running"]:
         return ("No chart while the throttle is fixed: switched to adaptive, the controller "
                 "charts the rates it sets against each broker's traffic.")
+    if h["started_at"] is None:
+        return ("No chart: the plan has not run. While it runs, its fixed throttle can be "
+                "switched to adaptive, and the controller charts the rates it sets.")
     return "No chart: the throttle stayed fixed."
 
 

@@ -372,6 +372,25 @@ def test_without_looks_the_panel_says_why_by_the_throttle_s_mode():
                                          "throttle."
 
 
+def test_before_it_runs_the_panel_calls_the_rate_the_plan_s_not_the_approved():
+    """The demo's proposed plan said "Throttle fixed at the approved 20.0 MB/s" before
+    anyone approved it, and "No chart: the throttle stayed fixed." before it ran."""
+    from dashboard.plan_views.throttle import throttle_view
+
+    h = {"mode": "fixed", "floor": None, "ceiling": 20_000_000, "switched_by": None,
+         "note": None, "running": False, "predicted_eta_seconds": 180.0, "started_at": None,
+         "looks": []}
+    view = throttle_view(h, True)
+    assert view.lines.children[0].children == "Throttle fixed at the plan's 20.0 MB/s"
+    assert view.chart.children.startswith("No chart: the plan has not run.")
+    adaptive = throttle_view({**h, "mode": "adaptive", "floor": 1_000_000}, True)
+    assert adaptive.lines.children[0].children == (
+        "Throttle adaptive: between 1.0 MB/s and the plan's 20.0 MB/s, by each broker's "
+        "traffic")
+    ran = throttle_view({**h, "started_at": 1.0}, True)
+    assert ran.lines.children[0].children == "Throttle fixed at the approved 20.0 MB/s"
+
+
 # props an operator changes by hand: a callback fired by one must read what was done
 USER_PROPS = {"n_clicks", "submit_n_clicks", "value", "contents", "selectedRows",
               "columnState"}
