@@ -8,6 +8,7 @@ prometheus up`; often ``instance`` or ``pod`` elsewhere); ``window`` is the rate
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from backend.errors import BadInput
@@ -223,6 +224,14 @@ def promql(name: str, dialect_name: str | Dialect = "strimzi", window: str = "1m
     concepts that take one)."""
     return concept(name).template.format(d=dialect(dialect_name), window=window, by=by,
                                          topics=topics)
+
+
+def topic_regex(topics: Iterable[str]) -> str:
+    """A PromQL ``=~`` alternation matching exactly these topics. Kafka's names are
+    ``[a-zA-Z0-9._-]`` (org.apache.kafka.common.internals.Topic, LEGAL_CHARS): '.' is the
+    one regex character among them. Not ``re.escape``: its ``\\-`` is no escape a PromQL
+    string knows, and the whole query would fail to parse."""
+    return "|".join(sorted({t.replace(".", "[.]") for t in topics}))
 
 
 def label_columns(name: str, by: str = "broker") -> list[str]:

@@ -10,14 +10,13 @@ only holds it.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from backend.engines.guards import Figures, Key
 from backend.errors import Unavailable
 from backend.executor.guards import Watch
 from backend.gateways.base import GatewayError
+from backend.metrics import catalog
 from backend.metrics.client import MetricsClient, MetricsError
 from backend.model.guards import GuardSettings, Windows
 from backend.model.snapshot import Snapshot
@@ -111,8 +110,8 @@ def _answered(client: MetricsClient, up: frozenset[int] | None) -> set[str] | No
 def _lag(client: MetricsClient, moving: list[Key]) -> dict[Key, float] | None:
     """Bytes each moving partition's most-behind replica still has to copy; None when
     Prometheus does not answer."""
-    topics = "|".join(re.escape(t) for t in sorted({t for t, _ in moving}))
-    frame = _instant(client, "replica_bytes_behind_in", topics=topics)
+    frame = _instant(client, "replica_bytes_behind_in",
+                     topics=catalog.topic_regex(t for t, _ in moving))
     if frame is None:
         return None
     if not len(frame):

@@ -441,8 +441,7 @@ def _behind_job(moves) -> dict[str, tuple[str, ...]]:
     nothing moves)."""
     if not isinstance(moves, list) or not moves:
         return {}
-    # Kafka topic names are [a-zA-Z0-9._-]: '.' is the one regex character to escape
-    topics = "|".join(sorted({m["topic"].replace(".", "[.]") for m in moves}))
+    topics = catalog.topic_regex(m["topic"] for m in moves)
     return {"behind": ("now", "replica_bytes_behind_in", topics),
             "before": ("before", "replica_bytes_behind_in", topics)}
 

@@ -24,22 +24,25 @@ from tests.executor_rig import Crash, CrashingGateway, Rig
 
 MB = 1_000_000
 ALWAYS = Windows()
+# the moving topic's name has both characters a regex escape breaks in PromQL
+# (re.escape's "\-" failed the stall guard's query on Prometheus)
+TOPIC = "orders-v1.eu"
 
 
 def cluster() -> Snapshot:
-    """Brokers 1-5; topic a: 4 partitions of 8 MB, RF 2 on brokers 1-4; topic c: one
+    """Brokers 1-5; topic TOPIC: 4 partitions of 8 MB, RF 2 on brokers 1-4; topic c: one
     partition with its only replica on broker 5 (it goes offline with broker 5)."""
     reps = [[1, 2], [2, 3], [3, 4], [4, 1], [5]]
     flat = [b - 1 for r in reps for b in r]
     offsets = np.concatenate(([0], np.cumsum([len(r) for r in reps])))
-    return Snapshot.build("g", [1, 2, 3, 4, 5], [None] * 5, ["a", "c"], [0, 0, 0, 0, 1],
+    return Snapshot.build("g", [1, 2, 3, 4, 5], [None] * 5, [TOPIC, "c"], [0, 0, 0, 0, 1],
                           offsets, flat, part_size=[8 * MB] * 5)
 
 
 PLAN = {"version": 1, "partitions": [
-    {"topic": "a", "partition": 0, "replicas": [3, 2]},
-    {"topic": "a", "partition": 1, "replicas": [2, 4]},
-    {"topic": "a", "partition": 2, "replicas": [1, 4]}]}
+    {"topic": TOPIC, "partition": 0, "replicas": [3, 2]},
+    {"topic": TOPIC, "partition": 1, "replicas": [2, 4]},
+    {"topic": TOPIC, "partition": 2, "replicas": [1, 4]}]}
 
 
 class TwinHealth:
