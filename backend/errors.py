@@ -44,3 +44,16 @@ class NotFound(LookupError):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
+
+
+def shown_url(url: str) -> str:
+    """A URL as a message may show it: the password of its user part masked, and what
+    follows ';' (Spark Connect's ``;token=``) dropped. Messages reach pages, logs and
+    reports; the secrets a URL can carry must not. Everything before the last '@' is
+    taken as the user part (a password may hold '/'): masking too much is the safe side."""
+    head, sep, _ = url.partition(";")
+    scheme, slashes, rest = head.partition("://")
+    user, at, tail = rest.rpartition("@")
+    if slashes and at and ":" in user:
+        head = f"{scheme}://{user.split(':', 1)[0]}:***@{tail}"
+    return head + (";..." if sep else "")

@@ -6,6 +6,7 @@ Loaded once at start-up and validated strictly: a typo is one line naming the ke
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import math
 import os
@@ -19,9 +20,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from backend.errors import BadInput
+from backend.errors import BadInput, shown_url
 from backend.gateways.config import GatewayConfig as Gateway
-from backend.gateways.config import parse_gateway
+from backend.gateways.config import parse_gateway, parse_secret
 from backend.metrics.dialects import DIALECTS
 from backend.model.guards import DAYS, GuardSettings, WeeklyRange, Windows
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
@@ -41,6 +42,10 @@ class PrometheusSettings:
     url: str
     dialect: str = "strimzi"
     timeout_seconds: float = 5.0
+    # the Authorization header (basic_auth or bearer_token), read once from the file or
+    # variable the config names: never in the URL, which pages, logs and reports show
+    authorization: str | None = field(default=None, repr=False)
+    ca_file: str | None = None  # the CA bundle its TLS certificate is checked against
 
 
 @dataclass(frozen=True)
@@ -351,12 +356,36 @@ def _gateway(node: _Node) -> Gateway:
 
 
 def _prometheus(node: _Node) -> PrometheusSettings:
-    node.only("url", "dialect", "timeout_seconds")
+    node.only("url", "dialect", "timeout_seconds", "basic_auth", "bearer_token", "ca_file")
+    ca_file = node.str("ca_file")
+    if ca_file is not None and not Path(ca_file).is_file():
+        raise BadInput(f"{node.where('ca_file')}: no such file {ca_file!r}")
     return PrometheusSettings(
-        url=node.url("url", required=True),
+        url=node.url("url", required=True,
+                     instead="give them as basic_auth: {username, password: {file|env}}"),
         dialect=node.choice("dialect", tuple(DIALECTS), default="strimzi"),
         timeout_seconds=node.number("timeout_seconds", default=5.0),
+        authorization=_authorization(node), ca_file=ca_file,
     )
+
+
+def _authorization(node: _Node) -> str | None:
+    """The Authorization header Prometheus asks for: basic auth or a bearer token, each
+    secret from a file or a variable (read now: a missing one stops the start)."""
+    basic, bearer = node.mapping("basic_auth"), node.value.get("bearer_token")
+    if basic is not None and bearer is not None:
+        raise BadInput(f"{node.where('bearer_token')}: give basic_auth or bearer_token, "
+                       "not both")
+    if bearer is not None:
+        return "Bearer " + parse_secret(bearer, node.where("bearer_token")).read()
+    if basic is None:
+        return None
+    basic.only("username", "password")
+    user = basic.str("username", required=True)
+    if ":" in user:
+        raise BadInput(f"{basic.where('username')}: a basic-auth user name has no ':'")
+    password = parse_secret(basic.value.get("password"), basic.where("password")).read()
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 def _limits(node: _Node) -> Limits:
@@ -409,7 +438,7 @@ def _store(node: _Node | None) -> StoreSettings:
     url = node.str("url") or StoreSettings.url
     if not url.startswith(("sqlite:///", "postgresql://", "postgresql+psycopg://")):
         raise BadInput(f"{node.where('url')}: expected sqlite:///path or "
-                       f"postgresql+psycopg://user@host/db, got {url!r}")
+                       f"postgresql+psycopg://user@host/db, got {shown_url(url)!r}")
     return StoreSettings(url, node.str("audit_key_file") or StoreSettings.audit_key_file,
                          node.str("audit_checkpoints"))
 
@@ -561,14 +590,18 @@ class _Node:
                            f"got {value!r}")
         return value
 
-    def url(self, key: str, required: bool = False) -> str | None:
+    def url(self, key: str, required: bool = False, instead: str = "") -> str | None:
+        """An http(s) URL without a user or password (``instead``: where they go)."""
         value = self.str(key, required)
         if value is None:
             return None
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BadInput(f"{self.where(key)}: expected an http(s)://host:port URL, "
-                           f"got {value!r}")
+                           f"got {shown_url(value)!r}")
+        if parts.username is not None:
+            raise BadInput(f"{self.where(key)}: no user or password in a URL (pages, logs "
+                           f"and reports show it){'; ' + instead if instead else ''}")
         return value.rstrip("/")
 
     def int(self, key: str, default: int | None = None, minimum: int = 0) -> int | None:

@@ -69,6 +69,8 @@ class Runtime:
             prometheus_url=prom.url if prom else None,
             dialect=prom.dialect if prom else "strimzi",
             prometheus_timeout=prom.timeout_seconds if prom else 5.0,
+            prometheus_authorization=prom.authorization if prom else None,
+            prometheus_ca_file=prom.ca_file if prom else None,
             metrics_ttl=self.config.cache.default_timeout,
             metrics_cache=self.cache,
             near_limit_ratio=self.config.near_limit_ratio,

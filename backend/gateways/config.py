@@ -201,7 +201,8 @@ def _file(value: dict, key: str, where: Callable[[str], str]) -> str | None:
     return path
 
 
-def _secret(value: Any, where: str) -> Secret:
+def parse_secret(value: Any, where: str) -> Secret:
+    """``{file: path}`` or ``{env: VARIABLE}``; a secret written in the config is refused."""
     if isinstance(value, str):
         raise BadInput(f"{where}: never write a secret in the config; give "
                        "{file: /path/to/secret} or {env: VARIABLE}")
@@ -228,7 +229,7 @@ def _tls(value: Any, where: Callable[[str], str]) -> TlsSettings | None:
                        "certificate needs both cert_file and key_file")
     password = value.get("key_password")
     return TlsSettings(_file(value, "ca_file", where), cert, key,
-                       None if password is None else _secret(password, where("key_password")),
+                       None if password is None else parse_secret(password, where("key_password")),
                        check)
 
 
@@ -246,4 +247,4 @@ def _sasl(value: Any, where: Callable[[str], str]) -> SaslSettings | None:
         raise BadInput(f"{where('username')}: required")
     if value.get("password") is None:
         raise BadInput(f"{where('password')}: required ({{file: ...}} or {{env: ...}})")
-    return SaslSettings(mechanism, user, _secret(value["password"], where("password")))
+    return SaslSettings(mechanism, user, parse_secret(value["password"], where("password")))

@@ -44,6 +44,7 @@ def open_gateway(cluster: ClusterSettings) -> ClusterReader | None:
         if cluster.prometheus is not None:
             from backend.metrics.client import MetricsClient
             p = cluster.prometheus
-            metrics = MetricsClient(p.url, p.dialect, p.timeout_seconds, ttl=0)
+            metrics = MetricsClient(p.url, p.dialect, p.timeout_seconds, ttl=0,
+                                    authorization=p.authorization, ca_file=p.ca_file)
         return KafkaGateway(gw.kafka, cluster.name, metrics)
     raise ValueError(f"unknown gateway type {gw.type!r}")  # config parsing rejects these

@@ -10,6 +10,7 @@ or a metric with no series. An empty answer is never turned into zeros.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -24,6 +25,8 @@ from backend.metrics.recording import recorded_name
 from backend.metrics.tags import principal_of
 
 RULES_CHECK_SECONDS = 60
+# prometheus-api-client's words for a refused request (PrometheusConnect.custom_query)
+_HTTP_DENIED = re.compile(r"HTTP Status Code (401|403) ")
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +59,11 @@ class MetricsClient:
     """Catalog queries against one Prometheus, in one naming dialect."""
 
     def __init__(self, url: str, dialect: str = "strimzi", timeout: float = 5.0,
-                 cache: CacheBackend | None = None, ttl: float = 5, by: str = "broker") -> None:
+                 cache: CacheBackend | None = None, ttl: float = 5, by: str = "broker",
+                 authorization: str | None = None, ca_file: str | None = None) -> None:
+        """``authorization``: the Authorization header Prometheus asks for (basic auth or a
+        bearer token), never part of ``url``, which messages show; ``ca_file``: the CA
+        bundle its TLS certificate is checked against (default: the system's)."""
         self.url = url
         self.dialect = catalog.dialect(dialect)
         self.timeout, self.by = timeout, by
@@ -64,7 +71,11 @@ class MetricsClient:
         self.rules = TtlCache("recorded", RULES_CHECK_SECONDS, cache)
         # no retries: a page asks again on its next refresh, and a dead Prometheus must
         # turn into PrometheusUnavailable within ``timeout``, not after minutes of backoff
-        self.prom = PrometheusConnect(url=url, disable_ssl=True, timeout=timeout,
+        session = requests.Session()
+        session.verify = ca_file or True  # credentials go to this Prometheus and no other
+        self.prom = PrometheusConnect(url=url, session=session, timeout=timeout,
+                                      headers={"Authorization": authorization}
+                                      if authorization else None,
                                       retry=Retry(total=0, raise_on_status=False))
 
     def promql(self, concept: str, window: str = "1m", topics: str = ".+") -> str:
@@ -124,6 +135,11 @@ class MetricsClient:
             raise PrometheusUnavailable(f"Prometheus at {self.url} is not answering "
                                         f"({type(e).__name__})") from None
         except PrometheusApiClientException as e:
+            denied = _HTTP_DENIED.match(str(e))
+            if denied:
+                raise PrometheusUnavailable(
+                    f"Prometheus at {self.url} refused Railyard (HTTP {denied[1]}): check the "
+                    "cluster's prometheus basic_auth or bearer_token") from None
             raise QueryFailed(f"Prometheus refused the query: {str(e).splitlines()[0]}") \
                 from None
 

@@ -40,6 +40,8 @@ class ClusterSource:
     prometheus_url: str | None = None
     dialect: str = "strimzi"
     prometheus_timeout: float = 5.0
+    prometheus_authorization: str | None = field(default=None, repr=False)  # its header
+    prometheus_ca_file: str | None = None
     metrics_ttl: int = 10
     metrics_cache: CacheBackend | None = field(default=None, compare=False)  # the dashboard's
     gateway: ClusterReader | None = field(default=None, compare=False)  # live cluster

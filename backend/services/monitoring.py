@@ -67,13 +67,16 @@ def metrics_client(source: ClusterSource) -> MetricsClient:
         raise Unavailable("Prometheus", "no Prometheus configured for this cluster, so "
                           "there are no live metrics or history")
     key = (source.prometheus_url, source.dialect, source.prometheus_timeout,
-           source.metrics_ttl, id(source.metrics_cache))
+           source.metrics_ttl, id(source.metrics_cache), source.prometheus_authorization,
+           source.prometheus_ca_file)
     with _lock:
         client = _clients.get(key)
         if client is None:
             client = _clients[key] = MetricsClient(
                 source.prometheus_url, source.dialect, timeout=source.prometheus_timeout,
-                ttl=source.metrics_ttl, cache=source.metrics_cache)
+                ttl=source.metrics_ttl, cache=source.metrics_cache,
+                authorization=source.prometheus_authorization,
+                ca_file=source.prometheus_ca_file)
     return client
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from backend.errors import BadInput, Unavailable
+from backend.errors import BadInput, Unavailable, shown_url
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_MASTER = "local[*]"
@@ -93,7 +93,8 @@ def settings_from(master: str | None = None, remote: str | None = None,
 def _validate_url(s: SparkSettings) -> None:
     if s.remote is not None:
         if not s.remote.startswith("sc://") or not urlsplit(s.remote).hostname:
-            raise BadInput(f"Spark Connect URL must look like sc://host:port, got '{s.remote}'")
+            raise BadInput("Spark Connect URL must look like sc://host:port, got "
+                           f"'{shown_url(s.remote)}'")
         return
     if not (s.master.startswith(("local", "spark://", "yarn", "k8s://"))):
         raise BadInput(f"Spark master must be local[N], spark://host:port, yarn or k8s://..., "
@@ -129,7 +130,7 @@ def check_reachable(url: str, timeout: float = 3.0) -> None:
                 return
         except OSError as e:
             errors.append(f"{host}:{port}: {e.strerror or e}")
-    raise BadInput(f"Spark at {url} is unreachable ({'; '.join(errors)})")
+    raise BadInput(f"Spark at {shown_url(url)} is unreachable ({'; '.join(errors)})")
 
 
 # ---- building sessions ---------------------------------------------------------------------
@@ -173,7 +174,7 @@ def build_session(s: SparkSettings):
         try:
             return builder.getOrCreate()
         except Exception as e:  # grpc errors: one line, the cause kept
-            raise BadInput(f"Spark Connect at {s.remote} refused the session: "
+            raise BadInput(f"Spark Connect at {shown_url(s.remote)} refused the session: "
                            f"{str(e).splitlines()[0]}") from e
     if java_executable() is None:
         raise BadInput("Java not found: Spark needs Java 17 or later (install "
