@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import ipaddress
 import logging
 import os
 import secrets
@@ -276,6 +277,13 @@ def _gate() -> flask.Response | tuple | None:
 
 
 def _gate_request(path: str) -> flask.Response | tuple | None:
+    if settings().mode == "none" and not _addressed_to_loopback(request.host):
+        # DNS rebinding: a page on another site, its name re-pointed at 127.0.0.1, would
+        # otherwise reach a server that makes everyone admin, in its own origin
+        log.warning("refused %s %s from %s: Host %r is no loopback name (auth: none)",
+                    request.method, path, request.remote_addr, request.host)
+        return _refusal(403, "Refused: with auth: none Railyard answers only requests "
+                             "addressed to 127.0.0.1 or localhost.")
     if is_api(path):
         return None  # the API authenticates each request itself (dashboard/api.py)
     if request.method in UNSAFE_METHODS and not _csrf_ok():
@@ -291,6 +299,22 @@ def _gate_request(path: str) -> flask.Response | tuple | None:
                                  "single-sign-on proxy in front of it.")
         return flask.redirect(flask.url_for("login", next=request.full_path.rstrip("?")))
     return _refusal(401, "Not signed in (the session ended): reload the page to sign in.")
+
+
+def _addressed_to_loopback(host: str) -> bool:
+    """The request's Host (port aside) is localhost or a loopback address."""
+    if host.startswith("["):  # [::1]:8050
+        name = host[1:].partition("]")[0]
+    elif host.count(":") == 1:  # 127.0.0.1:8050, localhost:8050
+        name = host.rpartition(":")[0]
+    else:  # no port, or a bare IPv6 address
+        name = host
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def _csrf_ok() -> bool:

@@ -232,6 +232,26 @@ def test_auth_none_only_on_loopback(tmp_path):
     assert not (tmp_path / "key").exists()
 
 
+def test_auth_none_answers_only_requests_addressed_to_loopback(tmp_path, caplog):
+    """DNS rebinding: a page at evil.example, its name re-pointed at 127.0.0.1, reaches
+    the server in its own origin (the CSRF cookie and the API's JSON rule are then its
+    own too); under auth: none everyone is admin, so the Host must be loopback's."""
+    client = make_app(tmp_path, None).server.test_client()
+    for host in ("127.0.0.1:8050", "localhost:8050", "[::1]:8050", "localhost"):
+        assert client.get("/api/v1/plans", headers={"Host": host}).status_code == 200, host
+    caplog.set_level(logging.WARNING, logger="dashboard.auth")
+    for path in ("/api/v1/plans", "/_dash-layout", "/"):
+        refused = client.get(path, headers={"Host": "evil.example:8050"})
+        assert refused.status_code == 403, path
+    assert refused.get_data(as_text=True).count("Refused: with auth: none Railyard answers "
+                                                "only requests addressed to 127.0.0.1") == 1
+    posted = client.post("/api/v1/plans", json={}, headers={"Host": "evil.example"})
+    assert posted.status_code == 403 and posted.get_json() == {
+        "error": "Refused: with auth: none Railyard answers only requests addressed to "
+                 "127.0.0.1 or localhost."}
+    assert "Host 'evil.example' is no loopback name (auth: none)" in caplog.text
+
+
 @pytest.mark.parametrize(("doc", "message"), [
     ({"users": [{"name": "a", "role": "operator", "password_hash": "hunter2"}]},
      "cfg: auth.users[0].password_hash: expected a hash from `railyard auth hash-password`"),
