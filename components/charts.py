@@ -175,13 +175,14 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     for name, part in frame.groupby(series, sort=True):
         values = part["value"].to_numpy(dtype=float)
         traces.append({
-            "type": "scatter", "name": str(name),
+            "type": "scatter", "name": as_text(name),  # a Kafka client picks its id
             "x": np.datetime_as_string(part["time"].to_numpy(), unit="s").tolist(),
             "y": [None if np.isnan(v) else v for v in values.tolist()],
             "mode": "lines" if len(part) > 2 else "lines+markers",  # a lone sample shows
             # follower rates dotted, so a follower line under a leader line still shows
             "line": {"dash": "dot" if str(name).startswith("follower") else "solid"},
-            "hovertemplate": f"%{{x}}<br>%{{y:,.4~s}} {unit}<extra>{name}</extra>"})
+            # the (escaped) name by reference: a '%{' in it is no template of plotly's
+            "hovertemplate": f"%{{x}}<br>%{{y:,.4~s}} {unit}<extra>%{{fullData.name}}</extra>"})
     axis = BYTE_RATE_AXIS if unit == "bytes/s" else {}
     layout = {**_base_layout(title), "template": _TEMPLATE_JSON,
               "yaxis": {"title": {"text": unit}, "rangemode": "tozero", **axis},
@@ -374,11 +375,11 @@ def token_bucket(curve: pd.DataFrame, rejected: pd.DataFrame,
     """
     fig = _base(title, height=360)
     for name, part in curve.groupby("principal", sort=True):
-        fig.add_scatter(x=part["t"], y=part["tokens"], mode="lines", name=str(name))
+        fig.add_scatter(x=part["t"], y=part["tokens"], mode="lines", name=as_text(name))
         refused = rejected[rejected["principal"] == name]
         if len(refused):
             fig.add_scatter(x=refused["t"], y=refused["tokens"], mode="markers",
-                            name=f"{name}: rejected", marker={"color": OVER, "size": 7,
+                            name=f"{as_text(name)}: rejected", marker={"color": OVER, "size": 7,
                                                               "symbol": "x"})
     shown = sorted(set(curve["principal"].astype(str)))
     by_burst: dict[float, list[str]] = {}
@@ -387,7 +388,8 @@ def token_bucket(curve: pd.DataFrame, rejected: pd.DataFrame,
             by_burst.setdefault(burst_by_principal[name], []).append(name)
     for burst, names in sorted(by_burst.items()):
         fig.add_hline(y=burst, line={"color": LINE, "dash": "dash"},
-                      annotation_text=f"burst {burst:,.0f}: {', '.join(names)}",
+                      annotation_text=f"burst {burst:,.0f}: "
+                                      f"{', '.join(as_text(n) for n in names)}",
                       annotation_position="top left")
     _zero_tokens_line(fig)
     fig.update_xaxes(title="seconds")
@@ -402,8 +404,9 @@ def tokens_vs_burst(principals: Sequence[str], tokens: Sequence[float],
     fig = _base(title)
     colours = [OVER if t < 0 else (NEAR if b and t < (1 - NEAR_LIMIT_RATIO) * b else OK)
                for t, b in zip(tokens, burst, strict=True)]
-    fig.add_bar(x=list(principals), y=list(tokens), marker_color=colours, name="tokens")
-    fig.add_scatter(x=list(principals), y=list(burst), mode="markers+text", name="burst",
+    principals = [as_text(p) for p in principals]  # tick labels are markup too
+    fig.add_bar(x=principals, y=list(tokens), marker_color=colours, name="tokens")
+    fig.add_scatter(x=principals, y=list(burst), mode="markers+text", name="burst",
                     text=[None if b is None else f"burst {b:,.0f}" for b in burst],
                     textposition="top center", textfont={"color": LINE},
                     marker={"symbol": "line-ew-open", "size": 36, "color": LINE,
@@ -519,8 +522,8 @@ def sweep_figure(kind: str, rows: pd.DataFrame) -> go.Figure:
     if kind == "throttle":  # the executor's batches, not every move at once (issue 26)
         frame["eta_hours"] = frame["batched_eta_seconds"] / 3600
     if kind == "quota":
-        frame["principal"] = frame["user"].where(frame["client_id"] == "",
-                                                 frame["user"] + "/" + frame["client_id"])
+        frame["principal"] = frame["user"].where(
+            frame["client_id"] == "", frame["user"] + "/" + frame["client_id"]).map(as_text)
     if frame[colour].nunique(dropna=False) <= 1:
         colour = None
     note = room_drop_note(frame) if kind == "limits" else None
