@@ -69,8 +69,25 @@ def csv_document(meta: dict[str, str], tables: dict[str, pd.DataFrame]) -> str:
         out.write(f"# {k}: {v}\n")
     for name, frame in tables.items():
         out.write(f"# {name}\n")
-        frame.to_csv(out, index=False)
+        spreadsheet_safe(frame).to_csv(out, index=False)
     return out.getvalue()
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet runs as a formula
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every text cell a spreadsheet would run as a formula prefixed with
+    ' (OWASP's CSV injection advice): a Kafka client picks its own client.id, and
+    =HYPERLINK(...) in one must open as text. Numbers stay numbers."""
+    text = frame.select_dtypes(include=["object", "string"]).columns
+    if not len(text):
+        return frame
+    out = frame.copy()
+    for column in text:
+        out[column] = out[column].map(
+            lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_STARTS) else v)
+    return out
 
 
 # how a report's table columns read: a count 12,500, a byte rate 1.1 MB/s, a share 96.7%,

@@ -15,7 +15,7 @@ from dash import Input, Output, State, dcc, html, no_update
 from backend.errors import BadInput, Unavailable
 from backend.services import capacity, limits, quota, throttle, uploads, whatif
 from backend.services.cluster import ClusterSource, cluster_snapshot
-from components import banners, charts, tables, timerange
+from components import banners, charts, reports, tables, timerange
 from components.help import term
 from dashboard import ids, jobs, runtime
 
@@ -384,5 +384,6 @@ def download_rows(_clicks, rows, kind):
         return no_update
     # pandas 3 reads a bare string as a path: the stored rows are JSON text, not a file
     frame = pd.read_json(io.StringIO(rows), orient="split")
-    return dcc.send_data_frame(frame.to_csv, f"railyard-{kind}-sweep.csv", index=False)
+    return dcc.send_data_frame(reports.spreadsheet_safe(frame).to_csv,
+                               f"railyard-{kind}-sweep.csv", index=False)
 

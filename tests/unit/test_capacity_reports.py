@@ -153,3 +153,23 @@ def test_the_brokers_to_add_line_names_a_broker_that_fills_first():
     assert cap.brokers_to_add_text(fits, "2027-02-25", later) == head
     assert cap.brokers_to_add_text(fits, "2027-02-25", [{**rows[0], "days": None,
                                                          "date": None}]) == head
+
+
+def test_csv_cells_a_spreadsheet_would_run_open_as_text():
+    """The incident CSV's principals carry client ids Kafka's clients choose: a cell
+    =HYPERLINK(...) ran as a formula in the spreadsheet it was opened in (OWASP: CSV
+    injection). Each such text cell gets a leading '; numbers, negative ones too, stay."""
+    import pandas as pd
+
+    from components.reports import csv_document
+
+    frame = pd.DataFrame({"user": ["tenant-a"] * 5,
+                          "client_id": ['=HYPERLINK("https://evil.example","x")', "+1", "-2",
+                                        "@SUM(A1)", "app-1"],
+                          "throttle_ms": [-1.0, 0.0, 1.5, 2.0, 3.0]})
+    lines = csv_document({"cluster": "prod"}, {"principals": frame}).splitlines()
+    assert lines == ["# cluster: prod", "# principals", "user,client_id,throttle_ms",
+                     'tenant-a,"\'=HYPERLINK(""https://evil.example"",""x"")",-1.0',
+                     "tenant-a,'+1,0.0", "tenant-a,'-2,1.5", "tenant-a,'@SUM(A1),2.0",
+                     "tenant-a,app-1,3.0"]
+    assert frame["client_id"][0].startswith("=")  # the caller's frame is unchanged
