@@ -62,33 +62,50 @@ _verified_lock = threading.Lock()
 
 FAILURES_ALLOWED = 10  # failed password checks from one address within ...
 FAILURE_WINDOW = 600.0  # ... this many seconds; then it waits until the oldest ages out
+PRUNE_FROM = 1024  # addresses remembered before aged-out ones are first dropped
 
 
 class FailedSignIns:
     """Failed password checks per client address, on the sign-in page and the API alike:
-    guessing passwords costs time, and a flood of wrong guesses cannot keep scrypt busy."""
+    guessing passwords costs time, and a flood of wrong guesses cannot keep scrypt busy.
+    Addresses whose failures all aged out are dropped whenever the map doubles, so
+    guesses from ever new addresses cannot grow it without bound."""
 
     def __init__(self, clock=time.monotonic) -> None:
         self._seen: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
         self._clock = clock
+        self._prune_at = PRUNE_FROM
 
     def wait(self, address: str) -> float:
         """Seconds until ``address`` may try a password again (0: now)."""
         with self._lock:
-            seen = self._forget(address)
+            seen = self._recent(address)
             if len(seen) < FAILURES_ALLOWED:
                 return 0.0
             return seen[0] + FAILURE_WINDOW - self._clock()
 
     def failed(self, address: str) -> None:
         with self._lock:
-            self._forget(address).append(self._clock())
+            self._recent(address)
+            self._seen.setdefault(address, deque()).append(self._clock())
+            if len(self._seen) > self._prune_at:
+                cutoff = self._clock() - FAILURE_WINDOW
+                self._seen = {a: d for a, d in self._seen.items() if d[-1] > cutoff}
+                self._prune_at = max(PRUNE_FROM, 2 * len(self._seen))
 
-    def _forget(self, address: str) -> deque[float]:
-        seen = self._seen.setdefault(address, deque())
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def _recent(self, address: str) -> deque[float]:
+        """The address's failures within the window."""
+        seen = self._seen.get(address)
+        if seen is None:
+            return deque()
         while seen and seen[0] <= self._clock() - FAILURE_WINDOW:
             seen.popleft()
+        if not seen:
+            del self._seen[address]
         return seen
 
 
@@ -99,8 +116,26 @@ def retry_after() -> int:
     return int(wait) + 1 if wait > 0 else 0
 
 
-def _failed_password() -> None:
-    flask.current_app.extensions["railyard.failures"].failed(proxy.client_address(settings()))
+UNKNOWN_USER = "(unknown user)"  # what the audit log says of a name no user has
+
+
+def _failed_password(name: str, via: str) -> None:
+    """Count a wrong password against the address, and audit it under the user's name
+    when a user has it (else UNKNOWN_USER: a password typed into the name field must not
+    be kept). A store that does not answer costs the audit row, not the refusal."""
+    auth = settings()
+    address = proxy.client_address(auth)
+    failures = flask.current_app.extensions["railyard.failures"]
+    failures.failed(address)
+    locked_out = failures.wait(address) > 0
+    user = auth.user(name)
+    who = user.name if user else UNKNOWN_USER
+    log.warning("failed sign-in as %s from %s via %s%s", who, address, via,
+                ": it waits now" if locked_out else "")
+    try:
+        sessions.sign_in_failed(auth, who, via=via, locked_out=locked_out)
+    except Unavailable as e:
+        log.warning("the failed sign-in is not in the audit log: %s", e)
 
 
 @dataclass(frozen=True)
@@ -239,7 +274,7 @@ def identify_api() -> Identity | None:
         return None
     role = check_password(auth, name, password)
     if role is None:
-        _failed_password()
+        _failed_password(name, "api")
         return None
     return Identity(normal_name(name), role, proxy.client_address(auth), "users")
 
@@ -363,8 +398,7 @@ def _login():
     name, password = request.form.get("username", ""), request.form.get("password", "")
     role = check_password(auth, name, password)
     if role is None:
-        _failed_password()
-        log.info("failed sign-in from %s", proxy.client_address(auth))
+        _failed_password(name, "sign-in page")
         return _login_page(target, "Wrong user name or password."), 401
     user = auth.user(name)
     try:
@@ -378,7 +412,7 @@ def _login():
 def _logout():
     who = current_identity()
     if settings().mode == "users":
-        sessions.sign_out()
+        sessions.sign_out(settings())
     if who is not None:
         log.info("%s signed out", who.name)
     response = flask.redirect(flask.url_for("login") if settings().mode == "users" else "/")

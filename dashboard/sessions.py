@@ -131,12 +131,20 @@ def sign_in(auth: AuthSettings, user: User) -> None:
     session.user = user
 
 
-def sign_out() -> None:
-    """End this browser's session on the server; it continues on a new, anonymous id."""
+def sign_out(auth: AuthSettings) -> None:
+    """End this browser's session on the server, audited; it continues on a new,
+    anonymous id."""
     session = _session()
     if not session.fresh:
-        stored.end(runtime.current().plan_store(), session.session_id)
+        stored.sign_out(runtime.current().plan_store(), session.session_id,
+                        proxy.client_address(auth), clock())
     session.renew()
+
+
+def sign_in_failed(auth: AuthSettings, user: str, *, via: str, locked_out: bool) -> None:
+    """A wrong password from this request's address, in the audit log."""
+    stored.sign_in_failed(runtime.current().plan_store(), user, proxy.client_address(auth),
+                          clock(), via=via, locked_out=locked_out)
 
 
 def password_mark(user: User) -> str:

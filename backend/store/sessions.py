@@ -22,7 +22,7 @@ import os
 import secrets
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import delete, func, insert, select, update
@@ -51,12 +51,23 @@ def id_hash(session_id: str) -> str:
 
 def create(store: Store, session_id: str, user: str, password_mark: str,
            address: str | None, now: float, idle_seconds: float) -> None:
-    """A new signed-in session; sessions idle for longer than ``idle_seconds`` go too."""
+    """A new signed-in session, audited; sessions idle for longer than ``idle_seconds``
+    go too."""
     with store.write() as conn:
         conn.execute(delete(s).where(s.c.seen_at < now - idle_seconds))
         conn.execute(insert(s).values(id_hash=id_hash(session_id), user=user,
                                       password_mark=password_mark, address=address,
                                       created_at=now, seen_at=now))
+        append(conn, at=_utc(now), user=user, action="sign_in", address=address)
+
+
+def sign_in_failed(store: Store, user: str, address: str | None, now: float, *,
+                   via: str, locked_out: bool) -> None:
+    """A wrong password, audited (``via``: the sign-in page or the API; ``locked_out``:
+    this failure made the address wait). The rate limit bounds how many a flood writes."""
+    with store.write() as conn:
+        append(conn, at=_utc(now), user=user, action="sign_in_failed", address=address,
+               detail={"via": via, "locked_out": locked_out})
 
 
 def lookup(store: Store, session_id: str) -> SessionRow | None:
@@ -138,11 +149,26 @@ def touch(store: Store, session_id: str, now: float) -> None:
 
 
 def end(store: Store, session_id: str) -> bool:
-    """End one session (sign-out, or found expired); False if it had ended already."""
+    """End one session found expired; False if it had ended already."""
     with store.write() as conn:
         ended = conn.execute(delete(s).where(s.c.id_hash == id_hash(session_id))).rowcount
     _signal_ended(store)
     return ended > 0
+
+
+def sign_out(store: Store, session_id: str, address: str | None, now: float) -> bool:
+    """End the session its user signed out of, audited; False if it had ended already."""
+    with store.write() as conn:
+        user = conn.execute(delete(s).where(s.c.id_hash == id_hash(session_id))
+                            .returning(s.c.user)).scalar()
+        if user is not None:
+            append(conn, at=_utc(now), user=user, action="sign_out", address=address)
+    _signal_ended(store)
+    return user is not None
+
+
+def _utc(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
 
 
 def active(store: Store, now: float, idle_seconds: float, lifetime_seconds: float) -> list[dict]:

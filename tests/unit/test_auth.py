@@ -185,6 +185,53 @@ def test_password_guessing_waits(users_app):
         "too many failed sign-ins from your address")
 
 
+def test_sign_ins_sign_outs_and_wrong_passwords_are_in_the_audit_log(users_app, caplog):
+    """Who signed in, from where and when, is what an incident review asks first: each
+    sign-in, sign-out and wrong password is an audit row (a wrong password's name only
+    when a user has it: a password typed into the name field is not kept), and the one
+    failure that makes the address wait says so. Nothing of a password is written."""
+    from sqlalchemy import select
+
+    from backend.store.schema import audit
+    from dashboard import runtime
+
+    client = users_app.server.test_client()
+    caplog.set_level(logging.WARNING, logger="dashboard.auth")
+    sign_in(client, "olivia", "guess")
+    sign_in(client, "o-secret-typed-as-a-name", "x")
+    sign_in(client, "olivia")
+    client.post("/logout", data={"csrf_token": cookie(client, CSRF_COOKIE)})
+    wrong = base64.b64encode(b"adam:nope").decode()
+    for _ in range(auth.FAILURES_ALLOWED - 2):
+        client.get("/api/v1/plans", headers={"Authorization": f"Basic {wrong}"})
+    with runtime.current().plan_store().read() as conn:
+        rows = [(r.user, r.action, r.address, r.detail) for r in conn.execute(
+            select(audit.c.user, audit.c.action, audit.c.address, audit.c.detail)
+            .order_by(audit.c.id))]
+    page = {"via": "sign-in page", "locked_out": False}
+    api = {"via": "api", "locked_out": False}
+    assert rows == [("olivia", "sign_in_failed", "127.0.0.1", page),
+                    (auth.UNKNOWN_USER, "sign_in_failed", "127.0.0.1", page),
+                    ("olivia", "sign_in", "127.0.0.1", None),
+                    ("olivia", "sign_out", "127.0.0.1", None),
+                    *[("adam", "sign_in_failed", "127.0.0.1", api)] * 7,
+                    ("adam", "sign_in_failed", "127.0.0.1", {**api, "locked_out": True})]
+    assert "o-secret" not in str(rows) + caplog.text and "nope" not in caplog.text
+    assert "failed sign-in as adam from 127.0.0.1 via api: it waits now" in caplog.text
+
+
+def test_addresses_whose_failures_aged_out_are_dropped():
+    """Guesses from ever new addresses (IPv6 gives an attacker plenty) once grew the map
+    for good: aged-out addresses go whenever it doubles."""
+    now = [0.0]
+    failures = auth.FailedSignIns(clock=lambda: now[0])
+    for i in range(10 * auth.PRUNE_FROM):
+        failures.failed(f"2001:db8::{i:x}")
+        now[0] += auth.FAILURE_WINDOW / auth.PRUNE_FROM  # a window holds PRUNE_FROM of them
+    assert len(failures) <= 2 * auth.PRUNE_FROM + 1
+    assert failures.wait("2001:db8::0") == 0
+
+
 def test_failed_sign_ins_age_out_per_address():
     now = [1000.0]
     failures = auth.FailedSignIns(clock=lambda: now[0])
