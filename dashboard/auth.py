@@ -182,6 +182,7 @@ def install(server: Flask, auth: AuthSettings, port: int) -> None:
     server.session_interface = sessions.ServerSessions(is_api)
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
+    server.after_request(_framing_refused)
     server.add_url_rule("/login", "login", _login, methods=["GET", "POST"])
     server.add_url_rule("/logout", "logout", _logout, methods=["POST"])
 
@@ -365,6 +366,19 @@ def _csrf_cookie(response: flask.Response) -> flask.Response:
     if request.cookies.get(name) != token:
         response.set_cookie(name, token, samesite="Strict", httponly=False,
                             secure=sessions.cookie_secure(settings()))
+    return response
+
+
+# no page of Railyard inside another site's frame (clickjacking an Approve under a decoy),
+# no content sniffed as another type, no Railyard URL sent to another site as a referrer
+SECURITY_HEADERS = {"Content-Security-Policy": "frame-ancestors 'none'",
+                    "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin"}
+
+
+def _framing_refused(response: flask.Response) -> flask.Response:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
     return response
 
 

@@ -220,6 +220,18 @@ def test_sign_ins_sign_outs_and_wrong_passwords_are_in_the_audit_log(users_app, 
     assert "failed sign-in as adam from 127.0.0.1 via api: it waits now" in caplog.text
 
 
+def test_no_page_can_be_framed_by_another_site(users_app):
+    """Clickjacking: a decoy page framing Railyard's Approve button. Every answer, the
+    sign-in page, the app, assets, refusals and the API alike, forbids framing."""
+    client = users_app.server.test_client()
+    for answer in (client.get("/login"), client.get("/"), client.get("/assets/railyard.css"),
+                   client.get("/_dash-layout"), client.get("/api/v1/plans")):
+        assert answer.headers["Content-Security-Policy"] == "frame-ancestors 'none'"
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+        assert answer.headers["Referrer-Policy"] == "same-origin"
+
+
 def test_addresses_whose_failures_aged_out_are_dropped():
     """Guesses from ever new addresses (IPv6 gives an attacker plenty) once grew the map
     for good: aged-out addresses go whenever it doubles."""
