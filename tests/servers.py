@@ -10,7 +10,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,17 +35,29 @@ def free_port() -> int:
     raise RuntimeError(f"no free loopback port below {low}")
 
 
-def wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20) -> None:
+def poll(ready: Callable[[], bool], proc: subprocess.Popen, log: Path, timeout: float,
+         what: str) -> None:
+    """Until ``ready()`` answers true (an OSError is a not yet), failing at once with the
+    end of ``log`` when the server process exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"exited: {log.read_text()[-2000:]}")
+            raise RuntimeError(f"{what} exited: {log.read_text()[-2000:]}")
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
+            if ready():
+                return
         except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{what} not ready after {timeout} s")
+
+
+def wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20) -> None:
+    def listening() -> bool:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+
+    poll(listening, proc, log, timeout, f"the server for 127.0.0.1:{port}")
 
 
 def redis_server(tmp_path_factory) -> Iterator[str]:

@@ -21,7 +21,7 @@ from backend.model.snapshot import Snapshot
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
-from tests.servers import free_port, stop
+from tests.servers import free_port, poll, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -31,18 +31,11 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-
 
 
 def wait_http(url: str, timeout: float, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200 and b"<title>Railyard" in r.read():
-                    return  # the dashboard itself, not something else on the port
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise TimeoutError(f"{url} did not answer in {timeout} s")
+    def railyard() -> bool:  # the dashboard itself, not something else on the port
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status == 200 and b"<title>Railyard" in r.read()
+
+    poll(railyard, proc, log, timeout, f"the dashboard at {url}")
 
 
 class Dashboard:

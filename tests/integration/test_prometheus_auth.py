@@ -9,8 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from backend.metrics.server import PROMETHEUS
 from backend.services import monitoring
 from dashboard.config import parse_config
 from dashboard.runtime import Runtime
-from tests.servers import free_port, stop
+from tests.servers import free_port, poll, stop
 
 pytestmark = pytest.mark.integration
 USER, PASSWORD = "railyard", "s3cret-pw"
@@ -31,23 +29,17 @@ USER, PASSWORD = "railyard", "s3cret-pw"
 HASH = "$2b$04$zz.DmQVXFjm3eu46qxN98eWMxy9yqTP1cokHk2TLxbvLJ5GU3JNcG"
 
 
-def _scraped(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30) -> None:
+def _scraped(url: str, proc: subprocess.Popen, log: Path) -> None:
     """Prometheus has scraped itself once: ``up`` answers to the right credentials."""
     token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     request = urllib.request.Request(f"{url}/api/v1/query?query=up",
                                      headers={"Authorization": f"Basic {token}"})
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"prometheus exited: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(request, timeout=1) as r:
-                if json.load(r)["data"]["result"]:
-                    return
-        except (OSError, urllib.error.HTTPError):
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"prometheus at {url} has not scraped itself after {timeout} s")
+
+    def answered() -> bool:
+        with urllib.request.urlopen(request, timeout=1) as r:
+            return bool(json.load(r)["data"]["result"])
+
+    poll(answered, proc, log, 30, f"prometheus at {url}")
 
 
 @pytest.fixture(scope="module")
