@@ -182,7 +182,7 @@ def install(server: Flask, auth: AuthSettings, port: int) -> None:
     server.session_interface = sessions.ServerSessions(is_api)
     server.before_request(_gate)
     server.after_request(_csrf_cookie)
-    server.after_request(_framing_refused)
+    server.after_request(_security_headers)
     server.add_url_rule("/login", "login", _login, methods=["GET", "POST"])
     server.add_url_rule("/logout", "logout", _logout, methods=["POST"])
 
@@ -376,7 +376,7 @@ SECURITY_HEADERS = {"Content-Security-Policy": "frame-ancestors 'none'",
                     "Referrer-Policy": "same-origin"}
 
 
-def _framing_refused(response: flask.Response) -> flask.Response:
+def _security_headers(response: flask.Response) -> flask.Response:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     return response
