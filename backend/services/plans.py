@@ -285,16 +285,13 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
     return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
 
 
-def withdraw(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
-             now: datetime | None = None) -> Plan:
-    """The author takes back a plan nobody has decided yet, saying why (a decision row,
-    as a rejection's: the page's comment was once dropped here)."""
-    comment = _comment(comment)
+def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None = None) -> Plan:
+    """The author takes back a plan nobody has decided yet."""
     now = _now(now)
     plan = summary(store, plan_id)
     authorize(actor, "withdraw", plan.author)
     _check_state(plan, "withdraw")
-    return _change(store, actor, plan, "withdraw", now, decision=("withdraw", comment, None))
+    return _change(store, actor, plan, "withdraw", now)
 
 
 def execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader | None,

@@ -209,16 +209,6 @@ def test_reject_and_withdraw(store):
         plans.withdraw(store, OPERATOR, other.id, now=T0)
 
 
-def test_a_withdrawal_keeps_the_author_s_reason(store):
-    """The plan page's comment, typed before Withdraw, was dropped: "Done: plan 2 is
-    withdrawn." and then "No decision yet"."""
-    plan = propose(store)
-    withdrawn = plans.withdraw(store, OPERATOR, plan.id, comment="delay typo", now=T0)
-    assert withdrawn.state == "withdrawn"
-    assert [(d.decision, d.user, d.comment) for d in withdrawn.decisions] == [
-        ("withdraw", OPERATOR.name, "delay typo")]
-
-
 def test_execute_rechecks_expiry_and_the_cluster(store):
     plan = approved(store)
     with pytest.raises(Forbidden, match="approver role may not execute"):
