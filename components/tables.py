@@ -6,7 +6,7 @@ import re
 
 import dash_ag_grid as dag
 import pandas as pd
-from dash import html
+from dash import dcc, html
 
 from components.help import term
 
@@ -69,6 +69,15 @@ def field(label, control, hint: str | None = None) -> html.Label:
     """A form field: its label, the control, and an optional hint under it."""
     return html.Label([html.Span(label, className="field-label"), control,
                        html.Small(hint, className="hint") if hint else None], className="field")
+
+
+def number_input(id_: str, value: float | None = None, placeholder: str | None = None,
+                 **extra) -> dcc.Input:
+    """A number field as text: the server reads it (backend/services/fields) and says
+    what is wrong with it. A browser's number field sends nothing at all for a value
+    outside its min, max or step, which the server cannot tell from "left empty"."""
+    return dcc.Input(id=id_, type="text", inputMode="decimal", value=value,
+                     placeholder=placeholder, autoComplete="off", **extra)
 
 
 def duration(seconds: float | None) -> str:

@@ -14,6 +14,7 @@ import dash
 from dash import Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
+from backend.services import fields
 from backend.services import plans as plan_service
 from components import banners, tables
 from dashboard import ids, runtime
@@ -31,7 +32,7 @@ def layout(plan: str | None = None, user: str | None = None, since: str | None =
         html.Div(id=ids.AU_PLANS),
         html.H3("Audit log"),
         html.Div([
-            tables.field("Plan", dcc.Input(id=ids.AU_PLAN, type="number", min=1, value=plan)),
+            tables.field("Plan", tables.number_input(ids.AU_PLAN, plan)),
             tables.field("User", dcc.Input(id=ids.AU_USER, type="text", value=user)),
             tables.field("Since (UTC)", dcc.Input(id=ids.AU_SINCE, type="text", value=since,
                                             placeholder="2024-05-01T02:00")),
@@ -82,10 +83,8 @@ def show(_clicks, _next, plan, user, since, page):
 def _query(plan, user, since) -> dict:
     """The filters as given, checked (BadInput naming the field)."""
     parse_since(since)
-    if plan not in (None, "") and (not float(plan).is_integer() or
-                                   not 1 <= int(plan) <= plan_service.MAX_PLAN_ID):
-        raise BadInput(f"plan: give a plan number, got {plan}")
-    return {"plan": None if plan in (None, "") else int(plan),
+    plan = fields.number(plan, "plan", low=1, limit=plan_service.MAX_PLAN_ID, whole=True)
+    return {"plan": plan,
             "user": (user or "").strip() or None, "since": since}
 
 

@@ -70,14 +70,14 @@ def _knobs(state: dict) -> html.Div:
     def field(label: str, control) -> html.Label:
         return html.Label([html.Span(label, className="control-label"), control],
                           className="knob")
-    def number(knob: str, placeholder: str, step: float = 1) -> dcc.Input:
-        return dcc.Input(id=KNOB_IDS[knob], type="number", value=state[knob], step=step,
-                         placeholder=placeholder, debounce=True, className="knob-input")
+    def number(knob: str, placeholder: str) -> dcc.Input:
+        return tables.number_input(KNOB_IDS[knob], state[knob], placeholder, debounce=True,
+                                   className="knob-input")
     return html.Div([
         field("History", dcc.RadioItems(
             id=ids.CAP_WINDOW, value=state["window"], inline=True,
             options=[{"label": f"{d} d", "value": d} for d in capacity.WINDOWS])),
-        field("Growth +% / month", number("growth", "0", step=0.5)),
+        field("Growth +% / month", number("growth", "0")),
         field("Add brokers", number("add", "0")),
         field("max.broker.partitions", number("mbp", "current")),
         field("max.partitions", number("mp", "current")),
@@ -128,8 +128,9 @@ dash.clientside_callback(
     """
     function(window_, growth, add, mbp, mp, topic, by, view) {
         const params = new URLSearchParams();
+        const zero = (v) => v === null || v === undefined || Number(v) === 0 && v !== "";
         const knobs = {cluster: view.cluster, window: window_ === 30 ? null : window_,
-                       growth: growth ? growth : null, add: add ? add : null, mbp: mbp,
+                       growth: zero(growth) ? null : growth, add: zero(add) ? null : add, mbp: mbp,
                        mp: mp, topic: topic, by: by, end: view.end};
         for (const [k, v] of Object.entries(knobs)) {
             if (v !== null && v !== undefined && v !== "") { params.set(k, v); }

@@ -10,9 +10,14 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview
+from backend.services import fields, plan_preview
 from backend.services.cluster import cluster_snapshot
-from backend.services.plan_preview import BALANCE_THRESHOLD, GOALS
+from backend.services.plan_preview import (
+    BALANCE_THRESHOLD,
+    GOALS,
+    MAX_BALANCE_THRESHOLD,
+    MAX_THROTTLE,
+)
 from components import banners, tables, urlstate
 from components.help import term
 from dashboard import auth, drafts, ids, plan_views, runtime
@@ -51,19 +56,18 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
             tables.field("Brokers",
                          dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
                          "drain and add: broker ids"),
-            tables.field("Target utilisation", dcc.Input(id=ids.RA_UTILIZATION, type="number",
-                                                   value=1.0, min=0.01, max=1, step=0.01),
-                   "share of max.broker.partitions"),
-            tables.field("Balance threshold", dcc.Input(id=ids.RA_THRESHOLD, type="number",
-                                                  value=BALANCE_THRESHOLD, min=1, step=0.01)),
+            tables.field("Target utilisation", tables.number_input(ids.RA_UTILIZATION, 1.0),
+                         "share of max.broker.partitions, up to 1"),
+            tables.field("Balance threshold",
+                         tables.number_input(ids.RA_THRESHOLD, BALANCE_THRESHOLD),
+                         "1 to 2; 1.1: within 10% of the average"),
         ], className="form-row"),
         html.Div([
             dcc.Upload(id=ids.RA_UPLOAD, accept=".json",
                        children=html.Button("Upload reassignment JSON", className="button")),
             html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
             tables.field(term("Throttle (MB/s)", "throttle"),
-                   dcc.Input(id=ids.RA_THROTTLE, type="number", min=0.001,
-                             placeholder="suggested")),
+                         tables.number_input(ids.RA_THROTTLE, placeholder="suggested")),
             html.Button("Preview", id=ids.RA_RUN, className="button primary"),
         ], className="form-row"),
         html.Div(id=ids.RA_ERROR, className="inline-error", role="alert"),
@@ -102,9 +106,9 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
     cluster = _cluster(search)
     try:
         snap = cluster_snapshot(runtime.current().source(cluster))
-        throttle = None if throttle_mb in (None, "") else float(throttle_mb) * 1e6
-        if throttle is not None and throttle <= 0:
-            raise BadInput("throttle: give a rate larger than 0 MB/s, or leave it empty")
+        throttle = fields.number(throttle_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
+                                 unit="MB/s", empty="the suggested rate")
+        throttle = None if throttle is None else throttle * 1e6
         if source == "upload":
             obj, filename = drafts.upload(upload_token)
             if obj is None:
@@ -113,8 +117,11 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         else:
             draft = plan_preview.from_goal(snap, {
                 "goal": goal, "brokers": parse_brokers(brokers),
-                "target_utilization": _or(utilization, 1.0, "target utilisation"),
-                "threshold": _or(threshold, BALANCE_THRESHOLD, "balance threshold")},
+                "target_utilization": fields.number(utilization, "target utilisation", above=0,
+                                                    high=1, default=1.0),
+                "threshold": fields.number(threshold, "balance threshold", low=1,
+                                           high=MAX_BALANCE_THRESHOLD,
+                                           default=BALANCE_THRESHOLD)},
                 throttle=throttle)
     except BadInput as e:
         return no_update, no_update, str(e), []
@@ -146,15 +153,6 @@ def parse_brokers(text: str | None) -> list[int]:
                 raise BadInput(f"brokers: '{part.strip()}' is not a broker id (give ids "
                                "separated by commas, e.g. 7,8)") from None
     return out
-
-
-def _or(value, default: float, where: str) -> float:
-    if value in (None, ""):
-        return default
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise BadInput(f"{where}: give a number, got {value!r}") from None
 
 
 def _cluster(search: str | None) -> str | None:

@@ -10,7 +10,7 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_preview, shrink_execution
+from backend.services import fields, plan_preview, shrink_execution
 from backend.services.cluster import cluster_snapshot
 from components import banners, tables, urlstate
 from dashboard import auth, drafts, ids, plan_views, runtime
@@ -34,9 +34,9 @@ def layout(cluster: str | None = None, topic: str | None = None, **_query) -> ht
                id=ids.SH_ON_CLUSTER, className="explain"),
         html.Div([
             tables.field("Topic", dcc.Input(id=ids.SH_TOPIC, type="text", value=topic or "")),
-            tables.field("Partitions after", dcc.Input(id=ids.SH_PARTITIONS, type="number", min=1)),
-            tables.field("Delay (hours)", dcc.Input(id=ids.SH_DELAY, type="number", min=0,
-                                              placeholder="retention.ms"),
+            tables.field("Partitions after", tables.number_input(ids.SH_PARTITIONS)),
+            tables.field("Delay (hours)", tables.number_input(ids.SH_DELAY,
+                                                              placeholder="retention.ms"),
                    "time consumers get to read the removed partitions"),
             html.Button("Preview", id=ids.SH_RUN, className="button primary"),
         ], className="form-row"),
@@ -57,12 +57,12 @@ def preview(_clicks, topic, partitions, delay_hours, search):
     cluster = urlstate.parse(search).get("cluster")
     try:
         snap = cluster_snapshot(runtime.current().source(cluster))
-        if partitions in (None, ""):
-            raise BadInput("partitions after: give the number of partitions to keep")
-        if delay_hours not in (None, "") and float(delay_hours) < 0:
-            raise BadInput("delay: give hours >= 0, or leave it empty for retention.ms")
-        delay_ms = None if delay_hours in (None, "") else round(float(delay_hours) * 3.6e6)
-        draft = plan_preview.from_shrink(snap, (topic or "").strip(), int(partitions),
+        partitions = fields.number(partitions, "partitions after", low=1, whole=True,
+                                   required="the number of partitions to keep")
+        hours = fields.number(delay_hours, "delay", low=0, unit="hours", empty="retention.ms",
+                              limit=plan_preview.MAX_DELAY_MS / 3.6e6)
+        delay_ms = None if hours is None else round(hours * 3.6e6)
+        draft = plan_preview.from_shrink(snap, (topic or "").strip(), partitions,
                                          delay_ms=delay_ms, fields=PAGE_FIELDS)
     except BadInput as e:
         return no_update, no_update, str(e), []

@@ -13,8 +13,9 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import capacity, limits, quota, throttle, uploads, whatif
+from backend.services import capacity, fields, limits, quota, throttle, uploads, whatif
 from backend.services.cluster import ClusterSource, cluster_snapshot
+from backend.services.plan_preview import MAX_THROTTLE
 from components import banners, charts, reports, tables, timerange
 from components.help import term
 from dashboard import ids, jobs, runtime
@@ -60,16 +61,13 @@ def _limits_tab(c) -> html.Div:
                                                      {"label": "add partitions",
                                                       "value": "add"}])),
             tables.field("Topic", dcc.Input(id=ids.WI_LIM_TOPIC, value="orders-v2", type="text")),
-            tables.field("Partitions", dcc.Input(id=ids.WI_LIM_PARTITIONS, value=24, type="number",
-                                           min=1), "for add partitions: the total after"),
-            tables.field("Replication factor", dcc.Input(id=ids.WI_LIM_RF, value=3, type="number",
-                                                   min=1)),
-            tables.field(term("max.broker.partitions"),
-                   dcc.Input(id=ids.WI_LIM_MBP, type="number", min=0,
-                             placeholder=str(lim.max_broker_partitions or "cluster's"))),
-            tables.field(term("max.partitions"),
-                   dcc.Input(id=ids.WI_LIM_MP, type="number", min=0,
-                             placeholder=str(lim.max_partitions or "cluster's"))),
+            tables.field("Partitions", tables.number_input(ids.WI_LIM_PARTITIONS, 24),
+                         "for add partitions: the total after"),
+            tables.field("Replication factor", tables.number_input(ids.WI_LIM_RF, 3)),
+            tables.field(term("max.broker.partitions"), tables.number_input(
+                ids.WI_LIM_MBP, placeholder=str(lim.max_broker_partitions or "cluster's"))),
+            tables.field(term("max.partitions"), tables.number_input(
+                ids.WI_LIM_MP, placeholder=str(lim.max_partitions or "cluster's"))),
             html.Button("Preview placement", id=ids.WI_LIM_RUN, className="button primary"),
         ], className="form-row"),
         html.Div(id=ids.WI_LIM_ERROR, className="inline-error", role="alert"),
@@ -124,8 +122,8 @@ def _throttle_tab() -> html.Div:
                        accept=".json"),
             html.Span(id=ids.WI_TH_PLAN_NAME, className="hint"),
             tables.field("Network capacity N (B/s)",
-                   dcc.Input(id=ids.WI_TH_CAPACITY, type="number", min=1,
-                             placeholder="125000000"), "empty: 1 GbE"),
+                         tables.number_input(ids.WI_TH_CAPACITY, placeholder="125000000",
+                                             debounce=True), "empty: 1 GbE"),
         ], className="form-row"),
         html.Div([
             html.Span("Throttle", className="field-label"),
@@ -133,9 +131,9 @@ def _throttle_tab() -> html.Div:
                                 value=DEFAULT_THROTTLE_LOG10, marks=marks,
                                 updatemode="mouseup", allow_direct_input=False),
                      className="slider"),
-            dcc.Input(id=ids.WI_TH_RATE_EXACT, type="number", min=0, step="any",
-                      debounce=True, value=round(10 ** DEFAULT_THROTTLE_LOG10 / 1e6, 3),
-                      className="rate-input"),
+            tables.number_input(ids.WI_TH_RATE_EXACT,
+                                round(10 ** DEFAULT_THROTTLE_LOG10 / 1e6, 3),
+                                debounce=True, className="rate-input"),
             html.Span("MB/s", className="hint"),
         ], className="slider-row"),
         html.Div(id=ids.WI_TH_ERROR, className="inline-error", role="alert"),
@@ -154,8 +152,11 @@ def _throttle_tab() -> html.Div:
 def sync_throttle(log_rate, exact_mb):
     """The slider (log scale, for a feel of the range) and the box (exact) move together."""
     if dash.ctx.triggered_id == ids.WI_TH_RATE_EXACT:
-        return (no_update if not exact_mb or exact_mb <= 0 else math.log10(exact_mb * 1e6),
-                no_update)
+        try:
+            mb = fields.number(exact_mb, "throttle", above=0)
+        except BadInput:
+            return no_update, no_update  # the throttle's own callback says what is wrong
+        return (no_update if mb is None else math.log10(mb * 1e6)), no_update
     return no_update, round(10 ** log_rate / 1e6, 3)
 
 
@@ -167,13 +168,13 @@ def sync_throttle(log_rate, exact_mb):
                Input(ids.WI_TH_CAPACITY, "value"), State(ids.WI_TH_PLAN, "filename"),
                State(ids.WI_STATE, "data"), prevent_initial_call="initial_duplicate")
 def plan_throttle(exact_mb, contents, capacity, filename, state):
-    if not exact_mb or exact_mb <= 0:
-        return (no_update, no_update, no_update, no_update,
-                "throttle: give a rate above 0 MB/s", no_update)
-    rate = float(exact_mb) * 1e6
     rt = runtime.current()
     source = rt.source(state["cluster"])
     try:
+        rate = fields.number(exact_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
+                             required=True, unit="MB/s") * 1e6
+        capacity = fields.number(capacity, "network capacity", above=0, limit=MAX_THROTTLE,
+                                 unit="B/s", empty="1 GbE")
         uploaded = uploads.json_object(contents, filename, rt.config.server.max_upload_bytes)
         plan, name = throttle.reassignment_for(source, uploaded, filename)
         r = throttle.whatif(source, plan, rate, capacity)
@@ -206,12 +207,10 @@ def _quota_tab(c) -> html.Div:
                        accept=".jsonl,.json,.txt"),
             html.Span(id=ids.WI_QU_REQUESTS_NAME, className="hint"),
             tables.field("Rate (partitions/s)",
-                   dcc.Input(id=ids.WI_QU_RATE, type="number", min=0,
-                             value=q.controller_mutation_rate or 5)),
-            tables.field(term("Samples", "burst"), dcc.Input(id=ids.WI_QU_SAMPLES, type="number",
-                                                       min=1, value=q.window_num)),
-            tables.field("Window (s)", dcc.Input(id=ids.WI_QU_WINDOW, type="number", min=1,
-                                           value=q.window_seconds)),
+                         tables.number_input(ids.WI_QU_RATE, q.controller_mutation_rate or 5)),
+            tables.field(term("Samples", "burst"),
+                         tables.number_input(ids.WI_QU_SAMPLES, q.window_num)),
+            tables.field("Window (s)", tables.number_input(ids.WI_QU_WINDOW, q.window_seconds)),
             html.Button("Replay", id=ids.WI_QU_RUN, className="button primary"),
         ], className="form-row"),
         html.Div(id=ids.WI_QU_ERROR, className="inline-error", role="alert"),
@@ -231,12 +230,10 @@ def _quota_tab(c) -> html.Div:
                prevent_initial_call=True)
 def replay_quota(_clicks, contents, filename, rate, samples, window):
     try:
-        if not samples or not window or samples < 1 or window < 1:
-            raise BadInput("samples and window: give whole numbers of at least 1")
         rt = runtime.current()
         with quota.workload_for_job(contents, filename, rt.work_dir,
                                     rt.config.server.max_upload_bytes) as (path, name):
-            r = quota.whatif(path, rate, int(samples), int(window))
+            r = quota.whatif(path, rate, samples, window)
     except BadInput as e:
         return no_update, no_update, no_update, str(e)
     fig = charts.token_bucket(r["curve"], r["rejected"], r["bursts"],

@@ -47,6 +47,9 @@ from backend.model.snapshot import Limits, Snapshot
 
 GOALS = ("limits", "drain", "add", "balance")
 BALANCE_THRESHOLD = 1.10  # Cruise Control's replica.count.balance.threshold
+# at 2 the band's floor, average x (2 - threshold), reaches 0: a wider band only lets the
+# busiest broker grow, which balances nothing
+MAX_BALANCE_THRESHOLD = 2.0
 _UNLIMITED = np.int64(2**40)  # room of a broker with no limit (more than any cluster holds)
 _CELLS_PER_CHUNK = 4_000_000  # candidate x destination cells evaluated at once
 
@@ -139,8 +142,9 @@ def _validate(snap: Snapshot, goal: Goal, limits: Limits) -> np.ndarray:
         raise BadInput(f"goal must be one of {', '.join(GOALS)}, got '{goal.kind}'")
     if not 0 < goal.target_utilization <= 1:
         raise BadInput(f"--target-utilization must be in (0, 1], got {goal.target_utilization}")
-    if goal.threshold < 1:
-        raise BadInput(f"balance threshold must be at least 1, got {goal.threshold}")
+    if not 1 <= goal.threshold <= MAX_BALANCE_THRESHOLD:
+        raise BadInput(f"balance threshold must be from 1 to {MAX_BALANCE_THRESHOLD:g}, got "
+                       f"{goal.threshold:g}")
     if goal.kind == "limits" and limits.max_broker_partitions is None:
         raise BadInput("the limits goal needs max.broker.partitions "
                        "(in the snapshot or --max-broker-partitions)")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from backend.errors import BadInput
+from backend.model.bounds import check_long
 from backend.model.csr import gather_index
 from backend.model.snapshot import Snapshot
 
@@ -58,8 +59,7 @@ def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | Non
             raise BadInput(f"topic '{topic}' keeps data forever (retention.ms=-1): give "
                            f"{fields[1]}, the time consumers get to read the removed "
                            "partitions")
-    if delay_ms < 0:
-        raise BadInput(f"{fields[1]} must be >= 0, got {delay_ms}")
+    check_long(delay_ms, fields[1])  # the KIP's --delete-partitions-delay is a Long
 
     rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t] + n, dtype=np.int64)
     rf = snap.replication_factors[rows]

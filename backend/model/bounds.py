@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # numpy is imported where arrays are checked: the CLI starts 
 
 # Kafka stores byte counts, rates and throttles as a Java long.
 MAX_LONG = 2**63 - 1
+# Kafka's INT configs: max.broker.partitions (KIP-578), controller.quota.window.num and
+# controller.quota.window.size.seconds (KIP-599).
+MAX_INT = 2**31 - 1
 # Kafka's replication factor is an int16 in CreateTopics.
 MAX_RF = 2**15 - 1
 # Partitions and replicas one snapshot or request may hold: five times the largest cluster
@@ -61,7 +64,7 @@ def check_total_bytes(part_size: np.ndarray, rf: np.ndarray, where: str) -> None
                        "value (2^63-1 bytes): a size is wrong")
 
 
-MAX_BROKER_ID = 2**31 - 1  # broker.id is a Java int
+MAX_BROKER_ID = MAX_INT  # broker.id is a Java int
 
 
 def parse_broker_id(text: str, default: str | None = None) -> int:

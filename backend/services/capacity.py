@@ -33,6 +33,9 @@ from backend.spark.spec import (
 WINDOWS = (7, 30, 90)  # days of history a review looks at
 DAY = 86_400
 PLANNED_TOPIC = "planned-topic"
+# a limit further off than a century is written as such (pandas' dates end in 2262, and
+# a limit raised a million-fold is days away like 1e15)
+HORIZON_DAYS = 36_525
 
 
 def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
@@ -132,9 +135,10 @@ def table_frame(answer: dict) -> pd.DataFrame:
     """The time-to-limit table with dates (what the page, the CSV and the reports show)."""
     frame = pd.DataFrame(answer["table"])
     made = pd.Timestamp(answer["history"]["end"], unit="s", tz="UTC")
+    beyond = f"after {made + pd.Timedelta(days=HORIZON_DAYS):%Y}"
     for days, date in (("days", "date"), ("earliest_days", "earliest"),
                        ("latest_days", "latest")):
-        frame[date] = [None if d is None or pd.isna(d) else
+        frame[date] = [None if d is None or pd.isna(d) else beyond if d > HORIZON_DAYS else
                        (made + pd.Timedelta(days=float(d))).strftime("%Y-%m-%d")
                        for d in frame[days]]
     return frame

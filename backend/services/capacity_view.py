@@ -9,33 +9,32 @@ from datetime import UTC, datetime, timedelta
 
 from backend.engines.forecast import Scenario
 from backend.errors import BadInput
-from backend.services import capacity
+from backend.model.bounds import MAX_GENERATED_BROKERS, MAX_INT, MAX_LONG
+from backend.services import capacity, fields
 from backend.services.cluster import ClusterSource
 
 DEFAULT_WINDOW = 30
 DEFAULT_BY_DAYS = 90
+MAX_BY_DAYS = 3650  # a plan date within ten years: the forecast reads 7 to 90 days of history
+MAX_GROWTH_PCT = 1000  # +1000%/month: ten times the partitions every month
+MAX_ADD_BROKERS = MAX_GENERATED_BROKERS
+KNOB_NAMES = {"add": "add brokers", "mbp": "max.broker.partitions", "mp": "max.partitions"}
 
 
 def parse_view(query: dict) -> dict:
     """The capacity view a URL asks for, checked; BadInput names the bad knob."""
-    def number(key: str, cast, minimum: float | None = 0):
-        text = str(query.get(key) or "").strip()
-        if not text:
-            return None
-        try:
-            value = cast(text)
-        except ValueError:
-            raise BadInput(f"{key}: '{text}' is not a number") from None
-        if minimum is not None and value < minimum:
-            raise BadInput(f"{key}: must be >= {minimum:g}, got {text}")
-        return value
-    window = number("window", int) or DEFAULT_WINDOW
+    def number(key: str, **bounds):  # named as the page's knob is
+        return fields.number(query.get(key), KNOB_NAMES.get(key, key), **bounds)
+    window = number("window", whole=True, default=DEFAULT_WINDOW)
     if window not in capacity.WINDOWS:
         raise BadInput(f"window: expected one of {', '.join(map(str, capacity.WINDOWS))} days")
     view = {"cluster": query.get("cluster"), "window": window,
-            "growth": number("growth", float, minimum=-100) or 0.0,
-            "add": number("add", int) or 0, "mbp": number("mbp", int),
-            "mp": number("mp", int), "topic": str(query.get("topic") or "").strip(),
+            "growth": number("growth", low=-100, high=MAX_GROWTH_PCT, default=0.0,
+                             unit="% a month"),
+            "add": number("add", low=0, high=MAX_ADD_BROKERS, whole=True, default=0),
+            "mbp": number("mbp", low=0, limit=MAX_INT, whole=True),
+            "mp": number("mp", low=0, limit=MAX_LONG, whole=True),
+            "topic": str(query.get("topic") or "").strip(),
             "by": str(query.get("by") or "").strip(), "end": str(query.get("end") or "").strip()}
     scenario(view)
     end_time(view)
@@ -82,6 +81,9 @@ def by_days(view: dict, today: float) -> tuple[float, str]:
     days = (day.timestamp() - today) / 86_400
     if days < 0:
         raise BadInput(f"by: {view['by']} is before the forecast's day")
+    if days > MAX_BY_DAYS:
+        raise BadInput(f"by: give a date within {MAX_BY_DAYS // 365} years of the forecast's "
+                       f"day, got {view['by']}")
     return days, view["by"]
 
 

@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING
 
 from backend.engines import limits as engine
 from backend.errors import BadInput
-from backend.model.bounds import MAX_PARTITIONS, check_count, check_replicas
+from backend.model.bounds import (
+    MAX_INT,
+    MAX_LONG,
+    MAX_PARTITIONS,
+    MAX_RF,
+    check_count,
+    check_replicas,
+)
 from backend.model.names import (
     check_no_collision,
     check_topic_name,
@@ -15,7 +22,7 @@ from backend.model.names import (
 )
 from backend.model.reassignment import Reassignment
 from backend.model.snapshot import Limits, Snapshot, is_near
-from backend.services import snapshots
+from backend.services import fields, snapshots
 from backend.services.cluster import ClusterSource, cluster_snapshot
 
 if TYPE_CHECKING:
@@ -82,20 +89,25 @@ def check_reassignment(snap: Snapshot, plan: Reassignment, limits: Limits) -> di
     return engine.check_reassignment(snap, plan, limits).to_dict()
 
 
-def whatif(source: ClusterSource, action: str, topic: str, partitions: int | None,
-           rf: int | None, max_broker_partitions: int | None,
-           max_partitions: int | None) -> dict:
-    """Create a topic or add partitions: placement preview and replicas per broker."""
+def whatif(source: ClusterSource, action: str, topic: str, partitions: object,
+           rf: object, max_broker_partitions: object, max_partitions: object) -> dict:
+    """Create a topic or add partitions: placement preview and replicas per broker. The
+    numbers come as typed (text or numbers) and are read here."""
+    partitions = fields.number(partitions, "partitions", low=1, limit=MAX_PARTITIONS,
+                               whole=True, required=True)
+    rf = fields.number(rf, "replication factor", low=1, limit=MAX_RF, whole=True,
+                       required=action == "create")
+    max_broker_partitions = fields.number(max_broker_partitions, "max.broker.partitions",
+                                          low=0, limit=MAX_INT, whole=True,
+                                          empty="the cluster's")
+    max_partitions = fields.number(max_partitions, "max.partitions", low=0, limit=MAX_LONG,
+                                   whole=True, empty="the cluster's")
     snap = cluster_snapshot(source)
     limits = effective_limits(snap, max_broker_partitions, max_partitions)
     topic = (topic or "").strip()
     if not topic:
         raise BadInput("topic: give a topic name")
-    if partitions is None or partitions <= 0:
-        raise BadInput("partitions: give a whole number larger than 0")
     if action == "create":
-        if rf is None or rf <= 0:
-            raise BadInput("replication factor: give a whole number larger than 0")
         if snap.has_topic(topic):
             raise BadInput(f"topic '{topic}' already exists: add partitions to it instead")
         check_topic_name(topic, "topic")

@@ -27,6 +27,7 @@ from backend.engines.batches import execution_batches
 from backend.engines.shrink import CLI_FIELDS
 from backend.errors import BadInput
 from backend.executor.thread import INTERVAL as EXECUTOR_INTERVAL
+from backend.model.bounds import MAX_LONG, check_long
 from backend.model.csr import padded_rows
 from backend.model.reassignment import (
     Reassignment,
@@ -41,6 +42,9 @@ from backend.services.plan_basis import basis_changes, replica_changes
 # the planner's goals and its default balance threshold, as the reassignments page offers
 # them (pages ask the services, not the engines)
 GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
+MAX_BALANCE_THRESHOLD = planner.MAX_BALANCE_THRESHOLD
+MAX_THROTTLE = MAX_LONG  # bytes/s: the throttled.rate configs are LONGs (KIP-73)
+MAX_DELAY_MS = MAX_LONG  # the delete-partitions KIP's --delete-partitions-delay is a Long
 IN_FLIGHT_SHOWN = 100  # moving partitions a preview lists (it counts them all)
 
 
@@ -485,7 +489,7 @@ def _min_headroom(brokers: list[dict]) -> int | None:
 def _throttle(value: Any, where: str) -> float | None:
     if value is None:
         return None
-    return _number(value, where, positive=True)
+    return check_long(_number(value, where, positive=True), where)  # a LONG config (KIP-73)
 
 
 def _number(value: Any, where: str, positive: bool = False) -> float:

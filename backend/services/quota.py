@@ -22,9 +22,9 @@ import numpy as np
 from backend.engines import quota as engine
 from backend.engines.quota import DEFAULT_SAMPLES, DEFAULT_WINDOW_SECONDS
 from backend.errors import BadInput
-from backend.model.bounds import MAX_LONG
+from backend.model.bounds import MAX_INT, MAX_LONG
 from backend.model.io import read_json
-from backend.services import uploads
+from backend.services import fields, uploads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +38,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "partitions": (int,), "validate_only": (bool,)}
 _REQUIRED = ("t", "user", "op", "partitions")
 MAX_T = MAX_LONG / 1000
-MAX_INT32 = 2**31 - 1
 # Files up to this size are read in Python: below it, importing pyarrow costs more than
 # parsing the lines (about 10k requests).
 SMALL_FILE_BYTES = 1 << 20
@@ -216,8 +215,8 @@ def _validate(path: str | os.PathLike, c: Columns, nulls: Columns) -> None:
         known |= np.asarray(c["op"] == op)
     _check(path, ~known, f"unknown 'op' (expected one of {OPS})")
     _check(path, c["partitions"] < 0, "'partitions' must be >= 0")
-    _check(path, c["partitions"] > MAX_INT32,
-           f"'partitions' is past Kafka's largest partition count ({MAX_INT32:,})")
+    _check(path, c["partitions"] > MAX_INT,
+           f"'partitions' is past Kafka's largest partition count ({MAX_INT:,})")
     _check(path, np.asarray(c["user"] == ""), "'user' must not be empty")
 
 
@@ -346,13 +345,18 @@ def workload_for_job(contents: str | None, filename: str | None, directory: str,
         yield path, filename or "upload"
 
 
-def whatif(requests_path: str, rate: float | None, samples: int = DEFAULT_SAMPLES,
-           window_seconds: int = DEFAULT_WINDOW_SECONDS) -> dict:
+def whatif(requests_path: str, rate: object, samples: object = DEFAULT_SAMPLES,
+           window_seconds: object = DEFAULT_WINDOW_SECONDS) -> dict:
     """Replay a workload through KIP-599 strict token buckets: who is rejected, and when.
     ``curve``: each principal's tokens over time (engines.quota.token_curve); ``rejected``:
-    the requests refused, at the tokens they found; ``bursts``: each principal's burst."""
-    if rate is None or not rate > 0:
-        raise BadInput("rate: give the controller_mutation_rate in partitions/s (> 0)")
+    the requests refused, at the tokens they found; ``bursts``: each principal's burst.
+    The numbers come as typed and are read here (the window configs are Kafka INTs)."""
+    rate = fields.number(rate, "rate", above=0, required=True,
+                         unit="partitions/s (controller_mutation_rate)")
+    samples = fields.number(samples, "samples", low=1, limit=MAX_INT, whole=True,
+                            required=True)
+    window_seconds = fields.number(window_seconds, "window", low=1, limit=MAX_INT, whole=True,
+                                   required=True, unit="s")
     import pandas as pd
 
     c, out, bucket, buckets = _replayed(requests_path, rate, samples, window_seconds,

@@ -10,7 +10,7 @@ import dash
 from dash import Input, Output, State, dcc, no_update
 
 from backend.errors import Conflict
-from backend.services import plan_kinds, plan_preview
+from backend.services import fields, plan_kinds, plan_preview
 from backend.services import plans as plan_service
 from dashboard import auth, drafts, ids, runtime
 from dashboard.plan_views import preview
@@ -79,12 +79,14 @@ def download(clicks, token):
     return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")
 
 
-def throttle_mode(adaptive: list | None, floor_mb: float | None) -> dict | None:
-    """The propose form's adaptive box and floor (MB/s) as plans.propose's throttle_mode."""
+def throttle_mode(adaptive: list | None, floor_mb: object) -> dict | None:
+    """The propose form's adaptive box and floor (MB/s, as typed) as plans.propose's
+    throttle_mode."""
     if not adaptive:
         return None
-    return {"mode": "adaptive",
-            "floor": None if floor_mb is None else max(round(float(floor_mb) * 1e6), 1)}
+    floor = fields.number(floor_mb, "adaptive throttle's floor", above=0,
+                          limit=plan_preview.MAX_THROTTLE / 1e6, required=True, unit="MB/s")
+    return {"mode": "adaptive", "floor": max(round(floor * 1e6), 1)}
 
 
 @dash.callback(Output(ids.URL, "href", allow_duplicate=True),

@@ -49,8 +49,7 @@ def propose_row(who: Actor, title: str, kind: str) -> html.Div:
             "label": " Adaptive throttle: the throttle is a ceiling; while it runs each "
                      "broker's rate follows its spare bandwidth, down to a floor of",
             "value": "adaptive"}], className="checklist"),
-                  dcc.Input(id=ids.PLAN_FLOOR, type="number", min=0.001, step="any",
-                            value=10, style={"width": "6em"}),
+                  tables.number_input(ids.PLAN_FLOOR, 10, style={"width": "6em"}),
                   html.Span(" MB/s")], className="form-row", style=_shown(k.throttled)),
         html.Div(dcc.Checklist(id=ids.PLAN_OUTSIDE_WINDOWS, value=[], options=[{
             "label": " Run outside the cluster's execution windows (an emergency: it starts "

@@ -296,6 +296,15 @@ class Demo:
         return next((n, p) for n, (r, p) in self.users.items() if r == role)
 
 
+def type_into(element, text: str) -> None:
+    """Replace a Dash input's value the way a person does (React sees every key)."""
+    from selenium.webdriver.common.keys import Keys
+
+    element.send_keys(Keys.CONTROL, "a")
+    element.send_keys(Keys.DELETE)
+    element.send_keys(text)
+
+
 def sign_in(driver, url: str, user: str, password: str) -> None:
     """Through the sign-in page, as a person would; waits until the page names the user."""
     from selenium.webdriver.common.by import By

@@ -23,6 +23,7 @@ from tests.e2e.conftest import (
     start_dashboard,
     stop,
     texts_overlapping,
+    type_into,
     wait_download,
 )
 
@@ -150,13 +151,6 @@ def test_time_range_lives_in_the_url(browser, dashboard):
     assert "range=6h" in nav and "cluster=demo" in nav
 
 
-def type_into(element, text: str) -> None:
-    """Replace a Dash input's value the way a person does (React sees every key)."""
-    element.send_keys(Keys.CONTROL, "a")
-    element.send_keys(Keys.DELETE)
-    element.send_keys(text)
-
-
 def test_limits_whatif_round_trip(browser, dashboard):
     browser.get(dashboard.url + "/what-if")
     wait_for(browser, "#wi-lim-run")
@@ -168,7 +162,10 @@ def test_limits_whatif_round_trip(browser, dashboard):
     parts = browser.find_element(By.ID, "wi-lim-partitions")
     type_into(parts, "0")
     browser.find_element(By.ID, "wi-lim-run").click()
-    wait_text(browser, "#wi-lim-error", "partitions: give a whole number larger than 0")
+    wait_text(browser, "#wi-lim-error", "partitions: give a whole number of at least 1, got 0")
+    type_into(parts, "2.5")  # a number field sent None for it: the placement crashed
+    browser.find_element(By.ID, "wi-lim-run").click()
+    wait_text(browser, "#wi-lim-error", "partitions: give a whole number of at least 1, got 2.5")
     # a name Kafka refuses: the same line, naming the field and the character
     type_into(parts, "24")
     type_into(browser.find_element(By.ID, "wi-lim-topic"), "payments v2")

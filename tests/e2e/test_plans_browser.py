@@ -22,6 +22,7 @@ from tests.e2e.conftest import (
     serve_on_twin,
     sign_in,
     signed_in_config,
+    type_into,
 )
 
 pytestmark = pytest.mark.e2e
@@ -125,3 +126,33 @@ def test_viewer_sees_no_propose(browser, dashboard):
     assert not browser.find_elements(By.ID, "plan-propose")
     assert "only operators and admins propose plans" in browser.find_element(
         By.ID, "sh-preview").text
+
+
+def test_numbers_out_of_range_are_refused_not_replaced_by_defaults(browser, dashboard):
+    """A browser number field sent nothing for -5 or 2.5, and the page used its default
+    (the suggested throttle, retention.ms) in silence; now the line says what is wrong."""
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
+    browser.get(dashboard.url + "/reassignments?cluster=demo")
+    wait(browser).until(lambda d: d.find_elements(By.ID, "ra-run"))
+    browser.find_element(By.ID, "ra-throttle").send_keys("-5")
+    browser.find_element(By.ID, "ra-run").click()
+    wait(browser).until(lambda d: "got -5" in d.find_element(By.ID, "ra-error").text)
+    assert browser.find_element(By.ID, "ra-error").text == (
+        "throttle: give a number larger than 0 MB/s, or leave it empty for the suggested "
+        "rate, got -5")
+    assert not browser.find_element(By.ID, "ra-preview").text  # nothing previewed
+    browser.get(dashboard.url + "/shrinks?cluster=demo")
+    wait(browser).until(lambda d: d.find_elements(By.ID, "sh-run"))
+    browser.find_element(By.ID, "sh-topic").send_keys("topic-001")
+    browser.find_element(By.ID, "sh-partitions").send_keys("2.5")
+    browser.find_element(By.ID, "sh-run").click()
+    wait(browser).until(lambda d: "got 2.5" in d.find_element(By.ID, "sh-error").text)
+    type_into(browser.find_element(By.ID, "sh-partitions"), "4")
+    browser.find_element(By.ID, "sh-delay").send_keys("-5")
+    browser.find_element(By.ID, "sh-run").click()
+    wait(browser).until(lambda d: "got -5" in d.find_element(By.ID, "sh-error").text)
+    assert browser.find_element(By.ID, "sh-error").text.startswith(
+        "delay: give a number of at least 0 hours, or leave it empty for retention.ms")
+    assert not browser.find_elements(By.CSS_SELECTOR, ".stages")
+    assert console_errors(browser) == []

@@ -42,12 +42,17 @@ def test_state_from_the_url_and_back():
     assert capacity_view.scenario(state) == fc.Scenario(0.0, 2, None, None, 100, 3)
     days, label = capacity_view.by_days(state, END)
     assert label == "2024-06-30" and days == pytest.approx(151.04, abs=0.01)
+    with pytest.raises(BadInput, match="by: give a date within 10 years of the forecast's day"):
+        capacity_view.by_days({**state, "by": "9999-12-31"}, END)  # pandas' dates end in 2262
 
 
 @pytest.mark.parametrize("query, message", [
     ({"window": "5"}, "window: expected one of 7, 30, 90"),
-    ({"add": "-1"}, "add: must be >= 0"),
-    ({"mbp": "lots"}, "mbp: 'lots' is not a number"),
+    ({"add": "-1"}, "add brokers: give a whole number from 0 to 1,000, got -1"),
+    ({"add": "2.5"}, "add brokers: give a whole number from 0 to 1,000, got 2.5"),
+    ({"mbp": "lots"}, "max.broker.partitions: give a whole number of at least 0, got 'lots'"),
+    ({"mbp": "1e18"}, "max.broker.partitions: 1e18 is past the largest value, 2,147,483,647"),
+    ({"growth": "-101"}, r"growth: give a number from -100 to 1,000 % a month, got -101"),
     ({"topic": "100x3"}, "topic: expected PARTITIONS:RF"),
     ({"end": "yesterday"}, "end: expected a UTC time"),
 ])

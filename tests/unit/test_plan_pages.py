@@ -96,7 +96,8 @@ def test_uploaded_plan_errors_are_one_line(app):
     assert out[2] == ("brokers: 'x' is not a broker id (give ids separated by commas, "
                       "e.g. 7,8)")
     out = ra.preview(1, "generate", "balance", None, 1, 1.1, None, -3, "")
-    assert out[2] == "throttle: give a rate larger than 0 MB/s, or leave it empty"
+    assert out[2] == ("throttle: give a number larger than 0 MB/s, or leave it empty for the "
+                      "suggested rate, got -3")
 
 
 def test_uploaded_plan_previews(app):
@@ -170,3 +171,33 @@ def test_the_propose_row_offers_only_what_a_kind_can_take(app):
         with pytest.raises(BadInput, match=refused):
             plan_service.propose(None, olga, cluster="demo", kind="shrink", content={},
                                  preview={}, snapshot=None, **option)
+
+
+def test_the_pages_refuse_what_a_number_field_sent_as_empty(app):
+    """Each value below reached the server as None from a number field with min/max/step
+    (throttle -5: the suggested rate; delay -5: retention.ms; partitions 2.5: a crash)."""
+    ra, sh, wi = page("/reassignments"), page("/shrinks"), page("/what-if")
+    out = ra.preview(1, "generate", "balance", None, "1", "1.1", None, "-5", "")
+    assert out[2] == ("throttle: give a number larger than 0 MB/s, or leave it empty for the "
+                      "suggested rate, got -5")
+    out = ra.preview(1, "generate", "balance", None, "1", "1e18", None, None, "")
+    assert out[2] == "balance threshold: give a number from 1 to 2, got 1e18"
+    out = ra.preview(1, "generate", "limits", None, "0", "1.1", None, None, "")
+    assert out[2] == "target utilisation: give a number larger than 0 and at most 1, got 0"
+    out = sh.preview(1, "topic-001", "2", "-5", "")
+    assert out[2] == ("delay: give a number of at least 0 hours, or leave it empty for "
+                      "retention.ms, got -5")
+    assert sh.preview(1, "topic-001", "2.5", None, "")[2] == (
+        "partitions after: give a whole number of at least 1, got 2.5")
+    state = {"cluster": "demo"}
+    out = wi.preview_limits(1, "create", "new-topic", "2.5", "3", None, None, state)
+    assert out[3] == "partitions: give a whole number of at least 1, got 2.5"
+    out = wi.preview_limits(1, "create", "new-topic", "4", "2.5", None, None, state)
+    assert out[3] == "replication factor: give a whole number of at least 1, got 2.5"
+    out = wi.preview_limits(1, "create", "new-topic", "4", "3", "-5", None, state)
+    assert out[3] == ("max.broker.partitions: give a whole number of at least 0, or leave it "
+                      "empty for the cluster's, got -5")
+    out = wi.replay_quota(1, None, None, "5", "2.5", "1")
+    assert out[3] == "samples: give a whole number of at least 1, got 2.5"
+    out = wi.replay_quota(1, None, None, "5", "1e18", "1")
+    assert out[3] == "samples: 1e18 is past the largest value, 2,147,483,647"
