@@ -241,8 +241,9 @@ def reject(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/withdraw")
 def withdraw(plan_id: int):
-    _body()
-    plan = plan_service.withdraw(_store(), auth.current_actor(), plan_id)
+    body = _body()
+    plan = plan_service.withdraw(_store(), auth.current_actor(), plan_id,
+                                 comment=_text(body, "comment") or "")
     return jsonify(id=plan.id, state=plan.state)
 
 

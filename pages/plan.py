@@ -200,7 +200,7 @@ def decide(_approve, _reject, _withdraw, shown, comment):
             plan = plan_service.reject(store, who, shown["id"], comment=comment,
                                        sha256=shown["sha256"])
         else:
-            plan = plan_service.withdraw(store, who, shown["id"])
+            plan = plan_service.withdraw(store, who, shown["id"], comment=comment)
     except REFUSALS as e:
         return DecisionAnswer(f"Refused: {e}", "inline-error")
     counted = stored.approvals(plan)

@@ -20,13 +20,13 @@ def number(value: object, where: str, *, low: float | None = None,
            limit: float | None = None, default: float | None = None,
            required: bool | str = False, unit: str = "",
            empty: str = "") -> float | int | None:
-    """``value`` (text, a number or None) read as a number of the field ``where``; empty
-    gives ``default``, or is refused if ``required`` (which may say what to give). ``low``/``high`` (inclusive) and
-    ``above`` (exclusive) are the field's range, said in every refusal; ``limit`` is the
-    largest value (Kafka's LONG or INT, a bound of backend/model/bounds), said only to a
-    value past it. ``whole``
-    asks for an integer (returned as int); ``unit`` follows the range, and ``empty`` says
-    what leaving the field empty does ("retention.ms")."""
+    """``value`` (text, a number or None) read as a number of the field ``where``.
+    Empty gives ``default``, or is refused if ``required`` (which may say what to give).
+    ``low``/``high`` (inclusive) and ``above`` (exclusive) are the field's range, said in
+    every refusal; ``limit`` is the largest value (Kafka's LONG or INT, a bound of
+    backend/model/bounds), said only to a value past it. ``whole`` asks for an integer
+    (returned as int); ``unit`` follows the range, and ``empty`` says what leaving the
+    field empty does ("retention.ms")."""
     wanted = _wanted(low, high, above, whole, unit) + (f", or leave it empty for {empty}"
                                                        if empty else "")
     text = str(value).strip() if value is not None else ""

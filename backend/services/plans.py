@@ -285,13 +285,17 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
     return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
 
 
-def withdraw(store: Store, actor: Actor, plan_id: int, *, now: datetime | None = None) -> Plan:
-    """The author takes back a plan nobody has decided yet."""
+def withdraw(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
+             now: datetime | None = None) -> Plan:
+    """The author takes back a plan nobody has decided yet; a withdrawal is no decision,
+    so its reason (``comment``) is kept in its audit row."""
     now = _now(now)
+    comment = _comment(comment)
     plan = summary(store, plan_id)
     authorize(actor, "withdraw", plan.author)
     _check_state(plan, "withdraw")
-    return _change(store, actor, plan, "withdraw", now)
+    return _change(store, actor, plan, "withdraw", now,
+                   detail={"comment": comment} if comment else None)
 
 
 def execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader | None,

@@ -156,3 +156,33 @@ def test_numbers_out_of_range_are_refused_not_replaced_by_defaults(browser, dash
         "delay: give a number of at least 0 hours, or leave it empty for retention.ms")
     assert not browser.find_elements(By.CSS_SELECTOR, ".stages")
     assert console_errors(browser) == []
+
+
+def test_withdraw_keeps_the_authors_reason(browser, dashboard):
+    """The page dropped the comment typed before Withdraw; it is the withdrawal's audit
+    row's reason now (a withdrawal is no decision)."""
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
+    browser.get(dashboard.url + "/shrinks?cluster=demo")
+    wait(browser).until(lambda d: d.find_elements(By.ID, "sh-run"))
+    browser.find_element(By.ID, "sh-topic").send_keys("topic-001")
+    browser.find_element(By.ID, "sh-partitions").send_keys("4")
+    browser.find_element(By.ID, "sh-delay").send_keys("1")
+    browser.find_element(By.ID, "sh-run").click()
+    wait(browser).until(lambda d: d.find_elements(By.ID, "plan-propose"))
+    browser.find_element(By.ID, "plan-propose").click()
+    wait(browser).until(ec.url_matches(r"/plans/\d+$"))
+    plan_id = int(re.search(r"/plans/(\d+)$", browser.current_url).group(1))
+    wait(browser).until(lambda d: d.find_element(By.ID, "pv-withdraw").is_displayed())
+    browser.find_element(By.ID, "pv-comment").send_keys("wrong topic")
+    browser.find_element(By.ID, "pv-withdraw").click()
+    wait(browser).until(ec.text_to_be_present_in_element((By.ID, "pv-state"), "withdrawn"))
+    store = open_store(dashboard.store_url)
+    try:
+        from backend.services import plans
+
+        row = plans.audit_page(store, plan=plan_id).entries[-1]
+    finally:
+        store.engine.dispose()
+    assert (row.action, row.user, row.detail) == ("withdraw", "olga", {"comment": "wrong topic"})
+    wait(browser).until(lambda d: "wrong topic" in d.find_element(By.ID, "pv-audit").text)

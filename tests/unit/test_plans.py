@@ -209,6 +209,17 @@ def test_reject_and_withdraw(store):
         plans.withdraw(store, OPERATOR, other.id, now=T0)
 
 
+def test_a_withdrawal_keeps_its_reason_in_the_audit_row_not_as_a_decision(store):
+    plan = propose(store)
+    with pytest.raises(BadInput, match="comment"):  # too long: nothing changes
+        plans.withdraw(store, OPERATOR, plan.id, comment="x" * 2001, now=T0)
+    assert plans.get(store, plan.id).state == "proposed"
+    withdrawn = plans.withdraw(store, OPERATOR, plan.id, comment="wrong topic", now=T0)
+    assert withdrawn.state == "withdrawn" and withdrawn.decisions == ()
+    row = plans.audit_page(store, plan=plan.id).entries[-1]
+    assert (row.action, row.user, row.detail) == ("withdraw", "olga", {"comment": "wrong topic"})
+
+
 def test_execute_rechecks_expiry_and_the_cluster(store):
     plan = approved(store)
     with pytest.raises(Forbidden, match="approver role may not execute"):
