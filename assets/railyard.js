@@ -4,12 +4,30 @@
 
 function isoMinute(ms) { return new Date(ms).toISOString().slice(0, 16); }
 
-function parseTime(text) {  // what components.timerange.parse_time accepts (UTC)
+// the grammar components.timerange.parse_time reads: epoch seconds, or a UTC date and
+// time (a zone may follow); Date.parse alone took "2024-02-30" for 1 March and "-5" for
+// a year, which the server then refused
+const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})([.]\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const LAST_TIME = 253402300799e3;  // 9999-12-31T23:59:59Z, as timerange.LAST_TIME
+
+function parseTime(text) {  // ms since the epoch, NaN when the server would refuse it
     text = (text || "").trim();
-    if (!text) { return NaN; }
-    if (/^[0-9]+([.][0-9]+)?$/.test(text)) { return Number(text) * 1000; }
-    const zoned = /(Z|[+-][0-9][0-9]:?[0-9][0-9])$/.test(text);
-    return Date.parse(zoned ? text : text.replace(" ", "T") + "Z");
+    let ms = NaN;
+    const m = TIME.exec(text);
+    if (/^[0-9]+([.][0-9]+)?$/.test(text)) {
+        ms = Number(text) * 1000;
+    } else if (m) {
+        const [y, mo, d, h, mi, s] = m.slice(1, 7).map(v => Number(v || 0));
+        const utc = Date.UTC(y, mo - 1, d, h, mi, s);
+        const back = new Date(utc);  // a day or hour that does not exist comes back changed
+        if (back.getUTCFullYear() === y && back.getUTCMonth() === mo - 1
+                && back.getUTCDate() === d && back.getUTCHours() === h && mi < 60 && s < 60) {
+            const zone = /([+-])(\d{2}):?(\d{2})$/.exec(m[8] || "");
+            ms = utc + Number("0" + (m[7] || "").slice(0, 7)) * 1000  // microseconds, as Python
+                - (zone ? (zone[1] === "-" ? -1 : 1) * (zone[2] * 60 + Number(zone[3])) * 60e3 : 0);
+        }
+    }
+    return ms >= 0 && ms <= LAST_TIME ? ms : NaN;
 }
 
 window.dash_clientside = Object.assign({}, window.dash_clientside, {

@@ -5,6 +5,7 @@ dashboard.shell.time_control."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -17,6 +18,9 @@ DEFAULT = "live"
 POINTS = 240  # samples per range query: enough for a smooth line, cheap to draw
 GRID = 15.0  # relative windows end on this grid (seconds): at most this stale
 LAST_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z: the last time a datetime can show
+EPOCH = re.compile(r"[0-9]+([.][0-9]+)?", re.ASCII)  # epoch seconds
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}([.]\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?",
+                  re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -60,20 +64,24 @@ def _iso(t: float) -> str:
 
 
 def parse_time(text: str, what: str) -> float:
-    """'2024-05-01T12:00' (UTC) or epoch seconds -> epoch seconds."""
+    """'2024-05-01T12:00' (UTC unless zoned) or epoch seconds -> epoch seconds: the
+    grammar of assets/railyard.js parseTime, which checks the time control in the
+    browser, so both refuse the same text."""
     text = (text or "").strip()
     if not text:
         raise BadInput(f"{what}: give a date and time, e.g. 2024-05-01T12:00")
-    try:
+    if EPOCH.fullmatch(text):
         seconds = float(text)
-    except ValueError:
+    else:
         try:
+            if not TIME.fullmatch(text):
+                raise ValueError
             t = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             raise BadInput(f"{what}: could not read '{text[:40]}' as a date and time "
                            "(e.g. 2024-05-01T12:00, UTC)") from None
         seconds = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
-    if not 0 <= seconds <= LAST_TIME:  # NaN fails this too
+    if not 0 <= seconds <= LAST_TIME:
         raise BadInput(f"{what}: {text[:40]} is not a time between 1970 and 9999 (UTC)")
     return seconds
 

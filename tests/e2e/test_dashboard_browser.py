@@ -137,6 +137,35 @@ def test_an_unreadable_typed_time_is_named(browser, dashboard):
     assert "yesterday" not in browser.current_url  # nothing applied
 
 
+TYPED_TIMES = ["2024-05-01", "2024-05-01T12:00", "2024-05-01 12:00:30.5", "2024-05-01T12:00Z",
+               "2024-05-01T12:00+02:00", "2024-05-01T12:00-0130", "1714564800", "1714564800.25",
+               "2024-02-30T00:00", "2023-02-29", "2024-02-29", "2024-13-01", "2024-05-01T24:00",
+               "2024-05-01T12:60", "-5", "1e9", "nan", "inf", "1_000",
+               "\u0662\u0660\u0662\u0664-05-01",  # Arabic-Indic digits
+               "1969-12-31T23:59", "9999-12-31T23:59", "10000-01-01", "99999999999999",
+               "2024-05-01T12", "yesterday", " 2024-05-01T12:00 ", ""]
+
+
+def test_the_browser_reads_typed_times_as_the_server_does(browser, dashboard):
+    """The time control checks a range in the browser (assets/railyard.js parseTime) and the
+    server reads the URL (components.timerange.parse_time): Date.parse took 2024-02-30 for
+    1 March and "-5" for a year, and the server refused what the browser had applied."""
+    from backend.errors import BadInput
+    from components.timerange import parse_time
+
+    browser.get(dashboard.url + "/brokers?cluster=demo")
+    wait_for(browser, "#range")
+    browser_ms = browser.execute_script(
+        "return arguments[0].map(t => { const v = parseTime(t); return isNaN(v) ? null : v; });",
+        TYPED_TIMES)
+    for text, ms in zip(TYPED_TIMES, browser_ms, strict=True):
+        try:
+            server_ms = parse_time(text, "from") * 1000
+        except BadInput:
+            server_ms = None
+        assert ms == server_ms, text
+
+
 def test_time_range_lives_in_the_url(browser, dashboard):
     browser.get(dashboard.url + "/brokers?cluster=demo")
     wait_for(browser, "#br-grid .ag-row", timeout=60)  # the page's callbacks are live
