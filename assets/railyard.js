@@ -70,6 +70,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
                 if (isNaN(t0)) { error = unread("from", from, "2024-05-01T12:00"); }
                 else if (isNaN(t1)) { error = unread("to", to, "2024-05-01T13:00"); }
                 else if (t1 <= t0) { error = "to must be after from"; }
+                else if (t0 >= Date.now()) { error = `from: ${from.trim()} UTC has not happened yet`; }
                 if (error) { return [nu, error, from, to, false, true].concat(navs.map(() => nu)); }
                 Object.assign(state, {range: "abs", from: from, to: to});
             } else {

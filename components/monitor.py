@@ -20,7 +20,7 @@ def window(state: dict) -> tuple[timerange.Window, list]:
     (the page then shows the live window rather than nothing)."""
     now = time.time()
     try:
-        return timerange.window(state["range"], state.get("from"), state.get("to"), now), []
+        return timerange.viewable(state["range"], state.get("from"), state.get("to"), now), []
     except BadInput as e:
         return timerange.window(timerange.DEFAULT, None, None, now), [
             banners.banner(f"Time range: {e}; showing live instead", "warning")]

@@ -93,12 +93,22 @@ def window(key: str | None, start: str | None, end: str | None, now: float) -> W
         t0, t1 = parse_time(start, "from"), parse_time(end, "to")
         if t1 <= t0:
             raise BadInput("to must be after from")
+
         return Window("abs", t0, t1, _step(t1 - t0), refreshing=False)
     if key not in RANGES:
         raise BadInput(f"range '{key}': expected one of {', '.join(LABELS)}")
     span = RANGES[key]
     end = now // GRID * GRID  # on a 15 s grid: the same view asks the same queries (cached)
     return Window(key, end - span, end, _step(span), refreshing=True)
+
+
+def viewable(key: str | None, start: str | None, end: str | None, now: float) -> Window:
+    """``window``, refused when it starts after ``now``: nothing can be in it, and each
+    chart would say "no data yet" as if the brokers exported nothing."""
+    w = window(key, start, end, now)
+    if w.start >= now:
+        raise BadInput(f"from: {(start or '').strip()} UTC has not happened yet")
+    return w
 
 
 def _step(span: float) -> float:

@@ -117,7 +117,7 @@ def _stamp(t: float) -> str:
 def _incident(fmt: str) -> flask.Response:
     def build():
         args = flask.request.args
-        w = timerange.window(args.get("range"), args.get("from"), args.get("to"), time.time())
+        w = timerange.viewable(args.get("range"), args.get("from"), args.get("to"), time.time())
         rt = runtime.current()
         answer = incident.report(rt.source(args.get("cluster")), w.start, w.end,
                                  store=plan_store())

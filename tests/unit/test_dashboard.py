@@ -99,6 +99,11 @@ def test_time_windows():
         timerange.window("abs", "2024-05-01T13:00", "2024-05-01T12:00", now=0)
     with pytest.raises(BadInput, match="range 'x'"):
         timerange.window("x", None, None, now=0)
+    # a window that starts after now has nothing in it: said once, not "no data yet" per chart
+    may_2024 = timerange.parse_time("2024-05-01T12:30", "now")
+    assert timerange.viewable("abs", "2024-05-01T12:00", "2024-05-01T13:00", may_2024) == a
+    with pytest.raises(BadInput, match=r"^from: 2024-05-01T12:00 UTC has not happened yet$"):
+        timerange.viewable("abs", "2024-05-01T12:00", "2024-05-01T13:00", a.start - 1)
 
 
 def test_sweep_grid_parsing():
