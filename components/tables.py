@@ -130,9 +130,15 @@ def principals(rows: list[dict]) -> html.Div:
 
 
 def sweep_grid(rows: pd.DataFrame) -> dag.AgGrid:
+    return grid(lists_as_text(rows), height=360)
+
+
+def lists_as_text(rows: pd.DataFrame) -> pd.DataFrame:
+    """Array cells (rejected topics, brokers outside the band) as "a, b": the grid and the
+    CSV show names, not Python's "['orders']"."""
     shown = rows.copy()
-    for c in shown.columns:  # arrays (accepted topics, brokers outside the band) as text
+    for c in shown.columns:
         if shown[c].map(lambda v: isinstance(v, list | tuple) or hasattr(v, "tolist")).any():
             shown[c] = shown[c].map(lambda v: ", ".join(map(str, list(v)))
                                     if v is not None else "")
-    return grid(shown, height=360)
+    return shown

@@ -140,10 +140,11 @@ def _assignment_view(source, w):
                                    "max.broker.partitions", near=g["near_limit_ratio"])
     notes = [banners.banner(n, "warning") for n in [assignment_note(source)] if n]
     if g["over"]:
-        notes.append(banners.banner(f"Brokers {g['over']} are over max.broker.partitions "
-                                    f"({limit:,}): new partitions cannot go there", "error"))
+        notes.append(banners.banner(f"Brokers {', '.join(map(str, g['over']))} are over "
+                                    f"max.broker.partitions ({limit:,}): new partitions cannot "
+                                    "go there", "error"))
     elif g["near"]:
-        notes.append(banners.banner(f"Brokers {g['near']} are within "
+        notes.append(banners.banner(f"Brokers {', '.join(map(str, g['near']))} are within "
                                     f"{1 - g['near_limit_ratio']:.0%} of max.broker.partitions "
                                     f"({limit:,})", "warning"))
     return _assignment_cards(g), fig, notes

@@ -381,6 +381,6 @@ def download_rows(_clicks, rows, kind):
         return no_update
     # pandas 3 reads a bare string as a path: the stored rows are JSON text, not a file
     frame = pd.read_json(io.StringIO(rows), orient="split")
-    return dcc.send_data_frame(reports.spreadsheet_safe(frame).to_csv,
+    return dcc.send_data_frame(reports.spreadsheet_safe(tables.lists_as_text(frame)).to_csv,
                                f"railyard-{kind}-sweep.csv", index=False)
 

@@ -539,8 +539,9 @@ class ThrottlePlan:
             "outside_safe_band": [r["id"] for r in rows if not r["in_safe_band"]],
             "eta_seconds": None if len(stuck) else eta,
             "diagnosis": None if not len(stuck) else (
-                f"never finishes: on brokers {stuck_ids} the throttle {t:.0f} B/s is at or "
-                f"below the keep-up writes of their moving partitions; raise the throttle"),
+                f"never finishes: on brokers {', '.join(map(str, stuck_ids))} the throttle "
+                f"{t:.0f} B/s is at or below the keep-up writes of their moving partitions; "
+                "raise the throttle"),
             "kip73_move_time_seconds": move_time,
             "kip73_diagnosis": None if move_time is not None else (
                 f"throttle {t:.0f} B/s <= max(BytesInPerSec) {max_in:.0f} B/s: by the KIP's "

@@ -60,7 +60,7 @@ def reassignment_cards(p: dict) -> list[html.Div]:
              None if band is None else ("the throttle is inside on every broker that moves"
                                         if inside else
                                         f"throttle {rate(p['throttle'])} is outside on "
-                                        f"brokers {p['outside_safe_band']}")),
+                                        f"brokers {', '.join(map(str, p['outside_safe_band']))}")),
         _headroom_card(headroom),
     ]
 

@@ -280,6 +280,8 @@ def test_sweep_runs_on_spark_with_progress(browser, dashboard, downloads):
     rows = wait_download(downloads, ".csv").read_text().splitlines()
     assert len(rows) == 1 + 15, rows  # a header and the 15 scenarios
     assert rows[0].startswith("scenario,max_broker_partitions,"), rows[0]
+    # lists of names (rejected topics) as "a, b", not Python's "['orders']" or "[]"
+    assert "rejected" in rows[0] and not any("[" in r for r in rows[1:]), rows
     chart = figure_view(browser, "#wi-sw-chart")
     # the chart's title and its y-axis title are both readable (not drawn over each other)
     assert chart["title"] and chart["ytitle"] and not overlap(chart["title"], chart["ytitle"]), \

@@ -133,7 +133,7 @@ def test_throttle_at_or_below_keep_up_never_finishes(throttle):
     out = plan_throttle(snap, plan_for(snap, [("a", 0, [1, 3])]),
                         ThrottleParams(throttle)).to_dict()
     assert out["eta_seconds"] is None and "never finishes" in out["diagnosis"]
-    assert "[1, 3]" in out["diagnosis"]
+    assert "on brokers 1, 3 the throttle" in out["diagnosis"]
     b = by_id(out)
     assert b[3]["eta_seconds"] is None and "never finishes" in b[3]["diagnosis"]
     assert b[1]["eta_seconds"] is None and b[2]["eta_seconds"] == 0.0
