@@ -22,7 +22,7 @@ from backend.errors import BadInput
 from backend.model.io import atomic_output, check_output_path, load_snapshot
 from backend.model.reassignment import Reassignment, load_reassignment
 from backend.model.snapshot import Snapshot
-from backend.services import limits, quota, throttle, uploads
+from backend.services import fields, limits, quota, throttle, uploads
 from backend.services.cluster import ClusterSource, cluster_snapshot, snapshot_file
 from backend.spark import fleet
 from backend.spark import session as spark_session
@@ -152,11 +152,13 @@ def parse_grid(kind: str, text: str) -> dict[str, list[float | int]]:
         if not sep or key not in known:
             raise BadInput(f"grid: '{part}': expected KEY=V1,V2,... with KEY one of "
                            f"{', '.join(known)}")
-        try:
-            numbers = [float(v) for v in values.split(",") if v.strip()]
-        except ValueError:
-            raise BadInput(f"grid: {key}: values must be numbers, got '{values.strip()}'") \
-                from None
+        if key in grid:  # the second list would replace the first in silence
+            raise BadInput(f"grid: {key} is given twice: list all its values once, "
+                           f"{key}=V1,V2,...")
+        texts = [v.strip() for v in values.split(",") if v.strip()]
+        if not all(fields.NUMBER.fullmatch(v) for v in texts):
+            raise BadInput(f"grid: {key}: values must be numbers, got '{values.strip()}'")
+        numbers = [float(v) for v in texts]
         if not numbers:
             raise BadInput(f"grid: {key}: list at least one value")
         grid[key] = [int(v) if v.is_integer() and key not in ("rate", "growth_pct_month") else v
@@ -181,8 +183,13 @@ def sweep_spec(kind: str, grid_text: str, workload_text: str | None, snapshot_pa
     """A `railyard whatif sweep` spec for the inputs the what-if page holds."""
     grid = parse_grid(kind, grid_text)
     if kind == "limits":
-        return {"kind": "limits", "snapshot": snapshot_path, "grid": grid,
-                "workload": parse_workload(workload_text)}
+        workload = parse_workload(workload_text)
+        existing = [w["topic"] for w in workload if snap is not None and snap.has_topic(w["topic"])]
+        if existing:  # Kafka refuses to create them: each scenario said "rejected", no reason
+            raise BadInput(f"workload: {', '.join(existing)} already in cluster "
+                           f"'{snap.cluster}': a limits sweep places new topics (grow a topic on "
+                           "the Partition limits tab)")
+        return {"kind": "limits", "snapshot": snapshot_path, "grid": grid, "workload": workload}
     if kind == "throttle":
         path = Path(directory) / f"plan-{id(plan)}.json"
         path.parent.mkdir(parents=True, exist_ok=True)

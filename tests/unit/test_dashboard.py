@@ -111,6 +111,12 @@ def test_sweep_grid_parsing():
         {"throttle": [1000000, 5000000], "window_num": [11]}
     with pytest.raises(BadInput, match="grid: 'rate=1': expected KEY=V1,V2"):
         whatif.parse_grid("throttle", "rate=1")
+    # a key listed twice kept only its last list, in silence
+    with pytest.raises(BadInput, match=r"^grid: throttle is given twice: list all its values"):
+        whatif.parse_grid("throttle", "throttle=1e6; window_num=11; throttle=5e6")
+    for bad in ("nan", "inf", "1_000", "\u0661"):  # float() reads each of them
+        with pytest.raises(BadInput, match="grid: throttle: values must be numbers"):
+            whatif.parse_grid("throttle", f"throttle=1e6,{bad}")
     with pytest.raises(BadInput, match="workload: list topics"):
         whatif.parse_workload(" ")
     # the page's field is named, not the CLI's --topic
@@ -118,6 +124,12 @@ def test_sweep_grid_parsing():
         whatif.parse_workload("orders:1:3, clicks:x:3")
     with pytest.raises(BadInput, match=r"^workload: topic name 'bad topic!' contains ' '"):
         whatif.parse_workload("bad topic!:1:3")
+    # a topic the cluster has: Kafka refuses to create it, and each row said "rejected"
+    snap = demo_snapshot()
+    with pytest.raises(BadInput, match=r"^workload: topic-001 already in cluster 'demo': a "
+                                       "limits sweep places new topics"):
+        whatif.sweep_spec("limits", "add_brokers=0", "topic-001:3:3, new:3:3", None, None, snap,
+                          None, "unused")
 
 
 @pytest.fixture(scope="module")
