@@ -116,7 +116,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
             draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle, source=filename)
         else:
             draft = plan_preview.from_goal(snap, {
-                "goal": goal, "brokers": parse_brokers(brokers),
+                "goal": goal, "brokers": fields.broker_ids(brokers, "brokers"),
                 "target_utilization": fields.number(utilization, "target utilisation", above=0,
                                                     high=1, default=1.0),
                 "threshold": fields.number(threshold, "balance threshold", low=1,
@@ -140,19 +140,6 @@ def reassignment_preview(draft: plan_preview.Draft) -> list:
     return kinds.block(draft.kind, draft, [
         html.H2(draft.title, className="plan-title"),
         plan_views.propose_row(auth.current_actor(), draft.title, draft.kind)])
-
-
-def parse_brokers(text: str | None) -> list[int]:
-    """'7, 8' -> [7, 8]; BadInput naming what is not a broker id."""
-    out = []
-    for part in (text or "").replace(" ", ",").split(","):
-        if part.strip():
-            try:
-                out.append(int(part))
-            except ValueError:
-                raise BadInput(f"brokers: '{part.strip()}' is not a broker id (give ids "
-                               "separated by commas, e.g. 7,8)") from None
-    return out
 
 
 def _cluster(search: str | None) -> str | None:

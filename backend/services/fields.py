@@ -10,6 +10,7 @@ import math
 import re
 
 from backend.errors import BadInput
+from backend.model.bounds import MAX_BROKER_ID
 
 # ASCII digits only: float() also takes "١٢", "1_000", "nan" and "inf"
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
@@ -44,6 +45,20 @@ def number(value: object, where: str, *, low: float | None = None,
             high is not None and x > high) or (above is not None and x <= above):
         raise BadInput(f"{where}: give {wanted}, got {_short(text)}")
     return int(x) if whole else x
+
+
+def broker_ids(text: str | None, where: str) -> list[int]:
+    """'7, 8' -> [7, 8]: broker ids as typed (commas or spaces between them), each an id
+    Kafka can have and each once; BadInput naming the one that is not."""
+    out: list[int] = []
+    for part in (text or "").replace(",", " ").split():
+        if not part.isascii() or not part.isdigit() or int(part) > MAX_BROKER_ID:
+            raise BadInput(f"{where}: '{_short(part)}' is not a broker id (give ids "
+                           "separated by commas, e.g. 7,8)")
+        if int(part) in out:
+            raise BadInput(f"{where}: broker {int(part)} is named twice")
+        out.append(int(part))
+    return out
 
 
 def _wanted(low: float | None, high: float | None, above: float | None, whole: bool,

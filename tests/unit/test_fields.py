@@ -8,7 +8,7 @@ import pytest
 
 from backend.errors import BadInput
 from backend.model.bounds import MAX_INT
-from backend.services.fields import number
+from backend.services.fields import broker_ids, number
 
 
 @pytest.mark.parametrize("typed, bounds, read", [
@@ -54,3 +54,16 @@ def test_refusals_name_the_field_and_what_it_takes(typed, bounds, message):
         number(typed, "partitions", **bounds)
     assert str(e.value) == message
 
+
+
+def test_broker_ids_as_typed():
+    assert broker_ids(" 7, 8 9", "brokers") == [7, 8, 9]
+    assert broker_ids(None, "brokers") == []
+    for typed, message in [
+            ("1,\u0661", "brokers: '\u0661' is not a broker id"),  # int() reads Arabic-Indic
+            ("-1", "brokers: '-1' is not a broker id"),
+            ("2147483648", "brokers: '2147483648' is not a broker id"),  # broker.id is an int
+            ("1,1", "brokers: broker 1 is named twice")]:
+        with pytest.raises(BadInput) as e:
+            broker_ids(typed, "brokers")
+        assert str(e.value).startswith(message)
