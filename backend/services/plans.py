@@ -104,10 +104,15 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
                                  or not 0 < throttle <= MAX_LONG):
         raise BadInput(f"throttle: expected a positive integer (bytes/s) up to Kafka's "
                        f"largest value (2^63-1), got {str(throttle)[:30]}")
+    now = _now(now)
     if not_before not in (None, ""):
         if not plan_kind.scheduled:
             raise _not_scheduled("not_before", "a start time", kind)
-        content = {**content, "not_before": parse_time(not_before, "not_before")}
+        start = parse_time(not_before, "not_before")
+        if start <= now.timestamp():  # a typo of the day or the zone, most likely
+            raise BadInput(f"not_before: {str(not_before).strip()[:40]} is already past: give "
+                           "a later time, or leave it empty to start once approved")
+        content = {**content, "not_before": start}
     if outside_windows not in (False, None):
         if outside_windows is not True:
             raise BadInput(f"outside_windows: expected true or false, got "
@@ -126,7 +131,6 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
     requirement = policy.requirement(
         approval_status.facts(kind, content, preview, basis,
                               content.get("outside_windows") is True, policy.reads))
-    now = _now(now)
     title = _checked_text(title or "", "title", MAX_TITLE_CHARS, _CONTROL).strip() \
         or plan_kind.title(content)
     row = {"kind": kind, "cluster": cluster, "title": title, "author": actor.name,

@@ -51,6 +51,17 @@ def test_a_time_that_does_not_read_is_one_line(store, value):
     assert str(e.value).startswith("not_before: expected a date-time with its zone")
 
 
+def test_a_time_already_past_is_refused(store):
+    """A start time before the proposal holds nothing back: most likely the wrong day or
+    zone, said before anyone approves it."""
+    for past in (T0.timestamp() - 60, T0.timestamp(), "2020-01-01T00:00+00:00"):
+        with pytest.raises(BadInput, match=r"^not_before: .* is already past: give a later "
+                                           r"time, or leave it empty"):
+            propose(store, not_before=past)
+    assert propose(store, not_before=T0.timestamp() + 60).content["not_before"] == \
+        T0.timestamp() + 60
+
+
 def test_only_a_reassignment_waits(store):
     with pytest.raises(BadInput, match="not_before: only a reassignment waits"):
         propose(store, kind="shrink", content=shrink_content(), not_before=0)
