@@ -100,7 +100,8 @@ def throttle_cards(r: dict) -> list[html.Div]:
         card("KIP-73 move time", duration(r["kip73_move_time_seconds"]),
              "over" if r["kip73_move_time_seconds"] is None else "ok",
              "KIP-73's cluster-wide estimate: the move ratio x all replica bytes over "
-             "(throttle - the busiest broker's bytes in)"
+             "(throttle - the busiest broker's bytes in), as if one broker copied it all; "
+             "the Predicted ETA has every broker copy its own share at the same time"
              + (f"; {r['kip73_diagnosis']}, while the Predicted ETA counts only the writes "
                 "into the moving partitions, so it can finish"
                 if r["kip73_move_time_seconds"] is None and r["eta_seconds"] is not None

@@ -80,9 +80,10 @@ def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | Non
 
 def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[str]:
     name = plan.topic
-    out = ["Apache Kafka cannot delete partitions (the delete-partitions KIP was never "
-           "adopted): this plan needs brokers that implement it with "
-           "delete.topic.partition.enable=true; otherwise use the migration below"]
+    out = ["Apache Kafka cannot delete partitions (it never adopted the delete-partitions "
+           "KIP): the stages need brokers that implement it, with "
+           "delete.topic.partition.enable=true; on a cluster without it, Execute runs the "
+           "migration below instead"]
     if snap.topic_keyed[t]:
         out.append(f"topic '{name}' is keyed: the key-to-partition mapping changes from "
                    f"{plan.from_partitions} to {plan.to_partitions} partitions, so records of "

@@ -252,6 +252,8 @@ def test_throttle_typed_exactly_and_each_eta_says_what_it_assumes(browser, dashb
         By.CSS_SELECTOR, "#wi-th-rate [role=slider]").get_attribute("aria-valuenow") or "")
         .startswith("6.69"))
     wait_text(browser, "#wi-th-summary", "KIP-73's cluster-wide estimate")
+    # the two ETAs differ by design, and the card says why (one broker vs all at once)
+    wait_text(browser, "#wi-th-summary", "as if one broker copied it all")
     summary = browser.find_element(By.ID, "wi-th-summary").text
     eta, kip73 = (summary.split(title + "\n", 1)[1].split("\n", 1)[0]
                   for title in ("Predicted ETA", "KIP-73 move time"))
