@@ -14,7 +14,7 @@ from components import charts
 
 PALETTE = qualitative.Plotly
 BROKER_LINES = 6  # brokers drawn on the per-broker chart: the most urgent ones
-TABLE_COLUMNS = {"scope": "scope", "limit_name": "limit", "limit": "value", "now": "now",
+TABLE_COLUMNS = {"scope": "scope", "limit_name": "limit", "limit": "value", "now": "now (trend)",
                  "growth_per_day": "growth / day", "days": "days left", "date": "date",
                  "earliest": "earliest", "latest": "latest"}
 COUNT_COLUMNS = ("limit", "now", "growth_per_day", "days")  # shown as 12,500
