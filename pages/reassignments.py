@@ -122,7 +122,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
                 "threshold": fields.number(threshold, "balance threshold", low=1,
                                            high=MAX_BALANCE_THRESHOLD,
                                            default=BALANCE_THRESHOLD)},
-                throttle=throttle)
+                throttle=throttle, where="")
     except BadInput as e:
         return no_update, no_update, str(e), []
     except Unavailable as e:

@@ -158,10 +158,11 @@ def _refuse_moving(snap: Snapshot, plan: Reassignment, source: str) -> None:
 
 def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
               throttle: float | None = None, network_capacity: float | None = None,
-              seed: int = 0) -> Draft:
+              seed: int = 0, where: str = "generate.") -> Draft:
     """The planner's minimal plan toward ``goal`` ({"goal", "brokers",
-    "target_utilization", "threshold"}), with what it could not achieve."""
-    g = parse_goal(goal)
+    "target_utilization", "threshold"}), with what it could not achieve; a refusal names
+    a field after ``where`` (the API's "generate.brokers", the page's "brokers")."""
+    g = parse_goal(goal, where)
     limits = snap.limits if limits is None else limits
     result = planner.plan(snap, g, limits, seed=seed)
     named = f" {', '.join(map(str, g.brokers))}" if g.brokers else ""
@@ -213,19 +214,23 @@ def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | No
                        frozen=content)
 
 
-def parse_goal(goal: Any) -> planner.Goal:
-    """The API's / page's goal object as the planner's Goal, or BadInput naming the field."""
+def parse_goal(goal: Any, where: str = "generate.") -> planner.Goal:
+    """The API's / page's goal object as the planner's Goal, or BadInput naming the field
+    after ``where``."""
     if not isinstance(goal, dict):
         raise BadInput("generate: expected {\"goal\": \"limits|drain|add|balance\", ...}")
     kind = goal.get("goal")
     if kind not in planner.GOALS:
-        raise BadInput(f"generate.goal: must be one of {', '.join(planner.GOALS)}, got {kind!r}")
+        raise BadInput(f"{where}goal: must be one of {', '.join(planner.GOALS)}, got {kind!r}")
     brokers = goal.get("brokers") or []
     if not isinstance(brokers, list) or any(isinstance(b, bool) or not isinstance(b, int)
                                             for b in brokers):
-        raise BadInput(f"generate.brokers: expected a list of broker ids, got {brokers!r}")
-    util = _number(goal.get("target_utilization", 1.0), "generate.target_utilization")
-    threshold = _number(goal.get("threshold", planner.BALANCE_THRESHOLD), "generate.threshold")
+        raise BadInput(f"{where}brokers: expected a list of broker ids, got {brokers!r}")
+    if kind in ("drain", "add") and not brokers:  # the planner's words name the CLI's flag
+        raise BadInput(f"{where}brokers: the {kind} goal needs the ids of the brokers to "
+                       f"{kind}, e.g. 7,8")
+    util = _number(goal.get("target_utilization", 1.0), f"{where}target_utilization")
+    threshold = _number(goal.get("threshold", planner.BALANCE_THRESHOLD), f"{where}threshold")
     return planner.Goal(kind, tuple(brokers), util, threshold)
 
 

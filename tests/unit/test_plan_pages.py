@@ -180,6 +180,8 @@ def test_the_pages_refuse_what_a_number_field_sent_as_empty(app):
     out = ra.preview(1, "generate", "balance", None, "1", "1.1", None, "-5", "")
     assert out[2] == ("throttle: give a number larger than 0 MB/s, or leave it empty for the "
                       "suggested rate, got -5")
+    out = ra.preview(1, "generate", "drain", " ", "1", "1.1", None, None, "")
+    assert out[2] == "brokers: the drain goal needs the ids of the brokers to drain, e.g. 7,8"
     out = ra.preview(1, "generate", "balance", None, "1", "1e18", None, None, "")
     assert out[2] == "balance threshold: give a number from 1 to 2, got 1e18"
     out = ra.preview(1, "generate", "limits", None, "0", "1.1", None, None, "")
