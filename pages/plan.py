@@ -60,13 +60,15 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
     except (NotFound, Unavailable) as e:
         return _missing(str(e))
     who = auth.current_actor()
+    progress = stored.progress_of(plan)  # read once: the execution panel and the badge
     head = [stored.facts(plan), stored.decision_panel(plan, who, stored.allowed(plan, who)),
-            stored.execution_panel(plan, who)]
+            stored.execution_panel(plan, who, progress)]
+    state, state_class = stored.badge(plan.state, progress)
     return html.Div([
         dcc.Store(id=ids.PLAN_TOKEN, data=grids.stored_ref(plan.id)),
         dcc.Store(id=ids.PV_PLAN, data={"id": plan.id, "sha256": plan.sha256}),
         html.H1([f"Plan {plan.id}: {plan.title} ",
-                 html.Span(plan.state, id=ids.PV_STATE, className=f"state state-{plan.state}")]),
+                 html.Span(state, id=ids.PV_STATE, className=state_class)]),
         html.Div(id=ids.PV_BANNERS),
         *kinds.block(plan.kind, kinds.stored_draft(plan), head),
         html.Div([html.H3("Decisions"), html.Div(stored.decisions(plan), id=ids.PV_DECISIONS)],
@@ -102,10 +104,9 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
         return ExecutionAnswer.unchanged()
     clicks = {ids.PV_EXECUTE: _execute, ids.PV_PAUSE: _pause, ids.PV_RESUME: _resume,
               ids.PV_CANCEL_CONFIRM: _cancel, ids.PV_MIGRATE: _migrate}
-    action = dash.ctx.triggered_id
-    if not clicks.get(action):
-        action = None
-    elif action == ids.PV_CANCEL_CONFIRM:  # Cancel is sent once its dialog is confirmed
+    # a click that came with a tick is the click (triggered_id would name either)
+    action = next((i for i in dash.ctx.triggered_prop_ids.values() if clicks.get(i)), None)
+    if action == ids.PV_CANCEL_CONFIRM:  # Cancel is sent once its dialog is confirmed
         action = ids.PV_CANCEL
     return execution_answer(action, shown["id"])
 
@@ -123,8 +124,10 @@ def refresh_throttle(_tick, shown):
 def follow_state(state):
     """The note under Approve follows the state shown: once Execute (or the executor)
     moves the plan on, it no longer says the plan is approved. A proposed plan's note is
-    decide's (it depends on who decided)."""
-    return no_update if state in (None, "proposed") else stored.settled_note(state)
+    decide's (it depends on who decided). The note names the plan's state, not its
+    execution's ("executing · paused")."""
+    plan_state = (state or "").split(stored.BADGE_SEP)[0]
+    return no_update if plan_state in ("", "proposed") else stored.settled_note(plan_state)
 
 
 @dash.callback(*_also(THROTTLE_OUTPUTS), Output(ids.PV_THROTTLE_RESULT, "children"),

@@ -121,7 +121,9 @@ def throttle_history(store: Store, plan_id: int, newest: int = MOST_LOOKS) -> di
 # ---- progress ------------------------------------------------------------------------------
 def progress(store: Store, plan_id: int, now: float | None = None) -> dict | None:
     """Where an execution is: per batch and overall, partitions and bytes done, the rate
-    observed against the throttle, and predicted and observed ETAs. None before it starts."""
+    observed against the throttle, and predicted and observed ETAs. None before it starts.
+    ``bytes_copied`` is what the moves copied, past ``bytes_total`` (the plan's figure)
+    when producers wrote to the partitions while they moved; ``bytes_done`` stops there."""
     now = time.time() if now is None else now
     records = ExecutionRecords(store)
     ex = records.get(plan_id)
@@ -135,10 +137,11 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     # the finished batches are in the execution's totals; the batch in flight, or the one
     # a cancel or a failure stopped, adds what it finished (progress never goes back)
     unfinished = [b for b in batches if b["state"] in ("running", "cancelled")]
-    partitions_done, done, left = done_so_far(ex, sum(b["done"] for b in unfinished),
-                                              sum(b["bytes_done"] for b in unfinished))
+    partitions_done, copied, left = done_so_far(ex, sum(b["done"] for b in unfinished),
+                                                sum(b["bytes_done"] for b in unfinished))
+    done = min(copied, total)  # of the plan's bytes: "bytes_copied" passes the total
     remaining = total - done
-    rate = done / elapsed if done else None
+    rate = copied / elapsed if copied else None
     per_batch = [{
         "batch": b["idx"], "state": _batch_state(b), "partitions": b["partitions"],
         "done": b["done"], "bytes_total": b["bytes_total"], "bytes_done": b["bytes_done"],
@@ -155,7 +158,7 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
         "started_at": ex.started_at, "ended_at": ex.ended_at,
         "batch": ex.batch, "batches": len(batches),
         "partitions_done": partitions_done, "partitions_total": ex.partitions_total,
-        "bytes_done": done, "bytes_total": total,
+        "bytes_done": done, "bytes_copied": copied, "bytes_total": total,
         "fraction": partitions_done / ex.partitions_total if ex.partitions_total else 1.0,
         "throttle": throttle, "observed_rate": rate,
         "predicted_eta_seconds": predicted_left(plan.preview, ex.state, left),
@@ -169,18 +172,17 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
 
 def done_so_far(ex: Execution, unfinished_partitions: int,
                 unfinished_bytes: int) -> tuple[int, int, float]:
-    """(partitions done, bytes done, share still to do) of an execution whose unfinished
+    """(partitions done, bytes copied, share still to do) of an execution whose unfinished
     batches (the one in flight, or the one a cancel or failure stopped) finished
     ``unfinished_partitions`` and ``unfinished_bytes`` so far: what its page and the
     queue both show. A partition's bytes are its size when it finished, and producers
-    grow logs while they move: the copied figure stops at the plan's total ("about"
-    that much)."""
-    total = ex.bytes_total
-    done = min(ex.bytes_done + unfinished_bytes, total)
+    grow logs while they move: the bytes copied can pass the plan's total with partitions
+    still moving, so the share left is the larger of the bytes' and the partitions'."""
+    copied = ex.bytes_done + unfinished_bytes
     partitions = ex.partitions_done + unfinished_partitions
-    left = 1.0 - min(done / total if total else 1.0,
+    left = 1.0 - min(copied / ex.bytes_total if ex.bytes_total else 1.0,
                      partitions / ex.partitions_total if ex.partitions_total else 1.0)
-    return partitions, done, left
+    return partitions, copied, left
 
 
 def observed_left(elapsed: float, bytes_left: int, rate: float | None,

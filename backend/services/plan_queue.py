@@ -109,8 +109,8 @@ def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
     out = _plan_row(entry)
     ex = entry.execution
     if ex is not None:
-        partitions, _done, left = execution.done_so_far(ex, entry.unfinished_partitions,
-                                                        entry.unfinished_bytes)
+        partitions, _copied, left = execution.done_so_far(ex, entry.unfinished_partitions,
+                                                          entry.unfinished_bytes)
         said = execution.held(ex)
         out.update(execution=said["status"],
                    progress=partitions / ex.partitions_total if ex.partitions_total else None,

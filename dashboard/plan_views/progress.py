@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pandas as pd
 from dash import html
 
+from backend.store.executions import ACTIVE
 from components import banners, tables
 from dashboard import ids
 
@@ -42,9 +43,7 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
     pct = 100.0 * p["fraction"]
     rate = p["observed_rate"]
     lines = [
-        f"{p['status']}: batch {p['batch'] + 1} of {p['batches']}, "
-        f"{p['partitions_done']:,} of {p['partitions_total']:,} partitions, "
-        f"{_bytes(p['bytes_done'])} of about {_bytes(p['bytes_total'])} copied",
+        f"{p['status']}: batch {p['batch'] + 1} of {p['batches']}, {copied_text(p)}",
         # KIP-73's rates bound each broker, so a move into several brokers can copy
         # faster in all than the throttle
         f"observed {_bytes(rate)}/s in all" + (
@@ -73,6 +72,25 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
                "first.",
                className="hint") if len(shown) < len(started) else None,
     ])
+
+
+def copied_text(p: dict) -> str:
+    """The partitions and bytes moved. The executor counts a partition's bytes at its size
+    when it finished and producers keep writing while it moves, so the bytes copied can
+    reach or pass the plan's figure with partitions still to move: then the partitions
+    left say how far it is, never "2.8 GB of about 2.8 GB copied" with work left."""
+    copied, total = _bytes(p["bytes_copied"]), _bytes(p["bytes_total"])
+    moved, of = p["partitions_done"], p["partitions_total"]
+    running = p["state"] in ACTIVE
+    left = f"; {of - moved:,} of {of:,} partitions {'left' if running else 'not moved'}" \
+        if moved < of else ""
+    so_far = " so far" if running else ""
+    if p["bytes_copied"] > p["bytes_total"]:
+        return (f"{copied} copied{so_far} (the plan counted {total}: producers wrote to the "
+                f"partitions while they moved){left or f'; all {of:,} partitions moved'}")
+    if left and copied == total:
+        return f"{copied} copied{so_far}, about as much as the plan counted{left}"
+    return f"{moved:,} of {of:,} partitions, {copied} of about {total} copied"
 
 
 def hold_banner(p: dict) -> html.Div | None:

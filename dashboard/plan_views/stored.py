@@ -14,6 +14,7 @@ from backend.errors import BadInput
 from backend.services import approval_status, execution, plan_actions, shrink_execution
 from backend.services import plans as plan_service
 from backend.services.plan_kinds import kind_of
+from backend.store.queue import PAUSED
 from backend.store.store import Plan
 from backend.store.workflow import Actor
 from components import tables
@@ -31,8 +32,8 @@ NOT_YET = ("A plan can be executed once someone other than its author has approv
 BUTTONS = (("Execute", ids.PV_EXECUTE, "execute"), ("Pause", ids.PV_PAUSE, "pause"),
            ("Resume", ids.PV_RESUME, "resume"), ("Cancel", ids.PV_CANCEL, "cancel"),
            ("Run the migration instead", ids.PV_MIGRATE, "migrate"))
-SENT = {ids.PV_EXECUTE: "execute", ids.PV_PAUSE: "pause", ids.PV_RESUME: "resume",
-        ids.PV_CANCEL: "cancel", ids.PV_MIGRATE: "run the migration"}
+SENT = {ids.PV_EXECUTE: "execute", ids.PV_CANCEL: "cancel", ids.PV_MIGRATE: "run the migration"}
+BADGE_SEP = " · "  # "executing · paused": the plan's state, then its execution's
 
 
 class Buttons(NamedTuple):
@@ -63,8 +64,8 @@ STEP_UNCHANGED = NextStep(no_update, no_update, no_update)
 class ExecutionAnswer(NamedTuple):
     """What run_plan answers (its outputs, in order)."""
 
-    message: str
-    css: str
+    message: object  # no_update on the timer's refresh: the last click's answer stays
+    css: object
     progress: object
     state: str
     state_class: str
@@ -141,6 +142,16 @@ def approvals(plan: Plan) -> str:
     return status.text + ("" if rule == "default" else f" (rule '{rule}')")
 
 
+def badge(plan_state: str, p: dict | None) -> tuple[str, str]:
+    """The state badge's text and class: the plan's state, and the execution's while it
+    pauses or is paused (the plan stays executing then; Resume puts it back)."""
+    running = p["state"] if p else None
+    if plan_state == "executing" and running in PAUSED:
+        return (f"{plan_state}{BADGE_SEP}{running}",
+                f"state state-{plan_state} state-{running}")
+    return plan_state, f"state state-{plan_state}"
+
+
 def settled_note(state: str) -> str:
     """The decision note of a plan past proposed (decided, executing or ended)."""
     return f"This plan is {state}: there is nothing left to decide."
@@ -183,12 +194,11 @@ def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
     ], className="panel")
 
 
-def execution_panel(plan: Plan, who: Actor) -> html.Div:
+def execution_panel(plan: Plan, who: Actor, p: dict | None) -> html.Div:
     """Execute (an approved plan), Pause, Resume and Cancel (an executing one) for who may
-    execute, and the progress bar, refreshed every two seconds while it executes; what
-    executing does on this cluster where the kind says (a shrink: its stages, or its
-    migration, whose steps operators check off here)."""
-    p = progress_of(plan)
+    execute, and the progress ``p`` (progress_of), refreshed every two seconds while it
+    executes; what executing does on this cluster where the kind says (a shrink: its
+    stages, or its migration, whose steps operators check off here)."""
     may = allowed(plan, who, p)
     steps, step = migration_view(p, may)
     view = throttle_panel(plan, who) if throttled(plan) else None
@@ -280,34 +290,64 @@ def migration_view(p: dict | None, may: frozenset[str]) -> tuple[html.Ol | None,
 def execution_answer(action: str | None, plan_id: int) -> tuple:
     """Take ``action`` (a button id; None: only refresh) through the services (which
     decide whether this user may) and answer run_plan's outputs."""
-    rt = runtime.current()
-    store, who = rt.plan_store(), auth.current_actor()
-    message, css = "", "inline-done"
-    try:
-        if action in (ids.PV_EXECUTE, ids.PV_MIGRATE):
-            cluster = plan_service.get(store, plan_id).cluster
-            plan_service.execute(store, who, plan_id, gateway=rt.gateways.get(cluster),
-                                 topics_of=rt.topics_of, configs_of=rt.throttle_configs_of,
-                                 migration=action == ids.PV_MIGRATE)
-        elif action == ids.PV_PAUSE:
-            execution.pause(store, who, plan_id)
-        elif action == ids.PV_RESUME:
-            execution.resume(store, who, plan_id)
-        elif action == ids.PV_CANCEL:
-            plan_service.request_cancel(store, who, plan_id)
-        if action is not None:
-            message = f"Done: {SENT[action]} sent."
-    except REFUSALS as e:
-        message, css = f"Refused: {e}", "inline-error"
-    plan = plan_service.get(store, plan_id)
+    message, css = no_update, no_update
+    if action is not None:
+        try:
+            message, css = _act(action, plan_id), "inline-done"
+        except REFUSALS as e:
+            message, css = f"Refused: {e}", "inline-error"
+    who = auth.current_actor()
+    plan = plan_service.get(runtime.current().plan_store(), plan_id)
     p = progress_of(plan)
     may = allowed(plan, who, p)
     steps = migration_view(p, may) if migration_steps(p) is not None \
         else (no_update, STEP_UNCHANGED)
     return ExecutionAnswer(
-        message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None, plan.state,
-        f"state state-{plan.state}", buttons_hidden(may), plan.state != "executing",
+        message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None,
+        *badge(plan.state, p), buttons_hidden(may), plan.state != "executing",
         *steps).outputs()
+
+
+def _act(action: str, plan_id: int) -> str:
+    """Send ``action`` (a button id) through the services; what it does, in words."""
+    rt = runtime.current()
+    store, who = rt.plan_store(), auth.current_actor()
+    if action == ids.PV_PAUSE:
+        return paused_text(execution.pause(store, who, plan_id))
+    if action == ids.PV_RESUME:
+        return resumed_text(execution.resume(store, who, plan_id))
+    if action == ids.PV_CANCEL:
+        plan_service.request_cancel(store, who, plan_id)
+    else:
+        cluster = plan_service.get(store, plan_id).cluster
+        plan_service.execute(store, who, plan_id, gateway=rt.gateways.get(cluster),
+                             topics_of=rt.topics_of, configs_of=rt.throttle_configs_of,
+                             migration=action == ids.PV_MIGRATE)
+    return f"Done: {SENT[action]} sent."
+
+
+def paused_text(p: dict) -> str:
+    """What Pause does (backend/executor/loop.py): the moves in flight are not stopped;
+    once they are done no new batch starts."""
+    if _in_flight(p):
+        return "Pausing: the batch in flight finishes, then no new batch starts until Resume."
+    return "Pausing: no new batch starts until Resume."
+
+
+def resumed_text(p: dict) -> str:
+    """What Resume does (backend/executor/loop.py and guards.py): the executor goes on at
+    its next look, a second or so; a guard or a window that still holds it pauses it
+    again."""
+    held = " (unless a guard or a window holds it again)"
+    if _in_flight(p):
+        return f"Resumed: the batch in flight carries on and the next starts once it is done{held}."
+    if any(b["state"] == "pending" for b in p["per_batch"]):
+        return f"Resumed: the next batch starts within seconds{held}."
+    return "Resumed: nothing is left to move; the throttles are put back and the plan completes."
+
+
+def _in_flight(p: dict) -> bool:
+    return any(b["state"] == "running" for b in p["per_batch"])
 
 
 def check_step(step: str | None, plan_id: int) -> tuple:

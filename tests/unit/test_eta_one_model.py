@@ -1,7 +1,7 @@
 """One ETA model (issue 26 item 3): a plan's predicted ETA is the executor's, batch after
 batch under the per-broker cap (engines.batches.PER_BROKER moves a broker takes part in
-at once), on the preview card and while it runs; bytes copied never read above the
-plan's total."""
+at once), on the preview card and while it runs; bytes_done never reads above the
+plan's total (bytes_copied does, when logs grew: tests/unit/test_progress_copied.py)."""
 
 from dataclasses import replace
 from datetime import timedelta
@@ -60,7 +60,7 @@ def test_a_plan_stored_before_the_batched_figure_keeps_its_eta():
 def test_while_it_runs_the_predicted_eta_is_the_previews_for_what_is_left(world, monkeypatch):  # noqa: F811
     """The plan page's progress said remaining bytes over one broker's throttle, which
     disagreed with the preview (2m19s predicted, about 5 minutes taken); now it is the
-    preview's figure for the share still to do, and the copied bytes stop at the total."""
+    preview's figure for the share still to do, and bytes_done stops at the total."""
     snap = world.twin.assignment()
     draft = plan_preview.from_kafka_json(snap, TWO, throttle=MB)
     plan = plans.propose(world.store, OPERATOR, cluster="small", kind="reassignment",

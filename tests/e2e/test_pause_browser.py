@@ -1,0 +1,111 @@
+"""Pause and Resume on the plan page, in the browser, against a twin whose clock runs: the
+operator pauses a plan while a refresh is on its way; the result line says what pausing
+does and stays after the page's two-second refreshes (they wrote "" over it), the badge
+says "executing · pausing" and then "executing · paused" once the batch in flight is done
+(it said "executing"), and nothing moves; Resume says so, the badge is "executing" again,
+and the plan completes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+
+from backend.gateways.twin_http import TwinHttpGateway
+from backend.model.snapshot import Snapshot
+from tests.e2e.conftest import (
+    click_during_a_refresh,
+    console_errors,
+    screenshot,
+    serve_on_running_twin,
+    shown_text,
+    sign_in,
+    slow_timer_answers,
+)
+from tests.e2e.test_execution_browser import approve, execute, throttles, wait
+from tests.plan_helpers import api_call
+
+pytestmark = pytest.mark.e2e
+
+MB = 1_000_000
+USERS = {"olga": ("operator", "o-pass-4"), "arne": ("approver", "a-pass-4")}
+PARTITIONS = 20  # four batches of five under the per-broker limit
+
+
+def cluster() -> Snapshot:
+    """Brokers 1-4, RF 2; orders: 20 partitions of 4 MB on [1, 2]."""
+    reps = [[1, 2]] * PARTITIONS
+    return Snapshot.build("paused", [1, 2, 3, 4], [None] * 4, ["orders"], [0] * PARTITIONS,
+                          np.arange(0, 2 * PARTITIONS + 1, 2), [b - 1 for r in reps for b in r],
+                          part_size=[4 * MB] * PARTITIONS, part_rate=[100.0] * PARTITIONS)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    tmp: Path = tmp_path_factory.mktemp("pause-browser")
+    with serve_on_running_twin(tmp, cluster(), {"name": "paused"}, USERS) as (twin, dashboard):
+        yield {"url": dashboard.url, "gw": TwinHttpGateway(twin.api.url)}
+
+
+def propose(url: str) -> int:
+    body = {"cluster": "paused", "kind": "reassignment", "throttle": MB,
+            "title": "move orders to [3, 4]",
+            "plan": {"version": 1, "partitions": [
+                {"topic": "orders", "partition": p, "replicas": [3, 4]}
+                for p in range(PARTITIONS)]}}
+    return api_call(url + "/api/v1", "olga", USERS["olga"][1], "POST", "/plans", body)["id"]
+
+
+def result(driver) -> str:
+    return shown_text(driver, "pv-exec-result")
+
+
+def badge(driver) -> str:
+    return shown_text(driver, "pv-state")
+
+
+def shown(driver, element_id: str) -> bool:
+    found = driver.find_elements(By.ID, element_id)
+    return bool(found) and found[0].is_displayed()
+
+
+def test_pause_says_so_on_the_result_line_and_the_badge_then_resume(browser, second_browser,
+                                                                    stack):
+    url, gw = stack["url"], stack["gw"]
+    operator, approver = browser, second_browser
+    operator.delete_all_cookies()
+    console_errors(operator)
+    sign_in(operator, url, "olga", USERS["olga"][1])
+    sign_in(approver, url, "arne", USERS["arne"][1])
+    plan_id = propose(url)
+    approve(approver, url, plan_id)
+    execute(operator, url, plan_id)
+    wait(operator).until(lambda d: shown(d, "pv-pause"))
+    slow_timer_answers(operator, "pv-tick", 1.5)
+    click_during_a_refresh(operator, lambda d: d.find_element(By.ID, "pv-pause"))
+    wait(operator, 30).until(lambda d: result(d).startswith("Pausing: "))
+    assert "no new batch starts until Resume." in result(operator)
+    wait(operator, 30).until(lambda d: badge(d) in ("executing · pausing",
+                                                    "executing · paused"))
+    # once the batch in flight is done: paused, nothing moving, the answer still there
+    wait(operator, 120).until(lambda d: badge(d) == "executing · paused")
+    assert "state-paused" in operator.find_element(By.ID, "pv-state").get_attribute("class")
+    time.sleep(5)  # two refreshes and more
+    assert result(operator).startswith("Pausing: ")
+    assert badge(operator) == "executing · paused" and gw.list_reassignments() == []
+    assert "batch" in shown_text(operator, "pv-progress")
+    screenshot(operator, "pause-1-paused")
+    assert shown(operator, "pv-resume") and not shown(operator, "pv-pause")
+
+    operator.find_element(By.ID, "pv-resume").click()
+    wait(operator, 30).until(lambda d: result(d).startswith("Resumed: "))
+    wait(operator, 30).until(lambda d: badge(d) in ("executing", "completed"))
+    wait(operator, 180).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
+                                                               "completed"))
+    assert result(operator).startswith("Resumed: ")
+    assert throttles(gw) == {"broker": {}, "topic": {}}
+    assert console_errors(operator) == []

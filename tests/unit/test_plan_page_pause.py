@@ -1,0 +1,122 @@
+"""Pause and Resume on the plan page (found on the demo's plan 1): the state badge said
+"executing" while the execution paused (the plan stays executing), and the result line
+said nothing: the timer's refresh two seconds later wrote "" over the click's answer.
+Now the badge says "executing · pausing" / "executing · paused" until Resume, Pause and
+Resume say what the executor does (backend/executor/loop.py), a refusal says why, and a
+refresh leaves the last answer where it is."""
+
+from __future__ import annotations
+
+import sys
+
+import dash
+from dash import no_update
+
+from backend.services import plans as plan_service
+from backend.services.execution import executor_thread
+from backend.store.workflow import SYSTEM
+from dashboard import ids
+from dashboard.plan_views.stored import badge, paused_text, resumed_text
+from tests.unit import test_api
+from tests.unit.test_api import basic, make_plan
+from tests.unit.test_plan_view import text_of
+
+env = test_api.env  # the API tests' app on a twin, with a user per role
+
+
+def page():
+    return sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path_template"] == "/plans/<plan_id>")]
+
+
+def find(component, wanted: str):
+    """The component with id ``wanted`` in a layout, or None."""
+    if getattr(component, "id", None) == wanted:
+        return component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, list) else [children]:
+        if child is not None and not isinstance(child, str | int | float):
+            found = find(child, wanted)
+            if found is not None:
+                return found
+    return None
+
+
+def triggered(*prop_ids: str) -> None:
+    """What Dash tells a callback about the inputs that changed together."""
+    from dash._callback_context import context_value
+    from dash._utils import AttributeDict
+
+    context_value.set(AttributeDict(triggered_inputs=[{"prop_id": i, "value": 1}
+                                                      for i in prop_ids]))
+
+
+def batches(*states: str) -> dict:
+    return {"per_batch": [{"state": s} for s in states]}
+
+
+def test_the_badge_names_a_pause_while_the_plan_executes():
+    assert badge("executing", {"state": "pausing"}) == \
+        ("executing · pausing", "state state-executing state-pausing")
+    assert badge("executing", {"state": "paused"}) == \
+        ("executing · paused", "state state-executing state-paused")
+    assert badge("executing", {"state": "running"}) == ("executing", "state state-executing")
+    assert badge("executing", None) == ("executing", "state state-executing")
+    assert badge("cancelled", {"state": "paused"}) == ("cancelled", "state state-cancelled")
+
+
+def test_pause_and_resume_say_what_the_executor_does():
+    assert paused_text(batches("done", "running", "pending")) == \
+        "Pausing: the batch in flight finishes, then no new batch starts until Resume."
+    assert paused_text(batches("done", "pending")) == \
+        "Pausing: no new batch starts until Resume."
+    assert resumed_text(batches("done", "running", "pending")) == (
+        "Resumed: the batch in flight carries on and the next starts once it is done "
+        "(unless a guard or a window holds it again).")
+    assert resumed_text(batches("done", "pending")) == \
+        "Resumed: the next batch starts within seconds (unless a guard or a window holds " \
+        "it again)."
+    assert resumed_text(batches("done", "done")) == \
+        "Resumed: nothing is left to move; the throttles are put back and the plan completes."
+
+
+def test_pause_then_resume_on_the_page(env):
+    store, rt = env["store"], env["rt"]
+    for other in plan_service.list_plans(store, state="executing"):
+        plan_service.finish(store, SYSTEM, other.id, "cancelled")
+    view = page()
+    plan_id = make_plan(env, "writer", "approved")
+    thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                             holder="pause-test")
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        view.execution_answer(ids.PV_EXECUTE, plan_id)
+        for _ in range(3):
+            thread.cycle(3e9 + env["twin"].now_seconds)
+        paused = view.execution_answer(ids.PV_PAUSE, plan_id)
+        assert paused[0].startswith("Pausing: ") and paused[0].endswith("until Resume.")
+        assert paused[1] == "inline-done"
+        assert paused[3:5] == ("executing · pausing", "state state-executing state-pausing")
+        # the timer's refresh leaves the answer; the badge stays
+        refreshed = view.execution_answer(None, plan_id)
+        assert refreshed[0] is no_update and refreshed[1] is no_update
+        assert refreshed[3] == "executing · pausing"
+        opened = view.layout(plan_id=str(plan_id))  # the page as it opens
+        assert (find(opened, ids.PV_STATE).children,
+                find(opened, ids.PV_STATE).className) == \
+            ("executing · pausing", "state state-executing state-pausing")
+        again = view.execution_answer(ids.PV_PAUSE, plan_id)
+        assert again[0] == (f"Refused: plan {plan_id}'s execution is pausing: it can pause "
+                            "only when running")
+        assert again[1] == "inline-error"
+        # Resume clicked as the timer fired: one request with both, and the click counts
+        triggered(f"{ids.PV_TICK}.n_intervals", f"{ids.PV_RESUME}.n_clicks")
+        resumed = view.run_plan(None, None, 1, None, None, 7, {"id": plan_id})
+        assert resumed[0].startswith("Resumed: ") and resumed[1] == "inline-done"
+        assert resumed[3:5] == ("executing", "state state-executing")
+        # the note under Approve names the plan's state, not the execution's
+        assert view.follow_state("executing · paused") == \
+            "This plan is executing: there is nothing left to decide."
+        assert "Pausing" not in text_of(resumed[2])
+        view.execution_answer(ids.PV_CANCEL, plan_id)
+    thread.stop()
