@@ -133,7 +133,11 @@ def _plan_row(entry: repo.QueueEntry) -> dict:
         "approvers": list(approval.approvers), "required": approval.required,
         "roles": list(approval.roles), "admin_required": approval.admin_required,
         "approvals": f"{len(approval.approvers)} of {approval.required}",
-        "still_needed": approval.still_needed, "approval_text": approval.text,
+        # approvals are needed only while it is proposed: a rejected, withdrawn or
+        # expired plan needs none ("1 still needed" read as a plan waiting for someone)
+        "still_needed": approval.still_needed if plan.state == "proposed" or approval.met
+        else None,
+        "approval_text": approval.text,
         "bytes_to_move": plan.preview.get("bytes_to_move"),
         "schedule": schedule_text(entry.schedule),
         "execution": None, "progress": None, "eta_seconds": None, "pause_reason": None}

@@ -83,6 +83,8 @@ def test_every_configured_cluster_newest_first_with_approvals(store, fleet):
     assert (proposed["approvals"], proposed["still_needed"], proposed["bytes_to_move"]) \
         == ("0 of 1", 1, 300)
     assert proposed["approval_text"] == "needs 1 approver: 0 of 1 so far"
+    # a withdrawn plan waits for nobody: no "1 still needed"
+    assert by[fleet["withdrawn"].id]["still_needed"] is None
     assert by[fleet["c3"].id]["bytes_to_move"] is None
     assert {r["schedule"] for r in rows} == {"—"}
     assert all(r["execution"] is None and r["eta_seconds"] is None for r in rows)
