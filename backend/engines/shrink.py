@@ -78,6 +78,14 @@ def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | Non
     return plan
 
 
+def _span(ms: int) -> str:
+    """A config's milliseconds as people read them: '2 h (7,200,000 ms)'."""
+    s = ms / 1000
+    value, unit = ((s, "s") if s < 90 else (s / 60, "min") if s < 5400 else
+                   (s / 3600, "h") if s < 172_800 else (s / 86_400, "days"))
+    return f"{round(value, 1):g} {unit} ({ms:,} ms)"
+
+
 def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[str]:
     name = plan.topic
     out = ["Apache Kafka cannot delete partitions (it never adopted the delete-partitions "
@@ -93,8 +101,9 @@ def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[
         out.append("a delay of 0 deletes the removed partitions' data at once: consumers "
                    "that have not read it lose it")
     elif retention >= 0 and plan.delay_ms < retention:
-        out.append(f"the delay ({plan.delay_ms} ms) is shorter than retention.ms "
-                   f"({retention} ms): data in removed partitions goes earlier than promised")
+        out.append(f"the delay, {_span(plan.delay_ms)}, is shorter than retention.ms, "
+                   f"{_span(retention)}: data in removed partitions goes earlier than "
+                   "promised")
     if plan.removed_rate > 0:
         out.append(f"the removed partitions take {plan.removed_rate:,.0f} B/s of produce "
                    "traffic now: producers that pick partitions explicitly fail once they "

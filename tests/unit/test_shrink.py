@@ -55,6 +55,7 @@ def test_warnings_an_operator_needs():
     assert "cannot delete partitions" in w and "delete.topic.partition.enable" in w
     assert "keyed" in w and "per-key ordering" in w
     assert "shorter than retention.ms" in w
+    assert "the delay, 1 s (1,000 ms), is shorter" in w  # the config's ms beside it
     assert "take 20 B/s" in w  # partitions 3 and 4 at 10 B/s each
     unkeyed = " | ".join(plan_shrink(snap(), "logs", 1).warnings)
     assert "keyed" not in unkeyed and "B/s" not in unkeyed
