@@ -62,8 +62,8 @@ def _capacity(fmt: str) -> flask.Response:
 
 
 # how the capacity table reads (components.reports.FORMATS kinds)
-CAPACITY_COLUMNS = {"value": "count", "now": "count", "growth / day": "decimal",
-                    "days left": "decimal"}
+CAPACITY_COLUMNS = {cap.TABLE_COLUMNS[k]: kind for k, kind in (
+    ("limit", "count"), ("now", "count"), ("growth_per_day", "decimal"), ("days", "decimal"))}
 
 
 def capacity_documents(answer: dict, label: str):

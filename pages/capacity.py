@@ -51,8 +51,11 @@ def layout(**query) -> html.Div:
         html.P(id=ids.CAP_ANSWER, className="answer"),
         html.Div(dag.AgGrid(
             id=ids.CAP_TABLE, rowData=[],
+            # text, not inferred: a grid that infers "dateString" from 2027-07-16 draws
+            # "after 2126" (a limit a century off) as an empty cell
             columnDefs=[tables.number_column(k, v) if k in cap.COUNT_COLUMNS
-                        else {"field": k, "headerName": v} for k, v in cap.TABLE_COLUMNS.items()],
+                        else {"field": k, "headerName": v, "cellDataType": "text"}
+                        for k, v in cap.TABLE_COLUMNS.items()],
             defaultColDef={**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 80},
             columnSize="responsiveSizeToFit", style={"height": "300px"},
             className="ag-theme-alpine", getRowStyle=ROW_STYLE), className="panel"),

@@ -74,8 +74,15 @@ def test_html_report_is_self_contained_and_says_what_it_is():
     lines = csv().splitlines()
     assert lines[:2] == ["# Cluster: prod", "# Window: last 30 days to 2024-01-30 23:00 UTC"]
     header = lines.index("# time to limit") + 1
-    assert lines[header].startswith("scope,limit,value,now")
+    assert lines[header].startswith("scope,limit,value,now (trend),growth / day,days left")
     assert len(lines) - header - 1 == len(a["table"])
+    # every column the report formats is one the table has (a renamed header was skipped
+    # in silence): counts whole, days with one decimal
+    from dashboard.reports import CAPACITY_COLUMNS
+    assert set(CAPACITY_COLUMNS) <= set(lines[header].split(","))
+    for row in lines[header + 1:]:
+        value, now = row.split(",")[2:4]
+        assert value.isdigit() and (now.isdigit() or now == ""), row
 
 
 def test_table_dates_and_json():
