@@ -19,6 +19,8 @@ dash.register_page(__name__, path="/capacity", name="Capacity", title="Railyard 
                    order=7)
 
 GRAPH = {"displayModeBar": False}
+# "max.broker.partitions x brokers" and "cluster over 12 brokers" whole, not "max.broker.p..."
+WIDE = {"scope": 170, "limit_name": 230}
 KNOB_IDS = {"window": ids.CAP_WINDOW, "growth": ids.CAP_GROWTH, "add": ids.CAP_ADD,
             "mbp": ids.CAP_MBP, "mp": ids.CAP_MP, "topic": ids.CAP_TOPIC, "by": ids.CAP_BY}
 ROW_STYLE = {"styleConditions": [
@@ -54,7 +56,8 @@ def layout(**query) -> html.Div:
             # text, not inferred: a grid that infers "dateString" from 2027-07-16 draws
             # "after 2126" (a limit a century off) as an empty cell
             columnDefs=[tables.number_column(k, v) if k in cap.COUNT_COLUMNS
-                        else {"field": k, "headerName": v, "cellDataType": "text"}
+                        else {"field": k, "headerName": v, "cellDataType": "text",
+                              "minWidth": WIDE.get(k, 80), "tooltipField": k}
                         for k, v in cap.TABLE_COLUMNS.items()],
             defaultColDef={**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 80},
             columnSize="responsiveSizeToFit", style={"height": "300px"},

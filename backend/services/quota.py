@@ -357,6 +357,9 @@ def whatif(requests_path: str, rate: object, samples: object = DEFAULT_SAMPLES,
                             required=True)
     window_seconds = fields.number(window_seconds, "window", low=1, limit=MAX_INT, whole=True,
                                    required=True, unit="s")
+    if not math.isfinite(engine.burst(rate, samples, window_seconds)):
+        raise BadInput(f"rate: {rate:g} partitions/s x {samples} samples x {window_seconds} s "
+                       "is a burst past the largest number")
     import pandas as pd
 
     c, out, bucket, buckets = _replayed(requests_path, rate, samples, window_seconds,

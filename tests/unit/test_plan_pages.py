@@ -203,3 +203,6 @@ def test_the_pages_refuse_what_a_number_field_sent_as_empty(app):
     assert out[3] == "samples: give a whole number of at least 1, got 2.5"
     out = wi.replay_quota(1, None, None, "5", "1e18", "1")
     assert out[3] == "samples: 1e18 is past the largest value, 2,147,483,647"
+    out = wi.replay_quota(1, None, None, "1e300", "2147483647", "2147483647")
+    assert out[3] == ("rate: 1e+300 partitions/s x 2147483647 samples x 2147483647 s is a "
+                      "burst past the largest number")
