@@ -114,14 +114,20 @@ def test_operator_proposes_approver_approves(browser, second_browser, dashboard)
     assert console_errors(approver) == []
 
 
-def test_viewer_sees_no_propose(browser, dashboard):
+def preview_shrink(browser, dashboard, user: str, delay_hours: str = "") -> None:
+    """Signed in as ``user``, preview shrinking topic-001 to 4 partitions."""
     browser.delete_all_cookies()
-    sign_in(browser, dashboard.url, "vera", USERS["vera"][1])
+    sign_in(browser, dashboard.url, user, USERS[user][1])
     browser.get(dashboard.url + "/shrinks?cluster=demo")
     wait(browser).until(lambda d: d.find_elements(By.ID, "sh-run"))
     browser.find_element(By.ID, "sh-topic").send_keys("topic-001")
     browser.find_element(By.ID, "sh-partitions").send_keys("4")
+    browser.find_element(By.ID, "sh-delay").send_keys(delay_hours)
     browser.find_element(By.ID, "sh-run").click()
+
+
+def test_viewer_sees_no_propose(browser, dashboard):
+    preview_shrink(browser, dashboard, "vera")
     wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".stages"))
     assert not browser.find_elements(By.ID, "plan-propose")
     assert "only operators and admins propose plans" in browser.find_element(
@@ -161,14 +167,7 @@ def test_numbers_out_of_range_are_refused_not_replaced_by_defaults(browser, dash
 def test_withdraw_keeps_the_authors_reason(browser, dashboard):
     """The page dropped the comment typed before Withdraw; it is the withdrawal's audit
     row's reason now (a withdrawal is no decision)."""
-    browser.delete_all_cookies()
-    sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
-    browser.get(dashboard.url + "/shrinks?cluster=demo")
-    wait(browser).until(lambda d: d.find_elements(By.ID, "sh-run"))
-    browser.find_element(By.ID, "sh-topic").send_keys("topic-001")
-    browser.find_element(By.ID, "sh-partitions").send_keys("4")
-    browser.find_element(By.ID, "sh-delay").send_keys("1")
-    browser.find_element(By.ID, "sh-run").click()
+    preview_shrink(browser, dashboard, "olga", delay_hours="1")
     wait(browser).until(lambda d: d.find_elements(By.ID, "plan-propose"))
     browser.find_element(By.ID, "plan-propose").click()
     wait(browser).until(ec.url_matches(r"/plans/\d+$"))
