@@ -305,6 +305,16 @@ def type_into(element, text: str) -> None:
     element.send_keys(text)
 
 
+def olga_and_arne(browser, second_browser, url: str, users: dict) -> tuple:
+    """The operator olga in ``browser`` (fresh cookies, console cleared) and the approver
+    arne in ``second_browser``, both signed in: most plan tests' two people."""
+    browser.delete_all_cookies()
+    console_errors(browser)
+    sign_in(browser, url, "olga", users["olga"][1])
+    sign_in(second_browser, url, "arne", users["arne"][1])
+    return browser, second_browser
+
+
 def sign_in(driver, url: str, user: str, password: str) -> None:
     """Through the sign-in page, as a person would; waits until the page names the user."""
     from selenium.webdriver.common.by import By

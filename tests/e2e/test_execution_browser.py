@@ -27,6 +27,7 @@ from backend.twin.runtime import TwinService
 from backend.twin.scenario import Scenario
 from tests.e2e.conftest import (
     console_errors,
+    olga_and_arne,
     screenshot,
     sign_in,
     signed_in_config,
@@ -133,11 +134,7 @@ def throttles(gw: TwinHttpGateway) -> dict:
 def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, second_browser,
                                                                  stack):
     url, gw = stack["url"], stack["gw"]
-    operator, approver = browser, second_browser
-    operator.delete_all_cookies()
-    console_errors(operator)
-    sign_in(operator, url, "olga", USERS["olga"][1])
-    sign_in(approver, url, "arne", USERS["arne"][1])
+    operator, approver = olga_and_arne(browser, second_browser, url, USERS)
     first = propose(url, "orders", ORDERS, [3, 4], 2 * MB)
     second = propose(url, "events", EVENTS, [1, 2], 1 * MB)
 

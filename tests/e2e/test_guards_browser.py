@@ -18,7 +18,7 @@ from selenium.webdriver.support import expected_conditions as ec
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
-from tests.e2e.conftest import screenshot, serve_on_running_twin, sign_in
+from tests.e2e.conftest import olga_and_arne, screenshot, serve_on_running_twin
 from tests.e2e.test_execution_browser import approve, execute, throttles, wait
 from tests.plan_helpers import api_call
 
@@ -60,10 +60,7 @@ def hold(driver) -> str:
 def test_the_plan_page_shows_the_window_state_and_the_pause_reason(browser, second_browser,
                                                                    stack):
     url, gw, twin = stack["url"], stack["gw"], stack["twin"].twin
-    operator, approver = browser, second_browser
-    operator.delete_all_cookies()
-    sign_in(operator, url, "olga", USERS["olga"][1])
-    sign_in(approver, url, "arne", USERS["arne"][1])
+    operator, approver = olga_and_arne(browser, second_browser, url, USERS)
 
     opens = int(time.time()) + 3600
     later = propose(url, [3, 4], not_before=opens)

@@ -20,10 +20,10 @@ from backend.model.snapshot import Snapshot
 from tests.e2e.conftest import (
     click_during_a_refresh,
     console_errors,
+    olga_and_arne,
     screenshot,
     serve_on_running_twin,
     shown_text,
-    sign_in,
     slow_timer_answers,
 )
 from tests.e2e.test_execution_browser import approve, execute, throttles, wait
@@ -76,11 +76,7 @@ def shown(driver, element_id: str) -> bool:
 def test_pause_says_so_on_the_result_line_and_the_badge_then_resume(browser, second_browser,
                                                                     stack):
     url, gw = stack["url"], stack["gw"]
-    operator, approver = browser, second_browser
-    operator.delete_all_cookies()
-    console_errors(operator)
-    sign_in(operator, url, "olga", USERS["olga"][1])
-    sign_in(approver, url, "arne", USERS["arne"][1])
+    operator, approver = olga_and_arne(browser, second_browser, url, USERS)
     plan_id = propose(url)
     approve(approver, url, plan_id)
     execute(operator, url, plan_id)
