@@ -62,9 +62,21 @@ _TEMPLATE_JSON = pio.templates["railyard"].to_plotly_json()
 
 
 def _base_layout(title: str, height: int = 320) -> dict:
+    lines = title.count("<br>")  # a second title line (titled) takes room from the plot
     return {"title": {"text": title, "x": 0, "font": {"size": 15}}, "height": height,
-            "margin": {"l": 60, "r": 20, "t": 44, "b": 44},
+            "margin": {"l": 60, "r": 20, "t": 44 + TITLE_LINE_PX * lines, "b": 44},
             "legend": {"orientation": "h", "y": -0.2}}
+
+
+TITLE_CHARS = 52  # a half-width panel at 1024 px holds about this many 15 px characters
+TITLE_LINE_PX = 18
+
+
+def titled(title: str, window: str) -> str:
+    """A chart's title and its window ("last 15 min, live"): on one line when a half-width
+    panel holds it, else the window on a line of its own (the end was cut off)."""
+    whole = f"{title} · {window}"
+    return whole if len(whole) <= TITLE_CHARS else f"{title}<br>{window}"
 
 
 def _base(title: str, height: int = 320, **layout) -> go.Figure:

@@ -80,13 +80,14 @@ def figure(frame_or_error, title: str, unit: str, w: timerange.Window,
            limit: float | None = None, limit_name: str = "limit", events: list | None = None):
     """A time-series figure over the window, or a figure saying why there is none;
     ``events`` (plan events in the window) become vertical markers."""
+    titled = charts.titled(title, w.label)
     if not isinstance(frame_or_error, pd.DataFrame):
-        return charts.empty(f"{title} · {w.label}", str(frame_or_error))
+        return charts.empty(titled, str(frame_or_error))
     if frame_or_error.empty:
-        return charts.empty(f"{title} · {w.label}", f"No samples in {w.label}")
+        return charts.empty(titled, f"No samples in {w.label}")
     rows = frame_or_error.assign(time=frame_or_error["time"].dt.tz_convert(None))
     return charts.with_plan_markers(
-        charts.time_series(rows, f"{title} · {w.label}", unit, limit=limit,
+        charts.time_series(rows, titled, unit, limit=limit,
                            limit_name=limit_name, x_range=(_utc(w.start), _utc(w.end))),
         events or [])
 

@@ -53,3 +53,14 @@ def test_a_kafka_client_id_is_text_in_every_chart_that_names_principals():
     assert "<a " not in shown
     for figure in (bucket, bars, sweep):
         assert "<a href" not in figure.to_json()
+
+
+def test_a_long_title_puts_its_window_on_a_second_line():
+    """"Tokens per principal, the fewest in each 15 s · last 15 min, live" was cut off at
+    "li" in a half-width panel at 1024 px; the window goes on a line of its own there."""
+    short = charts.titled("Mutation rate", "last 15 min, live")
+    assert short == "Mutation rate · last 15 min, live"
+    long = charts.titled("Tokens per principal, the fewest in each 15 s", "last 15 min, live")
+    assert long == "Tokens per principal, the fewest in each 15 s<br>last 15 min, live"
+    one, two = (charts.empty(t, "nothing") for t in (short, long))
+    assert two.layout.margin.t == one.layout.margin.t + charts.TITLE_LINE_PX
