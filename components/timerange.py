@@ -73,13 +73,14 @@ def parse_time(text: str, what: str) -> float:
     if EPOCH.fullmatch(text):
         seconds = float(text)
     else:
-        try:
-            if not TIME.fullmatch(text):
-                raise ValueError
-            t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+        try:  # the grammar first: fromisoformat also reads "20240501T1200" and more
+            t = datetime.fromisoformat(text.replace("Z", "+00:00")) \
+                if TIME.fullmatch(text) else None
+        except ValueError:  # a day or an hour that does not exist
+            t = None
+        if t is None:
             raise BadInput(f"{what}: could not read '{text[:40]}' as a date and time "
-                           "(e.g. 2024-05-01T12:00, UTC)") from None
+                           "(e.g. 2024-05-01T12:00, UTC)")
         seconds = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
     if not 0 <= seconds <= LAST_TIME:
         raise BadInput(f"{what}: {text[:40]} is not a time between 1970 and 9999 (UTC)")
@@ -93,7 +94,6 @@ def window(key: str | None, start: str | None, end: str | None, now: float) -> W
         t0, t1 = parse_time(start, "from"), parse_time(end, "to")
         if t1 <= t0:
             raise BadInput("to must be after from")
-
         return Window("abs", t0, t1, _step(t1 - t0), refreshing=False)
     if key not in RANGES:
         raise BadInput(f"range '{key}': expected one of {', '.join(LABELS)}")
