@@ -10,7 +10,7 @@ import math
 import re
 
 from backend.errors import BadInput
-from backend.model.bounds import MAX_BROKER_ID
+from backend.model.bounds import parse_broker_id
 
 # ASCII digits only: float() also takes "١٢", "1_000", "nan" and "inf"
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
@@ -52,12 +52,14 @@ def broker_ids(text: str | None, where: str) -> list[int]:
     Kafka can have and each once; BadInput naming the one that is not."""
     out: list[int] = []
     for part in (text or "").replace(",", " ").split():
-        if not part.isascii() or not part.isdigit() or int(part) > MAX_BROKER_ID:
+        try:
+            broker = parse_broker_id(part)
+        except BadInput:  # said as this field's help says it
             raise BadInput(f"{where}: '{_short(part)}' is not a broker id (give ids "
-                           "separated by commas, e.g. 7,8)")
-        if int(part) in out:
-            raise BadInput(f"{where}: broker {int(part)} is named twice")
-        out.append(int(part))
+                           "separated by commas, e.g. 7,8)") from None
+        if broker in out:
+            raise BadInput(f"{where}: broker {broker} is named twice")
+        out.append(broker)
     return out
 
 
