@@ -9,25 +9,40 @@ function isoMinute(ms) { return new Date(ms).toISOString().slice(0, 16); }
 // a year, which the server then refused
 const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})([.]\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const LAST_TIME = 253402300799e3;  // 9999-12-31T23:59:59Z, as timerange.LAST_TIME
+const EXAMPLE = "2024-05-01T12:00";  // as timerange.EXAMPLE
 
-function parseTime(text) {  // ms since the epoch, NaN when the server would refuse it
+function readTime(text) {  // ms since the epoch in any year the grammar takes, NaN if unreadable
     text = (text || "").trim();
-    let ms = NaN;
     const m = TIME.exec(text);
     if (/^[0-9]+([.][0-9]+)?$/.test(text)) {
-        ms = Number(text) * 1000;
-    } else if (m) {
-        const [y, mo, d, h, mi, s] = m.slice(1, 7).map(v => Number(v || 0));
-        const utc = Date.UTC(y, mo - 1, d, h, mi, s);
-        const back = new Date(utc);  // a day or hour that does not exist comes back changed
-        if (back.getUTCFullYear() === y && back.getUTCMonth() === mo - 1
-                && back.getUTCDate() === d && back.getUTCHours() === h && mi < 60 && s < 60) {
-            const zone = /([+-])(\d{2}):?(\d{2})$/.exec(m[8] || "");
-            ms = utc + Number("0" + (m[7] || "").slice(0, 7)) * 1000  // microseconds, as Python
-                - (zone ? (zone[1] === "-" ? -1 : 1) * (zone[2] * 60 + Number(zone[3])) * 60e3 : 0);
-        }
+        return Number(text) * 1000;
     }
+    if (!m) { return NaN; }
+    const [y, mo, d, h, mi, s] = m.slice(1, 7).map(v => Number(v || 0));
+    const utc = Date.UTC(y, mo - 1, d, h, mi, s);
+    const back = new Date(utc);  // a day or hour that does not exist comes back changed
+    if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1
+            || back.getUTCDate() !== d || back.getUTCHours() !== h || mi >= 60 || s >= 60) {
+        return NaN;
+    }
+    const zone = /([+-])(\d{2}):?(\d{2})$/.exec(m[8] || "");
+    return utc + Number("0" + (m[7] || "").slice(0, 7)) * 1000  // microseconds, as Python
+        - (zone ? (zone[1] === "-" ? -1 : 1) * (zone[2] * 60 + Number(zone[3])) * 60e3 : 0);
+}
+
+function parseTime(text) {  // ms since the epoch, NaN when the server would refuse it
+    const ms = readTime(text);
     return ms >= 0 && ms <= LAST_TIME ? ms : NaN;
+}
+
+function timeError(what, text) {  // components.timerange.parse_time's refusal, "" if none
+    const t = (text || "").trim();
+    if (!t) { return `${what}: give a date and time, e.g. ${EXAMPLE}`; }
+    const ms = readTime(t);
+    if (isNaN(ms)) {
+        return `${what}: could not read '${t.slice(0, 40)}' as a date and time (e.g. ${EXAMPLE}, UTC)`;
+    }
+    return isNaN(parseTime(t)) ? `${what}: ${t.slice(0, 40)} is not a time between 1970 and 9999 (UTC)` : "";
 }
 
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
@@ -63,14 +78,9 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
                     to = isoMinute(now);
                 }
                 const t0 = parseTime(from), t1 = parseTime(to);
-                let error = "";
-                const unread = (what, text, eg) => (text || "").trim()
-                    ? `${what}: could not read '${text.trim()}' as a date and time (e.g. ${eg}, UTC)`
-                    : `${what}: give a date and time, e.g. ${eg}`;
-                if (isNaN(t0)) { error = unread("from", from, "2024-05-01T12:00"); }
-                else if (isNaN(t1)) { error = unread("to", to, "2024-05-01T13:00"); }
-                else if (t1 <= t0) { error = "to must be after from"; }
-                else if (t0 >= Date.now()) { error = `from: ${from.trim()} UTC has not happened yet`; }
+                let error = timeError("from", from) || timeError("to", to);
+                if (!error && t1 <= t0) { error = "to must be after from"; }
+                if (!error && t0 >= Date.now()) { error = `from: ${from.trim()} UTC has not happened yet`; }
                 if (error) { return [nu, error, from, to, false, true].concat(navs.map(() => nu)); }
                 Object.assign(state, {range: "abs", from: from, to: to});
             } else {

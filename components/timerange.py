@@ -17,6 +17,7 @@ LABELS = {"live": "Live", "1h": "1 h", "6h": "6 h", "24h": "24 h", "7d": "7 d",
 DEFAULT = "live"
 POINTS = 240  # samples per range query: enough for a smooth line, cheap to draw
 GRID = 15.0  # relative windows end on this grid (seconds): at most this stale
+EXAMPLE = "2024-05-01T12:00"  # the typed time every refusal shows
 LAST_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z: the last time a datetime can show
 EPOCH = re.compile(r"[0-9]+([.][0-9]+)?", re.ASCII)  # epoch seconds
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}([.]\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?",
@@ -69,7 +70,7 @@ def parse_time(text: str, what: str) -> float:
     browser, so both refuse the same text."""
     text = (text or "").strip()
     if not text:
-        raise BadInput(f"{what}: give a date and time, e.g. 2024-05-01T12:00")
+        raise BadInput(f"{what}: give a date and time, e.g. {EXAMPLE}")
     if EPOCH.fullmatch(text):
         seconds = float(text)
     else:
@@ -80,7 +81,7 @@ def parse_time(text: str, what: str) -> float:
             t = None
         if t is None:
             raise BadInput(f"{what}: could not read '{text[:40]}' as a date and time "
-                           "(e.g. 2024-05-01T12:00, UTC)")
+                           f"(e.g. {EXAMPLE}, UTC)")
         seconds = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
     if not 0 <= seconds <= LAST_TIME:
         raise BadInput(f"{what}: {text[:40]} is not a time between 1970 and 9999 (UTC)")

@@ -141,6 +141,11 @@ def test_an_unreadable_typed_time_is_named(browser, dashboard):
     browser.find_element(By.ID, "range-apply").click()
     wait_text(browser, "#range-error", "from: 2099-01-01T00:00 UTC has not happened yet")
     assert "2099" not in browser.current_url
+    # a time before the epoch: the server's words, not "could not read"
+    type_into(start, "1960-01-01T00:00")
+    browser.find_element(By.ID, "range-apply").click()
+    wait_text(browser, "#range-error",
+              "from: 1960-01-01T00:00 is not a time between 1970 and 9999 (UTC)")
 
 
 TYPED_TIMES = ["2024-05-01", "2024-05-01T12:00", "2024-05-01 12:00:30.5", "2024-05-01T12:00Z",
@@ -155,21 +160,23 @@ TYPED_TIMES = ["2024-05-01", "2024-05-01T12:00", "2024-05-01 12:00:30.5", "2024-
 def test_the_browser_reads_typed_times_as_the_server_does(browser, dashboard):
     """The time control checks a range in the browser (assets/railyard.js parseTime) and the
     server reads the URL (components.timerange.parse_time): Date.parse took 2024-02-30 for
-    1 March and "-5" for a year, and the server refused what the browser had applied."""
+    1 March and "-5" for a year, and the server refused what the browser had applied; the
+    browser said "could not read" for a year past 9999, the server "not between"."""
     from backend.errors import BadInput
     from components.timerange import parse_time
 
     browser.get(dashboard.url + "/brokers?cluster=demo")
     wait_for(browser, "#range")
-    browser_ms = browser.execute_script(
-        "return arguments[0].map(t => { const v = parseTime(t); return isNaN(v) ? null : v; });",
-        TYPED_TIMES)
-    for text, ms in zip(TYPED_TIMES, browser_ms, strict=True):
+    browser_reads = browser.execute_script(
+        "return arguments[0].map(t => { const v = parseTime(t);"
+        " return [isNaN(v) ? null : v, timeError('from', t)]; });", TYPED_TIMES)
+    for text, (ms, refusal) in zip(TYPED_TIMES, browser_reads, strict=True):
         try:
-            server_ms = parse_time(text, "from") * 1000
-        except BadInput:
-            server_ms = None
+            server_ms, server_refusal = parse_time(text, "from") * 1000, ""
+        except BadInput as e:
+            server_ms, server_refusal = None, str(e)
         assert ms == server_ms, text
+        assert refusal == server_refusal, text  # and in the same words
 
 
 def test_time_range_lives_in_the_url(browser, dashboard):
