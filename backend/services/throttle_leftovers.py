@@ -16,6 +16,7 @@ changed since is a 409 naming it. The executor deletes exactly those configs.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -85,10 +86,9 @@ def leftovers(store: Store, source: ClusterSource, now: float | None = None,
     loose = {k: v for k, v in current.items() if k not in held}
     seen = sightings(store, source.name, loose, set(held), now)
     clearing = _clearing(store, source.name) if loose else {}
-    brokers, topics = _moving(source, fresh) if loose else (set(), set())
-    busy = {"topic": topics, "broker": brokers | ({"<default>"} if brokers else set())}
+    moving = _moving(source, fresh, loose)
     rows = [{"entity_type": e, "name": n, "key": k, "value": v, "first_seen": seen[(e, n, k)],
-             "clear_plan": clearing.get((e, n, k)), "moving": n in busy[e]}
+             "clear_plan": clearing.get((e, n, k)), "moving": (e, n, k) in moving}
             for (e, n, k), v in sorted(loose.items())]
     counts: dict[int, int] = {}
     for k in current:
@@ -102,34 +102,54 @@ def leftovers(store: Store, source: ClusterSource, now: float | None = None,
             "held": sum(counts.values()), "holding": holding, "read_at": now}
 
 
-def _moving(source: ClusterSource, fresh: bool) -> tuple[set[str], set[str]]:
-    """(brokers, topics) a reassignment in flight involves now, Railyard's or not: a
-    throttle there is slowing a move, not left behind by one (yet)."""
+def _moving(source: ClusterSource, fresh: bool, configs: Iterable[Config]) -> set[Config]:
+    """The ``configs`` on a broker (or the broker default) or topic that a reassignment in
+    flight involves now, Railyard's or not: such a throttle is slowing a move, not left
+    behind by one (yet)."""
+    configs = list(configs)
+    if not configs:
+        return set()
     read = source.gateway.list_reassignments
     flight = read() if fresh else cluster_read(source, "reassignments", read)
-    return ({str(b) for r in flight for b in r["replicas"]}, {r["topic"] for r in flight})
+    brokers = {str(b) for r in flight for b in r["replicas"]}
+    busy = {"topic": {r["topic"] for r in flight},
+            "broker": brokers | ({"<default>"} if brokers else set())}
+    return {c for c in configs if c[1] in busy[c[0]]}
 
 
 def propose_clear(store: Store, actor: Actor, source: ClusterSource,
                   configs: Any = None, title: str | None = None,
                   now: datetime | None = None) -> Plan:
     """Propose deleting ``configs`` ([{entity_type, name, key, value?}]; None: every
-    leftover now), each at its value now. Admins only; a config that is not set, or
-    that an executing plan holds, is refused (400), a value given that is no longer the
-    cluster's is a 409."""
+    leftover now, which leaves out the throttles of a reassignment in flight), each at its
+    value now. Admins only; a config that is not set, or that an executing plan holds, is
+    refused (400), a value given that is no longer the cluster's is a 409. A config named
+    that slows a reassignment in flight now is proposed, and the plan says so (its
+    preview's ``in_flight`` and its title): deleting it lets that move copy unthrottled."""
     authorize(actor, plans.CLEAR)
     current = throttle_configs(source, fresh=True)
     held = _held(store, source.name)
-    chosen = sorted(k for k in current if k not in held) if configs is None \
-        else _chosen(configs, current, held)
-    if not chosen:
-        raise BadInput(f"cluster {source.name} has no leftover throttle config: nothing "
-                       f"to clear")
+    loose = [k for k in current if k not in held]
+    moving = _moving(source, True, loose)
+    if configs is None:
+        chosen = sorted(k for k in loose if k not in moving)
+        if not chosen:
+            busy = (f"; {len(moving)} more slow a reassignment in flight (name them in "
+                    f"configs to clear them anyway)") if moving else ""
+            raise BadInput(f"cluster {source.name} has no leftover throttle config: nothing "
+                           f"to clear{busy}")
+    else:
+        chosen = _chosen(configs, current, held)
+    in_flight = [k for k in chosen if k in moving]
     content = {"configs": [{"entity_type": e, "name": n, "key": k, "value": current[(e, n, k)]}
                            for e, n, k in chosen]}
     preview = {"configs": len(chosen),
                "brokers": sorted({n for e, n, _ in chosen if e == "broker"}),
-               "topics": sorted({n for e, n, _ in chosen if e == "topic"})}
+               "topics": sorted({n for e, n, _ in chosen if e == "topic"}),
+               "in_flight": [{"entity_type": e, "name": n, "key": k} for e, n, k in in_flight]}
+    if in_flight and not title:
+        title = (f"clear {len(chosen)} throttle configs, {len(in_flight)} of them slowing "
+                 f"a reassignment in flight")
     return plans.propose(store, actor, cluster=source.name, kind=plans.CLEAR,
                          content=content, preview=preview, snapshot=None, title=title,
                          now=now)

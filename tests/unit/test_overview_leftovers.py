@@ -148,3 +148,25 @@ def test_a_range_change_or_refresh_leaves_an_unchanged_list_as_it_is(app):
         time.sleep(CLUSTER_TTL_SECONDS + 0.1)  # the next reader sees the module's twin again
     assert ("broker", "3") in {(r["entity_type"], r["name"]) for r in changed[1]}
     assert changed[3] != first[3]
+
+
+def test_a_clear_plan_that_slows_a_move_in_flight_warns_its_approver():
+    """A clear plan naming the throttles of a reassignment in flight (the service records
+    them in its preview) says on its page what executing it does to that move."""
+    from backend.services.plan_preview import Draft
+    from dashboard.plan_views.kinds import clear_throttles
+
+    configs = [{"entity_type": "broker", "name": n, "key": RATE, "value": "1000"}
+               for n in ("10", "9")] + [{"entity_type": "topic", "name": "orders",
+                                          "key": "leader.replication.throttled.replicas",
+                                          "value": "0:1"}]
+    moving = [{k: c[k] for k in ("entity_type", "name", "key")} for c in configs]
+    draft = Draft("clear_throttles", "demo", "t", {"configs": 3, "in_flight": moving},
+                  frozen={"configs": configs})
+    words = text_of(clear_throttles.block(draft))
+    assert ("3 of these configs slowed a reassignment in flight when the plan was proposed "
+            "(on brokers 9, 10; topic orders): deleting them lets that move copy "
+            "unthrottled") in words
+    calm = Draft("clear_throttles", "demo", "t", {"configs": 3, "in_flight": []},
+                 frozen={"configs": configs})
+    assert "reassignment in flight" not in text_of(clear_throttles.block(calm))
