@@ -53,8 +53,17 @@ def capacity_answer(view: dict) -> tuple[dict, str]:
     return capacity_view.forecast(runtime.current().source(view["cluster"]), view)
 
 
+def _known_cluster(name: str | None) -> None:
+    """A report of a cluster the config does not have is refused (config.cluster would
+    answer the first cluster's, under a file name that says so, as if asked for)."""
+    note = runtime.current().unknown_cluster(name)
+    if note is not None:
+        raise BadInput(note)
+
+
 def _capacity(fmt: str) -> flask.Response:
     def build():
+        _known_cluster(flask.request.args.get("cluster"))
         answer, label = capacity_answer(capacity_view.parse_view(flask.request.args.to_dict()))
         return (f"capacity-{answer['cluster']}-{_day(answer['history']['end'])}",
                 *capacity_documents(answer, label))
@@ -117,6 +126,7 @@ def _stamp(t: float) -> str:
 def _incident(fmt: str) -> flask.Response:
     def build():
         args = flask.request.args
+        _known_cluster(args.get("cluster"))
         w = timerange.viewable(args.get("range"), args.get("from"), args.get("to"), time.time())
         rt = runtime.current()
         answer = incident.report(rt.source(args.get("cluster")), w.start, w.end,

@@ -60,6 +60,15 @@ class Runtime:
     def cluster(self, name: str | None) -> ClusterConfig:
         return self.config.cluster(name)
 
+    def unknown_cluster(self, asked: str | None) -> str | None:
+        """What the pages' banner and the reports' 400 say of a cluster name the config
+        does not have (None: no name asked, or a known one; ``cluster`` shows the first)."""
+        names = [c.name for c in self.config.clusters]
+        if not asked or asked in names:
+            return None
+        return (f"No cluster is called {asked[:60]!r} in this dashboard's config "
+                f"(clusters: {', '.join(names)})")
+
     def source(self, name: str | None) -> ClusterSource:
         """Where the services read this cluster's assignment, configs and metrics from."""
         c = self.cluster(name)

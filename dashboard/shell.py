@@ -56,10 +56,10 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
     rt = runtime.current()
     c = rt.cluster(query.get("cluster"))
     asked = query.get("cluster")
-    unknown = [] if not asked or asked == c.name else [html.Div(
-        f"No cluster is called '{asked}' in this dashboard's config (clusters: "
-        f"{', '.join(x.name for x in rt.config.clusters)}): showing {c.name}.",
-        className="banner banner-error", role="alert", id=ids.UNKNOWN_CLUSTER)]
+    note = rt.unknown_cluster(asked)
+    unknown = [] if note is None else [html.Div(
+        f"{note}: showing {c.name}.", className="banner banner-error", role="alert",
+        id=ids.UNKNOWN_CLUSTER)]
     key, start, end = query.get("range"), query.get("from"), query.get("to")
     state = {"cluster": c.name, "range": key if key in timerange.LABELS else timerange.DEFAULT,
              "from": start, "to": end}

@@ -112,6 +112,32 @@ def test_report_routes_need_sign_in_and_answer_in_one_line(tmp_path):
     assert client.get("/reports/capacity.docx?cluster=a").status_code == 404
 
 
+@pytest.mark.parametrize("report", ["incident.csv", "incident.html", "incident.pdf",
+                                    "capacity.csv", "capacity.html", "capacity.pdf"])
+def test_a_report_of_a_cluster_the_config_lacks_is_400_naming_it(tmp_path, monkeypatch,
+                                                                  report):
+    """cluster=nope answered 200 with the first cluster's report (incident-a-....csv):
+    now 400 in the words of the monitoring pages' banner, and no report is made."""
+    from backend.services import incident, printing
+    from dashboard import reports
+    from tests.unit.test_auth import USERS
+    app = make_app(tmp_path, {"users": USERS, "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    sign_in(client, "vera")
+
+    def made(*_args, **_kwargs):
+        raise AssertionError("a report was made")
+    for module, name in ((incident, "report"), (reports, "capacity_answer"),
+                         (printing, "html_to_pdf")):
+        monkeypatch.setattr(module, name, made)
+    for asked, shown in (("nope", "'nope'"), ("<script>", "'<script>'"),
+                         ("a\nb", "'a\\nb'")):
+        got = client.get(f"/reports/{report}", query_string={"cluster": asked, "range": "1h"})
+        assert got.status_code == 400 and got.mimetype == "text/plain"
+        assert got.get_data(as_text=True) == (
+            f"No cluster is called {shown} in this dashboard's config (clusters: a)\n")
+
+
 def test_downloads_are_named_after_what_they_cover_with_one_charset(tmp_path, monkeypatch):
     import pandas as pd
 
