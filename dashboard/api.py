@@ -32,6 +32,7 @@ from backend.services import (
 from backend.services import plans as plan_service
 from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
+from components import timerange
 from dashboard import auth, runtime
 from dashboard.plan_views import grids
 
@@ -320,7 +321,7 @@ def audit():
         raise BadInput(f"order: expected oldest or newest, got {order[:40]!r}")
     page = plan_service.audit_page(
         _store(), plan=int(plan) if plan else None, user=request.args.get("user") or None,
-        since=_time("since", since) if since else None, newest_first=order == "newest",
+        since=_since(since) if since else None, newest_first=order == "newest",
         after=_count("after", MAX_AUDIT_ID), limit=_count(
             "limit", plan_service.AUDIT_PAGE_ROWS) or plan_service.AUDIT_PAGE_ROWS)
     return jsonify(entries=[e.to_dict() for e in page.entries], total=page.total,
@@ -340,14 +341,10 @@ def _count(key: str, most: int) -> int | None:
     return int(text)
 
 
-def _time(key: str, text: str) -> datetime:
-    """ISO 8601; a time without a zone is UTC."""
-    try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        raise BadInput(f"{key}: expected an ISO 8601 time such as 2024-05-01T12:00:00Z, "
-                       f"got {text!r}") from None
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+def _since(text: str) -> datetime:
+    """A time as the /audit page reads it (components.timerange.parse_time: ISO 8601, UTC
+    without a zone, 1970 to 9999; past those the store's query failed with a 500)."""
+    return datetime.fromtimestamp(timerange.parse_time(text, "since"), UTC)
 
 
 @api.route("/<path:_rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])

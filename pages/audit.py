@@ -16,7 +16,7 @@ from dash import Input, Output, State, dcc, html
 from backend.errors import BadInput, Unavailable
 from backend.services import fields
 from backend.services import plans as plan_service
-from components import banners, tables
+from components import banners, tables, timerange
 from dashboard import ids, runtime
 from dashboard.plan_views.shared import plans_table
 
@@ -149,13 +149,8 @@ def _config_group(run: list[dict], batch: int | None) -> html.Tr:
 
 
 def parse_since(text: str | None) -> datetime | None:
-    """'2024-05-01T02:00' (UTC unless zoned) -> an aware datetime; BadInput otherwise."""
+    """'2024-05-01T02:00' (UTC unless zoned) -> an aware datetime, read as the time
+    control reads a time (timerange.parse_time: 1970 to 9999 UTC, so a year-1 time with a
+    +14:00 zone is refused, not an OverflowError); BadInput otherwise."""
     text = (text or "").strip()
-    if not text:
-        return None
-    try:
-        t = datetime.fromisoformat(text.replace(" ", "T").replace("Z", "+00:00"))
-    except ValueError:
-        raise BadInput(f"since: give a date and time like 2024-05-01T02:00, got '{text}'") \
-            from None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    return datetime.fromtimestamp(timerange.parse_time(text, "since"), UTC) if text else None

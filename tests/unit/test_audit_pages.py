@@ -141,3 +141,36 @@ def test_the_plan_page_shows_the_trail_from_its_proposal_and_links_to_the_rest(e
     assert f"Rows 1 to {stored.AUDIT_ROWS_SHOWN:,} of {env['rows']:,}" in note.children[0]
     at = next(c for c in grid.columnDefs if c["field"] == "at")
     assert at["minWidth"] == AT_WIDTH >= 8 * len("2024-01-01 00:40:00 UTC")
+
+
+def audit_page():
+    import sys
+
+    import dash
+
+    return sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path"] == "/audit")]
+
+
+def show(env, plan=None, user=None, since=None, page=None, button="au-apply") -> tuple:
+    """The audit page's Show (or Next page) as Dash calls it, signed in as vic."""
+    from dash._callback_context import context_value
+    from dash._utils import AttributeDict
+
+    context_value.set(AttributeDict(triggered_inputs=[{"prop_id": f"{button}.n_clicks",
+                                                       "value": 1}]))
+    with env["app"].server.test_request_context("/", headers=env["headers"]):
+        return audit_page().show(1, None, plan, user, since, page)
+
+
+@pytest.mark.parametrize("since", ["0001-01-01T00:00+14:00", "9999-12-31T23:59-14:00"])
+def test_a_since_past_the_years_a_time_can_show_is_one_line(env, since):
+    """Year 1 with a +14:00 zone raised OverflowError on the page and was a 500 on the
+    API (as was 9999-12-31 at -14:00): both now refuse it as the time control does."""
+    error = f"since: {since} is not a time between 1970 and 9999 (UTC)"
+    answer = get(env, "since=" + since.replace("+", "%2B"))
+    assert (answer.status_code, answer.get_json()) == (400, {"error": error})
+    assert show(env, since=since)[1] == error
+    zoned = get(env, "since=2026-03-01T10:00%2B01:00").get_json()  # 09:00 UTC: every row
+    assert zoned["total"] == get(env, "").get_json()["total"] > 0
+

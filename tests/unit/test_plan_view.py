@@ -162,7 +162,8 @@ def test_propose_approve_and_the_audit_log(app):
         assert [(r[2], r[3], *r[5].split(" -> ")) for r in rows] == [
             ("arne", "approve", "proposed", "approved")]
         assert audit.show(1, None, None, None, "yesterday", None)[1] == (
-            "since: give a date and time like 2024-05-01T02:00, got 'yesterday'")
+            "since: could not read 'yesterday' as a date and time (e.g. 2024-05-01T12:00, "
+            "UTC)")
         assert "no plan 999" in text_of(view.layout(plan_id="999"))
     finally:
         ctx.pop()
