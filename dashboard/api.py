@@ -34,6 +34,7 @@ from backend.store.store import Store
 from backend.store.workflow import STATES, authorize
 from components import timerange
 from dashboard import auth, runtime
+from dashboard.config import normal_name
 from dashboard.plan_views import grids
 
 log = logging.getLogger("railyard.api")
@@ -320,7 +321,8 @@ def audit():
     if order not in ("oldest", "newest"):
         raise BadInput(f"order: expected oldest or newest, got {order[:40]!r}")
     page = plan_service.audit_page(
-        _store(), plan=int(plan) if plan else None, user=request.args.get("user") or None,
+        _store(), plan=int(plan) if plan else None,
+        user=normal_name(request.args.get("user") or "") or None,  # as sign-in records it
         since=_since(since) if since else None, newest_first=order == "newest",
         after=_count("after", MAX_AUDIT_ID), limit=_count(
             "limit", plan_service.AUDIT_PAGE_ROWS) or plan_service.AUDIT_PAGE_ROWS)

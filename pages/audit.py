@@ -18,6 +18,7 @@ from backend.services import fields
 from backend.services import plans as plan_service
 from components import banners, tables, timerange
 from dashboard import ids, runtime
+from dashboard.config import normal_name
 from dashboard.plan_views.shared import plans_table
 
 dash.register_page(__name__, path="/audit", name="Audit", title="Railyard · Audit", order=7)
@@ -84,8 +85,8 @@ def _query(plan, user, since) -> dict:
     """The filters as given, checked (BadInput naming the field)."""
     parse_since(since)
     plan = fields.number(plan, "plan", low=1, limit=plan_service.MAX_PLAN_ID, whole=True)
-    return {"plan": plan,
-            "user": (user or "").strip() or None, "since": since}
+    return {"plan": plan,  # the user as sign-in records names: 'ADAM ' is adam
+            "user": normal_name(user or "") or None, "since": since}
 
 
 CONFIG_ACTIONS = ("config_set", "config_restored", "config_cleared")

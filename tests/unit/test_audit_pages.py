@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 from werkzeug.security import generate_password_hash
@@ -174,3 +175,22 @@ def test_a_since_past_the_years_a_time_can_show_is_one_line(env, since):
     zoned = get(env, "since=2026-03-01T10:00%2B01:00").get_json()  # 09:00 UTC: every row
     assert zoned["total"] == get(env, "").get_json()["total"] > 0
 
+
+
+def test_the_user_filter_reads_a_name_as_sign_in_does(env):
+    """'ANNA ' found nothing on /audit and over the API, though sign-in takes 'OLIVIA '
+    as olivia: the filter reads the name as dashboard.config.normal_name does, and the
+    rows of names no user has ('(unknown user)') are still found as written."""
+    from backend.store.audit import append
+    from dashboard import auth, runtime
+
+    with runtime.current().plan_store().write() as conn:
+        append(conn, at=T0, user=auth.UNKNOWN_USER, action="sign_in_failed")
+    for typed, user, rows in (("ANNA ", "anna", 1), ("ａｎｎａ", "anna", 1),
+                              ("(Unknown User)", auth.UNKNOWN_USER, 1),
+                              (auth.UNKNOWN_USER, auth.UNKNOWN_USER, 1)):
+        api = get(env, f"user={quote(typed)}").get_json()
+        assert (api["total"], {e["user"] for e in api["entries"]}) == (rows, {user}), typed
+        grid, error, _plans, count, *_ = show(env, user=typed)
+        assert error == "" and count.startswith(f"Rows 1 to {rows} of {rows} "), typed
+        assert {tr.children[2].children for tr in grid.children[1].children} == {user}
