@@ -67,9 +67,8 @@ def show(_clicks, _next, plan, user, since, page):
             since=parse_since(query["since"]), after=page["next"],
             newest_first=query["plan"] is None)
         listed = plan_service.list_plans(store, limit=PLANS_LISTED)
-    except BadInput as e:
-        return (dash.no_update, str(e), dash.no_update, dash.no_update, dash.no_update,
-                dash.no_update)
+    except BadInput as e:  # the error alone: the last result's rows and count would
+        return "", str(e), dash.no_update, "", True, None  # pass for this filter's
     except Unavailable as e:
         return "", "", banners.banner(str(e), "error"), "", True, None
     first = page["shown"] + 1

@@ -91,10 +91,11 @@ def preview_limits(_clicks, action, topic, partitions, rf, mbp, mp, state):
     try:
         r = limits.whatif(runtime.current().source(state["cluster"]), action, topic,
                                 partitions, rf, mbp, mp)
-    except BadInput as e:
-        return no_update, no_update, no_update, str(e), no_update
+    except BadInput as e:  # no answer: the last one's chart would pass for this input's
+        return None, _no_result("Replicas per broker"), None, str(e), no_update
     except Unavailable as e:
-        return no_update, no_update, no_update, "", banners.banner(str(e), "error")
+        return (None, _no_result("Replicas per broker"), None, "",
+                banners.banner(str(e), "error"))
     t = r["topics"][0]
     verdict = banners.banner(
         f"{'Accepted' if t['ok'] else 'Rejected'}: {t['name']}"
@@ -178,11 +179,10 @@ def plan_throttle(exact_mb, contents, capacity, filename, state):
         uploaded = uploads.json_object(contents, filename, rt.config.server.max_upload_bytes)
         plan, name = throttle.reassignment_for(source, uploaded, filename)
         r = throttle.whatif(source, plan, rate, capacity)
-    except BadInput as e:
-        return no_update, no_update, no_update, no_update, str(e), no_update
+    except BadInput as e:  # no answer: the last one's charts would pass for this input's
+        return None, *_no_throttle(), no_update, str(e), no_update
     except Unavailable as e:
-        return (no_update, no_update, no_update, no_update, "",
-                banners.banner(str(e), "error"))
+        return None, *_no_throttle(), no_update, "", banners.banner(str(e), "error")
     brokers = r["brokers"]
     band = charts.safe_band([str(b["id"]) for b in brokers],
                             [b["safe_band"]["low"] for b in brokers],
@@ -192,6 +192,11 @@ def plan_throttle(exact_mb, contents, capacity, filename, state):
     eta = charts.eta_curve(r["eta_curve"]["throttle"], r["eta_curve"]["eta_seconds"], rate,
                            "Predicted ETA against the throttle")
     return tables.throttle_cards(r), band, eta, f"plan: {name}", "", []
+
+
+def _no_throttle() -> tuple:
+    return (_no_result("KIP-73 safe band per throttled broker"),
+            _no_result("Predicted ETA against the throttle"))
 
 
 def _quota_tab(c) -> html.Div:
@@ -234,11 +239,16 @@ def replay_quota(_clicks, contents, filename, rate, samples, window):
         with quota.workload_for_job(contents, filename, rt.work_dir,
                                     rt.config.server.max_upload_bytes) as (path, name):
             r = quota.whatif(path, rate, samples, window)
-    except BadInput as e:
-        return no_update, no_update, no_update, str(e)
+    except BadInput as e:  # no answer: the last one's chart would pass for this input's
+        return _no_result("Tokens per principal"), None, no_update, str(e)
     fig = charts.token_bucket(r["curve"], r["rejected"], r["bursts"],
                               f"Tokens per principal (burst {r['burst']:,.0f} partitions)")
     return fig, tables.principals(r["principals"]), name, ""
+
+
+def _no_result(title: str):
+    """What a form's chart shows when its input is refused: empty, as a failed sweep's."""
+    return charts.empty(title, "No result")
 
 
 def _limits_grid(source: ClusterSource) -> str:
@@ -352,7 +362,7 @@ def run_sweep(set_progress, clicks, kind, grid, workload, end, plan_contents, pl
             spark_config=rt.config.spark, max_upload_bytes=rt.config.server.max_upload_bytes,
             progress=progress, cancel=cancel.event)
     except (BadInput, Unavailable) as e:
-        return charts.empty("Sweep", "No result"), None, None, str(e), True, ""
+        return _no_result("Sweep"), None, None, str(e), True, ""
     except whatif.SweepCancelled:
         return charts.empty("Sweep", "Cancelled"), None, None, "Sweep cancelled.", True, ""
     return _sweep_answer(kind, rows, started, left_out)

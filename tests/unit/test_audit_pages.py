@@ -194,3 +194,13 @@ def test_the_user_filter_reads_a_name_as_sign_in_does(env):
         grid, error, _plans, count, *_ = show(env, user=typed)
         assert error == "" and count.startswith(f"Rows 1 to {rows} of {rows} "), typed
         assert {tr.children[2].children for tr in grid.children[1].children} == {user}
+
+
+def test_a_refused_filter_empties_the_last_result(env):
+    """Plan -5 showed its error above the last Show's rows and count, as if they were
+    this filter's: now the error alone, the rows, the count and Next page gone."""
+    shown = show(env, plan=env["plan"])
+    assert shown[3].startswith("Rows 1 to 1,000 of ") and shown[4] is False
+    grid, error, _plans, count, no_next, page = show(env, plan="-5", page=shown[5])
+    assert error == "plan: give a whole number of at least 1, got -5"
+    assert (grid, count, no_next, page) == ("", "", True, None)

@@ -206,3 +206,33 @@ def test_the_pages_refuse_what_a_number_field_sent_as_empty(app):
     out = wi.replay_quota(1, None, None, "1e300", "2147483647", "2147483647")
     assert out[3] == ("rate: 1e+300 partitions/s x 2147483647 samples x 2147483647 s is a "
                       "burst past the largest number")
+
+
+def test_a_refused_what_if_input_empties_the_last_answer(app):
+    """Rate 'nan' on the quota form showed its error above the last replay's chart, as if
+    it were this input's: every what-if form now empties its answer with the error (as
+    a failed sweep did), the chart saying 'No result'."""
+    wi = page("/what-if")
+
+    def no_result(figure) -> bool:
+        return [a.text for a in figure.layout.annotations] == ["No result"] \
+            and not figure.data
+
+    state = {"cluster": "demo"}
+    good = wi.preview_limits(1, "create", "new-topic", "4", "3", None, None, state)
+    assert good[3] == "" and good[1].data
+    bad = wi.preview_limits(1, "create", "new-topic", "4", "3", "-5", None, state)
+    assert bad[3].startswith("max.broker.partitions: ")
+    assert (bad[0], no_result(bad[1]), bad[2]) == (None, True, None)
+
+    good = wi.plan_throttle("50", None, None, None, state)
+    assert good[4] == "" and good[1].data and good[2].data
+    bad = wi.plan_throttle("nan", None, None, None, state)
+    assert bad[4].startswith("throttle: ")
+    assert (bad[0], no_result(bad[1]), no_result(bad[2])) == (None, True, True)
+
+    good = wi.replay_quota(1, None, None, "5", "11", "1")
+    assert good[3] == "" and good[0].data
+    bad = wi.replay_quota(1, None, None, "nan", "11", "1")
+    assert bad[3].startswith("rate: ")
+    assert (no_result(bad[0]), bad[1]) == (True, None)
