@@ -617,7 +617,8 @@ def test_a_clear_throttles_plan_through_the_api(env):
         "configs": [{"entity_type": etype, "name": name, "key": key}]})
     assert answer.status_code == 201, answer.get_json()
     body = answer.get_json()
-    assert body["preview"] == {"configs": 1, "brokers": [name], "topics": []}
+    assert body["preview"] == {"configs": 1, "brokers": [name], "topics": [],
+                               "in_flight": []}
     plan = client.get(f"/api/v1/plans/{body['id']}", headers=basic("viewer1")).get_json()
     assert plan["kind"] == "clear_throttles" and plan["content"] == {"configs": [
         {"entity_type": etype, "name": name, "key": key, "value": value}]}
