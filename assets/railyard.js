@@ -167,6 +167,23 @@ dagcomponentfuncs.PlanLink = function (props) {
 
 /* /queue's view (pages/queue.py) into the address bar and its "Link to this view":
    the filters and the grid's sorted column ("-field" descending), defaults left out. */
+// the audit filters Show checked (its page store) into the address bar and the link, the
+// rest of the query (cluster, range) kept: a reload shows the same rows
+window.dash_clientside.railyard.auditUrl = function (page) {
+    if (!page || !page.query) { return window.dash_clientside.no_update; }
+    const params = new URLSearchParams(window.location.search);
+    for (const k of ["plan", "user", "since"]) {
+        const v = page.query[k];
+        if (v === null || v === undefined || v === "") { params.delete(k); }
+        else { params.set(k, String(v)); }
+    }
+    const search = params.toString() ? "?" + params.toString() : "";
+    if (window.location.pathname === "/audit" && window.location.search !== search) {
+        window.history.replaceState({}, "", "/audit" + search);
+    }
+    return "/audit" + search;
+};
+
 window.dash_clientside.railyard.queueUrl = function (cluster, state, mine, columns) {
     const params = new URLSearchParams();
     if (cluster && cluster !== "*") { params.set("cluster", cluster); }

@@ -223,6 +223,7 @@ AU_PLANS = "au-plans"
 AU_NEXT = "au-next"  # the audit log's next page
 AU_PAGE = "au-page"  # dcc.Store: the filters shown and where the next page starts
 AU_COUNT = "au-count"
+AU_LINK = "au-link"  # the filters shown, as a link (Show writes them into the URL too)
 
 # incident report link (every monitoring page)
 INCIDENT_REPORT = "incident-report"

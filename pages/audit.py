@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from itertools import groupby
 
 import dash
-from dash import Input, Output, State, dcc, html
+from dash import ClientsideFunction, Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
 from backend.services import fields
 from backend.services import plans as plan_service
-from components import banners, tables, timerange
+from components import banners, tables, timerange, urlstate
 from dashboard import ids, runtime
 from dashboard.config import normal_name
 from dashboard.plan_views.shared import plans_table
@@ -38,6 +38,9 @@ def layout(plan: str | None = None, user: str | None = None, since: str | None =
             tables.field("Since (UTC)", dcc.Input(id=ids.AU_SINCE, type="text", value=since,
                                             placeholder="2024-05-01T02:00")),
             html.Button("Show", id=ids.AU_APPLY, className="button primary"),
+            html.A("Link to this view", id=ids.AU_LINK, className="report-link",
+                   href="/audit" + urlstate.build({"plan": plan, "user": user,
+                                                   "since": since})),
         ], className="form-row"),
         html.Div(id=ids.AU_ERROR, className="inline-error", role="alert"),
         html.P(id=ids.AU_COUNT, className="hint"),
@@ -80,12 +83,17 @@ def show(_clicks, _next, plan, user, since, page):
             got.next is None, {"query": query, "shown": shown, "next": got.next})
 
 
+dash.clientside_callback(  # assets/railyard.js: the filters shown into the address bar
+    ClientsideFunction("railyard", "auditUrl"),
+    Output(ids.AU_LINK, "href"), Input(ids.AU_PAGE, "data"), prevent_initial_call=True)
+
+
 def _query(plan, user, since) -> dict:
     """The filters as given, checked (BadInput naming the field)."""
     parse_since(since)
     plan = fields.number(plan, "plan", low=1, limit=plan_service.MAX_PLAN_ID, whole=True)
     return {"plan": plan,  # the user as sign-in records names: 'ADAM ' is adam
-            "user": normal_name(user or "") or None, "since": since}
+            "user": normal_name(user or "") or None, "since": (since or "").strip() or None}
 
 
 CONFIG_ACTIONS = ("config_set", "config_restored", "config_cleared")

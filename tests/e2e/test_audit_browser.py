@@ -72,3 +72,23 @@ def test_a_long_plans_trail_from_its_proposal_page_by_page(browser, dashboard):
                                  f"#{ids.AU_GRID} table.audit-log > tbody > tr")[-1]
     assert last.find_elements(By.TAG_NAME, "td")[3].text == "batch_finished"
     assert not browser.find_element(By.ID, ids.AU_NEXT).is_displayed()
+
+
+def test_show_writes_the_filters_into_the_url_so_a_reload_keeps_them(browser, dashboard):
+    """After Show with a user the URL stayed /audit and a reload dropped the filter: Show
+    now writes the filters it checked (the name as sign-in reads it) into the URL, beside
+    what the URL already held, and the page's link says the same."""
+    browser.get(f"{dashboard.url}/audit?cluster=c1")
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: count_text(d).startswith("Rows 1 to"))
+    field = browser.find_element(By.ID, ids.AU_USER)
+    field.clear()
+    field.send_keys("ANNA ")
+    browser.find_element(By.ID, ids.AU_APPLY).click()
+    wait.until(lambda d: d.current_url.endswith("/audit?cluster=c1&user=anna"))
+    wait.until(lambda d: count_text(d) == "Rows 1 to 1 of 1 (newest first)")
+    link = browser.find_element(By.ID, ids.AU_LINK).get_attribute("href")
+    assert link == f"{dashboard.url}/audit?cluster=c1&user=anna"
+    browser.refresh()
+    wait.until(lambda d: count_text(d) == "Rows 1 to 1 of 1 (newest first)")
+    assert browser.find_element(By.ID, ids.AU_USER).get_attribute("value") == "anna"

@@ -204,3 +204,16 @@ def test_a_refused_filter_empties_the_last_result(env):
     grid, error, _plans, count, no_next, page = show(env, plan="-5", page=shown[5])
     assert error == "plan: give a whole number of at least 1, got -5"
     assert (grid, count, no_next, page) == ("", "", True, None)
+
+
+def test_the_filters_shown_are_what_show_writes_into_the_url(env):
+    """Show's page store holds the filters as checked, which assets/railyard.js auditUrl
+    writes into the URL (tests/e2e/test_audit_browser.py); a deep link's own link."""
+    page = show(env, user="ANNA ", since=" 2026-01-01T00:00 ")[5]
+    assert page["query"] == {"plan": None, "user": "anna", "since": "2026-01-01T00:00"}
+    with env["app"].server.test_request_context("/"):
+        shown = audit_page().layout(plan="3", user="anna")
+    from dashboard import ids
+    link = next(c for row in shown.children if isinstance(row.children, list)
+                for c in row.children if getattr(c, "id", None) == ids.AU_LINK)
+    assert link.href == "/audit?plan=3&user=anna"
