@@ -31,7 +31,7 @@ from backend.services import (
 )
 from backend.services import plans as plan_service
 from backend.store.store import Store
-from backend.store.workflow import STATES, authorize
+from backend.store.workflow import STATES
 from components import timerange
 from dashboard import auth, runtime
 from dashboard.config import normal_name
@@ -184,7 +184,7 @@ def _queue(cluster: str | None, state: str | None, needs: str | None):
 def propose():
     body = _body()
     who = auth.current_actor()
-    authorize(who, "propose")  # before the preview's work; the service checks again
+    plan_service.may_propose(_store(), who)  # before the preview's work
     rt = runtime.current()
     cluster = _cluster(body.get("cluster"))
     title = _text(body, "title")

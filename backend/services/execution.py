@@ -32,11 +32,13 @@ from backend.store.workflow import SYSTEM, Actor, authorize
 
 
 # ---- user requests -----------------------------------------------------------------------
+@plans.audits_refusal("pause")
 def pause(store: Store, actor: Actor, plan_id: int, now: float | None = None) -> dict:
     """Finish the batch in flight and start nothing new."""
     return _request(store, actor, plan_id, "pause", LIVE[:1], "pausing", now)
 
 
+@plans.audits_refusal("resume")
 def resume(store: Store, actor: Actor, plan_id: int, now: float | None = None) -> dict:
     return _request(store, actor, plan_id, "resume", LIVE[1:], "running", now)
 
@@ -61,6 +63,7 @@ def _request(store: Store, actor: Actor, plan_id: int, action: str, allowed: tup
     return progress(store, plan_id, now)
 
 
+@plans.audits_refusal("switch_throttle")
 def switch_throttle(store: Store, actor: Actor, plan_id: int, mode: str,
                     floor: int | None = None, now: float | None = None) -> dict:
     """Switch a running reassignment's throttle between fixed (the approved throttle on

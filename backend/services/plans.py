@@ -8,12 +8,14 @@ one line naming the rule; every state change writes an audit row in the same tra
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -57,6 +59,40 @@ def plan_sha256(kind: str, cluster: str, content: dict, throttle: int | None,
     return hashlib.sha256(canonical_json(frozen).encode()).hexdigest()
 
 
+Service = TypeVar("Service", bound=Callable[..., Any])
+REFUSED = "refused"  # the audit action of a Forbidden attempt
+
+
+def audits_refusal(action: str) -> Callable[[Service], Service]:
+    """For a service called as (store, actor, plan_id?, ...): a Forbidden it raises is
+    written to the audit log first, as "refused" (who tried ``action`` on which plan, from
+    where, and the rule that refused it), as a wrong password is: a role probing for
+    rights it lacks leaves a trace. One row, however deep the refusal was raised."""
+    def wrap(service: Service) -> Service:
+        @functools.wraps(service)
+        def run(store: Store, actor: Actor, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return service(store, actor, *args, **kwargs)
+            except Forbidden as e:
+                if not getattr(e, "audited", False):
+                    e.audited = True
+                    plan_id = args[0] if args and isinstance(args[0], int) else None
+                    store.record(datetime.now(UTC), {
+                        "user": actor.name, "action": REFUSED, "plan_id": plan_id,
+                        "address": actor.address,
+                        "detail": {"attempted": action, "reason": str(e)}})
+                raise
+        return run  # type: ignore[return-value]
+    return wrap
+
+
+@audits_refusal("propose")
+def may_propose(store: Store, actor: Actor) -> None:
+    """Forbidden (audited) for an actor who may not propose: the API asks before a
+    preview's work, which propose checks again."""
+    authorize(actor, "propose")
+
+
 def _now(now: datetime | None) -> datetime:
     if now is None:
         return datetime.now(UTC)
@@ -73,6 +109,7 @@ def _not_scheduled(field: str, what: str, kind: str) -> BadInput:
     return BadInput(f"{field}: only {' or '.join(waiting)} {verb} for {what}, not a {kind}")
 
 
+@audits_refusal("propose")
 def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dict,
             preview: dict, snapshot: Snapshot | None, title: str | None = None,
             throttle: int | None = None, throttle_mode: dict | None = None,
@@ -236,6 +273,7 @@ def titles(store: Store, ids: set[int]) -> dict[int, str]:
         return repo.plan_titles(conn, ids)
 
 
+@audits_refusal("approve")
 def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: str = "",
             topics_of: TopicsOf, configs_of: ConfigsOf | None = None,
             now: datetime | None = None) -> Plan:
@@ -276,6 +314,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
     _lost(store, plan)
 
 
+@audits_refusal("reject")
 def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
            sha256: str | None = None, now: datetime | None = None) -> Plan:
     """Reject a proposed plan (someone other than its author)."""
@@ -289,6 +328,7 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
     return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
 
 
+@audits_refusal("withdraw")
 def withdraw(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
              now: datetime | None = None) -> Plan:
     """The author takes back a plan nobody has decided yet; a withdrawal is no decision,
@@ -315,6 +355,7 @@ def execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader 
                            now=now)
 
 
+@audits_refusal("execute")
 def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: TopicsOf,
                     configs_of: ConfigsOf | None = None, now: datetime | None = None) -> Plan:
     """approved -> executing, after re-checking expiry and the cluster (the executor
@@ -328,6 +369,7 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: Topi
     return _change(store, actor, plan, "execute", now)
 
 
+@audits_refusal("cancel")
 def request_cancel(store: Store, actor: Actor, plan_id: int, *,
                    now: datetime | None = None) -> Plan:
     """Ask the executor to stop an executing plan; it then finishes it as cancelled."""
@@ -349,6 +391,7 @@ def request_cancel(store: Store, actor: Actor, plan_id: int, *,
     return replace(plan, version=plan.version + 1, updated_at=now, cancel_requested_at=now)
 
 
+@audits_refusal("finish")
 def finish(store: Store, actor: Actor, plan_id: int, outcome: str, *, detail: Any = None,
            now: datetime | None = None) -> Plan:
     """The executor's end of a run: executing -> completed, failed or cancelled."""

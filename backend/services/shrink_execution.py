@@ -40,6 +40,7 @@ def what_happens(gw: ClusterReader | None) -> str:
             "approved here, and executed where Railyard can change the cluster.")
 
 
+@plans.audits_refusal("check_step")
 def check_step(store: Store, actor: Actor, plan_id: int, step: int,
                now: float | None = None) -> dict:
     """An operator checks off migration step ``step`` (1..): done, in order, audited."""

@@ -117,6 +117,7 @@ def _moving(source: ClusterSource, fresh: bool, configs: Iterable[Config]) -> se
     return {c for c in configs if c[1] in busy[c[0]]}
 
 
+@plans.audits_refusal(plans.CLEAR)
 def propose_clear(store: Store, actor: Actor, source: ClusterSource,
                   configs: Any = None, title: str | None = None,
                   now: datetime | None = None) -> Plan:

@@ -696,3 +696,26 @@ def test_the_api_shows_the_requirement_and_the_approvals_so_far(env):
     text = client.get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")) \
         .get_json()["approval_status"]["text"]
     assert text == "needs 2 approvers incl. an admin: 2 of 2 so far: approver2, admin2"
+
+
+def test_a_refused_action_is_in_the_audit_log_with_its_address(env):
+    """A role pressing what it may not (the approver executing, the viewer proposing) was
+    answered 403 and left no trace; a wrong password was already a row. Each refusal is
+    one row now, changing nothing: who, what on which plan, from where, and the rule."""
+    client = env["client"]
+    plan_id = make_plan(env, "operator1", "approved")
+    answer = client.post(f"/api/v1/plans/{plan_id}/execute", json={},
+                         headers=basic("approver1"))
+    assert answer.status_code == 403
+    assert client.post("/api/v1/plans", headers=basic("viewer1"), json={
+        "cluster": "demo", "plan": {"version": 1, "partitions": []}}).status_code == 403
+    def refused(query: str) -> list[tuple]:
+        rows = client.get(f"/api/v1/audit?{query}", headers=basic("viewer1")).get_json()
+        return [(e["user"], e["plan_id"], e["before"], e["after"], e["address"],
+                 e["detail"]) for e in rows["entries"] if e["action"] == "refused"]
+
+    assert refused(f"plan={plan_id}") == [
+        ("approver1", plan_id, None, None, "127.0.0.1",
+         {"attempted": "execute", "reason": answer.get_json()["error"]})]
+    assert [r[5]["attempted"] for r in refused("user=viewer1")] == ["propose"]
+    assert plan_service.get(env["store"], plan_id).state == "approved"

@@ -174,6 +174,7 @@ def walk(store, seed: int) -> Counter:
     """One random walk over four new plans; the states they end in."""
     rng = random.Random(seed)
     ids = [propose(store, "orders", 5).id for _ in range(4)]
+    forbidden = 0
     for step in range(80):
         plan = plans.get(store, rng.choice(ids))
         actor, action = rng.choice(CROWD), rng.choice(DO)
@@ -190,9 +191,15 @@ def walk(store, seed: int) -> Counter:
             elif rng.random() < 0.05:
                 plans.expire_due(store, now=T0 + timedelta(days=2))
                 break
-        except (Conflict, Forbidden):
+        except Forbidden:
+            forbidden += 1
+        except Conflict:
             pass
-    rows = [e for e in plans.audit_entries(store, limit=10_000) if e.plan_id in ids]
+    logged = [e for e in plans.audit_entries(store, limit=10_000) if e.plan_id in ids]
+    # every refusal is in the log once, as a row that changes nothing
+    refused = [e for e in logged if e.action == plans.REFUSED]
+    assert len(refused) == forbidden and all(e.before is e.after is None for e in refused)
+    rows = [e for e in logged if e.action != plans.REFUSED]
     reached: Counter = Counter()
     assert {(e.action, e.before, e.after) for e in rows} <= LEGAL
     for plan_id in ids:

@@ -257,7 +257,11 @@ def test_cancel_request_then_the_executor_finishes(store):
     with pytest.raises(BadInput, match="outcome: expected one of"):
         plans.finish(store, SYSTEM, plan.id, "done", now=T0)
     assert [e.action for e in plans.audit_entries(store, plan=plan.id)] == [
-        "propose", "approve", "execute", "cancel-requested", "cancel"]
+        "propose", "approve", "execute", "refused", "cancel-requested", "cancel"]
+    refused = plans.audit_entries(store, plan=plan.id)[3]
+    assert refused.user == VIEWER.name and refused.detail == {
+        "attempted": "cancel", "reason": "the viewer role may not cancel: it needs the "
+                                         "operator or admin role"}
 
 
 def test_expire_due_moves_only_overdue_undecided_plans(store):

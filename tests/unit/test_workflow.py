@@ -108,7 +108,8 @@ picks = st.integers(0, 1000)
 class PlanMachine(RuleBasedStateMachine):
     """Random actors do random things to random plans while the cluster moves and the
     clock runs; a model says what must succeed. Whatever the store accepts is an edge of
-    the workflow graph taken by someone allowed to, and audit rows match the changes."""
+    the workflow graph taken by someone allowed to, and audit rows match the changes and
+    the refusals."""
 
     @initialize()
     def open(self):
@@ -118,6 +119,7 @@ class PlanMachine(RuleBasedStateMachine):
         self.now = T0
         self.model: dict[int, dict] = {}  # id -> state, author, expires, basis
         self.changes = 0
+        self.refusals = 0  # Forbidden answers: each an audit row that changes nothing
         for p, author in enumerate(("olga", "ada", "otto")):  # plans in play from step one
             self.propose(Actor(author, "admin" if author == "ada" else "operator"), p)
 
@@ -137,6 +139,7 @@ class PlanMachine(RuleBasedStateMachine):
                                  snapshot=self.snap(), now=self.now)
         except Forbidden:
             assert actor.role not in ("operator", "admin")
+            self.refusals += 1
             return
         assert actor.role in ("operator", "admin")
         self.model[plan.id] = {"state": "proposed", "author": actor.name, "p": p,
@@ -176,6 +179,7 @@ class PlanMachine(RuleBasedStateMachine):
         except (Forbidden, Conflict) as e:
             assert not allowed, f"{actor} {action} on {before} refused: {e}"
             assert plans.get(self.store, plan_id).state == before
+            self.refusals += isinstance(e, Forbidden)
             return
         assert allowed, f"{actor} {action} on {before} succeeded"
         assert plan.state == TRANSITIONS[action][1]
@@ -226,8 +230,10 @@ class PlanMachine(RuleBasedStateMachine):
             return
         stored = {p.id: p.state for p in plans.list_plans(self.store)}
         assert stored == {i: m["state"] for i, m in self.model.items()}
-        entries = plans.audit_entries(self.store, limit=100_000)
+        logged = plans.audit_entries(self.store, limit=100_000)
+        entries = [e for e in logged if e.action != plans.REFUSED]
         assert len(entries) == self.changes
+        assert len(logged) - len(entries) == self.refusals
         for e in entries:
             if e.before is not None and e.action in TRANSITIONS:
                 assert e.before in TRANSITIONS[e.action][0]
