@@ -278,12 +278,34 @@ def replay(requests_path: str | os.PathLike, rate: float | None, samples: int,
     """The `railyard quota replay` answer: per request and per principal (quota bucket)."""
     c, out, bucket, buckets = _replayed(requests_path, rate, samples, window_seconds, mode,
                                         quotas_path)
-    return {
+    principals = _principal_rows(c, out, bucket, buckets)
+    answer = {
         "burst": None if rate is None else engine.burst(rate, samples, window_seconds),
         "mode": mode,
         "requests": _request_rows(out),
-        "principals": _principal_rows(c, out, bucket, buckets),
+        "principals": principals,
     }
+    unquoted = [p for p in principals if p["rate"] is None]
+    if unquoted:
+        answer["unquoted"] = _unquoted(unquoted)
+    return answer
+
+
+def _unquoted(principals: list[dict]) -> dict:
+    """What no quota entity covered (Kafka never throttles it), and why when the reason
+    is an empty client.id: such a request is tagged (user, "") and Kafka then looks up
+    /config/users/<user> and /config/users/<default> only (ClientQuotaManager's
+    DefaultQuotaCallback.quotaLimit), never a user+client-id entity such as --rate's."""
+    requests = sum(p["requests"] for p in principals)
+    n = len(principals)
+    note = (f"{requests:,} request{'s' * (requests != 1)} of {n:,} principal"
+            f"{'s' * (n != 1)} match no quota entity: Kafka never throttles them")
+    if any(p["client_id"] == "" and p["user"] != "" for p in principals):
+        note += ("; a request without client_id is tagged (user, \"\"), and Kafka then looks "
+                 "up /config/users/<user> and /config/users/<default> only, so a "
+                 "user+client-id quota (--rate sets users/<default>/clients/<default>) does "
+                 "not cover it: give the requests' client_id")
+    return {"principals": len(principals), "requests": requests, "note": note}
 
 
 def _replayed(requests_path: str | os.PathLike, rate: float | None, samples: int,

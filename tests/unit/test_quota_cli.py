@@ -76,6 +76,27 @@ def test_unthrottled_principal_reports_no_tokens(tmp_path, capsys):
     _, out, _ = run(capsys, "--requests", w, "--quotas", quotas)
     assert out["requests"][0]["tokens_after"] is None
     assert out["principals"][0]["rate"] is None
+    assert out["unquoted"] == {"principals": 1, "requests": 1, "note": (
+        "1 request of 1 principal match no quota entity: Kafka never throttles them")}
+
+
+def test_a_request_without_client_id_is_not_under_the_rate_and_the_answer_says_why(
+        tmp_path, capsys):
+    """docs/quota.md's example had no client_id: all 40 requests were admitted with no
+    word why. Kafka tags such a request (user, "") and looks up users/<user> and
+    users/<default> only (DefaultQuotaCallback.quotaLimit), never --rate's
+    users/<default>/clients/<default>; with the client_id, 8 of 40 are admitted."""
+    rows = [req(user="tenant-a", client_id="", partitions=3) for _ in range(40)]
+    _, out, _ = run(capsys, "--requests", write_lines(tmp_path / "w.jsonl", rows),
+                    "--rate", 2)
+    assert sum(r["admitted"] for r in out["requests"]) == 40
+    assert out["unquoted"]["requests"] == 40 and "give the requests' client_id" in \
+        out["unquoted"]["note"]
+    rows = [req(user="tenant-a", client_id="terraform", partitions=3) for _ in range(40)]
+    _, out, _ = run(capsys, "--requests", write_lines(tmp_path / "w.jsonl", rows),
+                    "--rate", 2)
+    assert sum(r["admitted"] for r in out["requests"]) == 8 and "unquoted" not in out
+    assert out["principals"][0]["max_throttle_ms"] == 1000
 
 
 def test_blank_lines_and_missing_optional_fields(tmp_path, capsys):
