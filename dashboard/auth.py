@@ -379,6 +379,10 @@ SECURITY_HEADERS = {"Content-Security-Policy": "frame-ancestors 'none'",
 def _security_headers(response: flask.Response) -> flask.Response:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    # pages, callback answers and the API are not kept by the browser: Back after sign-out
+    # showed the last signed-in page from its cache. Assets keep the caching they were sent
+    # with (Dash's fingerprinted bundles for a year, /assets revalidated)
+    response.headers.setdefault("Cache-Control", "no-store")
     return response
 
 

@@ -232,6 +232,18 @@ def test_no_page_can_be_framed_by_another_site(users_app):
         assert answer.headers["Referrer-Policy"] == "same-origin"
 
 
+def test_pages_and_answers_are_not_kept_by_the_browser(users_app):
+    """Back after sign-out showed the audit page from the browser's cache, as the user who
+    had signed out. Pages, callback answers and the API say no-store; assets keep theirs."""
+    client = users_app.server.test_client()
+    assert sign_in(client, "olivia").status_code == 302
+    token = cookie(client, users_app.server.config["RAILYARD_CSRF_COOKIE"])
+    for answer in (client.get("/login"), client.get("/audit"), client.get("/_dash-layout"),
+                   dash_post(client, token), client.get("/api/v1/plans")):
+        assert answer.headers["Cache-Control"] == "no-store", answer.request.path
+    assert "no-store" not in client.get("/assets/railyard.css").headers["Cache-Control"]
+
+
 def test_addresses_whose_failures_aged_out_are_dropped():
     """Guesses from ever new addresses (IPv6 gives an attacker plenty) once grew the map
     for good: aged-out addresses go whenever it doubles."""
