@@ -26,7 +26,7 @@ from backend.model.snapshot import Snapshot
 from backend.services import approval_status
 from backend.services.plan_basis import ConfigsOf, TopicsOf, changes_since
 from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles kind, for callers
-from backend.services.plan_kinds import KINDS, kind_of
+from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
 from backend.store.audit import append, canonical_json
@@ -170,6 +170,9 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
                               content.get("outside_windows") is True, policy.reads))
     title = _checked_text(title or "", "title", MAX_TITLE_CHARS, _CONTROL).strip() \
         or plan_kind.title(content)
+    if plan_kind.name == REASSIGNMENT and preview.get("unresolved") \
+            and not title.startswith("partial"):  # the queue shows titles only
+        title = f"partial: {title}"[:MAX_TITLE_CHARS]
     row = {"kind": kind, "cluster": cluster, "title": title, "author": actor.name,
            "created_at": now, "expires_at": now + timedelta(hours=store.expiry_hours),
            "updated_at": now, "state": "proposed", "content": content, "sha256": sha,
