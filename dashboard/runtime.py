@@ -22,6 +22,16 @@ from backend.store.store import Store, open_store
 from dashboard.config import ClusterConfig, DashboardConfig
 
 
+def open_plan_store(config: DashboardConfig) -> Store:
+    """The plan store as ``config`` names it: its URL, its audit key file and checkpoints
+    file, its plans' expiry and approval policies. `railyard serve` and the CLI verbs on
+    a config (`auth sessions`, `auth revoke`) open it here, so both sign audit rows with
+    the same key and checkpoint them to the same file."""
+    s = config.store
+    return open_store(s.url, config.plans.expiry_hours, key_file=s.audit_key_file,
+                      checkpoints=s.audit_checkpoints, approval=config.approval_policies)
+
+
 @dataclass
 class Runtime:
     config: DashboardConfig
@@ -35,11 +45,7 @@ class Runtime:
         answer, which the pages show as a banner)."""
         with self._store_lock:
             if self._store is None:
-                s = self.config.store
-                self._store = open_store(s.url, self.config.plans.expiry_hours,
-                                         key_file=s.audit_key_file,
-                                         checkpoints=s.audit_checkpoints,
-                                         approval=self.config.approval_policies)
+                self._store = open_plan_store(self.config)
                 self._store.seal_legacy(datetime.now(UTC))
                 plans.ExpirySweeper(self._store).start()
             return self._store

@@ -78,8 +78,10 @@ def _revoke(a: argparse.Namespace) -> None:
 
 
 def _open(path: str):
-    from backend.store.store import open_store
+    """The config and its plan store, opened as `railyard serve` opens it (its audit key
+    file and checkpoints, not var/audit_keys under the current folder)."""
     from dashboard.config import load_config
+    from dashboard.runtime import open_plan_store
 
     config = load_config(path)
-    return config, open_store(config.store.url, config.plans.expiry_hours)
+    return config, open_plan_store(config)

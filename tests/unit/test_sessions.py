@@ -275,3 +275,26 @@ def test_use_on_another_worker_keeps_a_session_from_going_idle(tmp_path, monkeyp
     assert replay(two, session_id).get("/_dash-layout").status_code == 200  # used on two
     clock[0] += 16 * 60  # idle by what one kept, not by the store
     assert replay(one, session_id).get("/_dash-layout").status_code == 200
+
+
+def test_cli_revoke_signs_with_the_configs_audit_key_file(tmp_path, monkeypatch, capsys):
+    """`auth revoke --config` opened the store without the config's store.audit_key_file:
+    it made var/audit_keys in the current folder, signed its row with that key, and
+    `audit verify --config` then found the row signed with a key the config lacks."""
+    doc = config_doc(tmp_path)
+    doc["store"].update(audit_key_file=str(tmp_path / "keys"),
+                        audit_checkpoints=str(tmp_path / "checkpoints.jsonl"))
+    config = tmp_path / "railyard.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("RAILYARD_AUDIT_KEYS", raising=False)
+    code, out, _ = run_cli(capsys, "auth", "revoke", "--config", config, "--user", "olivia")
+    assert code == 0 and json.loads(out)["ended"] == 0
+    assert run_cli(capsys, "auth", "sessions", "--config", config)[0] == 0
+    assert list(elsewhere.iterdir()) == []  # no var/audit_keys of its own
+    code, out, _ = run_cli(capsys, "audit", "verify", "--config", config)
+    answer = json.loads(out)
+    assert code == 0 and answer["intact"], answer
+    assert answer["rows"] == 1 and answer["checkpoints"] == 1
