@@ -417,7 +417,7 @@ def _login():
     role = check_password(auth, name, password)
     if role is None:
         _failed_password(name, "sign-in page")
-        return _login_page(target, "Wrong user name or password."), 401
+        return _login_page(target, "Wrong user name or password.", name), 401
     user = auth.user(name)
     try:
         sessions.sign_in(auth, user)  # a new session id: none planted before sign-in survives
@@ -438,19 +438,23 @@ def _logout():
     return response
 
 
-def _login_page(target: str, error: str) -> str:
+def _login_page(target: str, error: str, name: str = "") -> str:
+    """The sign-in form; after a wrong password it keeps the name typed (the page is not
+    cached: Cache-Control no-store) and puts the cursor in the password."""
     message = f'<p class="banner banner-error" id="login-error">{escape(error)}</p>' \
         if error else ""
+    name = name[:MAX_NAME]
     return _page("Railyard · sign in", f"""
 <form method="post" action="/login" class="login-box" id="login-form">
   <h1>Sign in to Railyard</h1>{message}
   <input type="hidden" name="{CSRF_FIELD}" value="{escape(csrf_token())}">
   <input type="hidden" name="next" value="{escape(target)}">
   <label class="field-label" for="login-user">User name</label>
-  <input id="login-user" name="username" autocomplete="username" required autofocus>
+  <input id="login-user" name="username" autocomplete="username" required
+         value="{escape(name)}"{"" if name else " autofocus"}>
   <label class="field-label" for="login-password">Password</label>
   <input id="login-password" name="password" type="password"
-         autocomplete="current-password" required>
+         autocomplete="current-password" required{" autofocus" if name else ""}>
   <button class="button primary" type="submit" id="login-submit">Sign in</button>
 </form>""")
 

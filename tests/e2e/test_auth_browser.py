@@ -47,6 +47,9 @@ def test_sign_in_see_your_name_sign_out(browser, dashboard):
     # the answer is a new page: wait for it rather than racing the form's submission
     WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element(
         (By.ID, "login-error"), "Wrong user name or password"))
+    # the name typed is kept (it was emptied) and the cursor waits in the password
+    assert browser.find_element(By.ID, "login-user").get_attribute("value") == "olivia"
+    assert browser.switch_to.active_element.get_attribute("id") == "login-password"
 
     console_errors(browser)
     sign_in(browser, dashboard.url, "olivia", USERS["olivia"][1])

@@ -81,6 +81,11 @@ def test_sign_in_names_the_user_and_sign_out_ends_the_session(users_app):
     client = users_app.server.test_client()
     wrong = sign_in(client, "olivia", "guess")
     assert wrong.status_code == 401 and "Wrong user name or password" in wrong.get_data(True)
+    # the name typed stays in its field (it was emptied), escaped; the cursor in the password
+    assert 'value="olivia">' in wrong.get_data(True)
+    assert 'autocomplete="current-password" required autofocus' in wrong.get_data(True)
+    odd = sign_in(client, '"><script>x', "x").get_data(True)
+    assert "<script>x" not in odd and 'value="&quot;&gt;&lt;script&gt;x"' in odd
     assert sign_in(client, "nobody", "x").status_code == 401
     assert client.get("/_dash-layout").status_code == 401
     before = cookie(client, auth.session_cookie_name(PORT))
