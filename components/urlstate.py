@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import parse_qsl, urlencode
 
 SHARED_KEYS = ("cluster", "range", "from", "to")  # carried from page to page
@@ -25,3 +26,12 @@ def shared(search: str | None) -> str:
     """The part of the query every page understands (cluster and time range)."""
     state = parse(search)
     return build({k: state.get(k) for k in SHARED_KEYS})
+
+
+def unknown(key: str, value: str | None, choices: Sequence[str], instead: str) -> str | None:
+    """What a page says of a link's ``key`` it does not know (it shows ``instead``); None
+    for no value or a known one. A typo in a shared link showed everything, unsaid."""
+    if not value or value in choices:
+        return None
+    return (f"The link's {key}={value[:60]!r} is not one of {', '.join(choices)}: showing "
+            f"{instead}.")

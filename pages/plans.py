@@ -10,7 +10,7 @@ from dash import Input, Output, dcc, html
 from backend.errors import Unavailable
 from backend.services import plan_actions
 from backend.services import plans as plan_service
-from components import banners
+from components import banners, urlstate
 from dashboard import auth, ids, runtime
 from dashboard.plan_views.shared import plans_table
 
@@ -20,6 +20,7 @@ LISTED = 500  # the newest plans the list holds
 
 
 def layout(state: str | None = None, **_query) -> html.Div:
+    unknown = urlstate.unknown("state", state, plan_actions.PLAN_STATES, "every state")
     state = state if state in plan_actions.PLAN_STATES else None
     try:
         listed = plan_service.list_plans(runtime.current().plan_store(), state=state,
@@ -31,6 +32,7 @@ def layout(state: str | None = None, **_query) -> html.Div:
         html.P("Plans are previewed on Reassignments and Shrinks, or proposed through the "
                "API; each needs the approval of someone other than its author before it "
                "can be executed.", className="hint"),
+        *([banners.banner(unknown, "info")] if unknown else []),
         html.Div(id=ids.PL_WAITING),
         _filters(state),
         plans_table(listed, f"{state.capitalize() if state else 'All'} plans (newest "

@@ -14,7 +14,7 @@ import dash_ag_grid as dag
 from dash import ClientsideFunction, Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import plan_actions, plan_queue
+from backend.services import plan_actions, plan_kinds, plan_queue
 from components import banners, tables, urlstate
 from dashboard import auth, ids, runtime
 
@@ -23,23 +23,28 @@ dash.register_page(__name__, path="/queue", name="Queue", title="Railyard · Que
 ALL = plan_queue.ALL
 PERCENT = {"function": "percent(params.value)"}
 DURATION = {"function": "duration(params.value)"}
-COLUMNS = [
+# fourteen columns in 1400 px (each as narrow as its header's words and its values allow:
+# "pause reason" ran off the grid's right edge, "reassignment" was cut); free text (title,
+# window, run, pause reason) is cut when long and shown whole on hover
+KIND_PX = tables.CELL_PAD_PX + max(map(tables.text_px, plan_kinds.KINDS))
+STATE_PX = tables.CELL_PAD_PX + max(map(tables.text_px, plan_actions.PLAN_STATES))
+COLUMNS = [tables.sized(c, filterable=False) for c in (
     {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 80},
-    {"field": "cluster", "width": 95}, {"field": "state", "width": 100},
-    {"field": "kind", "width": 110},
-    {"field": "title", "flex": 2, "minWidth": 150, "tooltipField": "title"},
-    {"field": "author", "width": 90},
+    {"field": "cluster", "width": 85}, {"field": "state", "width": STATE_PX},
+    {"field": "kind", "width": KIND_PX},
+    {"field": "title", "flex": 2, "minWidth": 120, "tooltipField": "title"},
+    {"field": "author", "width": 85},
     {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
      "width": 90},
     {**tables.number_column("still_needed", "still needed"), "width": 80},
-    {**tables.number_column("bytes_to_move", "bytes to move", tables.BYTES), "width": 95},
-    {"field": "schedule", "headerName": "window", "width": 100, "tooltipField": "schedule"},
-    {"field": "execution", "headerName": "run", "width": 80},
+    {**tables.number_column("bytes_to_move", "bytes to move", tables.BYTES), "width": 85},
+    {"field": "schedule", "headerName": "window", "width": 90, "tooltipField": "schedule"},
+    {"field": "execution", "headerName": "run", "width": 80, "tooltipField": "execution"},
     {**tables.number_column("progress", "progress", PERCENT), "width": 85},
     {**tables.number_column("eta_seconds", "ETA", DURATION), "width": 75},
-    {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 120,
+    {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 110,
      "tooltipField": "pause_reason"},
-]
+)]
 # what the grid reads of a queue row: its columns, the row id, the tooltip, the flag
 SHOWN = ("key", *(c["field"] for c in COLUMNS), "approval_text", "for_you")
 # the filters above the grid filter; the grid sorts
@@ -52,6 +57,12 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
            sort: str | None = None, **_query) -> html.Div:
     rt = runtime.current()
     names = [c.name for c in rt.config.clusters]
+    lost = rt.unknown_cluster(cluster) if cluster != ALL else None
+    unknown = [banners.banner(text, "info") for text in (
+        lost and f"{lost}: showing all clusters.",
+        urlstate.unknown("state", state, plan_actions.PLAN_STATES, "all states"),
+        urlstate.unknown("sort", sort and sort.lstrip("-"), plan_queue.SORTS,
+                         "newest first")) if text]
     cluster = cluster if cluster in names else ALL
     state = state if state in plan_actions.PLAN_STATES else None
     sort = sort if sort and sort.lstrip("-") in plan_queue.SORTS else plan_queue.DEFAULT_SORT
@@ -61,6 +72,7 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
         html.P("What is proposed, approved, running and done across the fleet. Filter it, "
                "sort it by any column, and share the link: it shows the same view.",
                className="hint"),
+        *unknown,
         html.Div([
             tables.field("Cluster", dcc.Dropdown(
                 id=ids.QU_CLUSTER, value=cluster, clearable=False,

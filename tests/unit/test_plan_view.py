@@ -465,3 +465,23 @@ def _ids_in(component) -> set[str]:
         if hasattr(child, "to_plotly_json"):
             found |= _ids_in(child)
     return found
+
+
+def test_a_link_value_the_page_does_not_know_is_said_not_dropped(app):
+    """/queue?cluster=nope&state=bogus and /plans?state=bogus showed everything with no
+    word: a typo in a shared link looked like an empty fleet's view."""
+    ctx = as_user(app, "olga")
+    try:
+        queue = text_of(page("/queue").layout(cluster="nope", state="bogus", sort="-colour"))
+        listed = text_of(page("/plans").layout(state="bogus"))
+        fine = text_of(page("/queue").layout(state="proposed", sort="-id"))
+    finally:
+        ctx.pop()
+    assert "No cluster is called 'nope' in this dashboard's config" in queue
+    assert "showing all clusters." in queue
+    assert "The link's state='bogus' is not one of proposed, approved," in queue
+    assert "showing all states." in queue
+    assert "The link's sort='colour' is not one of id, cluster," in queue
+    assert "showing newest first." in queue
+    assert "The link's state='bogus' is not one of" in listed and "showing every state" in listed
+    assert "The link's" not in fine
