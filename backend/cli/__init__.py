@@ -25,7 +25,7 @@ from itertools import chain
 from typing import Any, NoReturn
 
 from backend.errors import BadInput, Unavailable
-from backend.model.bounds import MAX_LONG
+from backend.model.bounds import MAX_LONG, whole_number
 
 # verb -> (module under backend.cli that registers it, the one line `railyard --help` shows)
 VERBS: dict[str, tuple[str, str]] = {
@@ -56,6 +56,8 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse that reports bad arguments in one line (no usage block) and exit 2."""
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("argument -"):  # "--partitions: expected ...", plainly
+            message = message.removeprefix("argument ")
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -135,49 +137,113 @@ def emit(result: dict) -> None:
     sys.stdout.write(text)
 
 
-def _at_most(value: int | float, text: str) -> None:
-    if value > MAX_LONG:
-        raise argparse.ArgumentTypeError(f"{text} is past Kafka's largest value (2^63-1)")
+_LARGEST = {MAX_LONG: "Kafka's largest value (2^63-1)"}
 
 
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    _at_most(value, text)
-    return value
+def _shown(text: str) -> str:
+    """``text`` quoted for a one-line message, cut if long."""
+    return repr(text if len(text) <= 40 else f"{text[:37]}...")
 
 
-def non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    _at_most(value, text)
+def _past(text: str, limit: int) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"{_shown(text)} is past {_LARGEST[limit]}")
+
+
+def whole(low: int = 1, limit: int = MAX_LONG, unit: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number typed in ASCII digits (int() also takes '١٢' and
+    '1_000'), at least ``low`` (0 or 1) and at most ``limit`` (Kafka's long or int);
+    ``unit`` is said in the refusal ("bytes/s")."""
+    of = f" of {unit}" if unit else ""
+
+    def parse(text: str) -> int:
+        value = whole_number(text)
+        if value is None or (low > 0 and value < low):
+            kind = "a positive whole number" if low > 0 else "a whole number"
+            raise argparse.ArgumentTypeError(f"expected {kind}{of}, got {_shown(text)}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {_shown(text)}")
+        if value > limit:
+            raise _past(text, limit)
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+positive_int = whole(1)
+non_negative_int = whole(0)
+
+
+def _port(text: str, low: int) -> int:
+    value = whole_number(text)
+    if value is None or not low <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from {low} to 65535, got "
+                                         f"{_shown(text)}")
     return value
 
 
 def port_or_zero(text: str) -> int:
     """A TCP port, or 0 for any free port."""
-    value = int(text)
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535, got {text}")
-    return value
+    return _port(text, 0)
 
 
 def port_number(text: str) -> int:
     """A TCP port a browser is pointed at (0 would leave the address unknown)."""
-    value = port_or_zero(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be a port from 1 to 65535, got 0")
+    return _port(text, 1)
+
+
+def counts_spec(form: str, example: str) -> Callable[[str], str]:
+    """An argparse type for a spec such as NAME:PARTITIONS:RF whose counts (the fields
+    after the name) must be whole numbers typed in ASCII; returned as typed, for the verb
+    to read (and refuse a 0 or a missing name)."""
+    counts = len([f for f in form.split(":") if f != "NAME"])
+
+    def parse(text: str) -> str:
+        fields = text.rsplit(":", counts)
+        if len(fields) < counts or any(whole_number(f) is None for f in fields[-counts:]):
+            raise argparse.ArgumentTypeError(f"expected {form} with whole numbers, e.g. "
+                                             f"{example}, got {_shown(text)}")
+        return text
+
+    parse.__name__ = form
+    return parse
+
+
+def _ascii_float(text: str) -> float:
+    """``text`` as a float if typed as a number in ASCII, else NaN: float() also takes
+    '١٢', '1_000', 'nan' and 'inf' (the dashboard's rule, backend/services/fields.NUMBER)."""
+    from backend.services.fields import NUMBER
+
+    return float(text) if NUMBER.fullmatch(text) else math.nan
+
+
+def number(text: str) -> float:
+    """An argparse type: a finite number, typed in ASCII."""
+    value = _ascii_float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a number, got {_shown(text)}")
     return value
 
 
-def positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    _at_most(value, text)
-    return value
+def positive(unit: str = "") -> Callable[[str], float]:
+    """An argparse type: a number larger than 0 and at most Kafka's long, typed in ASCII;
+    ``unit`` is said in the refusal."""
+    of = f" of {unit}" if unit else ""
+
+    def parse(text: str) -> float:
+        value = _ascii_float(text)
+        if value > MAX_LONG:  # 1e400 is inf
+            raise _past(text, MAX_LONG)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number{of}, got "
+                                             f"{_shown(text)}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+positive_float = positive()
 
 
 def _verb_of(argv: Sequence[str]) -> str | None:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from backend.cli import non_negative_int, verb_parser
+from backend.cli import counts_spec, non_negative_int, number, positive_int, verb_parser
 from backend.engines.forecast import Scenario
 from backend.errors import BadInput, Unavailable
 
@@ -33,19 +33,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_knobs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--window", type=int, default=30, choices=(7, 30, 90),
+    p.add_argument("--window", type=positive_int, default=30, choices=(7, 30, 90),
                    help="days of history to fit (default 30)")
     p.add_argument("--end", metavar="YYYY-MM-DDTHH:MM", help="history up to this UTC time "
                    "(default: now); the forecast is made as of then")
     p.add_argument("--by", metavar="YYYY-MM-DD", help="plan brokers to add by this date "
                    "(default: 90 days from now)")
-    p.add_argument("--growth-pct-month", type=float, default=0.0,
+    p.add_argument("--growth-pct-month", type=number, default=0.0,
                    help="extra growth: this %% of today's count each month")
     p.add_argument("--add-brokers", type=non_negative_int, default=0,
                    help="brokers added and filled to the average")
     p.add_argument("--max-broker-partitions", type=non_negative_int, help="raise the limit to")
     p.add_argument("--max-partitions", type=non_negative_int, help="raise the limit to")
-    p.add_argument("--topic", metavar="PARTITIONS:RF", help="a planned topic created today")
+    p.add_argument("--topic", metavar="PARTITIONS:RF", type=counts_spec("PARTITIONS:RF", "100:3"),
+                   help="a planned topic created today")
 
 
 def scenario_of(a: argparse.Namespace) -> Scenario:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, verb_parser
+from backend.cli import counts_spec, non_negative_int, positive_int, verb_parser
 from backend.model.io import load_snapshot
 from backend.model.reassignment import load_reassignment
 from backend.services import limits
@@ -16,13 +16,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     c = actions.add_parser("create-topics", help="place new topics under the limits")
     c.add_argument("--topic", action="append", required=True, metavar="NAME:PARTITIONS:RF",
+                   type=counts_spec("NAME:PARTITIONS:RF", "orders:12:3"),
                    help="repeatable; topics are created in order, each all-or-nothing")
     _common(c, placement=True)
     c.set_defaults(func=_create)
 
     a = actions.add_parser("add-partitions", help="grow a topic as kafka-topics --alter does")
     a.add_argument("--topic", required=True)
-    a.add_argument("--total", type=int, required=True, help="partition count after")
+    a.add_argument("--total", type=positive_int, required=True, help="partition count after")
     _common(a, placement=True)
     a.set_defaults(func=_add)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive_float, positive_int, verb_parser
+from backend.cli import positive, positive_int, verb_parser
 from backend.services import quota
 
 
@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = actions.add_parser("replay", help="replay a JSON Lines workload through Kafka's "
                            "token buckets")
     r.add_argument("--requests", required=True, help="FILE.jsonl, one request a line")
-    r.add_argument("--rate", type=positive_float,
+    r.add_argument("--rate", type=positive("partitions/s"),
                    help="controller_mutation_rate for user=<default>, client-id=<default> "
                         "(partitions/s); required unless --quotas is given")
     r.add_argument("--samples", type=positive_int, default=quota.DEFAULT_SAMPLES,

@@ -12,14 +12,22 @@ from backend.services import reassign
 
 
 def broker_ids(text: str) -> tuple[int, ...]:
-    """'4,5,6' -> (4, 5, 6)."""
-    try:
-        ids = tuple(parse_broker_id(part.strip()) for part in text.split(",") if part.strip())
-    except BadInput as e:
-        raise argparse.ArgumentTypeError(f"expected comma-separated broker ids: {e}") from None
+    """'4,5,6' -> (4, 5, 6): each an id Kafka can have, each once."""
+    ids: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            broker = parse_broker_id(part)
+        except BadInput as e:
+            raise argparse.ArgumentTypeError(f"expected comma-separated broker ids: {e}") \
+                from None
+        if broker in ids:
+            raise argparse.ArgumentTypeError(f"broker {broker} is named twice in {text!r}")
+        ids.append(broker)
     if not ids:
         raise argparse.ArgumentTypeError("expected at least one broker id")
-    return ids
+    return tuple(ids)
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = actions.add_parser("plan", help="stages, reclaimed room, risks and a migration")
     s.add_argument("--snapshot", required=True, metavar="FILE")
     s.add_argument("--topic", required=True)
-    s.add_argument("--partitions", type=int, required=True, metavar="M",
+    s.add_argument("--partitions", type=positive_int, required=True, metavar="M",
                    help="partition count after; the highest-numbered partitions go")
     s.add_argument("--delay-ms", type=non_negative_int,
                    help="ReadOnly -> None delay (default: the topic's retention.ms)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, positive_int, verb_parser
+from backend.cli import non_negative_int, number, positive_int, verb_parser
 from backend.errors import BadInput
 from backend.model.io import load_snapshot, read_json
 from backend.model.snapshot import Limits
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="partitions in all topics together")
     g.add_argument("--rf", type=positive_int, default=3)
     g.add_argument("--seed", type=non_negative_int, default=0)
-    g.add_argument("--skew", type=float, default=0.3,
+    g.add_argument("--skew", type=number, default=0.3,
                    help="0..1: share of topics created before the newest brokers joined")
     g.add_argument("--cluster", default="synthetic")
     g.add_argument("--max-broker-partitions", type=positive_int)

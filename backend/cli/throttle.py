@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive_float, positive_int, verb_parser
+from backend.cli import positive, positive_int, verb_parser, whole
 from backend.services import throttle
 
 
@@ -15,9 +15,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     plan.add_argument("--snapshot", required=True, metavar="FILE")
     plan.add_argument("--reassignment", required=True, metavar="PLAN.json",
                       help='{"version":1,"partitions":[...]} as kafka-reassign-partitions reads it')
-    plan.add_argument("--throttle", type=positive_int, required=True, metavar="BYTES_PER_SEC",
+    plan.add_argument("--throttle", type=whole(unit="bytes/s"), required=True,
+                      metavar="BYTES_PER_SEC",
                       help="the --throttle given to kafka-reassign-partitions --execute")
-    plan.add_argument("--network-capacity", type=positive_float, metavar="BYTES_PER_SEC",
+    plan.add_argument("--network-capacity", type=positive("bytes/s"), metavar="BYTES_PER_SEC",
                       help="each broker's network throughput N (default 1 GbE)")
     plan.add_argument("--fetch-response-max-bytes", type=positive_int,
                       default=throttle.DEFAULT_FETCH_RESPONSE_MAX_BYTES, metavar="N",

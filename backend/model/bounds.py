@@ -67,10 +67,23 @@ def check_total_bytes(part_size: np.ndarray, rf: np.ndarray, where: str) -> None
 MAX_BROKER_ID = MAX_INT  # broker.id is a Java int
 
 
+def whole_number(text: str) -> int | None:
+    """``text`` as an int if it is ASCII digits (a sign allowed first), else None: int()
+    also takes '١٢', '1_000' and ' 7 ', which no one means as a count. Past 30 digits it
+    is ±10**30, past every bound here (int() refuses 4,300 digits with a ValueError)."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit():
+        return None
+    if len(digits.lstrip("0")) > 30:
+        return -10**30 if text[0] == "-" else 10**30
+    return int(text)
+
+
 def parse_broker_id(text: str, default: str | None = None) -> int:
     """A broker id typed or sent in a URL: 0..2^31-1, else BadInput (never a crash)."""
     hint = f" or '{default}'" if default else ""
-    if not text.isascii() or not text.isdigit() or int(text) > MAX_BROKER_ID:
+    value = whole_number(text) if text.isdigit() else None
+    if value is None or value > MAX_BROKER_ID:
         shown = text if len(text) <= 40 else f"{text[:37]}..."
         raise BadInput(f"broker must be an id from 0 to {MAX_BROKER_ID}{hint}, got {shown!r}")
-    return int(text)
+    return value

@@ -1,0 +1,110 @@
+"""The command line's arguments as a user types them: numbers in ASCII digits only, Kafka's
+int configs within 2^31-1, each single-valued option once, outputs that are not inputs.
+Every refusal is the CLI contract's: exit 2, one line on stderr naming the flag and what
+was typed, nothing on stdout, nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.unit.helpers import run_cli
+
+SNAPSHOT = {"cluster": "t",
+            "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "c"}],
+            "topics": [{"name": "orders", "partitions": [
+                {"partition": p, "replicas": [1 + p % 3, 1 + (p + 1) % 3], "size_bytes": 1000}
+                for p in range(4)]}],
+            "limits": {}}
+PLAN = {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [2, 3]}]}
+
+
+@pytest.fixture
+def files(tmp_path) -> Path:
+    (tmp_path / "s.json").write_text(json.dumps(SNAPSHOT))
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    (tmp_path / "requests.jsonl").write_text(
+        json.dumps({"t": 0.0, "user": "u", "op": "create_topics", "partitions": 3}) + "\n")
+    return tmp_path
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def refused(capsys, root: Path, *argv: str) -> str:
+    """Run argv (``{d}`` is ``root``); assert the contract's refusal; the stderr line."""
+    before = _tree(root)
+    code, out, err = run_cli(capsys, *(a.format(d=root) for a in argv))
+    assert code == 2, (code, out[:300], err)
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n") and "Traceback" not in err, err
+    assert _tree(root) == before, "a refusal wrote something"
+    return err
+
+
+GEN = ["snapshot", "generate", "--topics", "2", "--partitions", "6"]
+THROTTLE = ["throttle", "plan", "--snapshot", "{d}/s.json", "--reassignment", "{d}/plan.json"]
+SHRINK = ["shrink", "plan", "--snapshot", "{d}/s.json", "--topic", "orders"]
+ADD = ["limits", "add-partitions", "--snapshot", "{d}/s.json", "--topic", "orders"]
+CREATE = ["limits", "create-topics", "--snapshot", "{d}/s.json"]
+REPLAY = ["quota", "replay", "--requests", "{d}/requests.jsonl"]
+REASSIGN = ["reassign", "generate", "--snapshot", "{d}/s.json", "--goal", "drain"]
+
+
+# (argv, what stderr says: the flag and the text as typed)
+NOT_ASCII = [
+    ([*GEN, "--brokers", "١٢", "--out", "{d}/n.json"],
+     "--brokers: expected a positive whole number, got '١٢'"),
+    ([*GEN, "--brokers", "1_000", "--out", "{d}/n.json"],
+     "--brokers: expected a positive whole number, got '1_000'"),
+    ([*GEN, "--brokers", "3", "--seed", "٣", "--out", "{d}/n.json"],
+     "--seed: expected a whole number, got '٣'"),
+    ([*GEN, "--brokers", "3", "--skew", "٠.٥", "--out", "{d}/n.json"],
+     "--skew: expected a number, got '٠.٥'"),
+    ([*THROTTLE, "--throttle", "١٠٠٠"],
+     "--throttle: expected a positive whole number of bytes/s, got '١٠٠٠'"),
+    ([*THROTTLE, "--throttle", "1_000"],
+     "--throttle: expected a positive whole number of bytes/s, got '1_000'"),
+    ([*THROTTLE, "--throttle", "1000", "--network-capacity", "١٢"],
+     "--network-capacity: expected a positive number of bytes/s, got '١٢'"),
+    ([*REPLAY, "--rate", "١٢"], "--rate: expected a positive number of partitions/s, got '١٢'"),
+    ([*REPLAY, "--rate", "1_2"], "--rate: expected a positive number of partitions/s, got '1_2'"),
+    ([*CREATE, "--topic", "x:١٢:3"],
+     "--topic: expected NAME:PARTITIONS:RF with whole numbers, e.g. orders:12:3, got 'x:١٢:3'"),
+    ([*CREATE, "--topic", "x:12:٣"], "got 'x:12:٣'"),
+    ([*ADD, "--total", "١٠٠"], "--total: expected a positive whole number, got '١٠٠'"),
+    ([*SHRINK, "--partitions", "١"], "--partitions: expected a positive whole number, got '١'"),
+    ([*SHRINK, "--partitions", "2.5"], "--partitions: expected a positive whole number, got '2.5'"),
+    ([*REASSIGN, "--brokers", "٣"], "--brokers: expected comma-separated broker ids"),
+    ([*REASSIGN, "--brokers", "3,3"], "--brokers: broker 3 is named twice in '3,3'"),
+    (["serve", "--config", "{d}/c.yaml", "--port", "٨٠٥٠"],
+     "--port: expected a port from 1 to 65535, got '٨٠٥٠'"),
+    (["capacity", "forecast", "--config", "{d}/c.yaml", "--topic", "١٠٠:3"],
+     "--topic: expected PARTITIONS:RF with whole numbers, e.g. 100:3, got '١٠٠:3'"),
+    (["capacity", "forecast", "--config", "{d}/c.yaml", "--window", "٣٠"],
+     "--window: expected a positive whole number, got '٣٠'"),
+    ([*THROTTLE, "--throttle", "1" * 5000], "--throttle: '111"),  # int() refuses 4,300 digits
+    ([*REASSIGN, "--brokers", "1" * 5000], "--brokers: expected comma-separated broker ids"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), NOT_ASCII, ids=[m for _, m in NOT_ASCII])
+def test_numbers_are_ascii_digits_said_with_flag_and_text(files, capsys, argv, message):
+    """int() and float() also take '١٢' (Arabic-Indic digits) and '1_000': `--brokers ١٢`
+    made 12 brokers. Now every numeric argument takes ASCII digits only, and the refusal
+    names the flag and the text, never argparse's type name ('invalid positive_int')."""
+    err = refused(capsys, files, *argv)
+    assert message in err
+    assert "invalid" not in err and "argument " not in err
+
+
+def test_ascii_numbers_still_read(files, capsys):
+    code, _, err = run_cli(capsys, *(a.format(d=files) for a in THROTTLE), "--throttle",
+                             "+1000", "--network-capacity", "1.25e8")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, *(a.format(d=files) for a in REASSIGN), "--brokers",
+                             "3, 2")
+    assert code == 0, err
