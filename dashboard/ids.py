@@ -23,6 +23,7 @@ def nav_link(label: str) -> str:
 
 # time-range control and view state (monitoring pages)
 VIEW = "view"  # the page's view state {cluster, range, from, to}; the URL mirrors it
+VIEW_POPPED = "view-popped"  # the URL Back or Forward went to, when the page stays (railyard.js)
 RANGE = "range"
 RANGE_FROM = "range-from"
 RANGE_TO = "range-to"
@@ -182,6 +183,7 @@ PV_CLEAR_CONFIGS = "pv-clear-configs"  # a clear-throttles plan's configs
 PV_SHA = "pv-sha"
 PV_APPROVALS = "pv-approvals"  # its approval requirement and approvals so far
 PV_COMMENT = "pv-comment"
+PV_COMMENT_FIELD = "pv-comment-field"  # its label: hidden with the buttons it goes with
 PV_APPROVE = "pv-approve"
 PV_REJECT = "pv-reject"
 PV_WITHDRAW = "pv-withdraw"

@@ -181,7 +181,7 @@ def open_json(clicks, shown, text):
                Output(ids.PV_AUDIT, "children"), Output(ids.PV_APPROVE, "hidden"),
                Output(ids.PV_REJECT, "hidden"), Output(ids.PV_WITHDRAW, "hidden"),
                Output(ids.PV_APPROVALS, "children"), Output(ids.PV_NOTE, "children"),
-               Input(ids.PV_APPROVE, "n_clicks"),
+               Output(ids.PV_COMMENT_FIELD, "hidden"), Input(ids.PV_APPROVE, "n_clicks"),
                Input(ids.PV_REJECT, "n_clicks"),
                Input(ids.PV_WITHDRAW, "n_clicks"), State(ids.PV_PLAN, "data"),
                State(ids.PV_COMMENT, "value"), prevent_initial_call=True)
@@ -211,4 +211,5 @@ def decide(_approve, _reject, _withdraw, shown, comment):
                           f"{f': it {counted}' if plan.state == 'proposed' else ''}.",
                           "inline-done", plan.state, f"state state-{plan.state}",
                           stored.decisions(plan), stored.audit(plan.id), True, True, True,
-                          counted, stored.decision_note(plan, who, stored.allowed(plan, who)))
+                          counted, stored.decision_note(plan, who, stored.allowed(plan, who)),
+                          comment_hidden=True)  # with the buttons it goes with

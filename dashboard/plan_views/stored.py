@@ -98,6 +98,7 @@ class DecisionAnswer(NamedTuple):
     withdraw_hidden: object = no_update
     approvals: object = no_update
     note: object = no_update
+    comment_hidden: object = no_update
 
 
 def load(plan_id: int) -> Plan:
@@ -181,7 +182,8 @@ def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
         html.Div([
             html.Label([html.Span("Comment", className="field-label"),
                         dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
-                       className="field", hidden=not (can_decide or can_withdraw)),
+                       id=ids.PV_COMMENT_FIELD, className="field",
+                       hidden=not (can_decide or can_withdraw)),
             html.Button("Approve", id=ids.PV_APPROVE, className="button primary",
                         hidden=not can_decide),
             html.Button("Reject", id=ids.PV_REJECT, className="button",

@@ -150,6 +150,8 @@ def test_propose_approve_and_the_audit_log(app):
     assert wrong[0].startswith("Refused: ") and "sha256" in wrong[0]
     assert done[0] == f"Done: plan {plan_id} is approved." and done[2] == "approved"
     assert done.note == "This plan is approved: there is nothing left to decide."
+    # the buttons go, and so does the comment box they go with (it stayed, alone)
+    assert done.approve_hidden is done.reject_hidden is done.comment_hidden is True
     plan = plans.get(store, plan_id)
     assert plan.state == "approved"
     assert [(d.user, d.decision, d.sha256) for d in plan.decisions] == [
