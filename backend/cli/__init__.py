@@ -25,7 +25,7 @@ from itertools import chain
 from typing import Any, NoReturn
 
 from backend.errors import BadInput, Unavailable
-from backend.model.bounds import MAX_LONG, whole_number
+from backend.model.bounds import MAX_INT, MAX_LONG, whole_number
 
 # verb -> (module under backend.cli that registers it, the one line `railyard --help` shows)
 VERBS: dict[str, tuple[str, str]] = {
@@ -137,7 +137,7 @@ def emit(result: dict) -> None:
     sys.stdout.write(text)
 
 
-_LARGEST = {MAX_LONG: "Kafka's largest value (2^63-1)"}
+_LARGEST = {MAX_LONG: "Kafka's largest value (2^63-1)", MAX_INT: "Kafka's largest int (2^31-1)"}
 
 
 def _shown(text: str) -> str:
@@ -172,6 +172,10 @@ def whole(low: int = 1, limit: int = MAX_LONG, unit: str = "") -> Callable[[str]
 
 positive_int = whole(1)
 non_negative_int = whole(0)
+# Kafka's INT configs (max.broker.partitions, max.partitions, replica.fetch.response.max.bytes,
+# the quota window counts): Kafka refuses a value past 2^31-1
+positive_kafka_int = whole(1, MAX_INT)
+non_negative_kafka_int = whole(0, MAX_INT)
 
 
 def _port(text: str, low: int) -> int:

@@ -35,11 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "RAILYARD_AUDIT_KEYS overrides both)")
     v.add_argument("--checkpoints", metavar="FILE",
                    help="checkpoints to check the chain against (default: the config's "
-                        "store.audit_checkpoints)")
+                        "store.audit_checkpoints); it must exist")
     v.set_defaults(func=_verify)
     k = verbs.add_parser("add-key", help="add a new audit key, which signs from the next "
                                          "start on (older keys stay to verify older rows)")
-    k.add_argument("--keys", metavar="FILE", required=True, help="the audit key file")
+    k.add_argument("--keys", metavar="FILE", required=True,
+                   help="the audit key file (railyard serve creates it on first start)")
+    k.add_argument("--create", action="store_true",
+                   help="make a new key file when FILE does not exist (else refused)")
     k.set_defaults(func=_add_key)
 
 
@@ -63,8 +66,42 @@ def _settings(a: argparse.Namespace):
         if "://" not in a.store and not Path(a.store).is_file():
             raise BadInput(f"--store: no such SQLite file: {a.store}")
         settings = StoreSettings(url)
+    where = "--store" if a.store else f"{a.config}: store.url" if a.config else "--demo"
+    _sqlite_file_exists(settings.url, where)
+    if a.checkpoints:  # named to be checked against: a file that is not there is a typo
+        _readable(a.checkpoints, "--checkpoints")
+    elif settings.audit_checkpoints and Path(settings.audit_checkpoints).exists():
+        _readable(settings.audit_checkpoints, "store.audit_checkpoints")
     return replace(settings, audit_key_file=a.keys or settings.audit_key_file,
                    audit_checkpoints=a.checkpoints or settings.audit_checkpoints)
+
+
+def _sqlite_file_exists(url: str, where: str) -> None:
+    """Verify reads a store, never makes one: a SQLite URL naming no file is refused
+    (opening it would create an empty database and answer intact)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return  # make_engine says what is wrong with it
+    db = parsed.database
+    if parsed.get_backend_name() == "sqlite" and db and db != ":memory:" \
+            and not db.startswith("file:") and not Path(db).is_file():
+        raise BadInput(f"{where}: no such SQLite file: {db}")
+
+
+def _readable(path: str, where: str) -> None:
+    """The checkpoints file opens for reading (before the store is opened)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError:
+        raise BadInput(f"{where}: no such checkpoints file: {path}") from None
+    except OSError as e:
+        raise BadInput(f"{where}: cannot read the checkpoints file {path} "
+                       f"({e.strerror})") from None
 
 
 def _verify(a: argparse.Namespace) -> None:
@@ -86,5 +123,17 @@ def _verify(a: argparse.Namespace) -> None:
 def _add_key(a: argparse.Namespace) -> None:
     from backend.store.audit_keys import add_key
 
-    emit({"key_id": add_key(a.keys), "keys": a.keys,
-          "note": "restart railyard serve (and workers) so the new key signs"})
+    created = not Path(a.keys).exists()
+    if created and not a.create:
+        raise BadInput(f"--keys: no such audit key file: {a.keys} (railyard serve creates "
+                       f"it on first start; give --create to make a new one here)")
+    try:
+        key_id = add_key(a.keys)
+    except OSError as e:
+        raise BadInput(f"--keys: cannot write the audit key file {a.keys} "
+                       f"({e.strerror or e})") from None
+    note = "restart railyard serve (and workers) so the new key signs"
+    if created:
+        note = (f"a new key file was created with this one key; point store.audit_key_file "
+                f"at it and {note}")
+    emit({"key_id": key_id, "keys": a.keys, "created": created, "note": note})

@@ -9,7 +9,14 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from backend.cli import counts_spec, non_negative_int, number, positive_int, verb_parser
+from backend.cli import (
+    counts_spec,
+    non_negative_int,
+    non_negative_kafka_int,
+    number,
+    positive_int,
+    verb_parser,
+)
 from backend.engines.forecast import Scenario
 from backend.errors import BadInput, Unavailable
 
@@ -43,8 +50,9 @@ def add_knobs(p: argparse.ArgumentParser) -> None:
                    help="extra growth: this %% of today's count each month")
     p.add_argument("--add-brokers", type=non_negative_int, default=0,
                    help="brokers added and filled to the average")
-    p.add_argument("--max-broker-partitions", type=non_negative_int, help="raise the limit to")
-    p.add_argument("--max-partitions", type=non_negative_int, help="raise the limit to")
+    p.add_argument("--max-broker-partitions", type=non_negative_kafka_int,
+                   help="raise the limit to")
+    p.add_argument("--max-partitions", type=non_negative_kafka_int, help="raise the limit to")
     p.add_argument("--topic", metavar="PARTITIONS:RF", type=counts_spec("PARTITIONS:RF", "100:3"),
                    help="a planned topic created today")
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import counts_spec, non_negative_int, positive_int, verb_parser
+from backend.cli import (
+    counts_spec,
+    non_negative_int,
+    non_negative_kafka_int,
+    positive_int,
+    verb_parser,
+)
 from backend.model.io import load_snapshot
 from backend.model.reassignment import load_reassignment
 from backend.services import limits
@@ -35,9 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _common(p: argparse.ArgumentParser, placement: bool) -> None:
     p.add_argument("--snapshot", required=True, metavar="FILE")
-    p.add_argument("--max-broker-partitions", type=non_negative_int,
+    p.add_argument("--max-broker-partitions", type=non_negative_kafka_int,
                    help="overrides the snapshot's limit")
-    p.add_argument("--max-partitions", type=non_negative_int,
+    p.add_argument("--max-partitions", type=non_negative_kafka_int,
                    help="cluster-wide replica limit; overrides the snapshot's")
     if placement:
         p.add_argument("--start-index", type=non_negative_int,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive, positive_int, verb_parser
+from backend.cli import positive, positive_int, positive_kafka_int, verb_parser
 from backend.services import quota
 
 
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--rate", type=positive("partitions/s"),
                    help="controller_mutation_rate for user=<default>, client-id=<default> "
                         "(partitions/s); required unless --quotas is given")
-    r.add_argument("--samples", type=positive_int, default=quota.DEFAULT_SAMPLES,
+    r.add_argument("--samples", type=positive_kafka_int, default=quota.DEFAULT_SAMPLES,
                    help="controller.quota.window.num (default 11)")
     r.add_argument("--window-seconds", type=positive_int, default=quota.DEFAULT_WINDOW_SECONDS,
                    help="controller.quota.window.size.seconds (default 1)")

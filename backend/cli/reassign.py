@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, positive_float, positive_int, verb_parser
+from backend.cli import (
+    non_negative_int,
+    positive_float,
+    positive_int,
+    positive_kafka_int,
+    verb_parser,
+)
 from backend.errors import BadInput
 from backend.model.bounds import parse_broker_id
 from backend.model.io import load_snapshot
@@ -32,9 +38,9 @@ def broker_ids(text: str) -> tuple[int, ...]:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshot", required=True, help="cluster snapshot (.json or .parquet)")
-    p.add_argument("--max-broker-partitions", type=positive_int,
+    p.add_argument("--max-broker-partitions", type=positive_kafka_int,
                    help="overrides the snapshot's max.broker.partitions")
-    p.add_argument("--max-partitions", type=positive_int,
+    p.add_argument("--max-partitions", type=positive_kafka_int,
                    help="overrides the snapshot's max.partitions")
     p.add_argument("--per-broker-moves", type=positive_int, default=reassign.PER_BROKER,
                    help="concurrent movements per broker in one batch (Cruise Control: 5)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive, positive_int, verb_parser, whole
+from backend.cli import positive, positive_int, positive_kafka_int, verb_parser, whole
 from backend.services import throttle
 
 
@@ -20,10 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="the --throttle given to kafka-reassign-partitions --execute")
     plan.add_argument("--network-capacity", type=positive("bytes/s"), metavar="BYTES_PER_SEC",
                       help="each broker's network throughput N (default 1 GbE)")
-    plan.add_argument("--fetch-response-max-bytes", type=positive_int,
+    plan.add_argument("--fetch-response-max-bytes", type=positive_kafka_int,
                       default=throttle.DEFAULT_FETCH_RESPONSE_MAX_BYTES, metavar="N",
                       help="replica.fetch.response.max.bytes (default 10 MiB)")
-    plan.add_argument("--window-num", type=positive_int, default=throttle.DEFAULT_WINDOW_NUM,
+    plan.add_argument("--window-num", type=positive_kafka_int, default=throttle.DEFAULT_WINDOW_NUM,
                       help="replication.quota.window.num (default 11)")
     plan.add_argument("--window-seconds", type=positive_int,
                       default=throttle.DEFAULT_WINDOW_SECONDS,

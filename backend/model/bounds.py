@@ -17,8 +17,9 @@ if TYPE_CHECKING:  # numpy is imported where arrays are checked: the CLI starts 
 
 # Kafka stores byte counts, rates and throttles as a Java long.
 MAX_LONG = 2**63 - 1
-# Kafka's INT configs: max.broker.partitions (KIP-578), controller.quota.window.num and
-# controller.quota.window.size.seconds (KIP-599).
+# Kafka's INT configs: max.broker.partitions and max.partitions (KIP-578),
+# controller.quota.window.num and controller.quota.window.size.seconds (KIP-599),
+# replica.fetch.response.max.bytes and replication.quota.window.num (KIP-73).
 MAX_INT = 2**31 - 1
 # Kafka's replication factor is an int16 in CreateTopics.
 MAX_RF = 2**15 - 1

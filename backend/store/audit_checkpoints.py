@@ -8,7 +8,8 @@ that is left still links up. A checkpoint names a row the log must still hold, w
 hash it must still have; shipped to a log sink the database's writers cannot edit
 (docs/deploy.md), it outlives anything done to the database. Lines are read back from
 the file or from a sink's export: anything before a line's first '{' is ignored (a
-syslog prefix), and lines without one are not checkpoints.
+syslog prefix), and lines without one are not checkpoints (a sink's other lines), but a
+file with lines and no checkpoint at all is not what it was said to be: a finding.
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ def read_checkpoints(path: str, keys: AuditKeys) -> tuple[list[Checkpoint], str 
         return [], None
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"{path}: cannot read the audit checkpoints ({e})") from None
-    found = []
+    found, other = [], None  # other: the first line that is not one, if any
     for n, raw in enumerate(text.splitlines(), start=1):
         if "{" not in raw:
+            other = other or (n if raw.strip() else None)
             continue
         try:
             fields = json.loads(raw[raw.index("{"):])
@@ -75,4 +77,7 @@ def read_checkpoints(path: str, keys: AuditKeys) -> tuple[list[Checkpoint], str 
                                     str(fields["at"])))
         except (ValueError, KeyError, TypeError):
             return found, f"checkpoint line {n} of {path} is not a checkpoint (damaged)"
+    if not found and other is not None:  # a sink's other lines, but no checkpoint at all
+        return found, (f"line {other} of {path} is not a checkpoint, and no line of it is "
+                       f"one (not a checkpoints file or a sink's export of one)")
     return found, None

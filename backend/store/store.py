@@ -20,9 +20,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, select, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DatabaseError, OperationalError, SQLAlchemyError
 
-from backend.errors import Unavailable
+from backend.errors import BadInput, Unavailable
 from backend.store.approvals import Policies, Progress, Requirement
 from backend.store.audit import (
     HEAD,
@@ -280,10 +280,18 @@ class Store:
 
     def verify_audit(self, checkpoints: str | None = None) -> dict:
         """The chain checked with the key ring, and against the checkpoints in
-        ``checkpoints`` (a file or a log sink's export), else in the store's own file."""
+        ``checkpoints`` (a file or a log sink's export), else in the store's own file. A
+        log with rows and a checkpoints file that holds none (missing, or empty) is not
+        intact: its newest rows could be gone, and nothing would show it."""
         path = checkpoints or self.checkpoints
         marks, problem = read_checkpoints(path, self.keys) if path else (None, None)
         result = verify_audit(self.engine, self.keys, marks)
+        if path and not marks and not problem and result["rows"]:
+            what = "is empty" if os.path.exists(path) else "does not exist"
+            rows = result["rows"]
+            problem = (f"{path} {what}, but the log has {rows} row{'s' * (rows != 1)}: "
+                       f"nothing shows its newest rows were not deleted (a checkpoint is "
+                       f"written after each audit row once store.audit_checkpoints is set)")
         if problem and result["intact"]:
             result.update(intact=False, reason=problem)
         return result
@@ -311,14 +319,17 @@ def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOUR
     with ``keys`` (else RAILYARD_AUDIT_KEYS or ``key_file``, created if missing) and
     checkpointed to the file ``checkpoints``, new plans' approval requirements from
     ``approval`` (else one approval by someone other than the author); Unavailable when
-    the database does not answer."""
+    the database does not answer or refuses, BadInput when a SQLite file is not a
+    database."""
     keys = keys or load_keys(key_file)
     engine = make_engine(url)
     try:
         migrate(engine)
-    except OperationalError as e:
+    except DatabaseError as e:
         engine.dispose()
         detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
+        if engine.dialect.name == "sqlite" and not isinstance(e, OperationalError):
+            raise BadInput(f"{_safe(url)}: not a SQLite database ({detail})") from None
         raise Unavailable("Plan store", f"{_safe(url)}: {detail}") from None
     return Store(engine, keys, expiry_hours, checkpoints, approval)
 

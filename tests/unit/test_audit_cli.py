@@ -263,3 +263,86 @@ def test_a_checkpoint_file_that_cannot_be_written_is_logged_not_fatal(tmp_path, 
     assert plans.get(store, plan.id).state == "approved"
     assert "audit checkpoint for row 3 not written to" in caplog.text
     store.close()
+
+
+def test_checkpoints_named_but_missing_unreadable_or_holding_none(tmp_path, capsys):
+    """`--checkpoints /nonexistent.jsonl` (or a file of garbage) answered intact with 0
+    checkpoints: a named file that is not there is bad input; one with no checkpoint in it
+    (garbage, empty, or the config's file gone) is not intact, naming why."""
+    url = f"sqlite:///{tmp_path}/r.db"
+    store = opened(tmp_path, url)
+    approved_plan(store)
+    store.close()
+    base = ("audit", "verify", "--store", tmp_path / "r.db", "--keys", tmp_path / "audit_keys")
+    code, out, err = run_cli(capsys, *base, "--checkpoints", tmp_path / "none.jsonl")
+    assert (code, out) == (2, "")
+    assert err == (f"railyard audit: error: --checkpoints: no such checkpoints file: "
+                   f"{tmp_path / 'none.jsonl'}\n")
+    code, out, err = run_cli(capsys, *base, "--checkpoints", tmp_path)
+    assert (code, out) == (2, "") and "cannot read the checkpoints file" in err
+    assert err.count("\n") == 1
+    (tmp_path / "garbage.jsonl").write_text("garbage\nmore garbage\n")
+    code, out, _ = run_cli(capsys, *base, "--checkpoints", tmp_path / "garbage.jsonl")
+    result = json.loads(out)
+    assert code == 1 and not result["intact"] and result["checkpoints"] == 0
+    assert result["reason"].startswith(f"line 1 of {tmp_path / 'garbage.jsonl'} is not a "
+                                       f"checkpoint, and no line of it is one")
+    (tmp_path / "empty.jsonl").write_text("")
+    code, out, _ = run_cli(capsys, *base, "--checkpoints", tmp_path / "empty.jsonl")
+    assert code == 1 and json.loads(out)["reason"].startswith(
+        f"{tmp_path / 'empty.jsonl'} is empty, but the log has 3 rows")
+    (tmp_path / "checkpoints.jsonl").unlink()  # the config's own file, deleted
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 1 and result["reason"].startswith(
+        f"{tmp_path / 'checkpoints.jsonl'} does not exist, but the log has 3 rows")
+    # a store with no rows yet has nothing to checkpoint
+    empty = f"sqlite:///{tmp_path}/empty.db"
+    opened(tmp_path, empty).close()
+    code, result, _ = verify(capsys, tmp_path, empty)
+    assert code == 0 and result["intact"] and result["rows"] == 0
+
+
+def test_verify_makes_no_store_and_says_what_a_bad_one_is(tmp_path, capsys):
+    """`--store sqlite:////tmp/none.db` created an empty database and a lock file and
+    answered intact; a text file given as the store was a DatabaseError traceback."""
+    opened(tmp_path, f"sqlite:///{tmp_path}/r.db").close()
+    keys = ("--keys", tmp_path / "audit_keys")
+    code, out, err = run_cli(capsys, "audit", "verify", "--store",
+                             f"sqlite:///{tmp_path}/none.db", *keys)
+    assert (code, out) == (2, "")
+    assert err == f"railyard audit: error: --store: no such SQLite file: {tmp_path}/none.db\n"
+    code, out, err = run_cli(capsys, "audit", "verify", "--config",
+                             config(tmp_path, f"sqlite:///{tmp_path}/gone.db"))
+    assert (code, out) == (2, "") and err.strip().endswith(
+        f"store.url: no such SQLite file: {tmp_path}/gone.db")
+    assert not list(tmp_path.glob("none.db*")) and not list(tmp_path.glob("gone.db*"))
+    (tmp_path / "notadb.db").write_text("hello\n")
+    code, out, err = run_cli(capsys, "audit", "verify", "--store", tmp_path / "notadb.db",
+                             *keys)
+    assert (code, out) == (2, "")
+    assert err == (f"railyard audit: error: sqlite:///{tmp_path}/notadb.db: not a SQLite "
+                   f"database (file is not a database)\n")
+    assert (tmp_path / "notadb.db").read_text() == "hello\n"
+
+
+def test_add_key_refuses_a_missing_key_file_unless_told_to_create_it(tmp_path, capsys):
+    """`add-key --keys typo` made a new key file and said restart (the key that signs
+    would then be one no process reads); `--keys /proc/nokeys` was a traceback."""
+    code, out, err = run_cli(capsys, "audit", "add-key", "--keys", tmp_path / "typo")
+    assert (code, out) == (2, "") and not (tmp_path / "typo").exists()
+    assert err == (f"railyard audit: error: --keys: no such audit key file: "
+                   f"{tmp_path / 'typo'} (railyard serve creates it on first start; give "
+                   f"--create to make a new one here)\n")
+    code, out, err = run_cli(capsys, "audit", "add-key", "--keys", "/proc/nokeys",
+                             "--create")
+    assert (code, out) == (2, "")
+    assert err == ("railyard audit: error: --keys: cannot write the audit key file "
+                   "/proc/nokeys (No such file or directory)\n")
+    code, out, _ = run_cli(capsys, "audit", "add-key", "--keys", tmp_path / "new", "--create")
+    answer = json.loads(out)
+    assert code == 0 and answer["created"] and "a new key file was created" in answer["note"]
+    code, out, _ = run_cli(capsys, "audit", "add-key", "--keys", tmp_path / "new")
+    again = json.loads(out)
+    assert code == 0 and not again["created"]
+    lines = (tmp_path / "new").read_text().splitlines()
+    assert [ln.split(":")[0] for ln in lines[-2:]] == [answer["key_id"], again["key_id"]]

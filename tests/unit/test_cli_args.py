@@ -108,3 +108,41 @@ def test_ascii_numbers_still_read(files, capsys):
     code, _, err = run_cli(capsys, *(a.format(d=files) for a in REASSIGN), "--brokers",
                              "3, 2")
     assert code == 0, err
+
+
+INT = "2147483648"  # 2^31: one past a Java int
+PAST_INT = [
+    [*GEN, "--brokers", "3", "--out", "{d}/n.json", "--max-broker-partitions", INT],
+    [*GEN, "--brokers", "3", "--out", "{d}/n.json", "--max-partitions", INT],
+    [*CREATE, "--topic", "n:1:1", "--max-broker-partitions", INT],
+    [*ADD, "--total", "6", "--max-partitions", INT],
+    ["limits", "check-reassignment", "--snapshot", "{d}/s.json", "--reassignment",
+     "{d}/plan.json", "--max-broker-partitions", INT],
+    [*REASSIGN[:-1], "balance", "--max-broker-partitions", INT],
+    [*REASSIGN[:-1], "balance", "--max-partitions", INT],
+    [*SHRINK, "--partitions", "2", "--max-broker-partitions", INT],
+    [*SHRINK, "--partitions", "2", "--max-partitions", INT],
+    ["capacity", "forecast", "--config", "{d}/c.yaml", "--max-broker-partitions", INT],
+    [*THROTTLE, "--throttle", "1000", "--fetch-response-max-bytes", INT],
+    [*THROTTLE, "--throttle", "1000", "--window-num", INT],
+    [*REPLAY, "--rate", "5", "--samples", INT],
+]
+
+
+@pytest.mark.parametrize("argv", PAST_INT, ids=lambda a: f"{a[0]}-{a[1]}-{a[-2]}")
+def test_kafka_int_configs_stop_at_2_31_minus_1(files, capsys, argv):
+    """max.broker.partitions, max.partitions, replica.fetch.response.max.bytes and the quota
+    window counts are Java ints in Kafka: 2147483648 was taken (Kafka refuses it). Now
+    it is refused naming the flag and the bound."""
+    err = refused(capsys, files, *argv)
+    assert f"{argv[-2]}: '{INT}' is past Kafka's largest int (2^31-1)" in err
+
+
+def test_kafka_int_configs_take_2_31_minus_1_and_longs_stay_longs(files, capsys):
+    code, _, err = run_cli(capsys, *(a.format(d=files) for a in THROTTLE), "--throttle",
+                           str(2**63 - 1), "--fetch-response-max-bytes", str(2**31 - 1),
+                           "--window-num", str(2**31 - 1))
+    assert code == 0, err
+    code, _, err = run_cli(capsys, *(a.format(d=files) for a in ADD), "--total", "6",
+                           "--max-broker-partitions", str(2**31 - 1))
+    assert code == 0, err
