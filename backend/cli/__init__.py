@@ -52,8 +52,40 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Once:
+    """An option that takes one value refuses to be given twice (argparse keeps the last
+    in silence: `--topic a --topic b` ran on b). Appending and counting options repeat."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if option_string is not None:
+            given: set[argparse.Action] = parser.__dict__.setdefault("_given", set())
+            if self in given:
+                flag = max(self.option_strings, key=len)  # type: ignore[attr-defined]
+                raise argparse.ArgumentError(None, f"{flag} given twice: give it once")
+            given.add(self)  # type: ignore[arg-type]
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+
+
+_ONCE_ACTIONS = {name: type(f"Once{cls.__name__}", (_Once, cls), {}) for name, cls in (
+    (None, argparse._StoreAction), ("store", argparse._StoreAction),
+    ("store_const", argparse._StoreConstAction), ("store_true", argparse._StoreTrueAction),
+    ("store_false", argparse._StoreFalseAction))}
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports bad arguments in one line (no usage block) and exit 2."""
+    """argparse that reports bad arguments in one line (no usage block) and exit 2, and
+    refuses a single-valued option given twice (every verb's parser is one of these)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, cls in _ONCE_ACTIONS.items():
+            self.register("action", name, cls)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None):
+        self._given = set()  # the options seen in this parse (each parser its own)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("argument -"):  # "--partitions: expected ...", plainly

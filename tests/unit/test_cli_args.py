@@ -146,3 +146,52 @@ def test_kafka_int_configs_take_2_31_minus_1_and_longs_stay_longs(files, capsys)
     code, _, err = run_cli(capsys, *(a.format(d=files) for a in ADD), "--total", "6",
                            "--max-broker-partitions", str(2**31 - 1))
     assert code == 0, err
+
+
+TWICE = [
+    ([*ADD, "--topic", "orders", "--total", "6"], "--topic"),
+    ([*THROTTLE, "--throttle", "1", "--throttle", "2"], "--throttle"),
+    ([*ADD, "--total", "6", "--total", "7"], "--total"),
+    ([*REASSIGN[:-1], "balance", "--goal", "limits"], "--goal"),
+    ([*GEN, "--brokers", "3", "--out", "{d}/a.json", "--out={d}/b.json"], "--out"),
+    ([*SHRINK, "--partitions", "2", "--snapshot", "{d}/s.json"], "--snapshot"),
+    ([*REPLAY, "--rate", "5", "--rate", "5"], "--rate"),
+    (["audit", "verify", "--demo", "{d}", "--demo", "{d}"], "--demo"),
+]
+
+
+@pytest.mark.parametrize(("argv", "flag"), TWICE, ids=[f for _, f in TWICE])
+def test_a_single_valued_option_given_twice_is_refused(files, capsys, argv, flag):
+    """`limits add-partitions --topic topic-001 --topic topic-002` ran on topic-002 and
+    `--throttle 1 --throttle 2` on 2: argparse keeps the last in silence. Now the second
+    is refused, even with the same value."""
+    err = refused(capsys, files, *argv)
+    assert f"error: {flag} given twice: give it once\n" in err
+
+
+def test_every_verb_refuses_a_repeated_single_valued_option():
+    """Every option of every verb either repeats by design (append, count) or is refused
+    when given twice: the parsers are all OneLineParser, whatever a module adds later."""
+    import argparse
+
+    from backend.cli import _Once, build_parser
+
+    repeatable = (argparse._AppendAction, argparse._CountAction, argparse._HelpAction,
+                  argparse._SubParsersAction)
+    seen, parsers = 0, [build_parser()]
+    while parsers:
+        parser = parsers.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += action.choices.values()
+            elif action.option_strings and not isinstance(action, repeatable):
+                assert isinstance(action, _Once), (parser.prog, action.option_strings)
+                seen += 1
+    assert seen > 100
+
+
+def test_repeatable_options_still_repeat(files, capsys):
+    code, out, err = run_cli(capsys, *(a.format(d=files) for a in CREATE), "--topic", "a:1:1",
+                             "--topic", "b:1:1")
+    assert code == 0, err
+    assert [t["name"] for t in json.loads(out)["topics"]] == ["a", "b"]
