@@ -10,7 +10,8 @@ from dash import dcc, html
 
 from components.help import term
 
-# headers wrap onto a second line instead of being cut off ("bytes in (B/s)" in 90 px)
+# headers wrap onto a second line instead of being cut off ("bytes in (B/s)" in 90 px),
+# between words only (assets/railyard.css; AG Grid broke "replic|as" mid-word)
 COLUMN_DEFAULTS = {"sortable": True, "filter": True, "resizable": True, "minWidth": 90,
                    "wrapHeaderText": True, "autoHeaderHeight": True}
 # counts as people read them ("12,500"); the cell keeps its number, so sorting and
@@ -19,6 +20,46 @@ THOUSANDS = {"function": "thousands(params.value)"}
 BYTE_RATE = {"function": "byteRate(params.value)"}
 BYTES = {"function": "bytes(params.value)"}  # 1.61 GB, as the plan page writes sizes
 NAMES = frozenset({"id", "scenario", "partition", "broker", "plan", "version"})  # not counts
+
+# A column is never narrower than its longest header word beside the header's filter
+# button, nor than the widest value its formatter writes ("99.9 MB/s" was cut to
+# "4.21 ..." at 1024 px). Widths as 14 px DejaVu Sans draws them (Debian's sans, the
+# widest of the usual ones), so other fonts fit too; CELL_PAD_PX is railyard.css's
+# --ag-cell-horizontal-padding on both sides. A sorted column's arrow goes under its
+# header when the column is this narrow (railyard.css), rather than cut the word.
+CELL_PAD_PX = 16
+FILTER_BUTTON_PX = 16
+NARROW_CHARS = frozenset(" ,.:;'!|()[]/-ijlIJfrt")  # 6 px or less
+WIDE_CHARS = frozenset("mwMW%#@")  # up to 14 px
+WIDEST_VALUES = {THOUSANDS["function"]: "1,234,567", BYTE_RATE["function"]: "99.9 MB/s",
+                 BYTES["function"]: "1.61 GB",
+                 "percent(params.value)": "100.5%", "duration(params.value)": "99 min"}
+
+
+def text_px(text: str) -> int:
+    """How wide 14 px text is drawn, at most (DejaVu Sans: "headroom" 71 px, here 74)."""
+    return sum(6 if c in NARROW_CHARS else 14 if c in WIDE_CHARS else 11 if c.isupper()
+               else 9 for c in text)
+
+
+def header_text(col: dict) -> str:
+    """What a column's header says: its headerName, else AG Grid's title of its field."""
+    return col.get("headerName") or col["field"].replace("_", " ").title()
+
+
+def sized(col: dict, filterable: bool = True) -> dict:
+    """``col`` with a minWidth that shows its header's longest word and its formatter's
+    widest value whole (and a fixed width at least that)."""
+    words = header_text(col).split() or [""]
+    need = CELL_PAD_PX + (FILTER_BUTTON_PX if filterable else 0) + max(map(text_px, words))
+    widest = WIDEST_VALUES.get((col.get("valueFormatter") or {}).get("function"))
+    if widest:
+        need = max(need, CELL_PAD_PX + text_px(widest))
+    need = max(need, col.get("minWidth", 0))
+    out = {**col, "minWidth": need}
+    if "width" in col:
+        out["width"] = max(col["width"], need)
+    return out
 
 
 def number_column(field: str, header: str | None = None, formatter: dict = THOUSANDS) -> dict:
@@ -41,7 +82,7 @@ def grid(frame: pd.DataFrame, grid_id: str | None = None, height: int = 320,
     extra = {"id": grid_id} if grid_id else {}
     return dag.AgGrid(
         rowData=frame.to_dict("records"),
-        columnDefs=[column(frame, c) for c in frame.columns],
+        columnDefs=[sized(column(frame, c)) for c in frame.columns],
         defaultColDef=COLUMN_DEFAULTS,
         columnSize="responsiveSizeToFit", style={"height": f"{height}px"},
         className="ag-theme-alpine", dashGridOptions={"animateRows": False}, **options,

@@ -241,3 +241,66 @@ def test_every_limit_line_says_its_value(browser, demo):
     written = rates["annotations"] + [t["name"] for t in rates["traces"]] + [
         t for tr in rates["traces"] for t in (tr["text"] or []) if isinstance(t, str)]
     assert any("throttled.rate = 1 MB/s" in t for t in written), rates
+
+
+# header words drawn over two lines ("replic|as") or cut off, and cells whose value is cut
+# ("4.21 ..."), in the grid under arguments[0]; columns in arguments[1] are free text,
+# cut when long and shown whole on hover
+GRID_CUT = """
+const grid = arguments[0], free = arguments[1], cut = [];
+for (const e of document.querySelectorAll(grid + ' .ag-header-cell-text')) {
+  if (e.scrollWidth > e.clientWidth + 1) { cut.push('header cut: ' + e.textContent); }
+  const text = e.firstChild;
+  if (!text || text.nodeType !== Node.TEXT_NODE) { continue; }
+  for (const m of text.data.matchAll(/\\S+/g)) {
+    const r = document.createRange();
+    r.setStart(text, m.index);
+    r.setEnd(text, m.index + m[0].length);
+    const lines = new Set(Array.from(r.getClientRects()).map(b => Math.round(b.top)));
+    if (lines.size > 1) { cut.push('word broken: ' + m[0]); }
+  }
+}
+for (const c of document.querySelectorAll(grid + ' .ag-center-cols-container .ag-cell')) {
+  if (!free.includes(c.getAttribute('col-id')) && c.scrollWidth > c.clientWidth + 1) {
+    cut.push('value cut: ' + c.getAttribute('col-id') + ' ' + c.textContent);
+  }
+}
+const view = document.querySelector(grid + ' .ag-center-cols-viewport');
+if (view.scrollWidth > view.clientWidth + 1) { cut.push('scrolls sideways'); }
+return cut;
+"""
+
+
+def test_grids_keep_header_words_and_values_whole(browser, demo):
+    """At 1024 px the brokers grid broke its headers mid-word ("replic as", "headr oom")
+    and cut its byte rates ("4.21 ..."); at 1400 px the queue's last column ran off the
+    grid ("pause reas"). Now every header wraps between words, even with a column sorted,
+    and every value shows whole, the grid as wide as the page."""
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(1024, 768)
+        browser.get(demo.url + "/brokers?cluster=demo")
+        WebDriverWait(browser, 60, poll_frequency=0.5).until(lambda b: all(
+            "B/s" in e.text for e in b.find_elements(
+                By.CSS_SELECTOR, "#br-grid .ag-center-cols-container [col-id='bytes_in']"))
+            and b.find_elements(By.CSS_SELECTOR, "#br-grid .ag-row"))
+        time.sleep(0.5)  # the grid sizes its columns to the panel once its rows are in
+        assert browser.execute_script(GRID_CUT, "#br-grid", []) == []
+        screenshot(browser, "brokers-grid-1024")
+        browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-header-cell[col-id='headroom'] "
+                                              ".ag-header-cell-label").click()
+        WebDriverWait(browser, 10).until(lambda b: b.find_elements(
+            By.CSS_SELECTOR, "#br-grid .ag-header-cell[col-id='headroom'] .ag-icon-asc"))
+        time.sleep(0.3)
+        assert browser.execute_script(GRID_CUT, "#br-grid", []) == []
+        browser.set_window_size(1400, 900)
+        browser.get(demo.url + "/queue")  # the demo proposes plan 1 as it starts
+        WebDriverWait(browser, 60, poll_frequency=0.5).until(lambda b: b.find_elements(
+            By.CSS_SELECTOR, "#qu-grid .ag-center-cols-container .ag-row"))
+        time.sleep(0.5)
+        free = ["title", "schedule", "execution", "pause_reason"]
+        assert browser.execute_script(GRID_CUT, "#qu-grid", free) == []
+        screenshot(browser, "queue-grid-1400")
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    assert console_errors(browser) == []
