@@ -7,6 +7,9 @@ cluster's gateway, Prometheus, Spark): pages show it as a banner and render the 
 Forbidden, Conflict and NotFound are the plan workflow's refusals (HTTP 403, 409, 404).
 """
 
+import re
+from urllib.parse import unquote_plus
+
 
 class BadInput(ValueError):
     """Input that Railyard refuses: the message names what was wrong and where."""
@@ -47,13 +50,40 @@ class NotFound(LookupError):
 
 
 def shown_url(url: str) -> str:
-    """A URL as a message may show it: the password of its user part masked, and what
-    follows ';' (Spark Connect's ``;token=``) dropped. Messages reach pages, logs and
-    reports; the secrets a URL can carry must not. Everything before the last '@' is
-    taken as the user part (a password may hold '/'): masking too much is the safe side."""
+    """A URL as a message may show it: the password of its user part masked, the values
+    of password-like query parameters masked (libpq's ``password`` and ``sslpassword``,
+    tokens, keys), and what follows ';' (Spark Connect's ``;token=``) dropped. Messages
+    reach pages, logs and reports; the secrets a URL can carry must not. Everything before
+    the last '@' is taken as the user part (a password may hold '/'), and a parameter
+    whose name only looks like a secret's is masked too: masking too much is the safe
+    side."""
     head, sep, _ = url.partition(";")
     scheme, slashes, rest = head.partition("://")
     user, at, tail = rest.rpartition("@")
     if slashes and at and ":" in user:
         head = f"{scheme}://{user.split(':', 1)[0]}:***@{tail}"
-    return head + (";..." if sep else "")
+    return _masked_query(head) + (";..." if sep else "")
+
+
+# names of query parameters whose values are secrets, or may be: libpq's connection
+# parameters password and sslpassword (PostgreSQL docs, "Connection Strings"), and the
+# usual spellings of tokens and keys
+_SECRET_PARAM = re.compile(r"pass|pwd|secret|token|key|auth|credential|signature|^sig$",
+                           re.IGNORECASE)
+
+
+def _masked_query(url: str) -> str:
+    """The URL with the values of its secret-like parameters, in the query or the
+    fragment (``#access_token=``), masked."""
+    rest, hash_, fragment = url.partition("#")
+    base, mark, query = rest.partition("?")
+    return f"{base}{mark}{_masked_params(query)}{hash_}{_masked_params(fragment)}"
+
+
+def _masked_params(params: str) -> str:
+    out = []
+    for param in params.split("&"):
+        name, eq, _ = param.partition("=")
+        out.append(f"{name}=***" if eq and _SECRET_PARAM.search(unquote_plus(name))
+                   else param)
+    return "&".join(out)

@@ -84,7 +84,7 @@ def _sqlite_file_exists(url: str, where: str) -> None:
 
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return  # make_engine says what is wrong with it
     db = parsed.database
     if parsed.get_backend_name() == "sqlite" and db and db != ":memory:" \

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import replace
 from urllib.parse import quote, urlencode
 
-from backend.errors import BadInput, Unavailable
+from backend.errors import BadInput, Unavailable, shown_url
 from backend.gateways.base import UNAUTHENTICATED, GatewayError
 from backend.gateways.config import Secret
 from backend.model.io import snapshot_from_parquet_bytes
@@ -32,9 +32,10 @@ class TwinHttpGateway:
 
     def __init__(self, url: str, timeout: float = 5.0) -> None:
         self.url, self.timeout = url.rstrip("/"), timeout
+        self.shown = shown_url(self.url)  # what messages show: a query's secrets masked
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.url!r})"
+        return f"{type(self).__name__}({self.shown!r})"
 
     def _request(self, path: str, body: bytes | None = None, headers: dict | None = None,
                  timeout: float | None = None) -> bytes:
@@ -58,13 +59,13 @@ class TwinHttpGateway:
                 raise BadInput(detail) from None
             if e.code in (401, 403):  # a refusal, as Kafka's: retrying will not help
                 raise GatewayError("CLUSTER_AUTHORIZATION_FAILED",
-                                   f"twin at {self.url}: {detail}") from None
+                                   f"twin at {self.shown}: {detail}") from None
             if e.code == 503 and "error" in answer:  # the twin says why it cannot answer
-                raise Unavailable(f"Twin at {self.url}", str(detail)) from None
-            raise Unavailable(f"Twin at {self.url}", f"HTTP {e.code}: {detail}") from None
+                raise Unavailable(f"Twin at {self.shown}", str(detail)) from None
+            raise Unavailable(f"Twin at {self.shown}", f"HTTP {e.code}: {detail}") from None
         except OSError as e:  # URLError and timeouts included
             reason = getattr(e, "reason", e)
-            raise Unavailable(f"Twin at {self.url}", f"unreachable ({reason})") from None
+            raise Unavailable(f"Twin at {self.shown}", f"unreachable ({reason})") from None
 
     def _json(self, path: str, body: bytes | None = None, headers: dict | None = None,
               timeout: float | None = None):
@@ -72,7 +73,7 @@ class TwinHttpGateway:
         try:
             return json.loads(answer)
         except ValueError:
-            raise Unavailable(f"Twin at {self.url}", f"{path} did not answer with JSON: "
+            raise Unavailable(f"Twin at {self.shown}", f"{path} did not answer with JSON: "
                               "is this a `railyard twin serve` API?") from None
 
     def describe_cluster(self) -> dict:
@@ -101,7 +102,7 @@ class TwinHttpGateway:
         return self._parquet(f"/v1/assignment?{urlencode([('topic', n) for n in batches[0]])}")
 
     def _parquet(self, path: str) -> Snapshot:
-        return snapshot_from_parquet_bytes(self._request(path), f"{self.url}{path}")
+        return snapshot_from_parquet_bytes(self._request(path), f"{self.shown}{path}")
 
     def describe_configs(self, entity_type: str, name: str) -> dict:
         return self._json(_configs_path(entity_type, name))

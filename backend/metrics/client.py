@@ -20,6 +20,7 @@ from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from backend.cache import CacheBackend, TtlCache
+from backend.errors import shown_url
 from backend.metrics import catalog
 from backend.metrics.recording import recorded_name
 from backend.metrics.tags import principal_of
@@ -63,8 +64,10 @@ class MetricsClient:
                  authorization: str | None = None, ca_file: str | None = None) -> None:
         """``authorization``: the Authorization header Prometheus asks for (basic auth or a
         bearer token), never part of ``url``, which messages show; ``ca_file``: the CA
-        bundle its TLS certificate is checked against (default: the system's)."""
-        self.url = url
+        bundle its TLS certificate is checked against (default: the system's). ``url``
+        holds the URL as messages and cache keys show it (backend.errors.shown_url: a
+        secret in its query masked); requests go to the URL as given."""
+        self.url = shown_url(url)
         self.dialect = catalog.dialect(dialect)
         self.timeout, self.by = timeout, by
         self.answers = TtlCache("metrics", ttl, cache)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from backend.engines import throttle as throttle_engine
 from backend.engines.quota import QuotaBook, burst
-from backend.errors import BadInput, Unavailable
+from backend.errors import BadInput, Unavailable, shown_url
 from backend.metrics import catalog
 from backend.metrics.client import (
     MetricMissing,
@@ -278,7 +278,8 @@ def partitions_at(source: ClusterSource, span: Span) -> dict:
     got = _query(source, span, {"brokers": ("now", "partitions_per_broker"),
                                 "partitions": ("now", "cluster_partitions")})
     if isinstance(got["brokers"], MetricsError):
-        raise Unavailable(f"Prometheus at {source.prometheus_url}", "no partition counts "
+        raise Unavailable(f"Prometheus at {shown_url(source.prometheus_url)}",
+                          "no partition counts "
                           f"at the end of the window ({_ended(source, span, got['brokers'])})")
     parts = got["partitions"]
     return {"brokers": {b: int(v) for b, v in _by_broker(got["brokers"]).items()},

@@ -21,7 +21,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from backend.errors import BadInput
+from backend.errors import BadInput, shown_url
 
 DEFAULT_URL = "sqlite:///var/railyard.db"
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -49,8 +49,8 @@ def make_engine(url: str) -> Engine:
     the URL is not one Railyard can use."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
-        raise BadInput(f"store.url: not a database URL: {url!r}") from None
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        raise BadInput(f"store.url: not a database URL: {shown_url(url)!r}") from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if parsed.database and parsed.database != ":memory:":

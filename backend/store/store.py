@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, bindparam, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DatabaseError, OperationalError, SQLAlchemyError
 
-from backend.errors import BadInput, Unavailable
+from backend.errors import BadInput, Unavailable, shown_url
 from backend.store.approvals import Policies, Progress, Requirement
 from backend.store.audit import (
     HEAD,
@@ -335,8 +335,9 @@ def open_store(url: str = DEFAULT_URL, expiry_hours: float = DEFAULT_EXPIRY_HOUR
 
 
 def _safe(url: str) -> str:
-    """The URL without its password (never in logs or messages)."""
-    return make_url(url).render_as_string(hide_password=True)
+    """The URL without its password, in its user part or a query parameter such as
+    ``?password=`` (never in logs or messages)."""
+    return shown_url(make_url(url).render_as_string(hide_password=True))
 
 
 _LIST_COLUMNS = [c for c in plans.c if c.name not in ("content", "basis")]

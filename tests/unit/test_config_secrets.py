@@ -77,6 +77,12 @@ def test_a_refused_url_is_shown_without_its_password():
     ("sc://h:15002/;token=abc", "sc://h:15002/;..."),
     ("http://u@h/", "http://u@h/"),
     ("sqlite:///var/railyard.db", "sqlite:///var/railyard.db"),
+    ("postgresql+psycopg://h:5432/db?password=QuerySecret",
+     "postgresql+psycopg://h:5432/db?password=***"),
+    ("postgresql://u:pw@h/db?sslmode=require&sslpassword=K3y&connect_timeout=3",
+     "postgresql://u:***@h/db?sslmode=require&sslpassword=***&connect_timeout=3"),
+    ("http://h:9090/?PassWd=x&api_key=y#access_token=z",
+     "http://h:9090/?PassWd=***&api_key=***#access_token=***"),
 ])
 def test_shown_url_masks_what_a_url_can_carry(url, shown):
     assert shown_url(url) == shown
@@ -91,3 +97,37 @@ def test_spark_connect_token_stays_out_of_its_messages():
     with pytest.raises(BadInput) as e:
         settings_from(remote="http://x/;token=SparkT0ken", env={})
     assert "SparkT0ken" not in str(e.value)
+
+
+def test_a_password_in_the_store_urls_query_is_not_shown(tmp_path, capsys):
+    """`audit verify --store 'postgresql+psycopg://...?password=QuerySecret'` printed the
+    password on stderr: user:pw@ was masked, a ?password= query parameter was not."""
+    from tests.unit.helpers import run_cli
+
+    (tmp_path / "keys").write_text(f"k1:{'a' * 32}\n")
+    url = "postgresql+psycopg://rail@127.0.0.1:1/db?password=QuerySecret&connect_timeout=2"
+    code, out, err = run_cli(capsys, "audit", "verify", "--store", url,
+                             "--keys", tmp_path / "keys")
+    assert (code, out) == (3, "") and err.count("\n") == 1
+    assert "QuerySecret" not in err
+    assert "postgresql+psycopg://rail@127.0.0.1:1/db?" in err and "password=***" in err
+    code, out, err = run_cli(capsys, "audit", "verify", "--store",
+                             "postgresql+psycopg://rail@127.0.0.1:x/db?password=QuerySecret",
+                             "--keys", tmp_path / "keys")
+    assert code == 2 and "QuerySecret" not in err and err.count("\n") == 1
+
+
+def test_a_secret_in_a_prometheus_or_twin_urls_query_is_not_shown():
+    from backend.errors import Unavailable
+    from backend.gateways.twin_http import TwinHttpGateway
+    from backend.metrics.client import MetricsClient, PrometheusUnavailable
+
+    client = MetricsClient("http://127.0.0.1:1/?token=PromSecr3t", timeout=1)
+    with pytest.raises(PrometheusUnavailable) as e:
+        client.instant("partitions_per_broker")
+    assert "PromSecr3t" not in str(e.value) and "token=***" in str(e.value)
+    assert "PromSecr3t" not in client.url
+    twin = TwinHttpGateway("http://127.0.0.1:1?token=TwinSecr3t", timeout=1)
+    with pytest.raises(Unavailable) as e:
+        twin.describe_cluster()
+    assert "TwinSecr3t" not in str(e.value) and "TwinSecr3t" not in repr(twin)
