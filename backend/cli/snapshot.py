@@ -53,7 +53,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=_capture)
 
 
+def _cluster_name(a: argparse.Namespace) -> None:
+    """The name the snapshot file carries: its loaders refuse an empty one, so refuse it
+    before writing a file no verb could read."""
+    if not a.cluster:
+        raise BadInput("--cluster: the cluster name must not be empty")
+
+
 def _generate(a: argparse.Namespace) -> dict:
+    _cluster_name(a)
     snapshots.check_out(a.out)
     snap = generate_snapshot(a.brokers, a.racks, a.topics, a.partitions, a.rf, seed=a.seed,
                              skew=a.skew, cluster=a.cluster,
@@ -62,6 +70,7 @@ def _generate(a: argparse.Namespace) -> dict:
 
 
 def _import(a: argparse.Namespace) -> dict:
+    _cluster_name(a)
     snapshots.check_out(a.out)
     if a.snapshot:
         base = load_snapshot(a.snapshot)

@@ -273,6 +273,10 @@ def add_partitions(snap: Snapshot, topic: str, total: int, limits: Limits,
     """
     t = snap.topic_index(topic)
     existing = snap.topic_partition_count(t)
+    if not existing:
+        raise BadInput(f"topic '{topic}' has no partitions in the snapshot (Kafka was still "
+                       "creating it): there is no partition 0 to take the replication "
+                       "factor and first leader from")
     if total <= existing:
         raise BadInput(f"topic '{topic}' has {existing} partitions; --total {total} would not "
                        "be an increase (Kafka can only add partitions)")

@@ -49,6 +49,9 @@ def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | Non
     n = snap.topic_partition_count(t)
     if snap.topic_internal[t]:
         raise BadInput(f"topic '{topic}' is internal; its partition count is Kafka's own")
+    if not n:
+        raise BadInput(f"topic '{topic}' has no partitions in the snapshot (Kafka was still "
+                       "creating it): there is nothing to shrink")
     if not 1 <= partitions < n:
         raise BadInput(f"topic '{topic}' has {n} partitions; a shrink needs 1 <= {fields[0]} "
                        f"< {n}, got {partitions}")

@@ -142,6 +142,24 @@ def _int(value: Any, where: str, minimum: int | None = None, maximum: int = MAX_
     return value
 
 
+def _flag(t: dict, key: str, default: bool, where: str) -> bool:
+    """A JSON true/false: "no" or 0 read by truthiness would silently flip the meaning."""
+    value = t.get(key, default)
+    if not isinstance(value, bool):
+        raise BadInput(f"{where} {key}: expected true or false, got {json.dumps(value)}")
+    return value
+
+
+def _size(value: Any, where: str) -> int:
+    """Bytes: a whole number >= 0 (1e9 is one), never a fraction truncated in silence."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadInput(f"{where}: expected a whole number of bytes >= 0, "
+                       f"got {json.dumps(value)}")
+    return check_long(value, where)
+
+
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise BadInput(f"{where}: expected a number >= 0, got {json.dumps(value)}")
@@ -172,13 +190,18 @@ def check_racks(racks: list, ids: list, source: str) -> None:
                        "otherwise)")
 
 
+def check_cluster_name(cluster: Any, source: str) -> str:
+    """A snapshot's cluster name: a non-empty string, in JSON and Parquet alike."""
+    if not isinstance(cluster, str) or not cluster:
+        raise BadInput(f"{source}: 'cluster' must be a non-empty string")
+    return cluster
+
+
 def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
     """Validate and convert the documented JSON form (docs/snapshot-format.md)."""
     if not isinstance(obj, dict):
         raise BadInput(f"{source}: a snapshot is a JSON object with 'brokers' and 'topics'")
-    cluster = obj.get("cluster", "cluster")
-    if not isinstance(cluster, str) or not cluster:
-        raise BadInput(f"{source}: 'cluster' must be a non-empty string")
+    cluster = check_cluster_name(obj.get("cluster", "cluster"), source)
     brokers = obj.get("brokers")
     if not isinstance(brokers, list) or not brokers:
         raise BadInput(f"{source}: 'brokers' must be a non-empty list")
@@ -215,11 +238,14 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
             raise BadInput(f"{source}: topic '{name}' is listed twice")
         seen.add(name)
         names.append(name)
-        internal.append(bool(t.get("internal", is_internal_name(name))))
-        keyed.append(bool(t.get("keyed", False)))
+        internal.append(_flag(t, "internal", is_internal_name(name), f"{source}: topic '{name}'"))
+        keyed.append(_flag(t, "keyed", False, f"{source}: topic '{name}'"))
         retention.append(_int(t.get("retention_ms", DEFAULT_RETENTION_MS),
                               f"{source}: topic '{name}' retention_ms", -1))
-        plist = t.get("partitions", [])
+        if "partitions" not in t:
+            raise BadInput(f"{source}: topic '{name}': missing 'partitions' (give its "
+                           "partitions' replicas)")
+        plist = t["partitions"]  # [] is a topic Kafka was still creating when it was read
         if not isinstance(plist, list):
             raise BadInput(f"{source}: topic '{name}': 'partitions' must be a list")
         numbered = {}
@@ -249,11 +275,11 @@ def snapshot_from_dict(obj: Any, source: str = "snapshot") -> Snapshot:
                 flat.append(pos_of[r])
             rf.append(len(reps))
             part_topic.append(ti)
-            sizes.append(_number(p.get("size_bytes", 0), f"{where} size_bytes"))
+            sizes.append(_size(p.get("size_bytes", 0), f"{where} size_bytes"))
             rates.append(_number(p.get("bytes_in_per_sec", 0.0), f"{where} bytes_in_per_sec"))
     float_sizes = np.asarray(sizes, dtype=np.float64)
     check_total_bytes(float_sizes, np.asarray(rf, dtype=np.int64), source)
-    part_size = float_sizes.astype(np.int64)  # every size is below 2^63 once the total is
+    part_size = np.asarray(sizes, dtype=np.int64)  # whole numbers, each within a long
     return Snapshot.build(
         cluster,
         broker_ids,
@@ -380,6 +406,7 @@ def _load_parquet(where, path: str | None = None) -> Snapshot:
     meta = json.loads(raw)
     if meta.get("format") != FORMAT_VERSION:
         raise BadInput(f"{path}: snapshot format {meta.get('format')} is not supported")
+    check_cluster_name(meta.get("cluster"), path)
     replicas = table.column("replicas").combine_chunks()
     broker_ids = np.asarray(meta["brokers"]["id"], dtype=np.int32)
     check_racks(meta["brokers"]["rack"], meta["brokers"]["id"], path)

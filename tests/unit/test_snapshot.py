@@ -168,3 +168,67 @@ def test_only_topics_keeps_those_topics_rows_as_they_are():
         assert [part.replicas_of(part.partition_row(t, p)) for p in range(n)] == \
             [big.replicas_of(int(first) + p) for p in range(n)]
     assert big.only_topics([]).n_partitions == 0
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d["topics"][0].update(internal="no"),
+     r"s.json: topic 'orders' internal: expected true or false, got \"no\""),
+    (lambda d: d["topics"][0].update(keyed="false"),
+     r"s.json: topic 'orders' keyed: expected true or false, got \"false\""),
+    (lambda d: d["topics"][0].update(keyed=0), "keyed: expected true or false, got 0"),
+    (lambda d: d["topics"][0]["partitions"][0].update(size_bytes=2.5),
+     "s.json: partition orders-1 size_bytes: expected a whole number of bytes >= 0, got 2.5"),
+    (lambda d: d["topics"][0].pop("partitions"),
+     "s.json: topic 'orders': missing 'partitions'"),
+    (lambda d: d.update(cluster=""), "s.json: 'cluster' must be a non-empty string"),
+])
+def test_strict_fields_refused_in_one_line(mutate, message):
+    """'"internal": "no"' read by truthiness made a user topic internal (its replicas not
+    counted against the limits); 2.5 bytes was truncated; a topic without partitions
+    crashed add-partitions later."""
+    doc = json.loads(json.dumps(DOC))
+    mutate(doc)
+    with pytest.raises(BadInput, match=message):
+        snapshot_from_dict(doc, "s.json")
+
+
+def test_whole_float_sizes_still_load():
+    doc = json.loads(json.dumps(DOC))
+    doc["topics"][0]["partitions"][0]["size_bytes"] = 1e9
+    assert snapshot_from_dict(doc).part_size.tolist() == [0, 1_000_000_000, 0]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".parquet"])
+def test_generate_refuses_an_empty_cluster_name(tmp_path, capsys, suffix):
+    """`--cluster ""` wrote a file `snapshot describe` then refused (.json), or that
+    loaded with no name (.parquet)."""
+    from tests.unit.helpers import run_cli
+    out = tmp_path / f"e{suffix}"
+    code, _, err = run_cli(capsys, "snapshot", "generate", "--brokers", 3, "--topics", 1,
+                           "--partitions", 3, "--cluster", "", "--out", out)
+    assert code == 2 and err.count("\n") == 1 and "--cluster" in err and "empty" in err
+    assert not out.exists()
+
+
+def test_parquet_loader_refuses_an_empty_cluster_name_as_json_does(tmp_path):
+    from dataclasses import replace
+    snap = replace(generate_snapshot(3, 0, 1, 3, 3, seed=0), cluster="")
+    save_snapshot(snap, tmp_path / "e.parquet")
+    with pytest.raises(BadInput, match=r"e\.parquet: 'cluster' must be a non-empty string"):
+        load_snapshot(tmp_path / "e.parquet")
+
+
+@pytest.mark.parametrize("verb,message", [
+    (["limits", "add-partitions", "--total", 2], "topic 'new' has no partitions in the snapshot"),
+    (["shrink", "plan", "--partitions", 1], "topic 'new' has no partitions in the snapshot"),
+])
+def test_a_topic_with_no_partitions_loads_and_the_verbs_say_so(tmp_path, capsys, verb, message):
+    """A topic Kafka was still creating ([] partitions, as a capture can see one): grown, it
+    was an IndexError traceback; shrunk, 'needs 1 <= --partitions < 0'."""
+    from tests.unit.helpers import run_cli
+    doc = json.loads(json.dumps(DOC))
+    doc["topics"].append({"name": "new", "partitions": []})
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run_cli(capsys, *verb, "--snapshot", path, "--topic", "new")
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
