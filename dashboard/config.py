@@ -26,6 +26,7 @@ from backend.gateways.config import parse_gateway, parse_secret
 from backend.metrics.dialects import DIALECTS
 from backend.model.guards import DAYS, GuardSettings, WeeklyRange, Windows
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
+from backend.model.yamlfile import DuplicateKey, load_yaml
 from backend.services.approval_status import Policies, Policy, check_users, parse_policy
 from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
 
@@ -212,7 +213,9 @@ def _read_yaml(path: str | os.PathLike) -> Any:
     except OSError as e:
         raise BadInput(f"{path}: cannot read ({e.strerror})") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
+    except DuplicateKey as e:
+        raise BadInput(f"{path}: line {e.line}: {e.key} given twice") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

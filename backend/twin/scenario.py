@@ -35,6 +35,7 @@ from backend.errors import BadInput
 from backend.gateways.base import ClusterGateway
 from backend.model.reassignment import before_moves, reassignment_from_dict
 from backend.model.snapshot import Snapshot
+from backend.model.yamlfile import load_yaml
 from backend.twin.cluster import DEFAULT_BROKER, TwinCluster, TwinSettings
 from backend.twin.faults import validate as validate_fault
 from backend.twin.gateway import TwinGateway
@@ -97,7 +98,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     except FileNotFoundError:
         raise BadInput(f"{path}: no such scenario file") from None
     try:
-        obj = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        obj = json.loads(text) if str(path).endswith(".json") else load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         raise BadInput(f"{path}: not valid {'JSON' if str(path).endswith('.json') else 'YAML'}:"
                        f" {str(e).splitlines()[0]}") from None

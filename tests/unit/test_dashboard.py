@@ -78,6 +78,28 @@ def test_bad_yaml_names_the_line(tmp_path):
         load_config(path)
 
 
+def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path, capsys):
+    """The second max.broker.partitions (1) silently won, and `alerts generate` wrote an
+    alert that always fires."""
+    from tests.unit.helpers import run_cli
+    path = tmp_path / "c.yaml"
+    path.write_text("clusters:\n  - name: a\n    gateway: {type: twin, url: 'http://127.0.0.1:9'}\n"
+                    "    limits:\n      max.broker.partitions: 12500\n"
+                    "      max.broker.partitions: 1\n")
+    with pytest.raises(BadInput, match=r"c.yaml: line 6: max.broker.partitions given twice$"):
+        load_config(path)
+    code, out, err = run_cli(capsys, "alerts", "generate", "--config", path,
+                             "--out", tmp_path / "alerts")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "line 6: max.broker.partitions given twice" in err
+    assert not (tmp_path / "alerts").exists()
+
+
+def test_a_merge_may_still_be_overridden(tmp_path):
+    from backend.model.yamlfile import load_yaml
+    assert load_yaml("a: &x {b: 1, c: 2}\nd:\n  <<: *x\n  b: 3\n")["d"] == {"b": 3, "c": 2}
+
+
 def test_component_ids_are_unique():
     values = [v for k, v in vars(ids).items() if k.isupper()]
     assert len(values) == len(set(values))

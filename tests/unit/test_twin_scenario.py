@@ -44,6 +44,13 @@ def test_yaml_errors_name_the_file(tmp_path):
         load_scenario(bad)
 
 
+def test_a_scenario_key_given_twice_is_refused(tmp_path):
+    bad = tmp_path / "s.yaml"
+    bad.write_text("name: a\nseed: 1\nseed: 2\nevents: []\n")
+    with pytest.raises(BadInput, match=r"s\.yaml: not valid YAML: line 3: seed given twice"):
+        load_scenario(bad)
+
+
 def test_events_fire_in_time_order():
     sc = scenario_from_dict({"events": [
         {"at": "20s", "action": "recover_broker", "broker": 2},
