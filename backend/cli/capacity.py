@@ -58,6 +58,8 @@ def add_knobs(p: argparse.ArgumentParser) -> None:
 
 
 def scenario_of(a: argparse.Namespace) -> Scenario:
+    from backend.services.capacity_view import check_growth, check_planned_topic
+    check_growth(a.growth_pct_month, "--growth-pct-month")
     partitions, rf = 0, 1
     if a.topic:
         try:
@@ -65,6 +67,7 @@ def scenario_of(a: argparse.Namespace) -> Scenario:
         except ValueError:
             raise BadInput(f"--topic: expected PARTITIONS:RF like 100:3, got '{a.topic}'") \
                 from None
+        check_planned_topic(partitions, rf, "--topic")
     s = Scenario(a.growth_pct_month, a.add_brokers, a.max_broker_partitions, a.max_partitions,
                  partitions, rf)
     s.validate()

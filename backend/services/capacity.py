@@ -86,8 +86,14 @@ def forecast(source: ClusterSource, days: int = 30, scenario: fc.Scenario = fc.A
     """The capacity forecast of one cluster over ``days`` of history under ``scenario``."""
     scenario.validate()
     h = history(source, days, end)
-    snap, note = _assignment(source)
+    snap, unread = _assignment(source)
     limits = snap.limits if snap is not None else source.limits
+    if unread is not None and scenario.limits(limits) == Limits():
+        # nothing to forecast against: an empty table and "0 brokers to add" would read
+        # as "no limit in sight" when the limits were simply not read
+        raise Unavailable(unread.what, f"{unread.detail}; a forecast needs the cluster's "
+                          "limits and the config gives none")
+    note = None if unread is None else str(unread)
     topic, verdict = _planned_topic(snap, h["brokers"], scenario, scenario.limits(limits))
     answer = fc.forecast(h["times"], h["brokers"], h["broker_values"], h["cluster_values"],
                          limits, scenario, by_days, topic)
@@ -99,6 +105,11 @@ def forecast(source: ClusterSource, days: int = 30, scenario: fc.Scenario = fc.A
                 f"{_day(h['start'])} to {_day(h['end'])}"
                 + (f"; limits from the config ({note})" if note else ""),
     })
+    if note:
+        answer["warning"] = (f"the cluster's assignment was not read ({note}): the limits are "
+                             "the config's or the scenario's (the cluster's own may differ)"
+                             + (" and the planned topic is not checked against today's assignment"
+                                if scenario.topic_partitions else ""))
     return answer
 
 
@@ -106,12 +117,12 @@ def _day(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
-def _assignment(source: ClusterSource):
+def _assignment(source: ClusterSource) -> tuple:
     """The cluster's assignment (for limits and topic placement), or None and why not."""
     try:
         return cluster_snapshot(source), None
     except Unavailable as e:
-        return None, str(e)
+        return None, e
 
 
 def _planned_topic(snap, broker_ids: list[str], scenario: fc.Scenario, limits: Limits

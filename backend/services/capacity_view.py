@@ -4,12 +4,13 @@ date brokers are planned by. A bad knob is a BadInput naming it."""
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime, timedelta
 
 from backend.engines.forecast import Scenario
 from backend.errors import BadInput
-from backend.model.bounds import MAX_GENERATED_BROKERS, MAX_INT, MAX_LONG
+from backend.model.bounds import MAX_GENERATED_BROKERS, MAX_INT, MAX_LONG, check_replicas
 from backend.services import capacity, fields
 from backend.services.cluster import ClusterSource
 
@@ -17,6 +18,7 @@ DEFAULT_WINDOW = 30
 DEFAULT_BY_DAYS = 90
 MAX_BY_DAYS = 3650  # a plan date within ten years: the forecast reads 7 to 90 days of history
 MAX_GROWTH_PCT = 1000  # +1000%/month: ten times the partitions every month
+MIN_GROWTH_PCT = -100  # every partition gone within the month
 MAX_ADD_BROKERS = MAX_GENERATED_BROKERS
 KNOB_NAMES = {"add": "add brokers", "mbp": "max.broker.partitions", "mp": "max.partitions"}
 
@@ -29,7 +31,7 @@ def parse_view(query: dict) -> dict:
     if window not in capacity.WINDOWS:
         raise BadInput(f"window: expected one of {', '.join(map(str, capacity.WINDOWS))} days")
     view = {"cluster": query.get("cluster"), "window": window,
-            "growth": number("growth", low=-100, high=MAX_GROWTH_PCT, default=0.0,
+            "growth": number("growth", low=MIN_GROWTH_PCT, high=MAX_GROWTH_PCT, default=0.0,
                              unit="% a month"),
             "add": number("add", low=0, high=MAX_ADD_BROKERS, whole=True, default=0),
             "mbp": number("mbp", low=0, limit=MAX_INT, whole=True),
@@ -64,9 +66,24 @@ def scenario(view: dict) -> Scenario:
                            f"'{view['topic']}'") from None
         if partitions <= 0 or rf <= 0:
             raise BadInput(f"topic: partitions and RF must be positive, got '{view['topic']}'")
+        check_planned_topic(partitions, rf, "topic")
     s = Scenario(view["growth"], view["add"], view["mbp"], view["mp"], partitions, rf)
     s.validate()
     return s
+
+
+def check_growth(pct: float, where: str) -> float:
+    """Extra growth a month, in the page's range: past it the projection overflows."""
+    if not math.isfinite(pct) or not MIN_GROWTH_PCT <= pct <= MAX_GROWTH_PCT:
+        raise BadInput(f"{where}: give a number from {MIN_GROWTH_PCT} to {MAX_GROWTH_PCT} "
+                       f"(% a month), got {pct:g}")
+    return pct
+
+
+def check_planned_topic(partitions: int, rf: int, where: str) -> None:
+    """A planned topic within the partition and replica counts every verb accepts (its
+    placement is arrays of that size)."""
+    check_replicas(partitions, rf, f"{where} '{partitions}:{rf}'")
 
 
 def by_days(view: dict, today: float) -> tuple[float, str]:
