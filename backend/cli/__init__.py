@@ -19,6 +19,7 @@ import gc
 import importlib
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
@@ -304,14 +305,61 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# the arguments naming a file a verb writes (dest names); twin serve writes its
+# --targets-file, which prometheus up reads
+OUTPUTS = ("out", "plan_out")
+OUTPUTS_OF_VERB = {"twin": ("targets_file",)}
+
+
+def _flag(action: argparse.Action) -> str:
+    return max(action.option_strings, key=len) if action.option_strings else \
+        str(action.metavar or action.dest)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):  # a NUL in a path: the verb says so
+        return False
+
+
+def check_outputs_are_not_inputs(parser: argparse.ArgumentParser,
+                                 args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output (--out, --plan-out, ...) naming the same file as
+    an input of the verb: `--snapshot s.json --plan-out s.json` replaced the snapshot."""
+    actions: list[argparse.Action] = []
+    while parser is not None:  # the verb's parser, then its action's (snapshot generate)
+        sub = next((a for a in parser._actions
+                    if isinstance(a, argparse._SubParsersAction)), None)
+        actions += [a for a in parser._actions if a is not sub]
+        parser = sub.choices.get(getattr(args, sub.dest, None)) if sub else None
+    written = OUTPUTS + OUTPUTS_OF_VERB.get(args.verb, ())
+    outputs = [a for a in actions if a.dest in written]
+    inputs = [a for a in actions if a.dest not in written and a.type is None and not a.choices]
+    for out in outputs:
+        target = getattr(args, out.dest, None)
+        if not isinstance(target, str) or not target:
+            continue
+        for given in inputs:
+            value = getattr(args, given.dest, None)
+            for path in value if isinstance(value, list) else [value]:
+                if isinstance(path, str) and path and _same_file(target, path):
+                    raise BadInput(f"{_flag(out)} {target} is the {_flag(given)} file: "
+                                   "writing it would replace the input")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # Answers allocate millions of small acyclic rows (a 1M-partition assignment): collect
     # cycles every 100k allocations, not every 700, which halves the time to build them.
     gc.set_threshold(100_000, 10, 10)
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], dict | None] = args.func
     try:
+        check_outputs_are_not_inputs(parser, args)
         result = func(args)
     except BadInput as e:
         sys.stderr.write(f"railyard {args.verb}: error: {e}\n")

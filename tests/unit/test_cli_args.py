@@ -195,3 +195,46 @@ def test_repeatable_options_still_repeat(files, capsys):
                              "--topic", "b:1:1")
     assert code == 0, err
     assert [t["name"] for t in json.loads(out)["topics"]] == ["a", "b"]
+
+
+SAME = [
+    (["reassign", "generate", "--snapshot", "{d}/s.json", "--goal", "balance", "--plan-out",
+      "{d}/s.json"], "--plan-out {d}/s.json is the --snapshot file"),
+    (["reassign", "generate", "--snapshot", "s.json", "--goal", "balance", "--plan-out",
+      "{d}/../{d.name}/s.json"], "is the --snapshot file"),
+    (["reassign", "generate", "--snapshot", "{d}/link.json", "--goal", "balance",
+      "--plan-out", "{d}/s.json"], "is the --snapshot file"),
+    (["snapshot", "import-assignment", "--assignment", "{d}/plan.json", "--out",
+      "{d}/plan.json"], "--out {d}/plan.json is the --assignment file"),
+    (["snapshot", "import-assignment", "--assignment", "{d}/plan.json", "--snapshot",
+      "{d}/s.json", "--out", "{d}/s.json"], "--out {d}/s.json is the --snapshot file"),
+    (["whatif", "sweep", "--spec", "{d}/plan.json", "--out", "{d}/plan.json",
+      "--no-progress"], "--out {d}/plan.json is the --spec file"),
+    (["twin", "serve", "--snapshot", "{d}/s.json", "--targets-file", "{d}/s.json", "--for",
+      "1"], "--targets-file {d}/s.json is the --snapshot file"),
+    (["alerts", "grafana", "--config", "{d}/s.json", "--out", "{d}/s.json"],
+     "--out {d}/s.json is the --config file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), SAME, ids=[f"{a[0]}-{a[1]}-{i}" for i, (a, _)
+                                                         in enumerate(SAME)])
+def test_an_output_that_is_an_input_is_refused_before_any_work(files, capsys, monkeypatch,
+                                                                argv, message):
+    """`reassign generate --snapshot s2.json --plan-out s2.json` replaced the snapshot with
+    the plan (exit 0); import-assignment and whatif sweep did the same to their inputs.
+    Now the verb refuses before it starts, naming both flags, and the input is intact."""
+    (files / "link.json").symlink_to(files / "s.json")
+    monkeypatch.chdir(files)
+    err = refused(capsys, files, *argv)
+    assert message.format(d=files) in err
+    assert "writing it would replace the input" in err
+    assert json.loads((files / "s.json").read_text()) == SNAPSHOT
+    assert json.loads((files / "plan.json").read_text()) == PLAN
+
+
+def test_an_output_beside_its_input_is_written(files, capsys):
+    code, _, err = run_cli(capsys, "reassign", "generate", "--snapshot", files / "s.json",
+                           "--goal", "drain", "--brokers", "3", "--plan-out", files / "p.json")
+    assert code == 0, err
+    assert json.loads((files / "p.json").read_text())["version"] == 1
