@@ -45,6 +45,41 @@ function timeError(what, text) {  // components.timerange.parse_time's refusal, 
     return isNaN(parseTime(t)) ? `${what}: ${t.slice(0, 40)} is not a time between 1970 and 9999 (UTC)` : "";
 }
 
+const DEFAULT_RANGE = "live";  // as timerange.DEFAULT: the window of a URL naming none
+
+/* Each nav link's target keeping the view of the URL ``params`` (its cluster and window);
+   the fleet's pages keep no view (dashboard/shell.py FLEET_PAGES). */
+function navTargets(navs, params) {
+    const shared = new URLSearchParams();
+    for (const k of ["cluster", "range", "from", "to"]) {
+        if (params.get(k)) { shared.set(k, params.get(k)); }
+    }
+    const kept = shared.toString() ? "?" + shared.toString() : "";
+    return navs.map(p => p === "/queue" ? p : p + kept);
+}
+
+/* Back and Forward over the time control's entries. applyRange writes the URL with
+   pushState and tells Dash's dcc.Location components nothing, so that the page follows its
+   view store in place instead of being drawn again. A Location reads the URL when the app
+   starts, on each _dashprivate_pushstate (a dcc.Link, a Location a callback wrote) and on
+   popstate, and the pages' router draws the page again from the URL when its path or query
+   differ from what the Location read last. Back to that very URL (the window the page was
+   drawn with, before a range was picked) drew nothing: the control and the charts stayed
+   on the window left until a reload. Then the view follows the URL (followUrl). */
+let dashReadUrl = window.location.pathname + window.location.search;
+window.addEventListener("_dashprivate_pushstate", function () {
+    dashReadUrl = window.location.pathname + window.location.search;
+});
+window.addEventListener("popstate", function () {
+    const url = window.location.pathname + window.location.search;
+    const redrawn = url !== dashReadUrl;  // the router draws the page from the URL itself
+    dashReadUrl = url;
+    const dc = window.dash_clientside;
+    if (!redrawn && dc && dc.set_props && document.getElementById("range")) {  // ids.RANGE
+        dc.set_props("view-popped", {data: {search: window.location.search, at: Date.now()}});
+    }
+});
+
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
     railyard: {
         /* The picked cluster goes into the URL (the page then follows the URL). */
@@ -92,14 +127,26 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
             }
             const search = params.toString() ? "?" + params.toString() : "";
             window.history.pushState({}, "", window.location.pathname + search);
-            const shared = new URLSearchParams();
-            for (const k of ["cluster", "range", "from", "to"]) {
-                if (params.get(k)) { shared.set(k, params.get(k)); }
-            }
-            const kept = shared.toString() ? "?" + shared.toString() : "";
-            // the fleet's pages keep no view (dashboard/shell.py FLEET_PAGES)
             return [state, "", from, to, key !== "abs", key === "abs"]
-                .concat(navs.map(p => p === "/queue" ? p : p + kept));
+                .concat(navTargets(navs, params));
+        },
+
+        /* Back or Forward to an entry applyRange wrote (the listener below): the view
+           store, the control and the nav links as the page draws them from that URL
+           (dashboard/shell.py page_frame), the page's charts then following the store.
+           The radio set to the view's range leaves applyRange nothing to do. */
+        followUrl: function (popped, view, options, ...hrefs) {
+            const navs = hrefs.map(h => (h || "").split("?")[0]);
+            if (!popped || !view) {
+                return Array(7 + navs.length).fill(window.dash_clientside.no_update);
+            }
+            const params = new URLSearchParams(popped.search);
+            const asked = params.get("range");
+            const key = (options || []).some(o => o.value === asked) ? asked : DEFAULT_RANGE;
+            const state = Object.assign({}, view,
+                                        {range: key, from: params.get("from"), to: params.get("to")});
+            return [state, key, state.from || "", state.to || "", key !== "abs", "", key === "abs"]
+                .concat(navTargets(navs, params));
         },
     },
 });

@@ -65,6 +65,7 @@ def page_frame(title: str, banner_id: str, query: dict, body: list,
              "from": start, "to": end}
     return html.Div([
         dcc.Store(id=ids.VIEW, data=state),
+        dcc.Store(id=ids.VIEW_POPPED),
         html.H1([title, html.Small(f"cluster {c.name}")]),
         time_control(key, start, end, rt.config.server.refresh_seconds),
         html.A("Incident report of this window", id=ids.INCIDENT_REPORT,
@@ -157,6 +158,20 @@ def register(app: dash.Dash) -> None:
         Output(ids.RANGE_ABS, "hidden"), Output(ids.REFRESH, "disabled"), *navs,
         Input(ids.RANGE, "value"), Input(ids.RANGE_APPLY, "n_clicks"),
         State(ids.RANGE_FROM, "value"), State(ids.RANGE_TO, "value"), State(ids.VIEW, "data"),
+        *[State(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
+        prevent_initial_call=True)
+
+    # Back or Forward to a window the time control wrote: the view, the control and the nav
+    # links follow the URL (assets/railyard.js followUrl; the page itself stays)
+    app.clientside_callback(
+        ClientsideFunction("railyard", "followUrl"),
+        Output(ids.VIEW, "data", allow_duplicate=True), Output(ids.RANGE, "value"),
+        Output(ids.RANGE_FROM, "value", allow_duplicate=True),
+        Output(ids.RANGE_TO, "value", allow_duplicate=True),
+        Output(ids.RANGE_ABS, "hidden", allow_duplicate=True),
+        Output(ids.RANGE_ERROR, "children", allow_duplicate=True),
+        Output(ids.REFRESH, "disabled", allow_duplicate=True), *navs,
+        Input(ids.VIEW_POPPED, "data"), State(ids.VIEW, "data"), State(ids.RANGE, "options"),
         *[State(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
         prevent_initial_call=True)
 

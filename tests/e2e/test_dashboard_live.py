@@ -243,6 +243,41 @@ def test_every_limit_line_says_its_value(browser, demo):
     assert any("throttled.rate = 1 MB/s" in t for t in written), rates
 
 
+RANGE_SHOWN = """
+const picked = document.querySelector('#range input:checked');
+return {range: picked ? picked.value : null,
+        from: document.getElementById('range-from').value,
+        to: document.getElementById('range-to').value,
+        abs_hidden: document.getElementById('range-abs').hidden,
+        nav: document.getElementById('nav-overview').getAttribute('href')};
+"""
+
+
+def test_back_brings_the_time_control_and_charts_back_to_the_urls_window(browser, demo):
+    """The time control writes the URL with pushState and the page follows its view store:
+    Back to the window the page was opened with left the control on "6 h" and the charts
+    titled "last 6 h" (no data) under the URL of the incident hour, until a reload."""
+    hour = "2024-01-01 00:00 to 2024-01-01 01:00 UTC"
+    browser.get(demo.url + "/throttles?" + INCIDENT)
+    wait_chart(browser, "#th-lag", lambda c: hour in c["title"] and c["traces"] > 0)
+    browser.find_element(By.CSS_SELECTOR, "#range input[value='6h']").click()
+    wait_chart(browser, "#th-lag", lambda c: "last 6 h" in c["title"], 30)
+    assert "range=6h" in browser.current_url
+    browser.back()
+    WebDriverWait(browser, 10).until(lambda b: "range=abs" in b.current_url)
+    back = wait_chart(browser, "#th-lag", lambda c: hour in c["title"] and c["traces"] > 0, 30)
+    assert back["first_x"].startswith("2024-01-01"), back
+    shown = browser.execute_script(RANGE_SHOWN)
+    assert shown["range"] == "abs" and not shown["abs_hidden"], shown
+    assert (shown["from"], shown["to"]) == ("2024-01-01T00:00", "2024-01-01T01:00"), shown
+    assert "range=abs" in shown["nav"] and "cluster=incident" in shown["nav"], shown
+    browser.forward()  # and Forward to the 6 h again
+    WebDriverWait(browser, 10).until(lambda b: "range=6h" in b.current_url)
+    wait_chart(browser, "#th-lag", lambda c: "last 6 h" in c["title"], 30)
+    assert browser.execute_script(RANGE_SHOWN)["range"] == "6h"
+    assert console_errors(browser) == []
+
+
 # header words drawn over two lines ("replic|as") or cut off, and cells whose value is cut
 # ("4.21 ..."), in the grid under arguments[0]; columns in arguments[1] are free text,
 # cut when long and shown whole on hover
