@@ -69,9 +69,12 @@ def check_output_path(path: str | os.PathLike, flag: str,
                       suffixes: tuple[str, ...] = ()) -> None:
     """Refuse an output path that cannot be written, before the work that fills it starts.
 
-    Creates nothing: the nearest existing folder is probed with a temporary file that is
-    removed at once (root passes every permission check, so only a real write tells).
+    Creates nothing: a missing folder is refused (a typo made /nonexist as root), and the
+    folder is probed with a temporary file that is removed at once (root passes every
+    permission check, so only a real write tells).
     """
+    if not str(path):
+        raise BadInput(f"{flag}: give a file name")
     where = f"{flag} {path}"
     if suffixes and not str(path).endswith(suffixes):
         raise BadInput(f"{where}: expected a {' or '.join(suffixes)} file name")
@@ -82,8 +85,8 @@ def check_output_path(path: str | os.PathLike, flag: str,
         if p.exists() and not p.is_file():
             raise BadInput(f"{where}: exists and is not a regular file")
         folder = p.parent
-        while not folder.exists():
-            folder = folder.parent
+        if not folder.exists():
+            raise BadInput(f"{where}: no folder {os.path.dirname(path) or folder}")
     except OSError as e:
         raise BadInput(f"{where}: cannot be checked ({e.strerror or e})") from None
     if not folder.is_dir():

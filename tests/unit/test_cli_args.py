@@ -238,3 +238,28 @@ def test_an_output_beside_its_input_is_written(files, capsys):
                            "--goal", "drain", "--brokers", "3", "--plan-out", files / "p.json")
     assert code == 0, err
     assert json.loads((files / "p.json").read_text())["version"] == 1
+
+
+OUT_PATHS = [
+    (["reassign", "generate", "--snapshot", "{d}/s.json", "--goal", "drain", "--brokers", "3",
+      "--plan-out"], "--plan-out"),
+    ([*GEN, "--brokers", "3", "--out"], "--out"),
+    (["snapshot", "import-assignment", "--assignment", "{d}/plan.json", "--out"], "--out"),
+    (["whatif", "sweep", "--spec", "{d}/plan.json", "--no-progress", "--out"], "--out"),
+]
+
+
+@pytest.mark.parametrize(("argv", "flag"), OUT_PATHS, ids=[a[1] for a, _ in OUT_PATHS])
+def test_an_empty_output_path_asks_for_a_file_name(files, capsys, argv, flag):
+    """`--plan-out ""` said 'is a directory' (the empty path is the current folder)."""
+    err = refused(capsys, files, *argv, "")
+    assert err.endswith(f"error: {flag}: give a file name\n"), err
+
+
+@pytest.mark.parametrize(("argv", "flag"), OUT_PATHS, ids=[a[1] for a, _ in OUT_PATHS])
+def test_an_output_in_a_missing_folder_is_refused_not_made(files, capsys, argv, flag):
+    """`--out /nonexist/x.json` made /nonexist (as root) and wrote there: a typo in a
+    folder name became a new folder. Now the missing folder is named and nothing is made."""
+    err = refused(capsys, files, *argv, "{d}/nonexist/deeper/x.json")
+    assert f"{flag} {files}/nonexist/deeper/x.json: no folder {files}/nonexist/deeper\n" in err
+    assert not (files / "nonexist").exists()
