@@ -28,6 +28,11 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "railyard_write"  # execution option marking a write transaction
 _MIGRATION_LOCK = 7_351_811  # pg_advisory_lock key: one process migrates at a time
 _BUSY_SECONDS = 60  # how long a SQLite connection waits for the database lock
+# how long a PostgreSQL connection attempt may take, unless the URL's ?connect_timeout=
+# says (libpq's connect_timeout, PostgreSQL docs, libpq "Parameter Key Words"; at least
+# 2 s): without it a host that accepts the TCP connection and never answers holds
+# `railyard audit verify` (or a page) silent for minutes
+CONNECT_TIMEOUT_SECONDS = 10
 
 
 def json_dumps(value: Any) -> str:
@@ -63,9 +68,11 @@ def make_engine(url: str) -> Engine:
     if backend == "postgresql":
         if parsed.get_driver_name() != "psycopg":
             parsed = parsed.set(drivername="postgresql+psycopg")
+        connect = {} if "connect_timeout" in parsed.query else {
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS}
         try:
             return create_engine(parsed, pool_size=25, max_overflow=10,
-                                 json_serializer=json_dumps)
+                                 json_serializer=json_dumps, connect_args=connect)
         except NoSuchModuleError:
             raise BadInput(f"store.url: no driver for {parsed.drivername}") from None
     raise BadInput(f"store.url: {backend} is not supported (use sqlite:///path or "

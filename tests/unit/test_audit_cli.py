@@ -346,3 +346,49 @@ def test_add_key_refuses_a_missing_key_file_unless_told_to_create_it(tmp_path, c
     assert code == 0 and not again["created"]
     lines = (tmp_path / "new").read_text().splitlines()
     assert [ln.split(":")[0] for ln in lines[-2:]] == [answer["key_id"], again["key_id"]]
+
+
+def test_a_postgresql_store_that_accepts_and_never_answers_is_unavailable(
+        tmp_path, capsys, monkeypatch):
+    """A listener that accepts the TCP connection and never answers held `audit verify`
+    silent for minutes: the connection now has a connect timeout (the URL's
+    ?connect_timeout= if it sets one), then exit 3 with one line naming the store."""
+    import contextlib
+    import socket
+    import threading
+    import time
+
+    from backend.store import engine
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.1)
+    done = threading.Event()
+
+    def accept_and_never_answer() -> None:
+        held, until = [], time.monotonic() + 6  # then hang up: old code fails, not hangs
+        while not done.is_set() and time.monotonic() < until:
+            with contextlib.suppress(OSError):
+                held.append(listener.accept()[0])
+        for conn in held:
+            conn.close()
+
+    server = threading.Thread(target=accept_and_never_answer, daemon=True)
+    server.start()
+    port = listener.getsockname()[1]
+    monkeypatch.setattr(engine, "CONNECT_TIMEOUT_SECONDS", 1, raising=False)  # 2 s at least
+    (tmp_path / "keys").write_text(f"k1:{'a' * 32}\n")
+    started = time.monotonic()
+    try:
+        code, out, err = run_cli(capsys, "audit", "verify", "--store",
+                                 f"postgresql+psycopg://rail:Secr3t@127.0.0.1:{port}/db",
+                                 "--keys", tmp_path / "keys")
+    finally:
+        done.set()
+        server.join()
+        listener.close()
+    assert time.monotonic() - started < 5
+    assert (code, out) == (3, "")
+    assert err == (f"railyard audit: unavailable: Plan store: postgresql+psycopg://rail:***@"
+                   f"127.0.0.1:{port}/db: connection timeout expired\n")
