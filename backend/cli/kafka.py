@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="KRaft brokers; the first 3 are also the controller quorum")
     up.add_argument("--racks", type=positive_int, default=3,
                     help="broker.rack r0..r(R-1), round-robin")
-    up.add_argument("--heap", default="320m", help="each broker's Java heap")
+    up.add_argument("--heap", default="320m",
+                    help="each broker's Java heap (-Xmx): digits then k, m or g, e.g. 320m")
     up.add_argument("--secure", action="store_true",
                     help="also give every broker SSL, SASL_PLAINTEXT and SASL_SSL client "
                          "listeners (SASL: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; one user "

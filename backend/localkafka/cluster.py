@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -32,6 +33,7 @@ from backend.localkafka.security import LISTENERS, Security
 
 RULES = dist.ROOT / "deploy" / "jmx-exporter" / "kafka-broker.yaml"
 MAX_CONTROLLERS = 3
+HEAP = re.compile(r"[0-9]+[kmg]", re.IGNORECASE)  # the JVM's -Xmx sizes, with a unit
 LOG4J = """\
 status = error
 appender.file.type = File
@@ -112,11 +114,15 @@ class LocalKafka:
         if not 1 <= racks <= brokers:
             raise BadInput(f"--racks must be 1 to the number of brokers ({brokers}), "
                            f"got {racks}")
+        if not HEAP.fullmatch(heap) or not int(heap[:-1]):
+            raise BadInput(f"--heap: expected a Java heap size like 320m or 1g (digits, then "
+                           f"k, m or g), got '{heap}'")
         self.root, self.heap, self.grace = Path(root), heap, grace
         used = sorted(self.root.glob("broker-*/data/meta.properties"))
         if used:
             raise BadInput(f"{self.root} already holds a cluster's data ({used[0]}): give "
                            "an empty or new --dir")
+        _check_empty_folder(self.root)
         ports = free_ports((3 + (len(LISTENERS) if secure else 0)) * brokers)
         extra = iter(ports[3 * brokers:])
         controllers = min(brokers, MAX_CONTROLLERS)
@@ -349,6 +355,26 @@ class LocalKafka:
         _write_json(Path(doc["targets_file"]), self.targets())
         _write_json(self.root / "cluster.json", doc)
         return doc
+
+
+def _check_empty_folder(root: Path) -> None:
+    """--dir is an empty or new folder: brokers' data written beside other files would mix
+    with them (and a file there is no folder to write in)."""
+    try:
+        if root.exists() and not root.is_dir():
+            raise BadInput(f"--dir {root}: exists and is not a folder: give an empty or new "
+                           "folder")
+        folder = root
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir():
+            raise BadInput(f"--dir {root}: {folder} is a file, not a folder")
+        first = next(root.iterdir(), None) if root.exists() else None
+    except OSError as e:
+        raise BadInput(f"--dir {root}: cannot be read ({e.strerror or e})") from None
+    if first is not None:
+        raise BadInput(f"--dir {root}: the folder is not empty (it holds {first.name}): "
+                       "give an empty or new folder")
 
 
 def _end_with_parent() -> None:

@@ -91,6 +91,43 @@ def test_a_folder_holding_a_clusters_data_is_refused(tmp_path):
         LocalKafka(tmp_path)
 
 
+@pytest.mark.parametrize(("make", "dir_", "message"), [
+    (lambda d: (d / "s.json").write_text("{}"), "s.json",
+     "--dir {d}/s.json: exists and is not a folder"),
+    (lambda d: (d / "s.json").write_text("{}"), "s.json/k", "s.json is a file, not a folder"),
+    (lambda d: (d / "full").mkdir() or (d / "full" / "x").write_text("x"), "full",
+     "--dir {d}/full: the folder is not empty (it holds x)"),
+])
+def test_a_dir_that_is_no_empty_folder_is_one_line(tmp_path, capsys, make, dir_, message):
+    """A file was a FileExistsError traceback; a non-empty folder got the brokers' files
+    written among its own."""
+    from tests.unit.helpers import run_cli
+    make(tmp_path)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    code, out, err = run_cli(capsys, "kafka", "up", "--dir", tmp_path / dir_, "--for", 1)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert message.format(d=tmp_path) in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("heap", ["lots", "0m", "1.5g", "320", "-1g", "1gb"])
+def test_a_heap_the_jvm_would_refuse_is_one_line_before_anything_starts(tmp_path, capsys,
+                                                                        heap):
+    """--heap lots started every broker, exited 3 ("broker 1: exited with code 1") and left
+    the broker folders behind."""
+    from tests.unit.helpers import run_cli
+    code, out, err = run_cli(capsys, "kafka", "up", "--dir", tmp_path / "k", f"--heap={heap}",
+                             "--for", 1)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--heap: expected a Java heap size like 320m or 1g" in err and f"'{heap}'" in err
+    assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("heap", ["320m", "1G", "512K", "2g"])
+def test_jvm_heap_sizes_are_taken(tmp_path, heap):
+    assert LocalKafka(tmp_path / "k", brokers=1, racks=1, heap=heap).heap == heap
+
+
 def test_cluster_ids_are_kafkas_22_character_base64():
     ids = {cluster_id() for _ in range(50)}
     assert len(ids) == 50 and all(re.fullmatch(r"[A-Za-z0-9_-]{22}", i) for i in ids)
