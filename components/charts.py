@@ -165,7 +165,12 @@ def before_after_bars(labels: Sequence[str], before: Sequence[float], after: Seq
 
 # 500kB/s, 1MB/s, 2GB/s: the ticks carry the unit, so the axis needs no title (which the
 # longer tick labels would run into)
-BYTE_RATE_AXIS = {"tickformat": "~s", "ticksuffix": "B/s", "title": {"text": ""}}
+BYTE_RATE_TICKS = {"tickformat": "~s", "ticksuffix": "B/s", "title": {"text": ""}}
+# every linear bytes axis: ticks closer than 1 B/s are written as decimals (0.2B/s), never
+# with SI's milli (an idle 0-1 axis read "200mB/s", millibytes); a log axis keeps
+# BYTE_RATE_TICKS, its dtick being decades
+BYTE_RATE_AXIS = {**BYTE_RATE_TICKS,
+                  "tickformatstops": [{"dtickrange": [None, 1], "value": ",.2~f"}]}
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
@@ -296,11 +301,20 @@ def _band_hover(plan_id: int, marks: list[dict]) -> str:
                         *([f"... and {more} more"] if more > 0 else [])])
 
 
+NOTHING_THROTTLED = "No broker moves throttled replication bytes"
+
+
 def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                        follower: Sequence[float], leader_rate: Sequence[float | None],
-                       follower_rate: Sequence[float | None], title: str) -> go.Figure:
+                       follower_rate: Sequence[float | None], title: str,
+                       nothing: str = NOTHING_THROTTLED) -> go.Figure:
     """Throttled leader and follower byte rates per broker, each against its configured
-    rate (leader.replication.throttled.rate, follower.replication.throttled.rate)."""
+    rate (leader.replication.throttled.rate, follower.replication.throttled.rate); when no
+    broker moves throttled bytes and none has a rate configured, a chart saying
+    ``nothing`` (an empty 0-1 axis said nothing)."""
+    if not any([*leader, *follower]) and all(r is None for r in [*leader_rate,
+                                                                  *follower_rate]):
+        return empty(title, nothing)
     fig = _base(title)
     fig.add_bar(x=list(labels), y=list(leader), name="leader throttled B/s", marker_color=OK,
                 offsetgroup="leader")
@@ -363,7 +377,7 @@ def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: 
                        text=f"chosen {rate_text(chosen)}", showarrow=False,
                        xanchor="left", yanchor="top")
     # a tick per power of ten: the in-between ticks of a log axis drop the unit ("2M")
-    fig.update_xaxes(type="log", dtick=1, **{**BYTE_RATE_AXIS, "title": {"text": "throttle"}})
+    fig.update_xaxes(type="log", dtick=1, **{**BYTE_RATE_TICKS, "title": {"text": "throttle"}})
     fig.update_yaxes(title="hours", rangemode="tozero")
     return fig
 

@@ -54,7 +54,8 @@ def _draw(t: dict, view: monitor.View) -> tuple:
             r["brokers"], [v or 0 for v in r["leader"]], [v or 0 for v in r["follower"]],
             configured["leader"], configured["follower"],
             f"Throttled replication bytes/s per broker {view.when}, against the configured "
-            "rates")
+            "rates", nothing=charts.NOTHING_THROTTLED if r["configured"] is None
+            else NO_THROTTLE)
     above = _above_throttle(r)
     if above:
         view.notes.append(banners.banner(
@@ -84,6 +85,9 @@ def _draw(t: dict, view: monitor.View) -> tuple:
                         events=plans))
 
 
+# the rates chart when the gateway says no broker has a rate configured, and none moves
+# throttled bytes
+NO_THROTTLE = "No broker has a throttle set or moves throttled bytes"
 # above this share of its configured rate a broker's measured rate is not rounding
 ABOVE = 1.1
 

@@ -36,3 +36,38 @@ def test_equal_sweep_lines_stay_visible():
     fig = charts.sweep_lines(rows, "max_broker_partitions", "min_capacity", "add_brokers",
                              "t", "y")
     assert fig.data[0].line.dash != fig.data[1].line.dash
+
+
+def _milli_free(axis) -> bool:
+    """A linear bytes axis writes ticks closer than 1 B/s without SI prefixes (plotly's
+    "~s" reads 0.2 as "200m": millibytes)."""
+    stops = [s if isinstance(s, dict) else s.to_plotly_json()
+             for s in (axis["tickformatstops"] if isinstance(axis, dict)
+                       else axis.tickformatstops) or ()]
+    return any(s["dtickrange"][0] is None and s["dtickrange"][1] >= 1
+               and "s" not in s["value"] for s in stops)
+
+
+def test_a_bytes_axis_never_writes_milli_bytes():
+    frame = pd.DataFrame({"time": pd.to_datetime([0, 60], unit="s"), "value": [0.0, 0.0],
+                          "series": ["leader 1"] * 2})
+    assert _milli_free(charts.time_series(frame, "rates", "bytes/s")["layout"]["yaxis"])
+    rates = charts.rate_vs_configured(["1"], [0.4], [0], [None], [None], "t")
+    assert _milli_free(rates.layout.yaxis)
+    assert _milli_free(charts.safe_band(["1"], [0.1], [0.9], 0.5, [True], "band").layout.yaxis)
+    # a log axis ticks per decade: its ticks keep their prefixes (1MB/s, not 1000000B/s)
+    eta = charts.eta_curve([1e6, 1e7], [3600, 360], 1e6, "eta")
+    assert not eta.layout.xaxis.tickformatstops and eta.layout.xaxis.tickformat == "~s"
+
+
+def test_nothing_throttled_is_said_not_drawn_as_an_empty_axis():
+    nothing = charts.rate_vs_configured(["1", "2"], [0, 0], [0, 0], [None, None],
+                                        [None, None], "Throttled bytes/s now")
+    assert not nothing.data and not nothing.layout.yaxis.visible
+    assert [a.text for a in nothing.layout.annotations] == [charts.NOTHING_THROTTLED]
+    assert len(charts.NOTHING_THROTTLED) <= charts.EMPTY_LINE_CHARS  # one line
+    said = charts.rate_vs_configured([], [], [], [], [], "t", nothing="no throttle set")
+    assert [a.text for a in said.layout.annotations] == ["no throttle set"]
+    # an idle throttle (configured, nothing moving) is drawn: its configured rate shows
+    idle = charts.rate_vs_configured(["1"], [0], [0], [1e6], [None], "t")
+    assert idle.data and idle.layout.yaxis.visible is not False
