@@ -201,7 +201,9 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
             # the (escaped) name by reference: a '%{' in it is no template of plotly's
             "hovertemplate": f"%{{x}}<br>%{{y:,.4~s}} {unit}<extra>%{{fullData.name}}</extra>"})
     axis = BYTE_RATE_AXIS if unit == "bytes/s" else {}
-    layout = {**_base_layout(title), "template": _TEMPLATE_JSON,
+    # the legend names the series even when there is one (plotly hides a lone trace's:
+    # "Replica lag per broker" showed a line of no broker)
+    layout = {**_base_layout(title), "template": _TEMPLATE_JSON, "showlegend": True,
               "yaxis": {"title": {"text": unit}, "rangemode": "tozero", **axis},
               "xaxis": {} if x_range is None else {"range": list(x_range)}}
     if limit is not None:  # what add_hline(annotation_position="top left") draws

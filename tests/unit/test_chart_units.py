@@ -71,3 +71,11 @@ def test_nothing_throttled_is_said_not_drawn_as_an_empty_axis():
     # an idle throttle (configured, nothing moving) is drawn: its configured rate shows
     idle = charts.rate_vs_configured(["1"], [0], [0], [1e6], [None], "t")
     assert idle.data and idle.layout.yaxis.visible is not False
+
+
+def test_a_lone_series_still_names_its_broker():
+    frame = pd.DataFrame({"time": pd.to_datetime([0, 60, 120], unit="s"),
+                          "value": [1.0, 2.0, 3.0], "series": ["9"] * 3})
+    fig = charts.time_series(frame, "Replica lag per broker", "messages")
+    assert [t["name"] for t in fig["data"]] == ["9"]
+    assert fig["layout"]["showlegend"] is True  # plotly hides the legend of one trace
