@@ -303,6 +303,9 @@ def _band_hover(plan_id: int, marks: list[dict]) -> str:
                         *([f"... and {more} more"] if more > 0 else [])])
 
 
+# the configured rates' ticks: leader red like every limit, follower a darker red (both
+# were the same red, told apart only by hovering)
+CONFIGURED_COLOURS = {"leader": OVER, "follower": "#7a1f1f"}
 NOTHING_THROTTLED = "No broker moves throttled replication bytes"
 
 
@@ -324,17 +327,20 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                 marker_color="#7fb3f0", offsetgroup="follower")
     for side, rates in (("leader", list(leader_rate)), ("follower", list(follower_rate))):
         values = {r for r in rates if r is not None}
+        if not values:  # no rate known (a past window): no legend entry for nothing drawn
+            continue
         # one rate on every throttled broker (the usual case): the legend says it; rates
         # that differ by broker: each tick carries its own
         one = len(values) == 1
+        colour = CONFIGURED_COLOURS[side]
         fig.add_scatter(x=list(labels), y=rates, mode="markers" if one else "markers+text",
                         offsetgroup=side, cliponaxis=False,
                         name=f"{side}.replication.throttled.rate = {rate_text(values.pop())}"
                         if one else f"configured {side} rate",
                         text=None if one else [None if r is None else rate_text(r)
                                                for r in rates],
-                        textposition="top center", textfont={"size": 10},
-                        marker={"symbol": "line-ew-open", "size": 18, "color": OVER,
+                        textposition="top center", textfont={"size": 10, "color": colour},
+                        marker={"symbol": "line-ew-open", "size": 18, "color": colour,
                                 "line": {"width": 3}},
                         hovertemplate="%{x}: %{y:,.4~s}B/s<extra>configured " + side +
                                       " rate</extra>")

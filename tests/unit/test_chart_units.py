@@ -79,3 +79,16 @@ def test_a_lone_series_still_names_its_broker():
     fig = charts.time_series(frame, "Replica lag per broker", "messages")
     assert [t["name"] for t in fig["data"]] == ["9"]
     assert fig["layout"]["showlegend"] is True  # plotly hides the legend of one trace
+
+
+def test_configured_leader_and_follower_rates_are_told_apart():
+    for follower in ([2e6, 2e6], [1e6, 5e5]):  # one rate each; rates that differ by broker
+        fig = charts.rate_vs_configured(["1", "2"], [1e6, 0], [5e5, 0], [1e6, 5e5],
+                                        follower, "t")
+        ticks = {t.name: t.marker.color for t in fig.data if t.type == "scatter"}
+        leader, follower_ = (next(c for n, c in ticks.items() if side in n)
+                             for side in ("leader", "follower"))
+        assert len(ticks) == 2 and leader != follower_, ticks
+    # rates unknown (a past window): no legend entry says "configured ... rate" of nothing
+    past = charts.rate_vs_configured(["1"], [1e6], [0], [None], [None], "t")
+    assert [t.name for t in past.data] == ["leader throttled B/s", "follower throttled B/s"]
