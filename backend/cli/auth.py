@@ -2,9 +2,10 @@
 
 `hash-password` reads the password from stdin (a prompt without echo on a terminal),
 never from the command line, where it would land in the shell history and the process
-list. `sessions` lists who is signed in; `revoke` ends every session of a user at once
-(a lost laptop, someone leaving), with a row in the audit log naming the OS account that
-ran it. A new password_hash in the config ends that user's sessions by itself.
+list; it must be UTF-8 text of at least 8 characters. `sessions` lists who is signed in;
+`revoke` ends every session of a user at once (a lost laptop, someone leaving), with a row
+in the audit log naming the OS account that ran it. A new password_hash in the config ends
+that user's sessions by itself.
 """
 
 from __future__ import annotations
@@ -37,15 +38,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=_revoke)
 
 
+# the shortest password hash-password takes: NIST SP 800-63B, 5.1.1.1 (memorized
+# secrets chosen by the user are at least 8 characters)
+MIN_PASSWORD_CHARS = 8
+
+
 def _hash_password(_: argparse.Namespace) -> dict:
     from werkzeug.security import generate_password_hash
 
-    if sys.stdin.isatty():
-        password = getpass.getpass("Password: ")
-    else:
-        password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    try:
+        if sys.stdin.isatty():
+            password = getpass.getpass("Password: ")
+        else:
+            password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+        password.encode("utf-8")  # bytes that were not UTF-8 come as surrogates
+    except UnicodeError:
+        raise BadInput("stdin: the password is not UTF-8 text (give one line with the "
+                       "password)") from None
     if not password:
         raise BadInput("stdin: empty password (give one line with the password)")
+    if len(password) < MIN_PASSWORD_CHARS:
+        n = len(password)
+        raise BadInput(f"stdin: the password has {n} character{'s' * (n != 1)}, fewer than "
+                       f"the {MIN_PASSWORD_CHARS} required")
     return {"password_hash": generate_password_hash(password)}
 
 

@@ -372,6 +372,31 @@ def test_hash_password_cli(monkeypatch, capsys):
                                        "line with the password)\n")
 
 
+@pytest.mark.parametrize("errors", ["surrogateescape", "strict"])
+def test_hash_password_refuses_bytes_that_are_not_utf8(monkeypatch, capsys, errors):
+    """Non-UTF-8 bytes on stdin were a UnicodeEncodeError traceback."""
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\xff\xfepassword\n"),
+                                                      encoding="utf-8", errors=errors))
+    assert cli(["auth", "hash-password"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == ("railyard auth: error: stdin: the password is not UTF-8 "
+                                 "text (give one line with the password)\n")
+
+
+def test_hash_password_refuses_a_password_shorter_than_8_characters(monkeypatch, capsys):
+    """A 1-character password was hashed; 8 characters is the least (NIST SP 800-63B)."""
+    for short, n in (("a", "1 character"), ("seven77", "7 characters")):
+        monkeypatch.setattr("sys.stdin", io.StringIO(f"{short}\n"))
+        assert cli(["auth", "hash-password"]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == (f"railyard auth: error: stdin: the password has {n}, "
+                                     f"fewer than the 8 required\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("éight888\n"))  # characters, not bytes
+    assert cli(["auth", "hash-password"]) == 0
+    digest = json.loads(capsys.readouterr().out)["password_hash"]
+    assert check_password_hash(digest, "éight888")
+
+
 def test_demo_users_are_generated_once_and_private(tmp_path):
     from dashboard.demo_stack import DEMO_USERS, demo_users
 
