@@ -15,12 +15,14 @@ import multiprocessing
 import os
 import secrets
 import signal
+import socket
 import sys
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from backend.errors import Unavailable
 from dashboard import auth, caches, runtime
 from dashboard.config import DashboardConfig
 
@@ -47,10 +49,34 @@ def serve(config: DashboardConfig, port: int | None = None, warm_spark_session: 
         config = replace(config, server=replace(config.server, port=port))
     announce = announce or (lambda u: print(f"Railyard dashboard on {u}", file=sys.stderr,
                                             flush=True))
+    check_port(config.server.host, config.server.port)
     if gateways:
         serve_here(config, gateways, warm_spark_session, announce)
     else:
         serve_workers(config, partial(worker_app, config, warm_spark_session), announce)
+
+
+def check_port(host: str, port: int) -> None:
+    """The address can be listened on, checked before anything starts or is announced: a
+    port in use was "Railyard dashboard on ..." then the server's traceback. Unavailable
+    (exit 3) naming the address; the probe is closed at once (SO_REUSEADDR, as the
+    servers bind, so a port a stopped dashboard just left is not taken for one in use)."""
+    if not port:
+        return
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port,
+                                                             type=socket.SOCK_STREAM)[0]
+    except OSError as e:
+        raise Unavailable(f"Address {host}:{port}", f"cannot be resolved ({e.strerror or e})") \
+            from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as e:
+            raise Unavailable(f"Address {host}:{port}", f"cannot listen there ({e.strerror or e}):"
+                              " another process holds the port; stop it, or give --port or "
+                              "server.port") from None
 
 
 def worker_app(config: DashboardConfig, warm_spark_session: bool) -> Callable:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import time
 
 from backend.cli import emit, port_or_zero, positive_float, verb_parser
@@ -40,6 +41,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=_serve)
 
 
+def _check_listen(port: int, flag: str) -> None:
+    """127.0.0.1:``port`` can be listened on (0: any free port can); BadInput naming the
+    flag and the port otherwise (the probe binds as the twin's HTTP servers do)."""
+    if not port:
+        return
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as e:
+            raise BadInput(f"{flag} {port}: cannot listen on 127.0.0.1:{port}: "
+                           f"{e.strerror or e}") from None
+
+
 def _serve(a: argparse.Namespace) -> None:
     token = None if a.api_token_file is None else \
         Secret(file=a.api_token_file, where="--api-token-file").read()
@@ -48,11 +63,14 @@ def _serve(a: argparse.Namespace) -> None:
     if a.port_base and a.port_base + snap.n_brokers - 1 > 65535:
         raise BadInput(f"--port-base {a.port_base}: the {snap.n_brokers} brokers need ports up "
                        f"to {a.port_base + snap.n_brokers - 1}, past 65535")
+    _check_listen(a.api_port, "--api-port")
     try:
         service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect],
                               api_port=a.api_port, api_token=token)
     except OSError as e:
-        raise BadInput(f"cannot listen on 127.0.0.1 from port {a.port_base}: {e.strerror}") \
+        _check_listen(a.api_port, "--api-port")  # taken meanwhile: name that port
+        raise BadInput(f"--port-base {a.port_base}: cannot listen on 127.0.0.1 from port "
+                       f"{a.port_base} to {a.port_base + snap.n_brokers - 1}: {e.strerror}") \
             from None
     service.start()
     try:
