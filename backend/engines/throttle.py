@@ -507,7 +507,11 @@ class ThrottlePlan:
         eta = float(self.eta[self.throttled].max()) if len(self.throttled) else 0.0
         max_in = float(load.client_in.max())
         total_bytes = float((snap.part_size.astype(np.float64) * snap.replication_factors).sum())
-        move_time = kip73_move_time(self.move_ratio, total_bytes, max_in, t)
+        # a plan that only removes replicas (a lower replication factor) adds none: no
+        # follower fetches anything, so the KIP's estimate of copying time does not apply
+        nothing_to_copy = len(self.moves.dst_brokers) == 0
+        move_time = 0.0 if nothing_to_copy else kip73_move_time(self.move_ratio, total_bytes,
+                                                                max_in, t)
         fetch_bound = max_fetch_response_bytes(t, p.capacity, snap.n_brokers,
                                                p.window_total_seconds)
         suggested = (round(float(self.suggested[self.throttled].min()))
@@ -543,7 +547,10 @@ class ThrottlePlan:
                 f"{t:.0f} B/s is at or below the keep-up writes of their moving partitions; "
                 "raise the throttle"),
             "kip73_move_time_seconds": move_time,
-            "kip73_diagnosis": None if move_time is not None else (
+            "kip73_diagnosis": (
+                "nothing to copy: the plan adds no replica (it only removes some), so no "
+                "throttled fetch runs" if nothing_to_copy
+                else None if move_time is not None else
                 f"throttle {t:.0f} B/s <= max(BytesInPerSec) {max_in:.0f} B/s: by the KIP's "
                 f"estimate the move never finishes"),
             "quota_window_seconds": p.window_total_seconds,

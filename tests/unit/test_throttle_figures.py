@@ -74,6 +74,18 @@ def test_qa1_move_time_formula():
     assert "never finishes" in stuck["kip73_diagnosis"]
 
 
+@pytest.mark.parametrize("throttle", [200, 1000])
+def test_a_plan_that_only_lowers_the_replication_factor_has_nothing_to_copy(throttle):
+    """It said "by the KIP's estimate the move never finishes" (throttle at or below the
+    cluster's max BytesInPerSec), or estimated seconds of copying, for no byte to copy."""
+    snap = cluster([1, 2, 3, 4], {"a": [[1, 2], [2, 3], [3, 4], [4, 1]]}, size=1000, rate=200)
+    out = plan_throttle(snap, plan_for(snap, [("a", 0, [1])]), ThrottleParams(throttle)).to_dict()
+    assert out["bytes_to_move"] == 0 and out["moved_partitions"] == 1
+    assert out["kip73_move_time_seconds"] == 0.0
+    assert out["kip73_diagnosis"].startswith("nothing to copy")
+    assert "never finishes" not in out["kip73_diagnosis"]
+
+
 def test_qa4_safe_band_each_side():
     # IN < T < N - IN/R: IN = 10 MB/s, R = 3, N = 100 MB/s -> (10, 96.67) MB/s
     snap = cluster([1, 2, 3, 4], {"a": [[1, 2, 3]]}, size=10**9, rate=10e6)
