@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive, positive_int, positive_kafka_int, verb_parser
+from backend.cli import positive, positive_kafka_int, verb_parser
 from backend.services import quota
 
 
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(partitions/s); required unless --quotas is given")
     r.add_argument("--samples", type=positive_kafka_int, default=quota.DEFAULT_SAMPLES,
                    help="controller.quota.window.num (default 11)")
-    r.add_argument("--window-seconds", type=positive_int, default=quota.DEFAULT_WINDOW_SECONDS,
+    r.add_argument("--window-seconds", type=positive_kafka_int,
+                   default=quota.DEFAULT_WINDOW_SECONDS,
                    help="controller.quota.window.size.seconds (default 1)")
     r.add_argument("--mode", choices=("strict", "permissive"), default="strict",
                    help="strict: current clients (rejected with THROTTLING_QUOTA_EXCEEDED); "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import positive, positive_int, positive_kafka_int, verb_parser, whole
+from backend.cli import positive, positive_kafka_int, verb_parser, whole
 from backend.services import throttle
 
 
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="replica.fetch.response.max.bytes (default 10 MiB)")
     plan.add_argument("--window-num", type=positive_kafka_int, default=throttle.DEFAULT_WINDOW_NUM,
                       help="replication.quota.window.num (default 11)")
-    plan.add_argument("--window-seconds", type=positive_int,
+    plan.add_argument("--window-seconds", type=positive_kafka_int,
                       default=throttle.DEFAULT_WINDOW_SECONDS,
                       help="replication.quota.window.size.seconds (default 1)")
     plan.set_defaults(func=_plan)

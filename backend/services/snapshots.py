@@ -90,7 +90,7 @@ def check_out(path: str) -> None:
 
 
 def write(snap: Snapshot, path: str) -> dict:
-    """Save ``snap`` (.json or .parquet, parent folders made), all or nothing."""
+    """Save ``snap`` (.json or .parquet) into a folder that exists, all or nothing."""
     check_out(path)
     save_snapshot(snap, path)
     return {"written": path, "cluster": snap.cluster, "brokers": snap.n_brokers,

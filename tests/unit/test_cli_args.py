@@ -126,13 +126,15 @@ PAST_INT = [
     [*THROTTLE, "--throttle", "1000", "--fetch-response-max-bytes", INT],
     [*THROTTLE, "--throttle", "1000", "--window-num", INT],
     [*REPLAY, "--rate", "5", "--samples", INT],
+    [*THROTTLE, "--throttle", "1000", "--window-seconds", INT],
+    [*REPLAY, "--rate", "5", "--window-seconds", INT],
 ]
 
 
 @pytest.mark.parametrize("argv", PAST_INT, ids=lambda a: f"{a[0]}-{a[1]}-{a[-2]}")
 def test_kafka_int_configs_stop_at_2_31_minus_1(files, capsys, argv):
     """max.broker.partitions, max.partitions, replica.fetch.response.max.bytes and the quota
-    window counts are Java ints in Kafka: 2147483648 was taken (Kafka refuses it). Now
+    windows' counts and sizes are Java ints in Kafka: 2147483648 was taken (Kafka refuses it). Now
     it is refused naming the flag and the bound."""
     err = refused(capsys, files, *argv)
     assert f"{argv[-2]}: '{INT}' is past Kafka's largest int (2^31-1)" in err
