@@ -112,7 +112,8 @@ def draw(window, growth, add, mbp, mp, topic, by, view):
         return [banners.banner(str(e), "warning")], "", [], *_no_charts()
     except Unavailable as e:
         return [banners.banner(str(e), "error")], "", [], *_no_charts()
-    notes = []
+    notes = [banners.banner(f"The forecast ran without the cluster: {answer['warning']}.",
+                            "warning")] if answer.get("warning") else []
     verdict = answer["planned_topic"]
     if verdict and not verdict["accepted_today"]:
         notes.append(banners.banner(f"The planned topic would be refused today: "
