@@ -91,6 +91,12 @@ def check_output_path(path: str | os.PathLike, flag: str,
         raise BadInput(f"{where}: cannot be checked ({e.strerror or e})") from None
     if not folder.is_dir():
         raise BadInput(f"{where}: {folder} is not a directory")
+    probe_folder(folder, where)
+
+
+def probe_folder(folder: Path, where: str) -> None:
+    """Refuse (naming ``where``) a folder no file can be written in, by writing one and
+    removing it at once: root passes every permission check, so only a real write tells."""
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".railyard-probe-")
     except OSError as e:

@@ -5,10 +5,8 @@ reported written (a file promtool refuses is removed, and the answer says why)."
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -21,6 +19,7 @@ from backend.metrics import grafana
 from backend.metrics.dialects import DIALECTS
 from backend.metrics.rules import AlertTarget, rule_file
 from backend.metrics.server import PROMTOOL
+from backend.model.io import probe_folder
 
 
 def promtool_check(path: Path, promtool: str = PROMTOOL) -> str | None:
@@ -48,12 +47,7 @@ def check_out_dir(out_dir: str | Path, flag: str = "--out") -> None:
         raise BadInput(f"{where}: cannot be checked ({e.strerror or e})") from None
     if not folder.is_dir():
         raise BadInput(f"{where}: {folder} is a file, not a folder")
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".railyard-probe-")
-    except OSError as e:
-        raise BadInput(f"{where}: cannot write in {folder} ({e.strerror or e})") from None
-    os.close(fd)
-    os.unlink(probe)
+    probe_folder(folder, where)
 
 
 @contextmanager

@@ -15,15 +15,18 @@ from tests.unit.helpers import run_cli
 END = 1_700_000_000.0
 
 
+def history(source, days, end=None):
+    """Two brokers' daily peaks growing for ``days`` (capacity.history, without Prometheus)."""
+    times = END - np.arange(days)[::-1] * 86_400.0
+    values = np.vstack([np.linspace(100, 160, days), np.linspace(90, 150, days)])
+    return {"times": times, "brokers": ["1", "2"], "broker_values": values,
+            "cluster_values": values.sum(0), "start": times[0], "end": END,
+            "prometheus": "http://127.0.0.1:1", "dialect": "strimzi"}
+
+
 @pytest.fixture
 def config(tmp_path, monkeypatch):
     """A config whose cluster's gateway does not answer, and Prometheus history faked."""
-    def history(source, days, end=None):
-        times = END - np.arange(days)[::-1] * 86_400.0
-        values = np.vstack([np.linspace(100, 160, days), np.linspace(90, 150, days)])
-        return {"times": times, "brokers": ["1", "2"], "broker_values": values,
-                "cluster_values": values.sum(0), "start": times[0], "end": END,
-                "prometheus": "http://127.0.0.1:1", "dialect": "strimzi"}
     monkeypatch.setattr(capacity, "history", history)
     with socket.socket() as s:  # a loopback port nothing listens on
         s.bind(("127.0.0.1", 0))

@@ -3,25 +3,14 @@ config, the assignment not read), as the CLI's answer does in its "warning"."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from backend.errors import Unavailable
 from backend.services import capacity
+from tests.unit.test_capacity_forecast_cli import history
 from tests.unit.test_plan_view import app, as_user, page, text_of  # noqa: F401 (a fixture)
-
-END = 1_700_000_000.0
-
-
-def _history(source, days, end=None):
-    times = END - np.arange(days)[::-1] * 86_400.0
-    values = np.vstack([np.linspace(100, 160, days), np.linspace(90, 150, days)])
-    return {"times": times, "brokers": ["1", "2"], "broker_values": values,
-            "cluster_values": values.sum(0), "start": times[0], "end": END,
-            "prometheus": "http://127.0.0.1:1", "dialect": "strimzi"}
 
 
 def test_a_forecast_without_the_cluster_says_so(app, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(capacity, "history", _history)
+    monkeypatch.setattr(capacity, "history", history)
     monkeypatch.setattr(capacity, "_assignment", lambda source: (
         None, Unavailable("Twin at http://127.0.0.1:9", "unreachable (no answer)")))
     ctx = as_user(app, "olga")
