@@ -475,10 +475,15 @@ class ThrottlePlan:
             if np.isinf(eta_out[b]):
                 why.append(f"never finishes: keep-up writes it forwards to new replicas "
                            f"({load.keep_up_out[b]:.0f} B/s) use the whole throttle {t:.0f} B/s")
-            if not t > low[b]:
+            if not low[b] < high[b]:
+                why.append(f"no safe band: BytesInPerSec {low[b]:.0f} is not below "
+                           f"N - IN/R = {high[b]:.0f} (KIP-73 Q&A 4: IN < T < N - IN/R): "
+                           f"a network of {self.params.capacity:.0f} B/s cannot carry this "
+                           f"broker's client traffic and any throttle")
+            elif not t > low[b]:
                 why.append(f"below the safe band: throttle {t:.0f} <= BytesInPerSec "
                            f"{low[b]:.0f} (KIP-73 Q&A 4: IN < T)")
-            if not t < high[b]:
+            elif not t < high[b]:
                 why.append(f"above the safe band: throttle {t:.0f} >= N - IN/R = {high[b]:.0f} "
                            f"(KIP-73 Q&A 4: T < N - IN/R), un-throttled client traffic "
                            f"may be starved")

@@ -106,6 +106,20 @@ def test_qa4_safe_band_each_side():
     assert not high["in_safe_band"] and "above the safe band" in high["diagnosis"]
 
 
+def test_a_network_too_small_for_the_client_traffic_has_no_safe_band():
+    """--network-capacity 1.5 answered a band whose low end (12.4 MB/s) was above its high
+    end (-4.1 MB/s) and said the throttle was above it: with N - IN/R <= IN no throttle
+    is safe (KIP-73 Q&A 4), and the diagnosis says so instead."""
+    snap = cluster([1, 2, 3, 4], {"a": [[1, 2, 3]]}, size=10**9, rate=10e6)
+    plan = plan_for(snap, [("a", 0, [1, 2, 4])])
+    out = plan_throttle(snap, plan, ThrottleParams(50e6, 12e6)).to_dict()
+    b = by_id(out)[1]
+    assert b["safe_band"]["low"] > b["safe_band"]["high"] and not b["in_safe_band"]
+    assert b["diagnosis"].startswith("no safe band: BytesInPerSec 10000000 is not below "
+                                     "N - IN/R = 8666667")
+    assert "above the safe band" not in b["diagnosis"]
+
+
 def test_kip_test_plan_moves_at_quota_rate_minus_inbound():
     # "three node cluster (p=100, r=2), data moved from one node to the other: replicas
     # move at the quota dictated rate [repeat with produce requests: minus the inbound rate]"
