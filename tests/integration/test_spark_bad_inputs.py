@@ -49,6 +49,7 @@ def test_unwritable_out_is_refused_before_spark_starts(tmp_path, spec):
 
 
 def test_spark_banner_stays_off_stderr(tmp_path, spec):
+    (tmp_path / "out").mkdir()  # --out's folder must exist (a missing one is refused)
     done = railyard(tmp_path, "whatif", "sweep", "--spec", spec, "--spark-master", "local[1]",
                     "--out", tmp_path / "out" / "rows.json")
     assert done.returncode == 0, done.stderr[-2000:]
