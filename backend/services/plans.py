@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from backend.errors import BadInput, Conflict, Forbidden, NotFound
+from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.gateways.base import ClusterReader
 from backend.model.bounds import MAX_LONG
 from backend.model.snapshot import Snapshot
@@ -76,14 +76,24 @@ def audits_refusal(action: str) -> Callable[[Service], Service]:
             except Forbidden as e:
                 if not getattr(e, "audited", False):
                     e.audited = True
-                    plan_id = args[0] if args and isinstance(args[0], int) else None
-                    store.record(datetime.now(UTC), {
-                        "user": actor.name, "action": REFUSED, "plan_id": plan_id,
-                        "address": actor.address,
-                        "detail": {"attempted": action, "reason": str(e)}})
+                    _record_refusal(store, actor, action, args, e)
                 raise
         return run  # type: ignore[return-value]
     return wrap
+
+
+def _record_refusal(store: Store, actor: Actor, action: str, args: tuple,
+                    refusal: Forbidden) -> None:
+    """The refusal's audit row; a store that cannot take it is logged, and the user
+    still hears the refusal (not the store's trouble)."""
+    plan_id = args[0] if args and isinstance(args[0], int) else None
+    try:
+        store.record(datetime.now(UTC), {
+            "user": actor.name, "action": REFUSED, "plan_id": plan_id,
+            "address": actor.address, "detail": {"attempted": action, "reason": str(refusal)}})
+    except (SQLAlchemyError, Unavailable) as e:
+        log.error("refused %s by %s not audited: %s", action, actor.name,
+                  str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 @audits_refusal("propose")

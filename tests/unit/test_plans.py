@@ -240,6 +240,22 @@ def test_execute_needs_an_approved_plan(store):
         plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=T0)
 
 
+def test_a_refusal_the_store_cannot_audit_is_still_the_refusal(store, monkeypatch, caplog):
+    """The refusal's audit row is written before the refusal goes on; a store failing that
+    write is logged, and the user still hears why they were refused, not a 503."""
+    from backend.errors import Unavailable
+
+    plan = plans.request_execute(store, OPERATOR, approved(store).id, topics_of=same,
+                                 now=T0)
+
+    def down(*_args, **_kwargs):
+        raise Unavailable("Plan store", "the disk is full")
+    monkeypatch.setattr(store, "record", down)
+    with pytest.raises(Forbidden, match="viewer role may not cancel"):
+        plans.request_cancel(store, VIEWER, plan.id, now=T0)
+    assert "refused cancel by " + VIEWER.name + " not audited" in caplog.text
+
+
 def test_cancel_request_then_the_executor_finishes(store):
     plan = plans.request_execute(store, OPERATOR, approved(store).id, topics_of=same,
                                  now=T0)
