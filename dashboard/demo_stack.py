@@ -155,15 +155,13 @@ class DemoStack:
     def _propose_demo_plan(self, config: DashboardConfig, users: dict, say) -> None:
         """One plan proposed by the demo operator, waiting for the demo approver."""
         from backend.services import execution
-        from backend.store.store import open_store
         from backend.store.workflow import Actor
+        from dashboard.runtime import open_plan_store
 
         operator = next(n for n, (role, _) in users.items() if role == "operator")
         approver = next(n for n, (role, _) in users.items() if role == "approver")
         actor = Actor(operator, "operator", "127.0.0.1")
-        store = open_store(config.store.url, key_file=config.store.audit_key_file,
-                           checkpoints=config.store.audit_checkpoints,
-                           approval=config.approval_policies)
+        store = open_plan_store(config)  # as serve opens it: its expiry too
         try:
             plan = self.kafka.propose_plan(store, actor) if self.kafka else \
                 execution.propose_demo_plan(store, self.twin.twin.assignment(), actor)
