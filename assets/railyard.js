@@ -115,6 +115,9 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
                 const t0 = parseTime(from), t1 = parseTime(to);
                 let error = timeError("from", from) || timeError("to", to);
                 if (!error && t1 <= t0) { error = "to must be after from"; }
+                if (!error && !(t1 - t0 >= 60e3 && t1 - t0 <= 366 * 86400e3)) {  // timerange.MIN_SPAN, MAX_SPAN
+                    error = "from and to: give a window from 1 minute to 366 days long";
+                }
                 if (!error && t0 >= Date.now()) { error = `from: ${from.trim()} UTC has not happened yet`; }
                 if (error) { return [nu, error, from, to, false, true].concat(navs.map(() => nu)); }
                 Object.assign(state, {range: "abs", from: from, to: to});

@@ -18,6 +18,11 @@ DEFAULT = "live"
 POINTS = 240  # samples per range query: enough for a smooth line, cheap to draw
 GRID = 15.0  # relative windows end on this grid (seconds): at most this stale
 EXAMPLE = "2024-05-01T12:00"  # the typed time every refusal shows
+# an absolute window: a minute at least (its label shows minutes, its step is 15 s at the
+# finest), a year and a day at most (a 54-year incident report kept Prometheus busy 25 s
+# for one point every 82 days)
+MIN_SPAN, MAX_SPAN = 60, 366 * 86_400
+SPAN_RULE = "from and to: give a window from 1 minute to 366 days long"
 LAST_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z: the last time a datetime can show
 EPOCH = re.compile(r"[0-9]+([.][0-9]+)?", re.ASCII)  # epoch seconds
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}([.]\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?",
@@ -95,6 +100,8 @@ def window(key: str | None, start: str | None, end: str | None, now: float) -> W
         t0, t1 = parse_time(start, "from"), parse_time(end, "to")
         if t1 <= t0:
             raise BadInput("to must be after from")
+        if not MIN_SPAN <= t1 - t0 <= MAX_SPAN:
+            raise BadInput(SPAN_RULE)
         return Window("abs", t0, t1, _step(t1 - t0), refreshing=False)
     if key not in RANGES:
         raise BadInput(f"range '{key}': expected one of {', '.join(LABELS)}")

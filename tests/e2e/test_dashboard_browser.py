@@ -146,6 +146,12 @@ def test_an_unreadable_typed_time_is_named(browser, dashboard):
     browser.find_element(By.ID, "range-apply").click()
     wait_text(browser, "#range-error",
               "from: 1960-01-01T00:00 is not a time between 1970 and 9999 (UTC)")
+    # a window of 54 years: refused in the browser with the server's words
+    type_into(start, "1970-01-01T00:00")
+    type_into(browser.find_element(By.ID, "range-to"), "2024-01-01T00:00")
+    browser.find_element(By.ID, "range-apply").click()
+    wait_text(browser, "#range-error", "from and to: give a window from 1 minute to 366 days long")
+    assert "1970" not in browser.current_url
 
 
 TYPED_TIMES = ["2024-05-01", "2024-05-01T12:00", "2024-05-01 12:00:30.5", "2024-05-01T12:00Z",
