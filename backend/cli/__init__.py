@@ -62,8 +62,8 @@ class _Once:
         if option_string is not None:
             given: set[argparse.Action] = parser.__dict__.setdefault("_given", set())
             if self in given:
-                flag = max(self.option_strings, key=len)  # type: ignore[attr-defined]
-                raise argparse.ArgumentError(None, f"{flag} given twice: give it once")
+                raise argparse.ArgumentError(
+                    None, f"{_flag(self)} given twice: give it once")  # type: ignore[arg-type]
             given.add(self)  # type: ignore[arg-type]
         super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
 
