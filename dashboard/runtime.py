@@ -47,6 +47,7 @@ class Runtime:
             if self._store is None:
                 self._store = open_plan_store(self.config)
                 self._store.seal_legacy(datetime.now(UTC))
+                self._store.start_checkpoints(datetime.now(UTC))
                 plans.ExpirySweeper(self._store).start()
             return self._store
 

@@ -43,6 +43,7 @@ KEYS_OPTION = "railyard_audit_keys"  # execution option of the store's write con
 HEAD = "railyard_audit_head"  # conn.info: (id, hash, at) of the row this transaction wrote
 UNSEALED = "railyard_audit_unsealed"  # conn.info: {id: hash} to seal once committed
 SEAL_ACTION = "audit-keyed"
+CHECKPOINTS_ACTION = "audit-checkpoints-started"  # Store.start_checkpoints
 _LAST = select(audit.c.id, audit.c.hash, audit.c.key_id).order_by(audit.c.id.desc()).limit(1)
 _INSERT = audit.insert()
 _SET_SEAL = audit.update().where(audit.c.id == bindparam("row_id"),

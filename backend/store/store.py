@@ -25,6 +25,7 @@ from sqlalchemy.exc import DatabaseError, OperationalError, SQLAlchemyError
 from backend.errors import BadInput, Unavailable, shown_url
 from backend.store.approvals import Policies, Progress, Requirement
 from backend.store.audit import (
+    CHECKPOINTS_ACTION,
     HEAD,
     KEYS_OPTION,
     SEAL_ACTION,
@@ -304,6 +305,30 @@ class Store:
             if needs_seal(conn):
                 append(conn, at=now, user="railyard", action=SEAL_ACTION,
                        detail={"signed_by": self.keys.current})
+
+    def start_checkpoints(self, now: datetime) -> bool:
+        """When ``audit_checkpoints`` names a file without a checkpoint in a store that has
+        audit rows (set after the first start, or a new file after rotation), one audit
+        row says checkpoints start here, and its write the first checkpoint: without it
+        `audit verify` reads "not intact" until someone's next write. The row keeps the
+        start visible in the log itself (a second one means the file was replaced). A
+        file holding a line that is not a genuine checkpoint is left for verify to
+        report. True when the row was written."""
+        if not self.checkpoints:
+            return False
+        try:
+            marks, problem = read_checkpoints(self.checkpoints, self.keys)
+        except BadInput as e:  # unreadable: verify and the next write's log say so
+            log.error("%s", e)
+            return False
+        if marks or problem:
+            return False
+        with self.write() as conn:
+            if conn.execute(select(audit.c.id).limit(1)).first() is None:
+                return False  # an empty log needs no checkpoint yet
+            append(conn, at=now, user="railyard", action=CHECKPOINTS_ACTION,
+                   detail={"file": self.checkpoints})
+        return True
 
     def close(self) -> None:
         self.engine.dispose()

@@ -281,6 +281,49 @@ def test_tampering_is_found_by_audit_verify(store_url, tmp_path, capsys):
     store.close()
 
 
+def test_checkpoints_set_on_a_store_with_rows_start_at_the_next_serve(store_url, tmp_path):
+    """audit_checkpoints set after rows were written (an upgrade, a rotated file): verify
+    read "not intact" until someone's next write. The start writes one row saying the
+    checkpoints start there, and its checkpoint; a file that has one is left alone."""
+    keys, checkpoints = str(tmp_path / "keys"), tmp_path / "checkpoints.jsonl"
+    store = open_store(store_url, key_file=keys)
+    try:
+        assert store.start_checkpoints(T0) is False  # none configured
+        plans.record(store, SYSTEM, None, "note", now=T0)
+    finally:
+        store.close()
+    store = open_store(store_url, key_file=keys, checkpoints=str(checkpoints))
+    try:
+        assert "does not exist, but the log has 1 row" in store.verify_audit()["reason"]
+        assert store.start_checkpoints(T0) is True
+        result = store.verify_audit()
+        assert (result["intact"], result["rows"], result["checkpoints"]) == (True, 2, 1)
+        assert store.start_checkpoints(T0) is False  # the file has one now
+        with store.read() as conn:
+            rows = conn.execute(select(audit.c.action, audit.c.detail)
+                                .order_by(audit.c.id)).all()
+        assert [r.action for r in rows] == ["note", "audit-checkpoints-started"]
+        assert rows[1].detail == {"file": str(checkpoints)}
+        checkpoints.write_text("")  # rotated: the next start begins a new file
+        assert store.start_checkpoints(T0) is True and store.verify_audit()["intact"]
+        checkpoints.write_text("garbage\n")  # not a checkpoint: left for verify to say
+        assert store.start_checkpoints(T0) is False
+        assert not store.verify_audit()["intact"]
+    finally:
+        store.close()
+
+
+def test_an_empty_log_needs_no_checkpoint_to_start(store_url, tmp_path):
+    checkpoints = tmp_path / "checkpoints.jsonl"
+    store = open_store(store_url, key_file=str(tmp_path / "keys"),
+                       checkpoints=str(checkpoints))
+    try:
+        assert store.start_checkpoints(T0) is False and not checkpoints.exists()
+        assert store.verify_audit()["intact"]
+    finally:
+        store.close()
+
+
 def test_the_probes_rewrites_are_found_on_both_stores(store_url, tmp_path):
     """Who approved changed, a forged approval appended, a row deleted: each re-chained
     with the public formulas, each found; a log cut short is found by the checkpoints."""

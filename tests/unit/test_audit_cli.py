@@ -392,3 +392,26 @@ def test_a_postgresql_store_that_accepts_and_never_answers_is_unavailable(
     assert (code, out) == (3, "")
     assert err == (f"railyard audit: unavailable: Plan store: postgresql+psycopg://rail:***@"
                    f"127.0.0.1:{port}/db: connection timeout expired\n")
+
+
+def test_checkpoints_set_after_rows_verify_once_the_dashboard_starts(tmp_path, capsys):
+    """Set audit_checkpoints on a store with rows (docs/deploy.md's upgrade): verify read
+    "not intact" until a user's next write; the dashboard's start writes the first one."""
+    from dashboard.caches import make_cache
+    from dashboard.config import load_config
+    from dashboard.runtime import Runtime
+
+    url = f"sqlite:///{tmp_path}/r.db"
+    s = store_section(tmp_path, url)
+    store = open_store(url, key_file=s["audit_key_file"])  # no checkpoints yet
+    approved_plan(store)
+    store.close()
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 1 and "does not exist, but the log has 3 rows" in result["reason"]
+    runtime = Runtime(load_config(config(tmp_path, url)), make_cache())
+    try:
+        runtime.plan_store()  # what `railyard serve` opens at its first page or call
+    finally:
+        runtime.plan_store().close()
+    code, result, _ = verify(capsys, tmp_path, url)
+    assert code == 0 and (result["rows"], result["checkpoints"]) == (4, 1), result
