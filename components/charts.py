@@ -174,6 +174,36 @@ BYTE_RATE_AXIS = {**BYTE_RATE_TICKS,
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
+SI_STEPS = np.array([1e3, 1e6, 1e9, 1e12])
+SI_PREFIXES = np.array(["", "k", "M", "G", "T"])
+
+
+def hover_texts(values: Sequence[float | None] | np.ndarray, unit: str) -> list[str | None]:
+    """Each value as its hover label writes it, to 4 significant digits with k, M, G, T
+    from 1,000 up ("1.159 MB/s", "1.2k messages"), and as a decimal below 1 ("0.5 B/s",
+    "0.25 ms"): plotly's SI format wrote 0.5 B/s as "500mB/s", read as megabytes. A byte
+    rate reads as the tick labels do (B/s, kB/s, MB/s); a missing value gives None.
+    Formatted here, once per point, since no d3 format both prefixes thousands and
+    leaves fractions alone."""
+    v = np.array([np.nan if x is None else x for x in values] if isinstance(values, list)
+                 else values, dtype=float)
+    size = np.abs(v)
+    step = np.searchsorted(SI_STEPS, np.nan_to_num(size), side="right")
+    scaled = (v / np.concatenate([[1.0], SI_STEPS])[step]).tolist()
+    # 1.2 MB/s as the ticks write it; 1.2k messages as plotly's ",.4~s" did
+    gap, suffix = (" ", "B/s") if unit == "bytes/s" else ("", " " + unit)
+    return [None if x != x else  # NaN: a gap in the line
+            f"{_decimal(x) if small else f'{x:.4g}'}{gap}{prefix}{suffix}"
+            for x, small, prefix in zip(scaled, (size < 1).tolist(),
+                                        SI_PREFIXES[step].tolist(), strict=True)]
+
+
+def _decimal(x: float) -> str:
+    """A number under 1 with up to 4 decimals, trailing zeros dropped (0.5, 0.0125, 0)."""
+    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
 def rate_text(bytes_per_second: float) -> str:
     """A byte rate as people read it: 950 B/s, 12.3 kB/s, 1 MB/s, 2.5 GB/s."""
     for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -195,11 +225,12 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
             "type": "scatter", "name": as_text(name),  # a Kafka client picks its id
             "x": np.datetime_as_string(part["time"].to_numpy(), unit="s").tolist(),
             "y": [None if np.isnan(v) else v for v in values.tolist()],
+            "customdata": hover_texts(values, unit),
             "mode": "lines" if len(part) > 2 else "lines+markers",  # a lone sample shows
             # follower rates dotted, so a follower line under a leader line still shows
             "line": {"dash": "dot" if str(name).startswith("follower") else "solid"},
             # the (escaped) name by reference: a '%{' in it is no template of plotly's
-            "hovertemplate": f"%{{x}}<br>%{{y:,.4~s}} {unit}<extra>%{{fullData.name}}</extra>"})
+            "hovertemplate": "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>"})
     axis = BYTE_RATE_AXIS if unit == "bytes/s" else {}
     # the legend names the series even when there is one (plotly hides a lone trace's:
     # "Replica lag per broker" showed a line of no broker)
@@ -321,10 +352,11 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                                                                   *follower_rate]):
         return empty(title, nothing)
     fig = _base(title)
-    fig.add_bar(x=list(labels), y=list(leader), name="leader throttled B/s", marker_color=OK,
-                offsetgroup="leader")
-    fig.add_bar(x=list(labels), y=list(follower), name="follower throttled B/s",
-                marker_color="#7fb3f0", offsetgroup="follower")
+    for side, rates, colour in (("leader", leader, OK), ("follower", follower, "#7fb3f0")):
+        fig.add_bar(x=list(labels), y=list(rates), name=f"{side} throttled B/s",
+                    marker_color=colour, offsetgroup=side,
+                    customdata=hover_texts(list(rates), "bytes/s"),
+                    hovertemplate="%{x}: %{customdata}<extra>%{fullData.name}</extra>")
     for side, rates in (("leader", list(leader_rate)), ("follower", list(follower_rate))):
         values = {r for r in rates if r is not None}
         if not values:  # no rate known (a past window): no legend entry for nothing drawn
@@ -342,7 +374,8 @@ def rate_vs_configured(labels: Sequence[str], leader: Sequence[float],
                         textposition="top center", textfont={"size": 10, "color": colour},
                         marker={"symbol": "line-ew-open", "size": 18, "color": colour,
                                 "line": {"width": 3}},
-                        hovertemplate="%{x}: %{y:,.4~s}B/s<extra>configured " + side +
+                        customdata=hover_texts(rates, "bytes/s"),
+                        hovertemplate="%{x}: %{customdata}<extra>configured " + side +
                                       " rate</extra>")
     fig.update_layout(barmode="group", scattermode="group")
     fig.update_xaxes(type="category", title="broker")
@@ -357,7 +390,10 @@ def safe_band(labels: Sequence[str], low: Sequence[float], high: Sequence[float]
     fig.add_bar(x=list(labels), y=[h - lo for lo, h in zip(low, high, strict=True)],
                 base=list(low), name="safe band",
                 marker_color=[OK if ok else OVER for ok in in_band], opacity=0.45,
-                hovertemplate="%{x}: %{base:,.4~s}B/s .. %{y:,.4~s}B/s<extra>safe band</extra>")
+                customdata=list(zip(hover_texts(list(low), "bytes/s"),
+                                    hover_texts(list(high), "bytes/s"), strict=True)),
+                hovertemplate="%{x}: %{customdata[0]} .. %{customdata[1]}"
+                              "<extra>safe band</extra>")
     fig.add_hline(y=throttle, line={"color": LINE, "width": 2},
                   annotation_text=f"throttle {rate_text(throttle)}",
                   annotation_position="top left")
@@ -373,7 +409,8 @@ def eta_curve(throttles: Sequence[float], etas: Sequence[float | None], chosen: 
     hours = [None if e is None else e / 3600 for e in etas]
     fig.add_scatter(x=list(throttles), y=hours, mode="lines+markers", name="ETA",
                     line={"color": OK}, connectgaps=False,
-                    hovertemplate="%{x:,.4~s}B/s: %{y:,.2f} h<extra></extra>")
+                    customdata=hover_texts(list(throttles), "bytes/s"),
+                    hovertemplate="%{customdata}: %{y:,.2f} h<extra></extra>")
     never = [t for t, e in zip(throttles, etas, strict=True) if e is None]
     if never:
         fig.add_vrect(x0=min(throttles), x1=max(never), fillcolor=OVER, opacity=0.12,

@@ -92,3 +92,39 @@ def test_configured_leader_and_follower_rates_are_told_apart():
     # rates unknown (a past window): no legend entry says "configured ... rate" of nothing
     past = charts.rate_vs_configured(["1"], [1e6], [0], [None], [None], "t")
     assert [t.name for t in past.data] == ["leader throttled B/s", "follower throttled B/s"]
+
+
+def _hovers(figure) -> list[str]:
+    """Every hover label's template and the texts it shows of each point."""
+    traces = figure["data"] if isinstance(figure, dict) else [
+        t.to_plotly_json() for t in figure.data]
+    out = []
+    for t in traces:
+        out.append(t.get("hovertemplate") or "")
+        for d in t.get("customdata") if t.get("customdata") is not None else ():
+            out += [str(x) for x in (d if isinstance(d, list | tuple) else [d])]
+    return out
+
+
+def test_a_hover_label_never_writes_milli_units():
+    """Plotly's "%{y:,.4~s}" wrote 0.5 B/s as "500mB/s" (read as megabytes), as the
+    ticks did before: every hover of a byte rate writes a fraction as a decimal."""
+    frame = pd.DataFrame({"time": pd.to_datetime([0, 60, 120], unit="s"),
+                          "value": [0.5, float("nan"), 1_159_000.0],
+                          "series": ["leader 1"] * 3})
+    fig = charts.time_series(frame, "rates", "bytes/s")
+    trace = fig["data"][0]
+    assert trace["customdata"] == ["0.5 B/s", None, "1.159 MB/s"]
+    assert "%{customdata}" in trace["hovertemplate"]
+    lag = charts.time_series(frame.assign(value=[0.25, 2.0, 1234.0]), "lag", "ms")
+    assert lag["data"][0]["customdata"] == ["0.25 ms", "2 ms", "1.234k ms"]
+    figures = [fig, lag, charts.rate_vs_configured(["1"], [0.4], [0.02], [0.5], [None], "t"),
+               charts.safe_band(["1"], [0.1], [0.9], 0.5, [True], "band"),
+               charts.eta_curve([0.5, 1e7], [3600, 360], 1e6, "eta")]
+    for figure in figures:
+        shown = _hovers(figure)
+        assert not any("~s" in h or h.endswith("mB/s") or "m B/s" in h for h in shown), shown
+    band = _hovers(figures[3])
+    assert "0.1 B/s" in band and "0.9 B/s" in band  # the band's ends, not its height
+    assert charts.hover_texts([-0.00001, -0.5, 0.0], "bytes/s") == ["0 B/s", "-0.5 B/s",
+                                                                      "0 B/s"]
