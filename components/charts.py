@@ -212,6 +212,11 @@ def rate_text(bytes_per_second: float) -> str:
     return f"{bytes_per_second:,.0f} B/s"
 
 
+# the time ticks' labels sit this far below the axis: the y axis's lowest label ("0B/s"),
+# centred on the axis line, touched the first time label ("09:00") in the corner
+CORNER_STANDOFF_PX = 8
+
+
 def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "series",
                 limit: float | None = None, limit_name: str = "limit",
                 x_range: tuple | None = None) -> dict:
@@ -236,7 +241,8 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     # "Replica lag per broker" showed a line of no broker)
     layout = {**_base_layout(title), "template": _TEMPLATE_JSON, "showlegend": True,
               "yaxis": {"title": {"text": unit}, "rangemode": "tozero", **axis},
-              "xaxis": {} if x_range is None else {"range": list(x_range)}}
+              "xaxis": {"ticklabelstandoff": CORNER_STANDOFF_PX,
+                        **({} if x_range is None else {"range": list(x_range)})}}
     if limit is not None:  # what add_hline(annotation_position="top left") draws
         layout["shapes"] = [{"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y",
                              "y0": limit, "y1": limit, "line": {"color": OVER, "dash": "dash"}}]

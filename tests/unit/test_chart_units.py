@@ -128,3 +128,14 @@ def test_a_hover_label_never_writes_milli_units():
     assert "0.1 B/s" in band and "0.9 B/s" in band  # the band's ends, not its height
     assert charts.hover_texts([-0.00001, -0.5, 0.0], "bytes/s") == ["0 B/s", "-0.5 B/s",
                                                                       "0 B/s"]
+
+
+def test_the_lowest_rate_label_keeps_clear_of_the_first_time_label():
+    """"0B/s" sits centred on the x axis line and "09:00" just under it: the two touched
+    in the chart's lower left corner. The time labels stand off below the axis."""
+    frame = pd.DataFrame({"time": pd.to_datetime([0, 60], unit="s"), "value": [0.0, 2e6],
+                          "series": ["leader 1"] * 2})
+    for x_range in (None, ("1970-01-01 00:00:00", "1970-01-01 00:01:00")):
+        xaxis = charts.time_series(frame, "rates", "bytes/s", x_range=x_range)["layout"]["xaxis"]
+        assert xaxis["ticklabelstandoff"] >= 6  # half a 12 px label, under the axis line
+    assert xaxis["range"] == ["1970-01-01 00:00:00", "1970-01-01 00:01:00"]
