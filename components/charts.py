@@ -271,26 +271,35 @@ def as_text(value: object) -> str:
 def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
     """A time-series figure with a dotted vertical line per plan event ("#12 approved")
     and one shaded band per plan's execution batches in the window, its batches listed on
-    hovering its label (a plan of 300 batches drew 600 stacked labels). A label near the
-    right edge reads leftwards, so it is not cut off. Figures without a time axis (a chart
-    that says why it is empty) are returned as they are."""
+    hovering its label (a plan of 300 batches drew 600 stacked labels). Events too close
+    for labels of their own share one ("#12 proposed +2", each named on hovering it), and
+    labels take three rows in turn. A label near the right edge reads leftwards, so it is
+    not cut off. Figures without a time axis (a chart that says why it is empty) are
+    returned as they are."""
     if not events or not isinstance(figure, dict):
         return figure
     layout = figure["layout"]
     shapes, notes = list(layout.get("shapes", [])), list(layout.get("annotations", []))
     near_right = _right_edge_test(layout.get("xaxis", {}).get("range"))
-    plan_events = [e for e in events if e.get("kind") != "batch"]
-    for i, e in enumerate(plan_events):
+    plan_events = sorted((e for e in events if e.get("kind") != "batch"),
+                         key=lambda e: e["at"])
+    for e in plan_events:  # every event keeps its line
         x = _x(e["at"])
-        colour = MARKER_COLOURS.get(e["state"], GREY)
         shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper",
-                       "y0": 0, "y1": 1, "line": {"color": colour, "width": 1, "dash": "dot"}})
-        notes.append({"text": f"#{e['plan_id']} {e['state']}", "showarrow": False, "xref": "x",
-                      "x": x, "yref": "paper", "y": 1 - 0.07 * (i % 3), "yanchor": "top",
-                      "xanchor": "right" if near_right(e["at"]) else "left",
-                      "font": {"size": 10, "color": colour},
-                      "hovertext": f"plan {e['plan_id']}: {as_text(e['title'])} "
-                                   f"({e['state']} by {as_text(e['user'])})"})
+                       "y0": 0, "y1": 1, "line": {"color": MARKER_COLOURS.get(e["state"], GREY),
+                                                  "width": 1, "dash": "dot"}})
+    groups = _label_groups(plan_events, _seconds_per_px(figure, plan_events)) \
+        if plan_events else []
+    for i, group in enumerate(groups):
+        first = group[0]
+        colour = MARKER_COLOURS.get(first["state"], GREY)
+        notes.append({"text": _marker_label(group), "showarrow": False, "xref": "x",
+                      "x": _x(first["at"]), "yref": "paper", "y": 1 - 0.07 * (i % 3),
+                      "yanchor": "top",
+                      "xanchor": "right" if near_right(first["at"]) else "left",
+                      "font": {"size": MARKER_FONT_PX, "color": colour},
+                      "hovertext": "<br>".join(_marker_hover(e, len(group) > 1)
+                                               for e in group)})
     batches: dict[int, list[dict]] = {}
     for e in events:
         if e.get("kind") == "batch":
@@ -307,6 +316,58 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
                       "font": {"size": 10, "color": BATCH_COLOUR},
                       "hovertext": _band_hover(plan_id, marks)})
     return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
+
+
+MARKER_FONT_PX = 10
+MARKER_CHAR_PX = 6.5  # the widest a 10 px label's character runs, on average
+MARKER_GAP_PX = 8  # between one label's end and the next label's start
+NARROWEST_PLOT_PX = 390  # a half-width panel's plot at 1,001 px (one column below that)
+
+
+def _marker_label(group: list[dict]) -> str:
+    """'#12 approved' for one event; '#12 approved +2' when two more follow too close to
+    have labels of their own (their lines stay, their hover names them)."""
+    first = group[0]
+    more = f" +{len(group) - 1}" if len(group) > 1 else ""
+    return f"#{first['plan_id']} {first['state']}{more}"
+
+
+def _marker_hover(e: dict, timed: bool) -> str:
+    when = f"{pd.Timestamp(e['at'], unit='s'):%H:%M:%S} " if timed else ""
+    return (f"{when}plan {e['plan_id']}: {as_text(e['title'])} "
+            f"({e['state']} by {as_text(e['user'])})")
+
+
+def _label_groups(events: list[dict], seconds_per_px: float) -> list[list[dict]]:
+    """Events (in time order) gathered under one label while they fall within the
+    width of the label that starts the group: labels of events seconds apart were drawn
+    on one another. Consecutive labels then start at least a label apart, and the three
+    rows they take in turn keep a label that reads leftwards (near the right edge) off
+    its neighbour's."""
+    groups: list[list[dict]] = []
+    for e in events:
+        if groups:
+            start = groups[-1][0]
+            width = (len(_marker_label([*groups[-1], e])) * MARKER_CHAR_PX + MARKER_GAP_PX)
+            if (e["at"] - start["at"]) < width * seconds_per_px:
+                groups[-1].append(e)
+                continue
+        groups.append([e])
+    return groups
+
+
+def _seconds_per_px(figure: dict, events: list[dict]) -> float:
+    """How many seconds a pixel of the x axis covers on the narrowest plot the pages draw
+    (the x range's, else the data's and events' span): labels are spaced for it."""
+    x_range = figure["layout"].get("xaxis", {}).get("range")
+    if x_range:
+        lo, hi = (pd.Timestamp(x).timestamp() for x in x_range)
+    else:
+        ends = [pd.Timestamp(t["x"][k]).timestamp() for t in figure.get("data", [])
+                if len(t.get("x") or ()) for k in (0, -1)]
+        times = [*ends, *(e["at"] for e in events)]
+        lo, hi = min(times), max(times)
+    return max(hi - lo, 1.0) / NARROWEST_PLOT_PX
 
 
 def _x(at: float) -> str:

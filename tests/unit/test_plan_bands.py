@@ -57,3 +57,38 @@ def test_a_marker_near_the_right_edge_reads_leftwards():
     fig = charts.with_plan_markers(series(), events)
     anchors = {a["text"]: a["xanchor"] for a in fig["layout"]["annotations"]}
     assert anchors == {"#1 approved": "left", "#1 proposed": "right"}
+
+
+def test_labels_of_events_seconds_apart_do_not_sit_on_one_another():
+    """A plan proposed, approved and executed within seconds, and another beside it, drew
+    six labels on three rows over one another ("#12 proposed" on "#13 proposed"): labels
+    on one row now start at least a label's width apart on the narrowest plot, the events
+    too close for a label of their own are counted on the one before ("+5") and named in
+    its hover, and every event keeps its line."""
+    states = [(12, "proposed"), (12, "approved"), (12, "executing"), (13, "proposed"),
+              (13, "approved"), (12, "completed")]
+    events = [{"at": START + 900 + 5 * i, "plan_id": p, "state": s, "user": "anna",
+               "title": f"plan {p}"} for i, (p, s) in enumerate(states)]
+    events += [{"at": START + 2400 + 30 * i, "plan_id": 14, "state": s, "user": "olga",
+                "title": "t"} for i, s in enumerate(("proposed", "approved"))]
+    fig = charts.with_plan_markers(series(), events)
+    lines = [s for s in fig["layout"]["shapes"] if s["type"] == "line"]
+    assert len(lines) == len(events)
+    labels = fig["layout"]["annotations"]
+    px = charts.NARROWEST_PLOT_PX / 3600  # the hour's pixels per second
+
+    def left_right(a: dict) -> tuple[float, float]:
+        at = pd.Timestamp(a["x"]).timestamp() - START
+        width = len(a["text"]) * charts.MARKER_CHAR_PX
+        return (at * px - width, at * px) if a["xanchor"] == "right" else \
+            (at * px, at * px + width)
+
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if a["y"] == b["y"]:
+                (_, a1), (b0, _) = sorted([left_right(a), left_right(b)])
+                assert a1 <= b0, (a["text"], b["text"])
+    assert [a["text"] for a in labels] == ["#12 proposed +5", "#14 proposed +1"]
+    hover = labels[0]["hovertext"].split("<br>")
+    assert [h.split(" (")[1] for h in hover] == [f"{s} by anna)" for _, s in states]
+    assert hover[3] == "09:15:15 plan 13: plan 13 (proposed by anna)"
