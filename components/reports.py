@@ -5,7 +5,7 @@ report opens with what it is about: cluster, window, when it was made, from whic
 from __future__ import annotations
 
 import io
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +33,10 @@ RATE_UNIT = " (B/s)"  # a byte-rate column's header; its readable values carry t
 
 
 def html_document(title: str, meta: dict[str, str], sections: list[tuple[str, object]]) -> str:
-    """The report: a heading, its meta list, then each section's figure, table or text."""
+    """The report: a heading, its meta list, then each section's figure, table or text.
+    A figure is drawn without its own title: its section's heading says what it shows
+    (the chart repeated the heading just under it; figure_section makes the one from the
+    other)."""
     parts = [f"<h1>{escape(title)}</h1>", '<dl class="meta">']
     parts += [f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in meta.items()]
     parts.append("</dl>")
@@ -48,10 +51,40 @@ def html_document(title: str, meta: dict[str, str], sections: list[tuple[str, ob
             + "\n".join(parts) + "</body></html>")
 
 
+UNTITLED_TOP_PX = 24  # a figure's top margin without its title: room for a limit's label
+
+
+def figure_title(figure: go.Figure | dict) -> str:
+    """A figure's title as text (its line break a space, plotly's entities read)."""
+    layout = figure.to_plotly_json()["layout"] if isinstance(figure, go.Figure) \
+        else figure.get("layout", {})
+    title = layout.get("title") or {}
+    text = title.get("text") if isinstance(title, dict) else title
+    return unescape((text or "").replace("<br>", " "))
+
+
+def figure_section(figure: go.Figure | dict) -> tuple[str, go.Figure | dict]:
+    """A report section of a figure, headed by the figure's own title."""
+    return figure_title(figure), figure
+
+
+def untitled(figure: go.Figure | dict) -> dict:
+    """The figure (as its JSON) without its title, the height its title took given back
+    to the page: the plot keeps its size."""
+    fig = figure.to_plotly_json() if isinstance(figure, go.Figure) else figure
+    layout = fig.get("layout", {})
+    margin = layout.get("margin", {})
+    freed = max(0, margin.get("t", 100) - UNTITLED_TOP_PX)  # 100: plotly's default
+    out = {**layout, "title": {"text": ""}, "margin": {**margin, "t": UNTITLED_TOP_PX}}
+    if layout.get("height"):
+        out["height"] = layout["height"] - freed
+    return {**fig, "layout": out}
+
+
 def _body(body: object) -> str:
     if isinstance(body, go.Figure | dict):  # dict: a figure built as its JSON
         return '<div class="figure">' + pio.to_html(
-            body, include_plotlyjs=False, full_html=False, validate=False,
+            untitled(body), include_plotlyjs=False, full_html=False, validate=False,
             config={"displayModeBar": False, "responsive": True}) + "</div>"
     if isinstance(body, pd.DataFrame):
         if body.empty:

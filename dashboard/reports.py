@@ -86,8 +86,8 @@ def capacity_documents(answer: dict, label: str):
                   reports.readable(table, CAPACITY_COLUMNS)),
                  ("Brokers to add", cap.brokers_to_add_text(answer, label,
                                                             cap.table_records(frame))),
-                 ("Cluster", cap.cluster_chart(answer)),
-                 ("Brokers", cap.broker_chart(answer))]),
+                 reports.figure_section(cap.cluster_chart(answer)),
+                 reports.figure_section(cap.broker_chart(answer))]),
             lambda: reports.csv_document(
                 meta, {"time to limit": reports.plain(table, CAPACITY_COLUMNS)}))
 
