@@ -6,8 +6,9 @@ import argparse
 import sys
 
 from backend.cli import verb_parser
+from backend.errors import Unavailable
 from backend.services import whatif
-from backend.spark.session import settings_from
+from backend.spark.session import SparkUnreachable, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +29,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(a: argparse.Namespace) -> dict:
+    """A Spark master or Connect server that does not answer is exit 3 (unavailable), as
+    any other source a verb needs; bad input stays exit 2."""
+    try:
+        return _run_sweep(a)
+    except SparkUnreachable as e:
+        raise Unavailable(f"Spark at {e.where}", f"unreachable ({e.why})") from None
+
+
+def _run_sweep(a: argparse.Namespace) -> dict:
     settings = settings_from(a.spark_master, a.spark_remote)
     if a.no_progress or not sys.stderr.isatty():
         return whatif.sweep(a.spec, settings, a.out)

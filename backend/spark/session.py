@@ -5,17 +5,22 @@ first caller (or ``warm_up`` in a background thread at start-up) pays the JVM st
 Settings come from arguments, then the environment (RAILYARD_SPARK_MASTER,
 RAILYARD_SPARK_REMOTE, RAILYARD_SPARK_UI), then the config file's ``spark`` section,
 then defaults (local[*] bound to 127.0.0.1, Arrow on, UI off). Problems a user can fix
-(no Java, a master or Connect server not listening) are BadInput with one line.
+(no Java, a master or Connect server not listening) are BadInput with one line; a master or
+Connect server that does not listen or does not answer is SparkUnreachable, a BadInput the
+CLI reports as unavailable (exit 3).
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import socket
+import struct
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +41,16 @@ LOG4J2 = Path(__file__).with_name("log4j2.properties")
 # The embedded JVM's own output (its start-up banner, JVM warnings, log4j): kept off the
 # CLI's stderr, which holds one line on an error and nothing else.
 DEFAULT_JVM_LOG = str(Path(tempfile.gettempdir()) / f"railyard-spark-jvm-{os.getuid()}.log")
+# How long a spark:// master or sc:// Connect server that took the TCP connection has to
+# answer before Railyard gives up on it. Without a bound, a Connect client whose server
+# accepts and never answers waits forever (pyspark sets no gRPC deadline), and a classic
+# driver asks a silent master 3 times 20 s (Spark's StandaloneAppClient, not a setting)
+# before it says so: 67 s here, JVM start included. A live server answers the probes below
+# in milliseconds and they make it do no work, so the bound is for the person at the
+# terminal: the error within seconds (with check_reachable's 3 s connect, 11 s at most,
+# under the 15 s an operator should wait), with room left for a slow network path. Only
+# remote servers are probed: the embedded local[*] default is not.
+ANSWER_TIMEOUT = 8.0
 
 
 @dataclass(frozen=True)
@@ -121,6 +136,17 @@ def _endpoints(url: str) -> list[tuple[str, int]]:
     return out
 
 
+class SparkUnreachable(BadInput):
+    """A master or Connect server that does not listen, or listens and does not answer:
+    "Spark at URL is unreachable (why)". A BadInput, as it always was for the pages (whose
+    ``start`` shows it as a banner); the CLI reports it as unavailable, exit 3, as it does
+    any other source that does not answer."""
+
+    def __init__(self, url: str, why: str) -> None:
+        self.where, self.why = shown_url(url), " ".join(why.split())
+        super().__init__(f"Spark at {self.where} is unreachable ({self.why})")
+
+
 def check_reachable(url: str, timeout: float = 3.0) -> None:
     """BadInput unless something listens at the master / Connect URL (fail fast, not hang)."""
     errors = []
@@ -130,7 +156,91 @@ def check_reachable(url: str, timeout: float = 3.0) -> None:
                 return
         except OSError as e:
             errors.append(f"{host}:{port}: {e.strerror or e}")
-    raise BadInput(f"Spark at {shown_url(url)} is unreachable ({'; '.join(errors)})")
+    raise SparkUnreachable(url, "; ".join(errors))
+
+
+def check_answers(url: str, timeout: float = ANSWER_TIMEOUT) -> None:
+    """SparkUnreachable unless the spark:// master or sc:// Connect server answers within
+    ``timeout`` seconds (a listener that takes the connection and never answers would hang
+    the session's start: forever for Connect, 67 s for a master)."""
+    if url.startswith("sc://"):
+        _check_connect_answers(url, timeout)
+    else:
+        _check_master_answers(url, timeout)
+
+
+# A Spark RPC frame (network-common's MessageEncoder): the frame's length (8 bytes, itself
+# included), the message type (StreamRequest = 6), then the stream id (4-byte length, UTF-8).
+# Any Spark RPC server answers StreamFailure "Stream '...' was not found" at once, and logs
+# nothing: it is how executors fetch files from a driver, and a master serves no files.
+_PROBE_STREAM = b"files/railyard-probe"
+_MASTER_PROBE = struct.pack(">qbi", 8 + 1 + 4 + len(_PROBE_STREAM), 6,
+                            len(_PROBE_STREAM)) + _PROBE_STREAM
+
+
+def _check_master_answers(url: str, timeout: float) -> None:
+    """Some endpoint of the spark:// URL (an HA list is probed at once, not in turn) answers
+    the probe frame within ``timeout``. Any answer counts (a reply, or closing the
+    connection: a master with TLS or authentication may do either); only silence until
+    the deadline, or no connection, is refused."""
+    deadline = time.monotonic() + timeout
+    errors: dict[tuple[str, int], str] = {}
+    with selectors.DefaultSelector() as waiting:
+        try:
+            for host, port in _endpoints(url):
+                try:
+                    conn = socket.create_connection(
+                        (host, port), timeout=max(deadline - time.monotonic(), 0.001))
+                    conn.sendall(_MASTER_PROBE)
+                except OSError as e:
+                    errors[host, port] = f"{host}:{port}: {e.strerror or e}"
+                    continue
+                conn.setblocking(False)
+                waiting.register(conn, selectors.EVENT_READ, (host, port))
+            while waiting.get_map() and (left := deadline - time.monotonic()) > 0:
+                if waiting.select(left):
+                    return  # a reply, or the connection closed or reset: an answer
+            for key in waiting.get_map().values():
+                host, port = key.data
+                errors[host, port] = (f"{host}:{port} took the connection and did not answer "
+                                      f"within {timeout:g} s: is it a Spark master's port?")
+        finally:
+            for key in list(waiting.get_map().values()):
+                waiting.unregister(key.fileobj)
+                key.fileobj.close()
+    raise SparkUnreachable(url, "; ".join(errors[e] for e in _endpoints(url) if e in errors))
+
+
+# A gRPC method Spark Connect does not implement: a live server answers UNIMPLEMENTED at
+# once, without starting a session.
+_CONNECT_PROBE_METHOD = "/grpc.health.v1.Health/Check"
+
+
+def _check_connect_answers(url: str, timeout: float) -> None:
+    """The Connect server answers a gRPC call (any status but DEADLINE_EXCEEDED and
+    UNAVAILABLE) within ``timeout``, on a channel built as pyspark builds the session's
+    (TLS and token from the URL)."""
+    import grpc
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    try:
+        builder = DefaultChannelBuilder(url)
+    except Exception:  # a URL pyspark refuses: the session's start says why, as before
+        return
+    channel = builder.toChannel()
+    try:
+        channel.unary_unary(_CONNECT_PROBE_METHOD)(b"", timeout=timeout)
+    except grpc.RpcError as e:
+        code = e.code() if isinstance(e, grpc.Call) else None
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise SparkUnreachable(url, f"{builder.endpoint} took the connection and did not "
+                                        f"answer within {timeout:g} s: is it a Spark Connect "
+                                        "server's port?") from None
+        if code == grpc.StatusCode.UNAVAILABLE:
+            details = (e.details() or "no details").splitlines()[0]
+            raise SparkUnreachable(url, f"{builder.endpoint}: {details}") from None
+    finally:
+        channel.close()
 
 
 # ---- building sessions ---------------------------------------------------------------------
@@ -168,6 +278,7 @@ def build_session(s: SparkSettings):
 
     if s.is_remote:
         check_reachable(s.remote)
+        check_answers(s.remote)
         builder = SparkSession.builder.remote(s.remote)
         for k, v in s.conf:
             builder = builder.config(k, v)
@@ -183,6 +294,7 @@ def build_session(s: SparkSettings):
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     if s.master.startswith("spark://"):
         check_reachable(s.master)
+        check_answers(s.master)  # before the JVM starts: nothing to stop when it is silent
     conf = {"spark.master": s.master, **_classic_conf(s)}
     builder = SparkSession.builder
     for k, v in conf.items():
