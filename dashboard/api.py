@@ -9,7 +9,6 @@ another site cannot make a signed-in browser act here. Errors are {"error": "one
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -25,9 +24,7 @@ from backend.model import json_input
 from backend.services import (
     approval_status,
     execution,
-    fields,
     plan_kinds,
-    plan_preview,
     plan_queue,
     shrink_execution,
     throttle_leftovers,
@@ -195,7 +192,6 @@ def propose():
         plan = throttle_leftovers.propose_clear(_store(), who, rt.source(cluster),
                                                 configs=body.get("configs"), title=title)
         return _proposed(plan)
-    _check_goal_numbers(body)  # before the cluster is asked for its snapshot
     snap = rt.snapshot_of(cluster)
     draft = plan_kinds.draft_from_request(snap, body)
     plan = plan_service.propose(
@@ -207,47 +203,6 @@ def propose():
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it
         grids.keep_plan_grid(plan.id, draft.table)
     return _proposed(plan)
-
-
-# A planner goal's numbers (POST /plans, "generate"), checked as the reassignments page
-# checks its fields, in its words: the planner's own check said a JSON 1e18 threshold was
-# "balance threshold must be from 1 to 2, got 1e+18", Python's float repr, where the page
-# says "balance threshold: give a number from 1 to 2, got 1e18".
-GOAL_NUMBERS = {
-    "target_utilization": {"above": 0, "high": 1},
-    "threshold": {"low": 1, "high": plan_preview.MAX_BALANCE_THRESHOLD},
-}
-
-
-def _check_goal_numbers(body: dict) -> None:
-    """BadInput naming a goal number out of range as the request wrote it ("1e18", not
-    Python's "1e+18"). Only where the service reads the goal's numbers (a reassignment
-    given by generate alone, a goal it knows); a value that is not a JSON number is left
-    to it ("expected a number")."""
-    goal = body.get("generate")
-    if body.get("kind") != "reassignment" or "plan" in body or not isinstance(goal, dict) \
-            or goal.get("goal") not in plan_preview.GOALS:
-        return
-    for key, bounds in GOAL_NUMBERS.items():
-        value = goal.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        try:
-            fields.number(value, f"generate.{key}", **bounds)
-        except BadInput:  # refused again, now naming the number as the body wrote it
-            fields.number(_as_written(key, value), f"generate.{key}", **bounds)
-            raise
-
-
-def _as_written(key: str, value: float) -> str | float:
-    """The goal's number ``key`` as the body's text wrote it: the body parsed again with
-    its decimals kept as text, once, for a refusal (it parsed once already, so this
-    cannot fail); ``value`` if the text says something else."""
-    written = json.loads(request.get_data(), parse_float=str).get("generate", {}).get(key)
-    if isinstance(written, bool) or not isinstance(written, str | int) or \
-            float(written) != value:
-        return value
-    return str(written)
 
 
 def _proposed(plan):

@@ -14,8 +14,8 @@ from backend.services import fields, plan_preview
 from backend.services.cluster import cluster_snapshot
 from backend.services.plan_preview import (
     BALANCE_THRESHOLD,
+    GOAL_RANGES,
     GOALS,
-    MAX_BALANCE_THRESHOLD,
     MAX_THROTTLE,
 )
 from components import banners, tables, urlstate
@@ -117,11 +117,12 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         else:
             draft = plan_preview.from_goal(snap, {
                 "goal": goal, "brokers": fields.broker_ids(brokers, "brokers"),
-                "target_utilization": fields.number(utilization, "target utilisation", above=0,
-                                                    high=1, default=1.0),
-                "threshold": fields.number(threshold, "balance threshold", low=1,
-                                           high=MAX_BALANCE_THRESHOLD,
-                                           default=BALANCE_THRESHOLD)},
+                "target_utilization": fields.number(utilization, "target utilisation",
+                                                    default=1.0, **GOAL_RANGES[
+                                                        "target_utilization"]),
+                "threshold": fields.number(threshold, "balance threshold",
+                                           default=BALANCE_THRESHOLD,
+                                           **GOAL_RANGES["threshold"])},
                 throttle=throttle, where="")
     except BadInput as e:
         return no_update, no_update, str(e), []

@@ -30,7 +30,7 @@ def number(value: object, where: str, *, low: float | None = None,
     field empty does ("retention.ms")."""
     wanted = _wanted(low, high, above, whole, unit) + (f", or leave it empty for {empty}"
                                                        if empty else "")
-    text = str(value).strip() if value is not None else ""
+    text = _written(value)
     if not text:
         if required:
             raise BadInput(f"{where}: give {wanted if required is True else required}")
@@ -82,6 +82,16 @@ def _wanted(low: float | None, high: float | None, above: float | None, whole: b
 
 def _g(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() or abs(x) >= 1e6 else f"{x:g}"
+
+
+def _written(value: object) -> str:
+    """A field's text; a number (a JSON body's) as a person writes it: 1e18, not Python's
+    1e+18, so the API's refusal reads as the page's for the same input."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value).replace("e+", "e")
+    return str(value).strip()
 
 
 def _short(text: str) -> str:

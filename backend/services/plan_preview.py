@@ -36,6 +36,7 @@ from backend.model.reassignment import (
     reassignment_from_dict,
 )
 from backend.model.snapshot import Limits, Snapshot
+from backend.services import fields
 from backend.services import shrink as shrink_service
 from backend.services.plan_basis import basis_changes, replica_changes
 
@@ -43,6 +44,9 @@ from backend.services.plan_basis import basis_changes, replica_changes
 # them (pages ask the services, not the engines)
 GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
 MAX_BALANCE_THRESHOLD = planner.MAX_BALANCE_THRESHOLD
+# a goal's numbers, the page's fields and the API's alike (services.fields.number ranges)
+GOAL_RANGES = {"target_utilization": {"above": 0, "high": 1},
+               "threshold": {"low": 1, "high": MAX_BALANCE_THRESHOLD}}
 MAX_THROTTLE = MAX_LONG  # bytes/s: the throttled.rate configs are LONGs (KIP-73)
 MAX_DELAY_MS = MAX_LONG  # the delete-partitions KIP's --delete-partitions-delay is a Long
 IN_FLIGHT_SHOWN = 100  # moving partitions a preview lists (it counts them all)
@@ -229,9 +233,16 @@ def parse_goal(goal: Any, where: str = "generate.") -> planner.Goal:
     if kind in ("drain", "add") and not brokers:  # the planner's words name the CLI's flag
         raise BadInput(f"{where}brokers: the {kind} goal needs the ids of the brokers to "
                        f"{kind}, e.g. 7,8")
-    util = _number(goal.get("target_utilization", 1.0), f"{where}target_utilization")
-    threshold = _number(goal.get("threshold", planner.BALANCE_THRESHOLD), f"{where}threshold")
+    util, threshold = (_goal_number(goal, key, default, where) for key, default in (
+        ("target_utilization", 1.0), ("threshold", planner.BALANCE_THRESHOLD)))
     return planner.Goal(kind, tuple(brokers), util, threshold)
+
+
+def _goal_number(goal: dict, key: str, default: float, where: str) -> float:
+    """A JSON number (not text) in the goal's range, refused in the page's words."""
+    value = goal.get(key, default)
+    _number(value, f"{where}{key}")
+    return fields.number(value, f"{where}{key}", **GOAL_RANGES[key])
 
 
 # ---- reassignment drafts ------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Numbers in a JSON body are named in a refusal as the request wrote them, in the
-reassignments page's words: a JSON 1e18 balance threshold was refused as "balance
-threshold must be from 1 to 2, got 1e+18" (Python's float repr, and the planner's
-words), where the page says "balance threshold: give a number from 1 to 2, got 1e18"."""
+"""A goal's numbers in a JSON body are refused in the reassignments page's words, written
+as a person writes them: a JSON 1e18 balance threshold was refused as "balance threshold
+must be from 1 to 2, got 1e+18" (Python's float repr, and the planner's words), where the
+page says "balance threshold: give a number from 1 to 2, got 1e18". The service checks
+both against one set of ranges (services.plan_preview.GOAL_RANGES)."""
 
 from __future__ import annotations
 
@@ -48,17 +49,17 @@ def test_a_threshold_of_1e18_reads_as_the_pages_refusal(env):
 
 @pytest.mark.parametrize(("goal", "error"), [
     ('{"goal": "balance", "threshold": 1E+18}', "generate.threshold: give a number from 1 to "
-                                                "2, got 1E+18"),
+                                                "2, got 1e18"),
     ('{"goal": "balance", "threshold": 2.50000001}', "generate.threshold: give a number from "
                                                      "1 to 2, got 2.50000001"),
     ('{"goal": "balance", "threshold": 0}', "generate.threshold: give a number from 1 to 2, "
                                             "got 0"),
     ('{"goal": "balance", "threshold": -1.0e-300}', "generate.threshold: give a number from 1 "
-                                                    "to 2, got -1.0e-300"),
+                                                    "to 2, got -1e-300"),
     ('{"goal": "limits", "target_utilization": 1.5e300}', "generate.target_utilization: give "
      "a number larger than 0 and at most 1, got 1.5e300"),
 ])
-def test_a_goal_number_is_named_as_the_body_wrote_it(env, goal, error):
+def test_a_goal_number_is_named_as_a_person_writes_it(env, goal, error):
     assert propose(env, goal) == (400, error)
 
 
