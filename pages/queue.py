@@ -7,6 +7,7 @@ changed nothing sends nothing."""
 
 from __future__ import annotations
 
+import json
 import zlib
 
 import dash
@@ -23,16 +24,16 @@ dash.register_page(__name__, path="/queue", name="Queue", title="Railyard · Que
 ALL = plan_queue.ALL
 PERCENT = {"function": "percent(params.value)"}
 DURATION = {"function": "duration(params.value)"}
-# fourteen columns in 1400 px (each as narrow as its header's words and its values allow:
-# "pause reason" ran off the grid's right edge, "reassignment" was cut); free text (title,
-# window, run, pause reason) is cut when long and shown whole on hover
+# fourteen columns, each as narrow as its header's words and its values allow ("pause
+# reason" ran off the grid's right edge, "reassignment" was cut); free text (title, window,
+# run, pause reason) is cut when long and shown whole on hover
 KIND_PX = tables.CELL_PAD_PX + max(map(tables.text_px, plan_kinds.KINDS))
 STATE_PX = tables.CELL_PAD_PX + max(map(tables.text_px, plan_actions.PLAN_STATES))
 COLUMNS = [tables.sized(c, filterable=False) for c in (
     {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 80},
     {"field": "cluster", "width": 85}, {"field": "state", "width": STATE_PX},
     {"field": "kind", "width": KIND_PX},
-    {"field": "title", "flex": 2, "minWidth": 120, "tooltipField": "title"},
+    {"field": "title", "flex": 2, "minWidth": 120},  # its tooltip: TITLE_TOOLTIP
     {"field": "author", "width": 85},
     {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
      "width": 90},
@@ -45,6 +46,78 @@ COLUMNS = [tables.sized(c, filterable=False) for c in (
     {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 110,
      "tooltipField": "pause_reason"},
 )]
+# They need 1305 px: a 1024 px window has a 938 px grid, which scrolled sideways. The
+# columns an operator decides by (plan, cluster, state, title, author, approvals) show at
+# any width; the others give way one by one, the least needed first, where the grid has no
+# room for them beside a title of TITLE_ROOM_PX, and the title's tooltip then lists their
+# values (the plan's page shows them all): at 1024 px the grid keeps bytes to move,
+# progress and run, at 1366 px all but still needed and pause reason (approvals and run say
+# most of what they do), at 1400 px all but pause reason
+OPTIONAL = ("bytes_to_move", "progress", "execution", "eta_seconds", "kind", "schedule",
+            "still_needed", "pause_reason")  # the most needed first
+TITLE_ROOM_PX = 200
+GRID_EXTRA_PX = 20  # the grid's borders and its vertical scrollbar, when rows overflow
+
+
+def shown_from() -> dict[str, int]:
+    """Each optional column: the grid width (px) from which it shows."""
+    room = {c["field"]: c.get("width") or c["minWidth"] for c in COLUMNS}
+    need = GRID_EXTRA_PX + TITLE_ROOM_PX + sum(
+        px for field, px in room.items() if field not in (*OPTIONAL, "title"))
+    out = {}
+    for field in OPTIONAL:
+        need += room[field]
+        out[field] = need
+    return out
+
+
+# the optional columns follow the grid's width: checked as the grid is drawn and whenever
+# it changes size (the window, or the page's scrollbar coming or going)
+FIT_COLUMNS = """
+function (_rows, gridId) {
+    const from = SHOWN_FROM;
+    dash_ag_grid.getApiAsync(gridId).then(api => {
+        const grid = document.getElementById(gridId);
+        if (!grid || grid._fit) { return; }
+        grid._fit = new ResizeObserver(() => {
+            if (!grid.isConnected) { grid._fit.disconnect(); return; }
+            for (const [field, px] of Object.entries(from)) {
+                api.setColumnsVisible([field], grid.clientWidth >= px);
+            }
+            // the title's tooltip names the hidden columns' values (kept per cell)
+            api.refreshCells({columns: ["title"], force: true});
+        });
+        grid._fit.observe(grid);
+    });
+}"""
+
+
+def _value_js(col: dict) -> str:
+    """A JS expression of a row's value in ``col`` as its cell writes it."""
+    formatter = (col.get("valueFormatter") or {}).get("function")
+    if formatter:
+        return formatter.replace("params.value", f"params.data.{col['field']}")
+    return f'(params.data.{col["field"]} || "\u2014")'
+
+
+def _label(col: dict) -> str:
+    """A column's name in the tooltip: its header, "kind" rather than AG Grid's "Kind"."""
+    return col.get("headerName") or col["field"].replace("_", " ")
+
+
+def _title_tooltip() -> dict:
+    """The whole title, then each hidden column's header and value, a line each
+    (railyard.css keeps the lines)."""
+    by_field = {c["field"]: c for c in COLUMNS}
+    lines = [f'(params.api.getColumn("{field}").isVisible() ? "" : '
+             f'{json.dumps(chr(10) + _label(by_field[field]) + ": ")} + '
+             f'{_value_js(by_field[field])})' for field in OPTIONAL]
+    return {"function": " + ".join(["params.data.title", *lines])}
+
+
+TITLE_TOOLTIP = _title_tooltip()
+
+
 # what the grid reads of a queue row: its columns, the row id, the tooltip, the flag
 SHOWN = ("key", *(c["field"] for c in COLUMNS), "approval_text", "for_you")
 # the filters above the grid filter; the grid sorts
@@ -70,7 +143,8 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
     return html.Div([
         html.H1(["Queue", html.Small("every plan of every cluster")]),
         html.P("What is proposed, approved, running and done across the fleet. Filter it, "
-               "sort it by any column, and share the link: it shows the same view.",
+               "sort it by any column, and share the link: it shows the same view. In a "
+               "narrow window some columns give way: a title's tooltip shows their values.",
                className="hint"),
         *unknown,
         html.Div([
@@ -123,6 +197,10 @@ def refresh(cluster, state, mine, _tick, shown):
     return no_update, change, _count(rows), now, None
 
 
+dash.clientside_callback(FIT_COLUMNS.replace("SHOWN_FROM", json.dumps(shown_from())),
+                         Input(ids.QU_GRID, "rowData"), State(ids.QU_GRID, "id"))
+
+
 dash.clientside_callback(  # assets/railyard.js: the view into the address bar and the link
     ClientsideFunction("railyard", "queueUrl"),
     Output(ids.QU_LINK, "href"), Input(ids.QU_CLUSTER, "value"),
@@ -145,9 +223,11 @@ def _rows(cluster: str, state: str | None, mine: bool) -> tuple[list[dict], obje
 
 
 def _columns(sort: str) -> list[dict]:
-    """The grid's columns, the one the view is sorted by marked so."""
+    """The grid's columns, the one the view is sorted by marked so, the title's tooltip."""
     field, order = sort.lstrip("-"), "desc" if sort.startswith("-") else "asc"
-    return [{**c, "sort": order} if c["field"] == field else c for c in COLUMNS]
+    tip = {"tooltipValueGetter": TITLE_TOOLTIP}
+    return [{**c, **(tip if c["field"] == "title" else {}),
+             **({"sort": order} if c["field"] == field else {})} for c in COLUMNS]
 
 
 def _href(cluster: str, state: str | None, mine: bool, sort: str) -> str:

@@ -3,7 +3,7 @@ one grid; an admin filters by cluster, by "needs my approval" and by state, sort
 column, and each step shows the rows asked for and writes the view into the URL, which
 shows the same rows when opened again; another user's approval arrives on the next
 refresh without redrawing the rows that did not change; the Overview links to its
-cluster's entries."""
+cluster's entries; in a 1024 px window the grid fits without scrolling sideways."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -30,6 +31,7 @@ from tests.e2e.conftest import (
     signed_in_config,
     start_dashboard,
 )
+from tests.e2e.test_dashboard_live import GRID_CUT
 from tests.plan_helpers import api_call
 from tests.servers import stop
 
@@ -195,3 +197,69 @@ def test_the_overview_links_to_its_cluster_s_entries(browser, dashboard):
     # the navigation's Queue is the whole fleet's, whichever cluster the page showed
     assert browser.find_element(By.ID, "nav-queue").get_attribute("href") \
         .endswith("/queue")
+
+
+# what the queue grid shows: its columns (AG Grid draws no header for a hidden one) and
+# whether it or the page scrolls sideways
+QUEUE_DRAWN = """
+const view = document.querySelector('#qu-grid .ag-center-cols-viewport');
+const page = document.documentElement;
+return {columns: Array.from(document.querySelectorAll('#qu-grid .ag-header-cell'))
+                      .map(e => e.getAttribute('col-id')),
+        grid: [view.scrollWidth, view.clientWidth], page: [page.scrollWidth, page.clientWidth]};
+"""
+DECIDED_BY = ["id", "cluster", "state", "title", "author", "approvals"]
+FREE = ["title", "schedule", "execution", "pause_reason"]  # cut when long, whole on hover
+
+
+def fits(driver, what: str) -> dict:
+    """Wait until the queue grid shows every value whole and neither it nor the page
+    scrolls sideways (its columns follow its width once drawn); what it shows."""
+    try:
+        WebDriverWait(driver, 10, poll_frequency=0.2).until(
+            lambda d: d.execute_script(GRID_CUT, "#qu-grid", FREE) == []
+            and d.execute_script("const p = document.documentElement;"
+                                 "return p.scrollWidth <= p.clientWidth"))
+    except TimeoutException:
+        pytest.fail(f"{what}: {driver.execute_script(GRID_CUT, '#qu-grid', FREE)} "
+                    f"{driver.execute_script(QUEUE_DRAWN)}")
+    return driver.execute_script(QUEUE_DRAWN)
+
+
+def test_the_queue_fits_a_1024_px_window(browser, dashboard):
+    """At 1024 px the queue's fourteen columns (1305 px) scrolled sideways in a 938 px
+    grid. Now the columns an operator decides by stay, the others give way as the grid
+    narrows, and the title's tooltip lists the values of those hidden; a wider window
+    shows more of them."""
+    title = "Move partition 4 of east off its brokers before Thursday's rack swap"
+    plan = propose(dashboard.url + "/api/v1", "olga", "east", title, 4)
+    browser.delete_all_cookies()
+    console_errors(browser)
+    sign_in(browser, dashboard.url, "arne", USERS["arne"][1])
+    size = browser.get_window_size()
+    row = f"{ROWS}[row-id='{plan['id']}']"
+    try:
+        browser.set_window_size(1024, 900)
+        browser.get(dashboard.url + "/queue")
+        WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, row))
+        narrow = fits(browser, "at 1024 px")
+        assert set(DECIDED_BY) <= set(narrow["columns"]), narrow
+        assert "kind" not in narrow["columns"], narrow
+        cells = shown(browser)[str(plan["id"])]
+        assert (cells["cluster"], cells["state"], cells["author"], cells["approvals"]) \
+            == ("east", "proposed", "olga", "0 of 1")
+        screenshot(browser, "queue-1024")
+        ActionChains(browser).move_to_element(browser.find_element(
+            By.CSS_SELECTOR, f"{row} [col-id='title']")).perform()
+        tip = WebDriverWait(browser, 10).until(lambda d: [
+            e.text for e in d.find_elements(By.CSS_SELECTOR, ".ag-tooltip") if e.text])[0]
+        assert tip.splitlines()[0] == title
+        assert {"kind: reassignment", "window: \u2014", "still needed: 1"} \
+            <= set(tip.splitlines()), tip
+
+        browser.set_window_size(1400, 900)
+        wide = fits(browser, "at 1400 px")
+        assert "kind" in wide["columns"] and len(wide["columns"]) > len(narrow["columns"])
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    assert console_errors(browser) == []
