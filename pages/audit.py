@@ -32,6 +32,10 @@ def layout(plan: str | None = None, user: str | None = None, since: str | None =
         html.H1("Plans and audit log"),
         html.Div(id=ids.AU_PLANS),
         html.H3("Audit log"),
+        html.P("Every change, newest first, as written (the executor's rows count batches "
+               "from 0 in their detail: \"batch\": 0 is the plan page's batch 1). Each "
+               "batch's config changes fold into one row that opens to list them.",
+               className="hint"),
         html.Div([
             tables.field("Plan", tables.number_input(ids.AU_PLAN, plan)),
             tables.field("User", dcc.Input(id=ids.AU_USER, type="text", value=user)),
@@ -119,16 +123,32 @@ def audit_table(rows: list[dict]) -> html.Div | str:
     return html.Table([html.Thead(head), html.Tbody(body)], className="plans audit-log")
 
 
-def _batches(rows: list[dict]) -> dict[int, int]:
-    """Row id -> the batch (from 1) its plan was running when it was written, as far as
-    the rows given show (a batch_started row before it, in chain order)."""
-    running: dict[int | None, int] = {}
+def _batches(rows: list[dict]) -> dict[int, str]:
+    """Row id -> the batch (counted from 1, as the plan page counts) its config change
+    was for, as far as the rows given show: a change written while a batch runs is that
+    batch's; one written before a batch_started (the executor sets a batch's throttles,
+    then starts it) is that next batch's, and one after the plan's last batch ended
+    (the configs put back at its end) is "after batch N"."""
+    running: dict[int | None, int] = {}  # plan -> the batch in flight
+    ended: dict[int | None, int] = {}  # plan -> the batch that ended last
+    waiting: dict[int | None, list[int]] = {}  # plan -> changes before its next batch
     out = {}
     for r in sorted(rows, key=lambda r: r["id"]):
-        if r["action"] == "batch_started" and isinstance(r["detail"], dict):
-            running[r["plan_id"]] = r["detail"].get("batch", 0) + 1
-        elif r["plan_id"] in running:
-            out[r["id"]] = running[r["plan_id"]]
+        plan, detail = r["plan_id"], r["detail"]
+        number = detail.get("batch") if isinstance(detail, dict) else None
+        if r["action"] == "batch_started" and isinstance(number, int):
+            running[plan] = number + 1
+            out.update(dict.fromkeys(waiting.pop(plan, []), f"batch {number + 1}"))
+        elif r["action"] == "batch_finished" and plan in running:
+            ended[plan] = running.pop(plan)
+        elif r["action"] in CONFIG_ACTIONS:
+            if plan in running:
+                out[r["id"]] = f"batch {running[plan]}"
+            else:
+                waiting.setdefault(plan, []).append(r["id"])
+    for plan, left in waiting.items():
+        if plan in ended:
+            out.update(dict.fromkeys(left, f"after batch {ended[plan]}"))
     return out
 
 
@@ -145,10 +165,10 @@ def _row(r: dict) -> html.Tr:
                 style={"overflowWrap": "anywhere"})])
 
 
-def _config_group(run: list[dict], batch: int | None) -> html.Tr:
+def _config_group(run: list[dict], batch: str | None) -> html.Tr:
     """One table row standing for a run of config changes; it opens to list each."""
     ids_ = sorted(r["id"] for r in run)
-    label = (f"batch {batch}: " if batch else "") + \
+    label = (f"{batch}: " if batch else "") + \
         f"{len(run):,} config change{'s' if len(run) > 1 else ''} (rows {ids_[0]} to " \
         f"{ids_[-1]}), " + ", ".join(sorted({r["action"] for r in run}))
     inner = html.Table(html.Tbody([_row(r) for r in run]), className="plans")

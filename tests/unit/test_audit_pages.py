@@ -217,3 +217,29 @@ def test_the_filters_shown_are_what_show_writes_into_the_url(env):
     link = next(c for row in shown.children if isinstance(row.children, list)
                 for c in row.children if getattr(c, "id", None) == ids.AU_LINK)
     assert link.href == "/audit?plan=3&user=anna"
+
+
+def test_config_changes_are_labelled_with_the_batch_they_were_for(env):
+    """In the order the executor writes them (on Apache Kafka: a batch's throttles are set,
+    then it starts; the configs are put back after the last ends), a batch's throttles
+    were labelled with the batch before it ("batch 1: config_set" for batch 2's)."""
+    import sys
+
+    import dash
+
+    audit_table = sys.modules[next(p["module"] for p in dash.page_registry.values()
+                                   if p["path"] == "/audit")].audit_table
+    rows = [{"id": i, "at": "2026-03-01T09:00:00+00:00", "user": "railyard",
+             "action": action, "plan_id": 1, "before": None, "after": None,
+             "address": None, "detail": detail} for i, (action, detail) in enumerate([
+                 ("config_set", {}), ("batch_started", {"batch": 0}),
+                 ("config_restored", {}), ("batch_finished", {"batch": 0}),
+                 ("config_set", {}), ("config_set", {}), ("batch_started", {"batch": 1}),
+                 ("batch_finished", {"batch": 1}), ("config_restored", {})], start=1)]
+    body = audit_table(list(reversed(rows))).children[1].children  # newest first
+    summaries = [r.children.children.children[0].children for r in body
+                 if type(r.children).__name__ == "Td"]
+    assert summaries == ["after batch 2: 1 config change (rows 9 to 9), config_restored",
+                         "batch 2: 2 config changes (rows 5 to 6), config_set",
+                         "batch 1: 1 config change (rows 3 to 3), config_restored",
+                         "batch 1: 1 config change (rows 1 to 1), config_set"]
