@@ -76,6 +76,7 @@ def test_two_approvers_meet_a_two_approver_rule(browser, second_browser, dashboa
     assert "needs 2 approvers: 1 of 2 so far: arne" in text_of(approver, "pv-result")
     assert text_of(approver, "pv-approvals").startswith("needs 2 approvers: 1 of 2 so far: arne")
     assert not approver.find_element(By.ID, "pv-approve").is_displayed()  # arne is done
+    assert not approver.find_element(By.ID, "pv-comment").is_displayed()  # nor its comment
     # the note says so at once, as it does after a reload (it no longer asks him to
     # approve "0 of 2 so far")
     assert text_of(approver, "pv-note").startswith("arne already approved this plan: ")

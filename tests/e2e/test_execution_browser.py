@@ -143,6 +143,7 @@ def test_approve_execute_watch_the_bar_then_cancel_a_second_plan(browser, second
     # the note under Approve follows the state shown (it said "approved" while executing)
     wait(operator).until(lambda d: d.find_element(By.ID, "pv-note").text ==
                          f"This plan is {state(d)}: there is nothing left to decide.")
+    assert not operator.find_element(By.ID, "pv-comment").is_displayed()  # nothing to say
     seen: list[float] = []
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and state(operator) != "completed":
