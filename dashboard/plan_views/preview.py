@@ -38,7 +38,9 @@ def size(nbytes: float) -> str:
 
 
 def rate(bps: float | None) -> str:
-    return "-" if bps is None else f"{bps / 1e6:,.1f} MB/s"
+    """A byte rate as the charts write it: a safe band's low end of 67 kB/s read "0.0
+    MB/s" when every rate was written in MB/s."""
+    return "-" if bps is None else charts.rate_text(bps)
 
 
 def reassignment_cards(p: dict) -> list[html.Div]:

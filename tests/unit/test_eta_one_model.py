@@ -88,3 +88,14 @@ def test_while_it_runs_the_predicted_eta_is_the_previews_for_what_is_left(world,
     assert grown["bytes_done"] == grown["bytes_total"]
     assert grown["predicted_eta_seconds"] is not None  # partitions are still moving
     assert "0m 0s" not in str(progress_view(grown, "bar"))
+
+
+def test_the_cards_write_rates_as_the_charts_do():
+    """A safe band's low end is the busiest moving broker's client writes: 67 kB/s on the
+    Apache Kafka demo, which the card wrote as "0.0 MB/s" (every rate in MB/s)."""
+    snap, body = uneven()
+    p = plan_preview.from_kafka_json(snap, body, throttle=2_000_000.0).preview
+    cards = text_of(reassignment_cards({**p, "safe_band": {"low": 67_200.0,
+                                                           "high": 125_000_000.0}}))
+    assert "Safe band 67.2 kB/s .. 125 MB/s" in cards
+    assert "at a throttle of 2 MB/s (given)" in cards
