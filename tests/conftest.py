@@ -1,8 +1,10 @@
 """Shared test set-up: deterministic, loopback only."""
 
+import json
 import os
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,18 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if "kafka_cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.kafka)
+
+
+@pytest.fixture
+def sweep_spec(tmp_path) -> Path:
+    """A limits what-if spec over a 3-broker snapshot: small enough that a sweep is
+    quick, for the tests of what `railyard whatif sweep` refuses and prints."""
+    snap = {"cluster": "t", "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
+            "topics": [{"name": "orders", "partitions": [
+                {"partition": p, "replicas": [1 + p % 3]} for p in range(6)]}]}
+    (tmp_path / "snap.json").write_text(json.dumps(snap))
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"kind": "limits", "snapshot": "snap.json",
+                                "workload": [{"topic": "new", "partitions": 3, "rf": 2}],
+                                "grid": {"max.broker.partitions": [4, 10]}}))
+    return path

@@ -10,7 +10,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from backend.model.snapshot import Snapshot
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
+from backend.twin.generate import generate_snapshot
 from tests.servers import free_port, poll, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -421,3 +422,42 @@ return {count: texts.length, pairs: pairs};
 def texts_overlapping(driver, css: str) -> dict | None:
     """{count: texts drawn, pairs: [(text, text) drawn over each other]} for a chart."""
     return driver.execute_script(TEXTS_OVERLAPPING, css)
+
+
+def twin_snapshot(cluster: str) -> Snapshot:
+    """The small cluster the two-cluster dashboards run: 6 brokers in 3 racks, 30
+    partitions at RF 3, seed 7."""
+    return generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster=cluster)
+
+
+@contextmanager
+def twin_clusters_dashboard(tmp: Path, names: tuple[str, ...],
+                            users: dict[str, tuple[str, str]]) -> Iterator[Dashboard]:
+    """`railyard serve` signed in as ``users``, on one twin per name (twin_snapshot)."""
+    with ExitStack() as stack:
+        clusters = []
+        for name in names:
+            save_snapshot(twin_snapshot(name), tmp / f"{name}.parquet")
+            twin = TwinApi(TwinGateway(TwinCluster(twin_snapshot(name)))).start()
+            stack.callback(twin.stop)
+            clusters.append({"name": name, "gateway": {"type": "twin", "url": twin.url},
+                             "snapshot": str(tmp / f"{name}.parquet")})
+        d = start_dashboard(tmp, {"clusters": clusters, **signed_in_config(tmp, users)})
+        stack.callback(stop, d.proc)
+        yield d
+
+
+def propose_move(api: str, user: str, password: str, cluster: str, title: str,
+                 partition: int) -> dict:
+    """Through the API: a one-partition move on a twin_snapshot cluster to brokers that
+    do not hold it."""
+    from tests.plan_helpers import api_call
+
+    snap = twin_snapshot(cluster)
+    topic = str(snap.topic_names[0])
+    replicas = snap.replicas_of(snap.partition_row(topic, partition))
+    spare = [b for b in map(int, snap.broker_ids) if b not in replicas][:len(replicas)]
+    return api_call(api, user, password, "POST", "/plans", {
+        "cluster": cluster, "kind": "reassignment", "title": title, "plan": {
+            "version": 1, "partitions": [
+                {"topic": topic, "partition": partition, "replicas": spare}]}})

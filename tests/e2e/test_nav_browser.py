@@ -7,29 +7,19 @@ and the cluster picker of a two-cluster config."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-from pathlib import Path
-
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from backend.model.io import save_snapshot
-from backend.twin.api import TwinApi
-from backend.twin.cluster import TwinCluster
-from backend.twin.gateway import TwinGateway
-from backend.twin.generate import generate_snapshot
 from dashboard import ids
 from dashboard.shell import NAV_ITEMS
 from tests.e2e.conftest import (
     console_errors,
+    propose_move,
     screenshot,
     sign_in,
-    signed_in_config,
-    start_dashboard,
+    twin_clusters_dashboard,
 )
-from tests.plan_helpers import api_call
-from tests.servers import stop
 
 pytestmark = pytest.mark.e2e
 
@@ -54,26 +44,8 @@ return {rows: new Set(links.map(e => Math.round(e.getBoundingClientRect().top)))
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
     """`railyard serve` on two twin clusters; olga proposed a plan that waits for arne."""
-    tmp: Path = tmp_path_factory.mktemp("nav")
-    with ExitStack() as stack:
-        clusters = []
-        for name in CLUSTERS:
-            snap = generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster=name)
-            save_snapshot(snap, tmp / f"{name}.parquet")
-            twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
-            stack.callback(twin.stop)
-            clusters.append({"name": name, "gateway": {"type": "twin", "url": twin.url},
-                             "snapshot": str(tmp / f"{name}.parquet")})
-        d = start_dashboard(tmp, {"clusters": clusters, **signed_in_config(tmp, USERS)})
-        stack.callback(stop, d.proc)
-        snap = generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster="east")
-        topic = str(snap.topic_names[0])
-        replicas = snap.replicas_of(snap.partition_row(topic, 0))
-        spare = [b for b in map(int, snap.broker_ids) if b not in replicas][:len(replicas)]
-        api_call(d.url + "/api/v1", "olga", USERS["olga"][1], "POST", "/plans", {
-            "cluster": "east", "kind": "reassignment", "title": "east-1", "plan": {
-                "version": 1, "partitions": [
-                    {"topic": topic, "partition": 0, "replicas": spare}]}})
+    with twin_clusters_dashboard(tmp_path_factory.mktemp("nav"), CLUSTERS, USERS) as d:
+        propose_move(d.url + "/api/v1", "olga", USERS["olga"][1], "east", "east-1", 0)
         yield d
 
 

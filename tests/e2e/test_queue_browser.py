@@ -7,8 +7,6 @@ cluster's entries; in a 1024 px window the grid fits without scrolling sideways.
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -18,22 +16,16 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from backend.model.io import save_snapshot
-from backend.twin.api import TwinApi
-from backend.twin.cluster import TwinCluster
-from backend.twin.gateway import TwinGateway
-from backend.twin.generate import generate_snapshot
 from tests.e2e.conftest import (
     choose,
     console_errors,
+    propose_move,
     screenshot,
     sign_in,
-    signed_in_config,
-    start_dashboard,
+    twin_clusters_dashboard,
 )
 from tests.e2e.test_dashboard_live import GRID_CUT
 from tests.plan_helpers import api_call
-from tests.servers import stop
 
 pytestmark = pytest.mark.e2e
 
@@ -46,31 +38,13 @@ ROWS = ".ag-center-cols-container .ag-row"
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
     """`railyard serve` on two twin clusters, east and west."""
-    tmp: Path = tmp_path_factory.mktemp("queue")
-    with ExitStack() as stack:
-        clusters = []
-        for name in CLUSTERS:
-            snap = generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster=name)
-            save_snapshot(snap, tmp / f"{name}.parquet")
-            twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
-            stack.callback(twin.stop)
-            clusters.append({"name": name, "gateway": {"type": "twin", "url": twin.url},
-                             "snapshot": str(tmp / f"{name}.parquet")})
-        d = start_dashboard(tmp, {"clusters": clusters, **signed_in_config(tmp, USERS)})
-        stack.callback(stop, d.proc)
+    with twin_clusters_dashboard(tmp_path_factory.mktemp("queue"), CLUSTERS, USERS) as d:
         yield d
 
 
 def propose(api: str, user: str, cluster: str, title: str, partition: int) -> dict:
     """A one-partition move on ``cluster`` to brokers that do not hold it."""
-    snap = generate_snapshot(6, 3, 3, 30, 3, seed=7, cluster=cluster)
-    topic = str(snap.topic_names[0])
-    replicas = snap.replicas_of(snap.partition_row(topic, partition))
-    spare = [b for b in map(int, snap.broker_ids) if b not in replicas][:len(replicas)]
-    return api_call(api, user, USERS[user][1], "POST", "/plans", {
-        "cluster": cluster, "kind": "reassignment", "title": title, "plan": {
-            "version": 1, "partitions": [
-                {"topic": topic, "partition": partition, "replicas": spare}]}})
+    return propose_move(api, user, USERS[user][1], cluster, title, partition)
 
 
 ROWS_JS = """

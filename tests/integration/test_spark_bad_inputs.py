@@ -18,19 +18,6 @@ RAILYARD = [sys.executable, "-c", "import sys; from backend.cli import main; sys
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def spec(tmp_path) -> Path:
-    snap = {"cluster": "t", "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
-            "topics": [{"name": "orders", "partitions": [
-                {"partition": p, "replicas": [1 + p % 3]} for p in range(6)]}]}
-    (tmp_path / "snap.json").write_text(json.dumps(snap))
-    path = tmp_path / "spec.json"
-    path.write_text(json.dumps({"kind": "limits", "snapshot": "snap.json",
-                                "workload": [{"topic": "new", "partitions": 3, "rf": 2}],
-                                "grid": {"max.broker.partitions": [4, 10]}}))
-    return path
-
-
 def railyard(tmp_path: Path, *args) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path),
            "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
@@ -38,9 +25,9 @@ def railyard(tmp_path: Path, *args) -> subprocess.CompletedProcess:
                           env=env, cwd=tmp_path, timeout=600)
 
 
-def test_unwritable_out_is_refused_before_spark_starts(tmp_path, spec):
+def test_unwritable_out_is_refused_before_spark_starts(tmp_path, sweep_spec):
     started = time.monotonic()
-    done = railyard(tmp_path, "whatif", "sweep", "--spec", spec, "--spark-master", "local[1]",
+    done = railyard(tmp_path, "whatif", "sweep", "--spec", sweep_spec, "--spark-master", "local[1]",
                     "--out", "/proc/nope/o.parquet")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "/proc/nope/o.parquet" in done.stderr
@@ -48,9 +35,9 @@ def test_unwritable_out_is_refused_before_spark_starts(tmp_path, spec):
     assert not list(tmp_path.glob("railyard-spark-jvm-*.log"))  # the JVM never started
 
 
-def test_spark_banner_stays_off_stderr(tmp_path, spec):
+def test_spark_banner_stays_off_stderr(tmp_path, sweep_spec):
     (tmp_path / "out").mkdir()  # --out's folder must exist (a missing one is refused)
-    done = railyard(tmp_path, "whatif", "sweep", "--spec", spec, "--spark-master", "local[1]",
+    done = railyard(tmp_path, "whatif", "sweep", "--spec", sweep_spec, "--spark-master", "local[1]",
                     "--out", tmp_path / "out" / "rows.json")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr == ""

@@ -7,7 +7,6 @@ ANSWER_TIMEOUT, and no JVM is started for them."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import subprocess
@@ -73,18 +72,6 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def spec(tmp_path) -> Path:
-    snap = {"cluster": "t", "brokers": [{"id": 1}, {"id": 2}],
-            "topics": [{"name": "orders", "partitions": [{"partition": 0, "replicas": [1]}]}]}
-    (tmp_path / "snap.json").write_text(json.dumps(snap))
-    path = tmp_path / "spec.json"
-    path.write_text(json.dumps({"kind": "limits", "snapshot": "snap.json",
-                                "workload": [{"topic": "new", "partitions": 1, "rf": 1}],
-                                "grid": {"max.broker.partitions": [4, 10]}}))
-    return path
-
-
 def sweep(tmp_path: Path, spec: Path, *where: str) -> tuple[subprocess.CompletedProcess, float]:
     """`railyard whatif sweep` as a user runs it; the timeout keeps a hang from hanging
     the test (the old code: forever for Connect, 67 s for a master)."""
@@ -113,12 +100,12 @@ def test_the_deadline_is_within_what_an_operator_waits():
 
 
 def test_a_silent_master_and_connect_server_are_one_line_exit_3_within_the_bound(tmp_path,
-                                                                                spec):
+                                                                                sweep_spec):
     for d in ("spark", "sc"):
         (tmp_path / d).mkdir()
     with listener() as port, futures.ThreadPoolExecutor(2) as pool:  # both at once: 10 s
         master, remote = f"spark://127.0.0.1:{port}", f"sc://127.0.0.1:{port}"
-        runs = {url: pool.submit(sweep, tmp_path / url.split(":")[0], spec, flag, url)
+        runs = {url: pool.submit(sweep, tmp_path / url.split(":")[0], sweep_spec, flag, url)
                 for flag, url in (("--spark-master", master), ("--spark-remote", remote))}
         results = {url: run.result() for url, run in runs.items()}
     for url, (done, took) in results.items():
@@ -127,16 +114,16 @@ def test_a_silent_master_and_connect_server_are_one_line_exit_3_within_the_bound
         assert took <= BOUND, (url, took)
 
 
-def test_a_closed_master_port_is_one_line_exit_3_at_once(tmp_path, spec):
+def test_a_closed_master_port_is_one_line_exit_3_at_once(tmp_path, sweep_spec):
     port = closed_port()
-    done, took = sweep(tmp_path, spec, "--spark-master", f"spark://127.0.0.1:{port}")
+    done, took = sweep(tmp_path, sweep_spec, "--spark-master", f"spark://127.0.0.1:{port}")
     assert_unavailable(done, f"spark://127.0.0.1:{port}", "Connection refused", tmp_path)
     assert took < ANSWER_TIMEOUT  # refused, not waited for
 
 
-def test_a_connect_token_stays_out_of_the_unavailable_line(tmp_path, spec):
+def test_a_connect_token_stays_out_of_the_unavailable_line(tmp_path, sweep_spec):
     port = closed_port()
-    done, _ = sweep(tmp_path, spec, "--spark-remote", f"sc://127.0.0.1:{port}/;token=T0ken")
+    done, _ = sweep(tmp_path, sweep_spec, "--spark-remote", f"sc://127.0.0.1:{port}/;token=T0ken")
     assert_unavailable(done, f"sc://127.0.0.1:{port}/;...", "Connection refused", tmp_path)
     assert "T0ken" not in done.stderr
 
