@@ -248,3 +248,23 @@ window.dash_clientside.railyard.queueUrl = function (cluster, state, mine, colum
     }
     return "/queue" + search;
 };
+
+// /queue's optional columns (pages/queue.py OPTIONAL) follow the grid's width: each shows
+// from the width in ``shownFrom`` (queue.shown_from), checked as the grid is drawn and
+// whenever it changes size (the window, or the page's scrollbar coming or going); the
+// title's tooltip then names the hidden columns' values
+window.dash_clientside.railyard.fitColumns = function (_rows, gridId, shownFrom) {
+    dash_ag_grid.getApiAsync(gridId).then(api => {
+        const grid = document.getElementById(gridId);
+        if (!grid || grid._fit) { return; }
+        grid._fit = new ResizeObserver(() => {
+            if (!grid.isConnected) { grid._fit.disconnect(); return; }
+            for (const [field, px] of Object.entries(shownFrom)) {
+                api.setColumnsVisible([field], grid.clientWidth >= px);
+            }
+            api.refreshCells({columns: ["title"], force: true});
+        });
+        grid._fit.observe(grid);
+    });
+    return window.dash_clientside.no_update;
+};

@@ -263,4 +263,5 @@ QU_SHOWN = "qu-shown"  # a digest of the rows shown: a refresh that changes noth
 QU_REFRESH = "qu-refresh"
 QU_ERROR = "qu-error"
 QU_LINK = "qu-link"  # this view's shareable URL (the address bar follows it too)
+QU_FIT = "qu-fit"  # the grid width (px) from which each optional column shows
 OV_QUEUE = "ov-queue"  # the Overview's link to its cluster's plans in the queue

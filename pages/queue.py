@@ -71,27 +71,6 @@ def shown_from() -> dict[str, int]:
     return out
 
 
-# the optional columns follow the grid's width: checked as the grid is drawn and whenever
-# it changes size (the window, or the page's scrollbar coming or going)
-FIT_COLUMNS = """
-function (_rows, gridId) {
-    const from = SHOWN_FROM;
-    dash_ag_grid.getApiAsync(gridId).then(api => {
-        const grid = document.getElementById(gridId);
-        if (!grid || grid._fit) { return; }
-        grid._fit = new ResizeObserver(() => {
-            if (!grid.isConnected) { grid._fit.disconnect(); return; }
-            for (const [field, px] of Object.entries(from)) {
-                api.setColumnsVisible([field], grid.clientWidth >= px);
-            }
-            // the title's tooltip names the hidden columns' values (kept per cell)
-            api.refreshCells({columns: ["title"], force: true});
-        });
-        grid._fit.observe(grid);
-    });
-}"""
-
-
 def _value_js(col: dict) -> str:
     """A JS expression of a row's value in ``col`` as its cell writes it."""
     formatter = (col.get("valueFormatter") or {}).get("function")
@@ -162,6 +141,7 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
         html.Div(id=ids.QU_ERROR),
         html.P(id=ids.QU_COUNT, className="hint"),
         dcc.Store(id=ids.QU_SHOWN),
+        dcc.Store(id=ids.QU_FIT, data=shown_from()),
         dcc.Interval(id=ids.QU_REFRESH, interval=rt.config.server.refresh_seconds * 1000),
         html.Div(dag.AgGrid(
             id=ids.QU_GRID, rowData=[], columnDefs=_columns(sort),
@@ -197,8 +177,10 @@ def refresh(cluster, state, mine, _tick, shown):
     return no_update, change, _count(rows), now, None
 
 
-dash.clientside_callback(FIT_COLUMNS.replace("SHOWN_FROM", json.dumps(shown_from())),
-                         Input(ids.QU_GRID, "rowData"), State(ids.QU_GRID, "id"))
+dash.clientside_callback(  # assets/railyard.js: the optional columns follow the grid's width
+    ClientsideFunction("railyard", "fitColumns"),
+    Output(ids.QU_FIT, "data"), Input(ids.QU_GRID, "rowData"), State(ids.QU_GRID, "id"),
+    State(ids.QU_FIT, "data"))
 
 
 dash.clientside_callback(  # assets/railyard.js: the view into the address bar and the link
