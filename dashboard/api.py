@@ -270,7 +270,8 @@ def check_step(plan_id: int, step: int):
     """An operator checks off step ``step`` (2..) of a shrink's migration."""
     _body()
     return jsonify(shrink_execution.check_step(_store(), auth.current_actor(), plan_id,
-                                               step - 1)), 200
+                                               step - 1,
+                                               topics_of=runtime.current().topics_of)), 200
 
 
 @api.post("/plans/<int:plan_id>/cancel")

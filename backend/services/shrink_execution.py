@@ -12,11 +12,13 @@ audit entry), with their own executors (backend/executor/shrink.py, migration.py
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from backend.errors import Conflict
 from backend.executor.journal import at
 from backend.executor.shrink import mode_on
 from backend.gateways.base import ClusterReader
+from backend.model.snapshot import Snapshot
 from backend.services import plans
 from backend.services.plan_kinds import shrink as shrink_kind
 from backend.store.executions import MIGRATION, STAGES, ExecutionRecords
@@ -41,9 +43,13 @@ def what_happens(gw: ClusterReader | None) -> str:
 
 
 @plans.audits_refusal("check_step")
-def check_step(store: Store, actor: Actor, plan_id: int, step: int,
+def check_step(store: Store, actor: Actor, plan_id: int, step: int, *,
+               topics_of: Callable[[str, list[str]], Snapshot],
                now: float | None = None) -> dict:
-    """An operator checks off migration step ``step`` (1..): done, in order, audited."""
+    """An operator checks off migration step ``step`` (1..): done, in order, audited. The
+    last, deleting the old topic, is the one the cluster can confirm: it is refused while
+    ``topics_of`` (the named topics as the cluster has them now) still finds the topic, so
+    the plan never reads completed, its replicas "freed", beside a topic still written to."""
     now = time.time() if now is None else now
     plan = plans.get(store, plan_id)
     authorize(actor, "execute", plan.author)
@@ -61,6 +67,10 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int,
         raise Conflict(f"step {step + 1} is already checked off")
     if steps[step - 1]["state"] != "done":
         raise Conflict(f"step {step + 1} comes after step {step}, which is not done yet")
+    old = str(plan.content["topic"])
+    if step == len(steps) - 1 and topics_of(plan.cluster, [old]).has_topic(old):
+        raise Conflict(f"step {step + 1}: topic '{old}' is still on cluster {plan.cluster}: "
+                       f"delete it (once no group reads it), then check this step off")
     records.save_batch(plan_id, step, state="done", started_at=now, ended_at=now, done=1)
     text = plan.content["migration"]["steps"][step]
     plans.record(store, actor, plan_id, "migration_step_done",

@@ -356,10 +356,11 @@ def check_step(step: str | None, plan_id: int) -> tuple:
     """An operator checks migration step ``step`` (the number the clicked button showed)
     off through the service, which decides whether they may and whether it is that step's
     turn, and audits it; the result's (message, css), the steps and the next step's button."""
-    store, who = runtime.current().plan_store(), auth.current_actor()
+    rt = runtime.current()
+    store, who = rt.plan_store(), auth.current_actor()
     try:
         number = _step_number(step)
-        shrink_execution.check_step(store, who, plan_id, number - 1)
+        shrink_execution.check_step(store, who, plan_id, number - 1, topics_of=rt.topics_of)
         message, css = f"Done: step {number} checked off.", "inline-done"
     except REFUSALS as e:
         message, css = f"Refused: {e}", "inline-error"

@@ -1,7 +1,8 @@
 """An approved shrink on a cluster that cannot delete partitions (the twin over HTTP with
 delete.topic.partition.enable off, as Apache Kafka): Execute is refused in one line naming
 the migration; "Run the migration instead" creates the new topic with the plan's placement;
-the operator checks the remaining steps off one by one and the plan completes."""
+the operator checks the remaining steps off one by one (the last, deleting the old topic,
+only once the cluster no longer has it) and the plan completes."""
 
 from __future__ import annotations
 
@@ -68,6 +69,12 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
     for step in (2, 3, 4):
         wait.until(lambda b, s=step: next_step(b).is_displayed() and next_step(b).text
                    == f"Step {s} is done: check it off")
+        if step == 4:  # the old topic is still there: refused, nothing ticked, then deleted
+            click_during_a_refresh(browser, next_step)
+            wait.until(lambda b: b.find_element(By.ID, "pv-check-result").text.startswith(
+                f"Refused: step 4: topic '{topic}' is still on cluster demo: delete it"))
+            assert ticked(browser) == [True, True, True, False]
+            twin.delete_topics([topic])
         click_during_a_refresh(browser, next_step)
         try:
             wait.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text

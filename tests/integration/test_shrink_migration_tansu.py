@@ -55,6 +55,7 @@ def test_refused_then_the_migration_runs_as_a_checklist(gw, tmp_path):
                             "'orders.p2' was created with 3 partitions")
     assert "did not follow the replica assignment" in cause
     with pytest.raises(Conflict, match=r"not running a migration|is failed"):
-        shrink_execution.check_step(store, OPERATOR, plan.id, 1)
+        shrink_execution.check_step(store, OPERATOR, plan.id, 1,
+                                    topics_of=lambda *_: gw.assignment())
     thread.stop()
     store.close()
