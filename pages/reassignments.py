@@ -88,8 +88,8 @@ def uploaded(contents, filename):
         return no_update, no_update, no_update, no_update
     try:
         token = drafts.save_upload(contents, filename)
-    except BadInput as e:
-        return None, "", no_update, str(e)
+    except BadInput as e:  # still the plan to preview: Preview says none was uploaded
+        return None, "", "upload", str(e)
     return token, f"uploaded: {filename}", "upload", ""
 
 
@@ -124,10 +124,10 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
                                            default=BALANCE_THRESHOLD,
                                            **GOAL_RANGES["threshold"])},
                 throttle=throttle, where="")
-    except BadInput as e:
-        return no_update, no_update, str(e), []
+    except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
+        return None, None, str(e), []
     except Unavailable as e:
-        return no_update, no_update, "", [banners.banner(str(e), "error")]
+        return None, None, "", [banners.banner(str(e), "error")]
     return reassignment_preview(draft), drafts.save(draft), "", []
 
 

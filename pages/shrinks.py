@@ -7,7 +7,7 @@ migration where the cluster cannot delete partitions)."""
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, dcc, html, no_update
+from dash import Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
 from backend.services import fields, plan_preview, shrink_execution
@@ -64,10 +64,10 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         delay_ms = None if hours is None else round(hours * 3.6e6)
         draft = plan_preview.from_shrink(snap, (topic or "").strip(), partitions,
                                          delay_ms=delay_ms, fields=PAGE_FIELDS)
-    except BadInput as e:
-        return no_update, no_update, str(e), []
+    except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
+        return None, None, str(e), []
     except Unavailable as e:
-        return no_update, no_update, "", [banners.banner(str(e), "error")]
+        return None, None, "", [banners.banner(str(e), "error")]
     head = [html.H2(draft.title, className="plan-title"),
             plan_views.propose_row(auth.current_actor(), draft.title, draft.kind)]
     return kinds.block(draft.kind, draft, head), drafts.save(draft), "", []

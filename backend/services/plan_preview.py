@@ -167,6 +167,10 @@ def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
     "target_utilization", "threshold"}), with what it could not achieve; a refusal names
     a field after ``where`` (the API's "generate.brokers", the page's "brokers")."""
     g = parse_goal(goal, where)
+    try:  # the field, not the planner's CLI flag ("(--brokers)")
+        snap.broker_positions(list(g.brokers))
+    except BadInput as e:
+        raise BadInput(f"{where}brokers: {e}") from None
     limits = snap.limits if limits is None else limits
     result = planner.plan(snap, g, limits, seed=seed)
     named = f" {', '.join(map(str, g.brokers))}" if g.brokers else ""

@@ -236,3 +236,21 @@ def test_a_refused_what_if_input_empties_the_last_answer(app):
     bad = wi.replay_quota(1, None, None, "nan", "11", "1")
     assert bad[3].startswith("rate: ")
     assert (no_result(bad[0]), bad[1]) == (True, None)
+
+
+def test_a_refused_preview_takes_the_last_one_and_its_propose_away(app):
+    """On the Apache Kafka demo an operator previewed "drain 3", then asked for "add 4",
+    which was refused ("broker 4 is not in cluster"), and Propose under the old preview
+    proposed the drain, titled as the add. A refusal now empties the preview and its
+    draft; a refused upload leaves the upload chosen, so Preview says none was taken."""
+    ra, sh = page("/reassignments"), page("/shrinks")
+    block, token, error, _ = ra.preview(1, "generate", "drain", "9", 1.0, 1.1, None, 20, "")
+    assert error == "" and block and drafts.load(token) is not None
+    assert ra.preview(1, "generate", "add", "42", 1.0, 1.1, None, 20, "")[:3] == (
+        None, None, "brokers: broker 42 is not in cluster 'demo'")
+    block, token, error, _ = sh.preview(1, "topic-001", 4, 24, "")
+    assert error == "" and block and token
+    assert sh.preview(1, "topic-001", 400, 24, "")[:2] == (None, None)
+    token, name, source, error = ra.uploaded("data:application/json;base64,bm90IGpzb24=",
+                                             "x.json")
+    assert (token, name, source, error) == (None, "", "upload", "x.json: not a JSON file")

@@ -114,7 +114,7 @@ def test_goal_drain_moves_every_replica_off_the_broker():
     ({"kind": "reassignment", "generate": {"goal": "balance"}, "throttle": -5},
      "throttle: must be larger than 0, got -5"),
     ({"kind": "reassignment", "generate": {"goal": "drain", "brokers": [9]}},
-     "broker 9 is not in cluster 'test' (--brokers)"),
+     "generate.brokers: broker 9 is not in cluster 'test'"),  # the field, not the flag
     ({"kind": "reassignment", "plan": plan(("orders", 0, [1, 2]))},
      "plan: nothing to move on cluster 'test': no plan to propose"),
     # the API's field, not the CLI's flag (issue 26 item 12)
