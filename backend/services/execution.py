@@ -126,7 +126,8 @@ def progress(store: Store, plan_id: int, now: float | None = None) -> dict | Non
     """Where an execution is: per batch and overall, partitions and bytes done, the rate
     observed against the throttle, and predicted and observed ETAs. None before it starts.
     ``bytes_copied`` is what the moves copied, past ``bytes_total`` (the plan's figure)
-    when producers wrote to the partitions while they moved; ``bytes_done`` stops there."""
+    when producers wrote to the partitions after the plan was sized (at proposal); ``bytes_done``
+    stops there."""
     now = time.time() if now is None else now
     records = ExecutionRecords(store)
     ex = records.get(plan_id)

@@ -86,8 +86,9 @@ def copied_text(p: dict) -> str:
         if moved < of else ""
     so_far = " so far" if running else ""
     if p["bytes_copied"] > p["bytes_total"]:
-        return (f"{copied} copied{so_far} (the plan counted {total}: producers wrote to the "
-                f"partitions while they moved){left or f'; all {of:,} partitions moved'}")
+        return (f"{copied} copied{so_far} (the plan counted {total} when it was proposed: "
+                f"producers have written to the partitions since)"
+                f"{left or f'; all {of:,} partitions moved'}")
     if left and copied == total:
         return f"{copied} copied{so_far}, about as much as the plan counted{left}"
     return f"{moved:,} of {of:,} partitions, {copied} of about {total} copied"

@@ -34,8 +34,8 @@ def demo(copied: float, moved: int = 217, state: str = "running") -> dict:
 
 def test_past_the_plans_figure_it_says_what_was_copied_and_what_is_left():
     text = text_of(progress_view(demo(3.4 * GB), "bar"))
-    assert ("3.4 GB copied so far (the plan counted 2.8 GB: producers wrote to the "
-            "partitions while they moved); 83 of 300 partitions left") in text
+    assert ("3.4 GB copied so far (the plan counted 2.8 GB when it was proposed: producers "
+            "have written to the partitions since); 83 of 300 partitions left") in text
     assert "of about" not in text
     bar = progress_view(demo(3.4 * GB), "bar").children[0]
     assert bar.value == "72.3"  # the partitions' share, as before
@@ -55,8 +55,8 @@ def test_below_the_plans_figure_it_reads_as_before():
 
 def test_a_completed_plan_says_what_it_copied_against_the_plan():
     said = copied_text(demo(5.0 * GB, moved=300, state="completed"))
-    assert said == ("5.0 GB copied (the plan counted 2.8 GB: producers wrote to the "
-                    "partitions while they moved); all 300 partitions moved")
+    assert said == ("5.0 GB copied (the plan counted 2.8 GB when it was proposed: producers "
+                    "have written to the partitions since); all 300 partitions moved")
 
 
 def test_the_api_gives_the_bytes_copied_beside_the_plans_share(world, monkeypatch):  # noqa: F811
