@@ -177,7 +177,9 @@ def incident_documents(answer: dict, w: timerange.Window):
 
 def throttle_note(peaks: dict[str, float | None]) -> str:
     """What the two KIP-73 byte-rates measure (services.incident.throttled_peaks), and
-    what it means when leaders sent far more than the moving replicas fetched."""
+    what it means when leaders sent far more than the moving replicas fetched (only when
+    partitions were being reassigned: on the Kafka demo, meters fading after a finished
+    move read as a move that could not finish)."""
     sent, fetched = peaks["sent"], peaks["fetched"]
     if not sent and not fetched:
         return "No throttled replication in this window."
@@ -188,7 +190,12 @@ def throttle_note(peaks: dict[str, float | None]) -> str:
             "leader.replication.throttled.replicas, in-sync followers' keep-up traffic "
             "included (KIP-73, KAFKA-4313); throttled fetched counts only what the moving "
             "replicas, listed in follower.replication.throttled.replicas, fetch.")
-    if sent and sent > 2 * (fetched or 0):
+    if peaks.get("reassigning") == 0:  # a meter fading after a move (or a leftover
+        # throttle on idle partitions): no move to have starved
+        note += (" No partition was being reassigned in this window: these rates are "
+                 "Kafka's meters (about a minute's average) fading after a move, or traffic "
+                 "of partitions still listed in the throttled replicas.")
+    elif sent and sent > 2 * (fetched or 0):
         note += (" Here sent is far above fetched: keep-up traffic used the leaders' "
                  "throttle, so the moving replicas got little or nothing, their lag grew and "
                  "the move could not finish (KIP-73: the throttle must be above the moving "

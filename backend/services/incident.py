@@ -154,9 +154,11 @@ def throttled_peaks(frames: dict) -> dict[str, float | None]:
     traffic included (KIP-73 with KAFKA-4313: in-sync replicas are not throttled, "those
     in-sync replicas traffic will still be accounted for the throttled traffic"); the
     follower side counts only what the replicas in follower.replication.throttled.replicas
-    (the moving ones) fetch."""
+    (the moving ones) fetch. ``reassigning``: the most partitions being reassigned at
+    once (None: no series), which says whether anything moved at all."""
     out = {}
-    for side, key in (("sent", "leader"), ("fetched", "follower")):
+    for side, key in (("sent", "leader"), ("fetched", "follower"),
+                      ("reassigning", "reassigning")):
         total = _cluster_total(frames, key)
         out[side] = None if total is None else float(total.max())
     return out

@@ -78,3 +78,19 @@ def test_a_figure_loses_its_title_and_keeps_its_plot_size():
     assert reports.figure_title(go.Figure(layout={"title": {"text": "a &amp; b"}})) == "a & b"
     page = reports.html_document("t", {}, [("Rates", built)])
     assert page.count("Rates last 15 min") == 0 and page.count("Rates<br>") == 0
+
+
+def test_the_throttle_note_diagnoses_a_starved_move_only_while_partitions_moved():
+    """An incident window after a finished move on the Apache Kafka demo read "sent 390
+    B/s, fetched 0 B/s ... the move could not finish": the leaders' meter was fading, and
+    nothing was being reassigned."""
+    from dashboard.reports import throttle_note
+
+    faded = throttle_note({"sent": 390.0, "fetched": 0.0, "reassigning": 0.0})
+    assert "could not finish" not in faded
+    assert "No partition was being reassigned in this window" in faded
+    starved = "the moving replicas got little or nothing"
+    assert starved in throttle_note({"sent": 1e6, "fetched": 1e4, "reassigning": 3.0})
+    assert starved in throttle_note({"sent": 1e6, "fetched": 1e4, "reassigning": None})
+    assert throttle_note({"sent": 0.0, "fetched": 0.0, "reassigning": 0.0}) == \
+        "No throttled replication in this window."
