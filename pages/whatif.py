@@ -281,7 +281,7 @@ def _sweep_tab(limits_grid: str) -> html.Div:
                                      style={"width": "30rem"}),
                    "KEY=V1,V2,...; separated by ';'"),
             html.Div(tables.field("Workload (limits)", dcc.Input(
-                id=ids.WI_SW_WORKLOAD, type="text", value="orders-v2:300:3, clicks:600:3",
+                id=ids.WI_SW_WORKLOAD, type="text", value=whatif.DEFAULT_WORKLOAD,
                 style={"width": "18rem"}), "NAME:PARTITIONS:RF, ..."),
                 id=ids.WI_SW_WORKLOAD_FIELD),
             html.Div(tables.field("History up to (fleet)", dcc.Input(

@@ -168,6 +168,11 @@ def parse_grid(kind: str, text: str) -> dict[str, list[float | int]]:
     return grid
 
 
+# the sweeps tab's first workload: new topics on both demo clusters (the Kafka demo has
+# orders, payments and clicks: a default naming clicks was refused there before it ran)
+DEFAULT_WORKLOAD = "orders-v2:300:3, clicks-v2:600:3"
+
+
 def parse_workload(text: str) -> list[dict]:
     """'orders:100:3, clicks:500:3' -> the limits sweep's workload."""
     topics = [limits.parse_topic_spec(t.strip(), "workload")

@@ -73,3 +73,16 @@ def test_a_limits_sweep_names_the_snapshot_file_it_wrote(source, tmp_path, monke
         whatif.sweep_for_page("limits", "max.broker.partitions=40", "", source,
                               (None, None), (None, None), work_dir=str(tmp_path),
                               spark_config={}, max_upload_bytes=10_000)
+
+
+def test_the_default_workload_is_new_on_both_demo_clusters():
+    """The sweeps tab's default workload named "clicks", a topic of the Apache Kafka
+    demo, so its first sweep there was refused ("workload: clicks already in cluster
+    'kafka'") before anything ran."""
+    from backend.twin.examples import demo_snapshot
+    from dashboard.demo_kafka import TOPICS
+
+    names = {w["topic"] for w in whatif.parse_workload(whatif.DEFAULT_WORKLOAD)}
+    twin = demo_snapshot()
+    assert names and not names & set(TOPICS)
+    assert not [n for n in names if twin.has_topic(n)]
