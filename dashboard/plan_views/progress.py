@@ -133,7 +133,9 @@ def shrink_view(p: dict, bar_id: str) -> html.Div:
         done = sum(step["done"] for step in s["steps"])
         fraction = done / len(s["steps"])
         lines = [f"{p['state']}: migration to '{s['new_topic']}', {done} of "
-                 f"{len(s['steps'])} steps done (check the next one off below once it is)"]
+                 f"{len(s['steps'])} steps done" + (
+                     " (check the next one off below once it is)"
+                     if p["state"] in ACTIVE and done < len(s["steps"]) else "")]
     else:
         fraction = SHRINK_STAGES.index(s["stage"]) / (len(SHRINK_STAGES) - 1)
         counts = ", ".join(f"{k} {v}" for k, v in s["counts"].items() if v)

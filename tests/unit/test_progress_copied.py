@@ -74,3 +74,21 @@ def test_the_api_gives_the_bytes_copied_beside_the_plans_share(world, monkeypatc
     elapsed = world.now() - grown["started_at"]
     assert grown["observed_rate"] == grown["bytes_copied"] / elapsed  # what really moved
     assert "copied so far (the plan counted" in text_of(progress_view(grown, "bar"))
+
+
+def test_a_finished_migration_asks_for_no_next_step():
+    """A completed migration on the Apache Kafka demo read "4 of 4 steps done (check the
+    next one off below once it is)"."""
+    from dashboard.plan_views.progress import shrink_view
+    from tests.unit.test_plan_view import text_of
+
+    def said(state: str, done: list[bool]) -> str:
+        p = {"state": state, "cause": None, "error": None, "shrink": {
+            "mode": "migration", "new_topic": "clicks.p4",
+            "steps": [{"done": d} for d in done]}}
+        return text_of(shrink_view(p, "bar"))
+
+    assert "check the next one off" in said("running", [True, True, False, False])
+    assert "4 of 4 steps done" in said("completed", [True] * 4)
+    assert "check the next one off" not in said("completed", [True] * 4)
+    assert "check the next one off" not in said("cancelled", [True, False, False, False])
