@@ -79,12 +79,16 @@ def download(clicks, token):
     return dcc.send_string(plan_preview.kafka_json_text(draft.content), "plan.json")
 
 
-def throttle_mode(adaptive: list | None, floor_mb: object) -> dict | None:
+def throttle_mode(adaptive: list | None, floor_mb: object,
+                  ceiling: float | None = None) -> dict | None:
     """The propose form's adaptive box and floor (MB/s, as typed) as plans.propose's
-    throttle_mode."""
+    throttle_mode, the floor at most the plan's throttle ``ceiling`` (bytes/s), said in
+    MB/s as the form asks it (the service's refusal counts bytes/s: "at most the throttle
+    112379246, got 99999000000" for 99999 typed)."""
     if not adaptive:
         return None
     floor = fields.number(floor_mb, "adaptive throttle's floor", above=0,
+                          high=None if ceiling is None else ceiling / 1e6,
                           limit=plan_preview.MAX_THROTTLE / 1e6, required=True, unit="MB/s")
     return {"mode": "adaptive", "floor": max(round(floor * 1e6), 1)}
 
@@ -119,7 +123,7 @@ def propose(_clicks, token, title, adaptive=None, floor_mb=None, not_before=None
             content=draft.content, preview=draft.preview, snapshot=snap,
             title=title or draft.title,
             throttle=round(throttle) if plan_kinds.kind_of(draft.kind).throttled and throttle
-            else None, throttle_mode=throttle_mode(adaptive, floor_mb),
+            else None, throttle_mode=throttle_mode(adaptive, floor_mb, throttle),
             not_before=(not_before or "").strip() or None,
             outside_windows="outside" in (outside or []))
     except REFUSALS as e:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from backend.errors import BadInput
 from backend.model.io import save_snapshot
 from backend.services import plan_preview
 from backend.twin.examples import demo_snapshot
@@ -254,3 +255,19 @@ def test_a_refused_preview_takes_the_last_one_and_its_propose_away(app):
     token, name, source, error = ra.uploaded("data:application/json;base64,bm90IGpzb24=",
                                              "x.json")
     assert (token, name, source, error) == (None, "", "upload", "x.json: not a JSON file")
+
+
+def test_an_adaptive_floor_above_the_throttle_is_refused_in_the_forms_unit(app):
+    """99999 typed as the floor (MB/s, as the form asks) under a 112 MB/s throttle was
+    refused as "expected a positive integer (bytes/s) at most the throttle 112379246, got
+    99999000000"."""
+    from dashboard.plan_views.callbacks import throttle_mode
+
+    with pytest.raises(BadInput) as refused:
+        throttle_mode(["adaptive"], "99999", 112_379_246.0)
+    assert str(refused.value) == ("adaptive throttle's floor: give a number larger than 0 "
+                                  "and at most 112.379 MB/s, got 99999")
+    assert throttle_mode(["adaptive"], "50", 112_379_246.0) == {"mode": "adaptive",
+                                                                "floor": 50_000_000}
+    assert throttle_mode(["adaptive"], "500", None) == {"mode": "adaptive",
+                                                        "floor": 500_000_000}
