@@ -43,6 +43,12 @@ def show(state, _tick):
 
 def _draw(q: dict, view: monitor.View) -> tuple:
     w = view.window
+    if q["quotas_set"] == 0:  # Kafka meters nothing then: say so, not "no data yet"
+        view.notes.append(banners.banner(
+            "No controller_mutation_rate quota is set on this cluster (KIP-599): Kafka "
+            "meters partition mutations only for principals a quota applies to, so these "
+            "charts stay empty until one is set, e.g. kafka-configs --alter --entity-type "
+            "users --entity-default --add-config controller_mutation_rate=10.", "info"))
     if q["now"]:
         rows = q["now"]
         tokens = charts.tokens_vs_burst([r["principal"] for r in rows],

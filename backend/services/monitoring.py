@@ -653,15 +653,20 @@ def quotas(source: ClusterSource, span: Span) -> dict:
         "throttle_t": ("steps", "mutation_throttle_time_high"),
     })
     tokens = got["tokens"]
+    configured = _configured_quotas(source)
     now = []
     if not isinstance(tokens, MetricsError):
-        bursts = principal_bursts(source, tokens)
+        bursts = principal_bursts(source, tokens, configured)
         now = [{"principal": principal(u, c), "tokens": float(v), "burst": b}
                for (u, c, v), b in zip(tokens[["user", "client_id", "value"]].itertuples(
                    index=False, name=None), bursts, strict=True)]
     return {
         "now": now,
         "now_error": str(tokens) if isinstance(tokens, MetricsError) else None,
+        # quotas the cluster has (None: no gateway, or it did not answer): with none, Kafka
+        # makes no mutation sensors (ControllerMutationQuotaManager.quotasEnabled), so
+        # every chart here stays empty however long Prometheus scrapes
+        "quotas_set": None if configured is None else sum(1 for r in configured.values() if r),
         "throttled": _throttled_principals(got["tokens_low"], got["throttle_high"]),
         "tokens_series": _principal_series(got["tokens_t"]),
         "rate_series": _principal_series(got["rate_t"]),
@@ -669,16 +674,25 @@ def quotas(source: ClusterSource, span: Span) -> dict:
     }
 
 
-def principal_bursts(source: ClusterSource, frame: pd.DataFrame) -> list[float | None]:
+def _configured_quotas(source: ClusterSource) -> dict | None:
+    """{(user, client_id): controller_mutation_rate} as the gateway describes the
+    cluster's quotas; None when there is no gateway or it does not answer."""
+    if source.gateway is None:
+        return None
+    with contextlib.suppress(Unavailable):
+        return {(q["user"], q["client_id"]): q["controller_mutation_rate"]
+                for q in cluster_read(source, "client_quotas",
+                                      source.gateway.describe_client_quotas)}
+    return None
+
+
+def principal_bursts(source: ClusterSource, frame: pd.DataFrame,
+                     quotas: dict | None = None) -> list[float | None]:
     """Each bucket's burst (rate x window.num x window seconds) from the quotas the gateway
-    describes, resolved as Kafka does; the config's default rate when there is no gateway
-    or it does not answer."""
-    quotas = None
-    if source.gateway is not None:
-        with contextlib.suppress(Unavailable):
-            quotas = {(q["user"], q["client_id"]): q["controller_mutation_rate"]
-                      for q in cluster_read(source, "client_quotas",
-                                             source.gateway.describe_client_quotas)}
+    describes (``quotas``, as _configured_quotas reads them), resolved as Kafka does; the
+    config's default rate when there is no gateway or it does not answer."""
+    if quotas is None:
+        quotas = _configured_quotas(source)
     if quotas is None:
         quotas = {} if source.default_mutation_rate is None else {
             ("<default>", None): source.default_mutation_rate}

@@ -258,3 +258,25 @@ def test_bytes_behind_everywhere_only_when_prometheus_counts_moves():
     assert monitoring._behind_everywhere(source, None, MetricMissing("x")) is None
     with pytest.raises(Unavailable):
         monitoring._behind_everywhere(source, None, one(3.0))
+
+
+
+def test_quotas_count_what_the_cluster_has_to_meter(twin, monkeypatch):
+    """On the Apache Kafka demo (no quota set) the Quotas page read "no data yet ... or
+    Prometheus has not scraped them yet" after half an hour: Kafka makes no mutation
+    sensors without a quota (ControllerMutationQuotaManager.quotasEnabled). The answer
+    counts the quotas the cluster has (None: no gateway to ask)."""
+    from datetime import UTC, datetime
+
+    from components import timerange
+
+    monkeypatch.setattr(monitoring, "_query", lambda _s, _span, jobs: dict.fromkeys(
+        jobs, MetricMissing("no series")))
+    window = timerange.window("live", None, None, now=datetime(2024, 1, 1, tzinfo=UTC).timestamp())
+    assert monitoring.quotas(ClusterSource("t", None, Limits(), gateway=TwinGateway(twin)),
+                             window)["quotas_set"] == 0
+    twin.set_mutation_quota("tenant", None, 2.0)
+    assert monitoring.quotas(ClusterSource("t2", None, Limits(), gateway=TwinGateway(twin)),
+                             window)["quotas_set"] == 1
+    assert monitoring.quotas(ClusterSource("t3", None, Limits()), window)["quotas_set"] \
+        is None

@@ -202,7 +202,7 @@ def test_the_quotas_charts_say_each_point_is_its_steps_extreme(app):  # noqa: F8
     quotas = served_page("/quotas")
     frame = MetricMissing("x")
     answer = {"now": [], "now_error": None, "tokens_series": frame, "rate_series": frame,
-              "throttle_series": frame,
+              "throttle_series": frame, "quotas_set": None,
               "throttled": {"value": 0.0, "error": None, "why": None, "detail": []}}
     for key, each in (("live", "15 s"), ("6h", "90 s")):
         view = monitor.View("c", timerange.window(key, None, None, now=END), None)
@@ -251,3 +251,18 @@ def test_a_past_window_without_partition_counts_warns_rather_than_alarms(app, mo
     for w, kind in ((past, "banner-warning"), (live, "banner-error")):
         _, _, [note] = overview._assignment_view(SimpleNamespace(), w)
         assert kind in note.className and "metrics end at 2024-01-01 01:00" in note.children
+
+
+def test_the_quotas_page_says_why_a_cluster_without_quotas_charts_nothing(app):  # noqa: F811
+    """Kafka meters partition mutations only where a quota applies: "no data yet" read as
+    a scrape not yet done (the Apache Kafka demo, half an hour in)."""
+    window = timerange.window("live", None, None, now=END)
+    missing = MetricMissing("no series")
+    q = {"now": [], "now_error": str(missing), "quotas_set": 0,
+         "throttled": {"value": None, "detail": [], "error": str(missing), "why": "no data"},
+         "tokens_series": missing, "rate_series": missing, "throttle_series": missing}
+    for quotas_set, said in ((0, True), (1, False), (None, False)):
+        view = monitor.View("demo", window, None)
+        served_page("/quotas")._draw({**q, "quotas_set": quotas_set}, view)
+        assert any("No controller_mutation_rate quota is set" in str(n)
+                   for n in view.notes) is said, quotas_set
