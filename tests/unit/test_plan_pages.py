@@ -271,4 +271,3 @@ def test_an_adaptive_floor_above_the_throttle_is_refused_in_the_forms_unit(app):
                                                                 "floor": 50_000_000}
     assert throttle_mode(["adaptive"], "500", None) == {"mode": "adaptive",
                                                         "floor": 500_000_000}
-
