@@ -79,6 +79,22 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
     ])
 
 
+@dash.callback(Output(ids.PV_BANNERS, "children"), Input(ids.PV_PLAN, "data"))
+def basis_warning(shown):
+    """Once the page has painted: whether the cluster still is what the plan was proposed
+    on (approving and executing re-check it, and refuse a changed one)."""
+    if not shown:
+        return None
+    rt = runtime.current()
+    try:
+        why = plan_service.stale(rt.plan_store(), shown["id"], rt.topics_of,
+                                 rt.throttle_configs_of)
+    except (NotFound, Unavailable):  # the page says those; Approve would too
+        return None
+    return banners.banner(f"Approve and Execute will be refused: {why}", "warning") \
+        if why else None
+
+
 def _missing(message: str) -> html.Div:
     return html.Div([html.H1("Plan"), banners.banner(message, "error")])
 

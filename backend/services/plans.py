@@ -528,6 +528,22 @@ def _check_unexpired(plan: Plan, now: datetime) -> None:
                        f"re-propose it")
 
 
+def stale(store: Store, plan_id: int, topics_of: TopicsOf,
+          configs_of: ConfigsOf | None = None) -> str | None:
+    """Why approving or executing plan ``plan_id`` would be refused now for a cluster that
+    changed under its basis; None when the basis holds or the plan is past both. Read
+    only: the plan's page says it before anyone clicks (an approver saw "Breaks nothing"
+    on a plan whose moves another plan had made, and learnt it only from Approve)."""
+    plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
+    if plan.state not in ("proposed", "approved"):
+        return None
+    try:
+        _check_basis(plan, topics_of, configs_of)
+    except Conflict as e:
+        return str(e)
+    return None
+
+
 def _check_basis(plan: Plan, topics_of: TopicsOf, configs_of: ConfigsOf | None) -> None:
     changes = changes_since(plan.cluster, plan.basis, topics_of, configs_of)
     if changes:

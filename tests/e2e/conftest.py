@@ -102,11 +102,13 @@ def serve_on_twin(tmp: Path, snap: Snapshot, name: str, extra: dict) -> Iterator
     """`railyard serve` on one cluster ``name``, played by a twin over HTTP from ``snap``
     (its snapshot file beside it); ``extra`` adds to the config (store, users). Both stop."""
     save_snapshot(snap, tmp / f"{name}.parquet")
-    twin = TwinApi(TwinGateway(TwinCluster(snap))).start()
+    gateway = TwinGateway(TwinCluster(snap))
+    twin = TwinApi(gateway).start()
     try:
         d = start_dashboard(tmp, {"clusters": [{
             "name": name, "gateway": {"type": "twin", "url": twin.url},
             "snapshot": str(tmp / f"{name}.parquet")}], **extra})
+        d.twin = gateway  # a test changes the cluster under the dashboard through it
         try:
             yield d
         finally:

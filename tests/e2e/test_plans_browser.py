@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,33 @@ def test_withdraw_keeps_the_authors_reason(browser, dashboard):
         store.engine.dispose()
     assert (row.action, row.user, row.detail) == ("withdraw", "olga", {"comment": "wrong topic"})
     wait(browser).until(lambda d: "wrong topic" in d.find_element(By.ID, "pv-audit").text)
+
+
+def test_a_plan_on_a_changed_cluster_says_so_before_approve(browser, dashboard):
+    """On the Apache Kafka demo an approver read "Breaks nothing" on a plan whose cluster
+    had changed, and learnt it only from Approve's refusal: the page says it as it opens,
+    in Approve's words, and Approve still refuses."""
+    from tests.plan_helpers import api_call
+
+    topic = "topic-005"
+    count = demo_snapshot().topic_partition_count(demo_snapshot().topic_index(topic))
+    plan = api_call(dashboard.url + "/api/v1", "olga", USERS["olga"][1], "POST", "/plans",
+                    {"cluster": "demo", "kind": "shrink", "topic": topic,
+                     "partitions": count - 1})
+    plan_url = f"{dashboard.url}/plans/{plan['id']}"
+    sign_in(browser, dashboard.url, "arne", USERS["arne"][1])
+    browser.get(plan_url)
+    wait(browser).until(lambda d: d.find_element(By.ID, "pv-approve").is_displayed())
+    time.sleep(2)  # the check runs once the page has painted
+    assert browser.find_element(By.ID, "pv-banners").text == ""  # as proposed: nothing said
+    dashboard.twin.create_partitions(topic, count + 1)
+    browser.get(plan_url)
+    said = (f"Approve and Execute will be refused: cluster demo changed since plan "
+            f"{plan['id']} was proposed: {topic} partition count {count} -> {count + 1}: "
+            f"re-propose")
+    wait(browser).until(lambda d: d.find_element(By.ID, "pv-banners").text == said)
+    screenshot(browser, "plans-stale-warning")
+    browser.find_element(By.ID, "pv-approve").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "pv-result").text.startswith(
+        "Refused: cluster demo changed since plan"))
+    assert state_of(browser) == "proposed"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.errors import BadInput
+from backend.errors import BadInput, Conflict
 from backend.services.plan_basis import basis_changes
 from backend.services.plan_kinds import basis_for, touched
 from tests.plan_helpers import ORDERS, cluster, moves, shrink_content
@@ -85,3 +85,31 @@ def test_many_partitions_are_compared_as_arrays_and_named_in_basis_order():
         f"{grid[first[0]][first[1]]}", *lost,
         f"{last[0]}-{last[1]} replicas {basis['partitions'][f'{last[0]}:{last[1]}']} -> "
         f"{grid[last[0]][last[1]]}"]
+
+
+def test_a_plan_says_it_is_stale_before_anyone_clicks(tmp_path):
+    """On the Apache Kafka demo an approver read "Breaks nothing" on a drain another plan
+    had already made, and learnt only from Approve that the cluster had changed: the
+    plan's page now asks plans.stale, which is the refusal Approve would give, or None."""
+    from backend.services import plans
+    from backend.store.store import open_store
+    from tests.plan_helpers import APPROVER, OPERATOR, T0
+
+    store = open_store(f"sqlite:///{tmp_path}/plans.db")
+    snap = cluster(ORDERS)
+    moved = cluster({**ORDERS, "orders": [[1, 2], [3, 2], [3, 4], [4, 1]]})
+    try:
+        plan = plans.propose(store, OPERATOR, cluster="c1", kind="reassignment",
+                             content=moves(("orders", 1, [1, 4])), preview={}, snapshot=snap,
+                             now=T0)
+        assert plans.stale(store, plan.id, lambda *_: snap) is None
+        said = plans.stale(store, plan.id, lambda *_: moved)
+        assert said == (f"cluster c1 changed since plan {plan.id} was proposed: orders-1 "
+                        f"replicas [2, 3] -> [3, 2]: re-propose")
+        with pytest.raises(Conflict, match="changed since plan"):  # Approve's very words
+            plans.approve(store, APPROVER, plan.id, sha256=plan.sha256,
+                          topics_of=lambda *_: moved, now=T0)
+        plans.withdraw(store, OPERATOR, plan.id, now=T0)
+        assert plans.stale(store, plan.id, lambda *_: moved) is None  # nothing to refuse
+    finally:
+        store.close()
