@@ -70,7 +70,8 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int, *,
     old = str(plan.content["topic"])
     if step == len(steps) - 1 and topics_of(plan.cluster, [old]).has_topic(old):
         raise Conflict(f"step {step + 1}: topic '{old}' is still on cluster {plan.cluster}: "
-                       f"delete it (once no group reads it), then check this step off")
+                       f"delete it (once no group reads it), then check this step off (a "
+                       f"deletion takes a few seconds to reach every broker)")
     records.save_batch(plan_id, step, state="done", started_at=now, ended_at=now, done=1)
     text = plan.content["migration"]["steps"][step]
     plans.record(store, actor, plan_id, "migration_step_done",

@@ -128,6 +128,9 @@ def test_the_migration_waits_out_kafkas_throttle_and_creates_the_approved_placem
     with pytest.raises(Conflict, match=f"topic '{TOPIC}' is still on cluster"):
         check(3)
     delete_topics(kafka_gateway, [TOPIC])  # as the operator does, then checks it off
+    # once the broker the check asks no longer lists it (brokers learn it one by one)
+    wait_until(lambda: not gw.topics_assignment([TOPIC]).has_topic(TOPIC), 30,
+               "the old topic gone from the metadata the check reads")
     check(3)
     thread.cycle(time.time())
     assert plans.get(store, plan.id).state == "completed"
