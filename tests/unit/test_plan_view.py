@@ -324,7 +324,9 @@ def test_propose_an_adaptive_throttle_from_the_form(app):
     try:
         href, error = plan_views.propose(1, token, "too high", ["adaptive"],
                                          ceiling / 1e6 + 1)
-        assert href is dash.no_update and error.startswith("throttle_mode.floor:")
+        # in the form's unit, MB/s (the service's bytes/s read "99999000000" for 99999)
+        assert href is dash.no_update and error.startswith(
+            "adaptive throttle's floor: give a number larger than 0 and at most 20 MB/s, got")
         href, error = plan_views.propose(1, token, "adaptive drain", ["adaptive"], 0.5)
     finally:
         ctx.pop()
