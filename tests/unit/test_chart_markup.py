@@ -39,7 +39,7 @@ def test_a_kafka_client_id_is_text_in_every_chart_that_names_principals():
                           "value": [1.0, 2.0], "series": [principal] * 2})
     trace = charts.time_series(frame, "t", "x")["data"][0]
     assert trace["name"] == escaped
-    assert trace["hovertemplate"] == "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>"
+    assert trace["hovertemplate"] == "%{x}<br>%{y:,.4~f} x<extra>%{fullData.name}</extra>"
     curve = pd.DataFrame({"t": [0.0, 1.0], "principal": [principal] * 2, "tokens": [5.0, -1.0]})
     bucket = charts.token_bucket(curve, curve.iloc[1:], {principal: 10.0}, "t")
     assert [t.name for t in bucket.data] == [escaped, f"{escaped}: rejected"]
