@@ -686,12 +686,16 @@ def _configured_quotas(source: ClusterSource) -> dict | None:
     return None
 
 
+_UNREAD = object()  # principal_bursts reads the quotas itself unless given them
+
+
 def principal_bursts(source: ClusterSource, frame: pd.DataFrame,
-                     quotas: dict | None = None) -> list[float | None]:
+                     quotas: dict | object | None = _UNREAD) -> list[float | None]:
     """Each bucket's burst (rate x window.num x window seconds) from the quotas the gateway
-    describes (``quotas``, as _configured_quotas reads them), resolved as Kafka does; the
-    config's default rate when there is no gateway or it does not answer."""
-    if quotas is None:
+    describes (``quotas``, as _configured_quotas read them, None when it did not answer:
+    a gateway that timed out is not asked again), resolved as Kafka does; the config's
+    default rate when there is no gateway or it does not answer."""
+    if quotas is _UNREAD:
         quotas = _configured_quotas(source)
     if quotas is None:
         quotas = {} if source.default_mutation_rate is None else {
