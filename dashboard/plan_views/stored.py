@@ -33,6 +33,8 @@ BUTTONS = (("Execute", ids.PV_EXECUTE, "execute"), ("Pause", ids.PV_PAUSE, "paus
            ("Resume", ids.PV_RESUME, "resume"), ("Cancel", ids.PV_CANCEL, "cancel"),
            ("Run the migration instead", ids.PV_MIGRATE, "migrate"))
 SENT = {ids.PV_EXECUTE: "execute", ids.PV_CANCEL: "cancel", ids.PV_MIGRATE: "run the migration"}
+# an executed plan's ends -> the class of the line saying so (ended_text)
+ENDED = {"completed": "inline-done", "cancelled": "inline-done", "failed": "inline-error"}
 BADGE_SEP = " · "  # "executing · paused": the plan's state, then its execution's
 
 
@@ -291,7 +293,10 @@ def migration_view(p: dict | None, may: frozenset[str]) -> tuple[html.Ol | None,
 
 def execution_answer(action: str | None, plan_id: int) -> tuple:
     """Take ``action`` (a button id; None: only refresh) through the services (which
-    decide whether this user may) and answer run_plan's outputs."""
+    decide whether this user may) and answer run_plan's outputs. A refresh leaves the
+    last click's answer while the plan executes (paused included); the refresh that
+    finds the plan ended (it stops the timer) says how it ended instead, as "Resumed:
+    the next batch starts within seconds" is no longer true of a completed plan."""
     message, css = no_update, no_update
     if action is not None:
         try:
@@ -301,6 +306,8 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
     who = auth.current_actor()
     plan = plan_service.get(runtime.current().plan_store(), plan_id)
     p = progress_of(plan)
+    if action is None and plan.state in ENDED:  # the refresh that sees it end (the last)
+        message, css = ended_text(plan, p), ENDED[plan.state]
     may = allowed(plan, who, p)
     steps = migration_view(p, may) if migration_steps(p) is not None \
         else (no_update, STEP_UNCHANGED)
@@ -346,6 +353,14 @@ def resumed_text(p: dict) -> str:
     if any(b["state"] == "pending" for b in p["per_batch"]):
         return f"Resumed: the next batch starts within seconds{held}."
     return "Resumed: nothing is left to move; the throttles are put back and the plan completes."
+
+
+def ended_text(plan: Plan, p: dict | None) -> str:
+    """How an executed plan ended, and when: 'Completed at 2025-01-02 03:04:05 UTC.' (a
+    failure's cause is in the progress below it)."""
+    at = (datetime.fromtimestamp(p["ended_at"], UTC) if p and p.get("ended_at")
+          else plan.updated_at)
+    return f"{plan.state.capitalize()} at {time_of(at)}."
 
 
 def _in_flight(p: dict) -> bool:

@@ -119,4 +119,53 @@ def test_pause_then_resume_on_the_page(env):
             "This plan is executing: there is nothing left to decide."
         assert "Pausing" not in text_of(resumed[2])
         view.execution_answer(ids.PV_CANCEL, plan_id)
+        for _ in range(5):  # the executor takes the cancel
+            thread.cycle(3e9 + env["twin"].now_seconds)
+        assert plan_service.get(store, plan_id).state == "cancelled"
+        # the refresh that finds it ended says so over "Resumed: ..." and stops the timer
+        ended = view.execution_answer(None, plan_id)
+        assert ended[0].startswith("Cancelled at ") and ended[0].endswith(" UTC.")
+        assert "Resumed" not in ended[0] and ended[1] == "inline-done"
+        assert ended[3] == "cancelled" and ended[10] is True
+    thread.stop()
+
+
+def test_the_resume_answer_gives_way_to_the_plan_completing(env):
+    """'Resumed: the next batch starts within seconds' stays while the plan executes and
+    is replaced by 'Completed at ...' on the refresh that finds the plan completed (it
+    stayed there, untrue, once the plan had completed)."""
+    store, rt, twin = env["store"], env["rt"], env["twin"]
+    for other in plan_service.list_plans(store, state="executing"):
+        plan_service.finish(store, SYSTEM, other.id, "cancelled")
+    view = page()
+    plan_id = make_plan(env, "writer", "approved")
+    thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                             holder="resume-test")
+
+    def cycle() -> None:
+        thread.cycle(4e9 + twin.now_seconds)
+        twin.advance(1.0)
+
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        view.execution_answer(ids.PV_EXECUTE, plan_id)
+        for _ in range(3):
+            cycle()
+        assert view.execution_answer(ids.PV_PAUSE, plan_id)[0].startswith("Pausing: ")
+        resumed = view.execution_answer(ids.PV_RESUME, plan_id)
+        assert resumed[0].startswith("Resumed: ") and resumed[1] == "inline-done"
+        # while it executes, the refresh leaves the answer where it is
+        refreshed = view.execution_answer(None, plan_id)
+        assert refreshed[0] is no_update and refreshed[1] is no_update
+        assert refreshed[10] is False  # the timer goes on
+        for _ in range(300):
+            if plan_service.get(store, plan_id).state != "executing":
+                break
+            cycle()
+        assert plan_service.get(store, plan_id).state == "completed"
+        ended = view.execution_answer(None, plan_id)
+        assert ended[0].startswith("Completed at ") and ended[0].endswith(" UTC.")
+        assert ended[1] == "inline-done"
+        assert ended[3:5] == ("completed", "state state-completed")
+        assert ended[10] is True  # the last refresh: nothing changes the line after it
     thread.stop()
