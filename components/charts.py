@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.colors import sample_colorscale
 
 from backend.model.snapshot import NEAR_LIMIT_RATIO, is_near
 
@@ -565,6 +566,12 @@ def tokens_vs_burst(principals: Sequence[str], tokens: Sequence[float],
 
 NOTE_LINE_PX = 18  # one line of a 12 px note, with its spacing
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x")
+# a sweep draws a legend entry per line up to this many lines (plotly's colorway holds 10
+# colours; past them colours repeat and the legend wraps row after row under the chart: a
+# 20 x 100 sweep drew 100 entries that buried it)
+MAX_SWEEP_SERIES = 10
+SWEEP_SCALE = "Viridis"  # perceptually uniform, readable in grey and by the colour-blind
+SWEEP_COLOURBAR_PX = 90  # room on the right for the colour bar, its ticks and its title
 
 
 def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: str,
@@ -574,16 +581,21 @@ def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: 
     Equal answers overlap (add_brokers=0 and 1 both at 96): each line is drawn thinner,
     with smaller markers of another shape, than the one before it, so a line under
     another still shows around it. ``note`` is a sentence under the chart.
+
+    Past MAX_SWEEP_SERIES lines a legend entry each would bury the chart: numeric values
+    (add_brokers, window_num) colour their lines on a continuous scale read off a colour
+    bar; other values (principals) name the MAX_SWEEP_SERIES lines of the highest ``y`` in
+    the legend, draw the rest grey, and the legend's title says how many are drawn. Every
+    line still names its value on hover.
     """
     fig = _base(title, height=340)
     groups = list(frame.groupby(colour, sort=True, dropna=False) if colour else [(None, frame)])
-    for i, (name, part) in enumerate(groups):
-        part = part.sort_values(x)
-        under = len(groups) - 1 - i  # how many lines are drawn over this one
-        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
-                        line={"dash": DASHES[i % len(DASHES)], "width": 2 + 2 * under},
-                        marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7 + 5 * under},
-                        name=y if name is None else f"{colour}={name}")
+    if len(groups) > MAX_SWEEP_SERIES and pd.api.types.is_numeric_dtype(frame[colour]):
+        _scaled_lines(fig, groups, x, y, colour)
+    elif len(groups) > MAX_SWEEP_SERIES:
+        _named_and_grey_lines(fig, groups, x, y, colour)
+    else:
+        _told_apart_lines(fig, groups, x, y, colour)
     fig.update_xaxes(title=x)
     fig.update_yaxes(title=y_title)
     if note:  # between the title and the plot, where nothing else is drawn
@@ -594,6 +606,73 @@ def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: 
         fig.update_layout(height=height, margin={"t": 44 + NOTE_LINE_PX * (
             note.count("<br>") + 1)}, title={"y": 1 - 12 / height, "yanchor": "top"})
     return fig
+
+
+def _line_name(colour: str | None, value: object, y: str) -> str:
+    return y if value is None else f"{colour}={value}"
+
+
+def _told_apart_lines(fig: go.Figure, groups: list, x: str, y: str,
+                      colour: str | None) -> None:
+    """A few lines, each thinner and with smaller markers of another shape than the one
+    before it, so a line under another still shows around it."""
+    for i, (name, part) in enumerate(groups):
+        part = part.sort_values(x)
+        under = len(groups) - 1 - i  # how many lines are drawn over this one
+        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
+                        line={"dash": DASHES[i % len(DASHES)], "width": 2 + 2 * under},
+                        marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7 + 5 * under},
+                        name=_line_name(colour, name, y))
+
+
+def _scaled_lines(fig: go.Figure, groups: list, x: str, y: str, colour: str) -> None:
+    """One thin line per numeric ``colour`` value, coloured on SWEEP_SCALE, its markers on
+    one shared colour axis whose colour bar reads the value: no legend entries
+    (https://plotly.com/python/colorscales/#share-color-axis)."""
+    values = [float(v) for v, _ in groups if pd.notna(v)]
+    lo, hi = min(values), max(values)
+    for value, part in groups:
+        part = part.sort_values(x)
+        known = pd.notna(value)
+        share = (float(value) - lo) / (hi - lo) if known and hi > lo else 0.0
+        line = sample_colorscale(SWEEP_SCALE, [share])[0] if known else GREY
+        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers", showlegend=False,
+                        line={"color": line, "width": 1.5},
+                        marker={"size": 5, **({"color": [float(value)] * len(part),
+                                               "coloraxis": "coloraxis"}
+                                              if known else {"color": GREY})},
+                        name=_line_name(colour, value, y))
+    fig.update_layout(
+        coloraxis={"colorscale": SWEEP_SCALE, "cmin": lo, "cmax": hi,
+                   "colorbar": {"title": {"text": f"{colour}<br>({len(groups)} lines)"},
+                                "thickness": 14}},
+        margin={"r": SWEEP_COLOURBAR_PX})
+
+
+def _named_and_grey_lines(fig: go.Figure, groups: list, x: str, y: str, colour: str) -> None:
+    """The MAX_SWEEP_SERIES lines of the highest ``y`` (the worst: most rejected) in
+    colour, named in the legend; the rest thin and grey beneath them, named on hover."""
+    peak = [part[y].max() for _, part in groups]
+    order = sorted(range(len(groups)), key=lambda i: (pd.isna(peak[i]),
+                                                      -(0 if pd.isna(peak[i]) else peak[i])))
+    named = set(order[:MAX_SWEEP_SERIES])
+    for i, (value, part) in enumerate(groups):
+        if i not in named:
+            part = part.sort_values(x)
+            fig.add_scatter(x=part[x], y=part[y], mode="lines", showlegend=False,
+                            line={"color": GREY, "width": 1}, opacity=0.6,
+                            name=_line_name(colour, value, y))
+    for k, i in enumerate(sorted(named)):  # one width each: ten widening lines hid the chart
+        value, part = groups[i]
+        part = part.sort_values(x)
+        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
+                        line={"dash": DASHES[k % len(DASHES)], "width": 2},
+                        marker={"symbol": SYMBOLS[k % len(SYMBOLS)], "size": 7},
+                        name=_line_name(colour, value, y))
+    fig.update_layout(legend={"title": {"side": "top",
+                                        "text": f"{len(groups)} lines, one per {colour}; "
+                                                f"named: the {MAX_SWEEP_SERIES} of the most "
+                                                f"{y}, the rest grey"}})
 
 
 FLEET_KNOBS = ("growth_pct_month", "add_brokers", "max_broker_partitions", "max_partitions",
