@@ -43,6 +43,9 @@ from backend.store.engine import DEFAULT_URL, json_dumps, make_engine, migrate, 
 from backend.store.schema import audit, decisions, plans
 
 DEFAULT_EXPIRY_HOURS = 24.0
+# a decision's comment as its audit row keeps it: the service refuses a longer one before
+# it reaches the decision row (backend/services/plans.py MAX_COMMENT_CHARS, the same)
+AUDIT_COMMENT_CHARS = 2000
 log = logging.getLogger(__name__)
 
 
@@ -255,7 +258,9 @@ class Store:
         the plan's new expiry (an approval restarts it). ``also``: writes that stand or
         fall with the change, in its transaction (an execution's end beside its plan's,
         so no reader sees one ended without the other). On PostgreSQL the change is one
-        statement, and the audit row's seal follows the commit (``write``)."""
+        statement, and the audit row's seal follows the commit (``write``). A decision's
+        comment (approve, reject) is in its audit row's detail too (``with_comment``)."""
+        audit_row = with_comment(audit_row, decision)
         extra = {"cancel_requested_at": at} if cancel_requested else {}
         if expires_at is not None:
             extra["expires_at"] = expires_at
@@ -449,6 +454,22 @@ def due_plans(conn: Connection, states: frozenset[str],
     q = select(plans.c.id, plans.c.state, plans.c.version).where(
         plans.c.state.in_(sorted(states)), plans.c.expires_at <= now).order_by(plans.c.id)
     return [tuple(r) for r in conn.execute(q)]
+
+
+def with_comment(audit_row: dict, decision: dict | None) -> dict:
+    """``audit_row`` with the decision's comment in its detail (``{"comment": ...}`` beside
+    what the detail held): who reads the audit log sees why someone approved or rejected,
+    not only the decision row. Only the comment, the user's own text as the decision row
+    stores it (a longer one, which the service refuses, cut to AUDIT_COMMENT_CHARS); no
+    comment, the row as it was."""
+    comment = (decision or {}).get("comment")
+    if not comment:
+        return audit_row
+    if len(comment) > AUDIT_COMMENT_CHARS:
+        comment = comment[:AUDIT_COMMENT_CHARS - 1] + "…"
+    detail = audit_row.get("detail")
+    detail = {} if detail is None else detail if isinstance(detail, dict) else {"detail": detail}
+    return {**audit_row, "detail": {**detail, "comment": comment}}
 
 
 # the audit trigger (migration 0006) numbers and links the row inside the statement, and

@@ -19,11 +19,12 @@ from sqlalchemy import func, select, text, update
 
 from backend.errors import Conflict
 from backend.services import plans
+from backend.services.plans import MAX_COMMENT_CHARS
 from backend.store.audit import keyed_hash
 from backend.store.audit_keys import load_keys
 from backend.store.engine import MIGRATIONS, make_engine, writer
 from backend.store.schema import audit, decisions
-from backend.store.store import load_plan, open_store
+from backend.store.store import AUDIT_COMMENT_CHARS, load_plan, open_store, with_comment
 from backend.store.workflow import SYSTEM, Actor
 from tests.audit_attacks import (
     append_forged_approval,
@@ -112,7 +113,8 @@ def test_transitions_write_the_same_rows_on_both_stores(store_url):
         rows = [(e.user, e.action, e.plan_id, e.before, e.after, e.address, e.detail, e.at)
                 for e in plans.audit_entries(store) if e.action != "propose"]
         assert rows == [
-            ("approver0", "approve", first.id, "proposed", "approved", "10.1.0.0", None, at),
+            ("approver0", "approve", first.id, "proposed", "approved", "10.1.0.0",
+             {"comment": "ok ✓ «ünïcode»"}, at),
             ("olga", "execute", first.id, "approved", "executing", "10.0.0.7", None, at),
             (SYSTEM.name, "complete", first.id, "executing", "completed", SYSTEM.address,
              detail, at),
@@ -121,6 +123,49 @@ def test_transitions_write_the_same_rows_on_both_stores(store_url):
         assert store.verify_audit() == {"intact": True, "rows": 6, "broken_at": None,
                                         "reason": None, "legacy_rows": 0,
                                         "checkpoints": None}
+    finally:
+        store.close()
+
+
+def test_a_decisions_comment_is_in_its_audit_row(store_url):
+    """Who reviews an incident reads the audit log: an approver's or a rejecter's reason
+    is in the audit row's detail as the decision row keeps it (line breaks, unicode),
+    beside what the detail held; a decision without a comment adds none; a comment
+    longer than the service allows (a caller below the service) is cut to what it
+    allows; and the chain verifies on both stores (the detail is in the digest)."""
+    store = open_store(store_url)
+    try:
+        first, second, third = (plans.propose(
+            store, OPERATOR, cluster="c1", kind="reassignment",
+            content=moves(("orders", p, [3, 4])), preview={}, snapshot=SNAP, now=T0)
+            for p in (0, 1, 2))
+        at = T0 + timedelta(seconds=1)
+        why = "wrong «topic»: see INC-42\n\tbrokers 3 and 4 are full"
+        plans.reject(store, APPROVERS[1], first.id, comment=why, sha256=first.sha256, now=at)
+        plans.approve(store, APPROVERS[2], second.id, sha256=second.sha256, topics_of=same,
+                      now=at)
+        assert plans.get(store, first.id).decisions[0].comment == why
+        rows = {e.plan_id: (e.user, e.action, e.after, e.detail)
+                for e in plans.audit_entries(store) if e.action != "propose"}
+        assert rows == {first.id: ("approver1", "reject", "rejected", {"comment": why}),
+                        second.id: ("approver2", "approve", "approved", None)}
+        # the store merges it with a detail (an approval rule's) and caps it
+        assert MAX_COMMENT_CHARS == AUDIT_COMMENT_CHARS
+        long = "x" * (MAX_COMMENT_CHARS + 500)
+        assert store.transition(
+            third.id, "proposed", third.version, state="approved", at=at,
+            decision={"user": "approver3", "decision": "approve", "comment": long,
+                      "sha256": third.sha256, "role": "approver"},
+            audit_row={"user": "approver3", "action": "approve", "before": "proposed",
+                       "after": "approved", "detail": {"rule": "r", "approvals": 1}})
+        detail = plans.audit_entries(store)[-1].detail
+        assert detail == {"rule": "r", "approvals": 1,
+                          "comment": "x" * (MAX_COMMENT_CHARS - 1) + "…"}
+        assert plans.get(store, third.id).decisions[0].comment == long  # as given
+        at_limit = "y" * MAX_COMMENT_CHARS  # what the service lets through is kept whole
+        assert with_comment({"detail": None}, {"comment": at_limit}) == \
+            {"detail": {"comment": at_limit}}
+        assert store.verify_audit()["intact"]
     finally:
         store.close()
 
