@@ -277,7 +277,8 @@ def as_text(value: object) -> str:
 def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict | go.Figure:
     """A time-series figure with a dotted vertical line per plan event ("#12 approved")
     and one shaded band per plan's execution batches in the window, its batches listed on
-    hovering its label (a plan of 300 batches drew 600 stacked labels). Events too close
+    hovering its label (a plan of 300 batches drew 600 stacked labels); band labels sit in
+    a row above the plot, off the lines. Events too close
     for labels of their own share one ("#12 proposed +2", each named on hovering it), and
     labels take three rows in turn. A label near the right edge reads leftwards, so it is
     not cut off. Figures without a time axis (a chart that says why it is empty) are
@@ -316,12 +317,37 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
                        "yref": "paper", "y0": 0, "y1": 1, "layer": "below",
                        "fillcolor": BATCH_COLOUR, "opacity": 0.15,
                        "line": {"color": BATCH_COLOUR, "width": 1, "dash": "dash"}})
+        # above the plot, in the top margin made for it: inside the plot (at its foot)
+        # the label sat on whatever line ran low there, an idle rate at 0 B/s
         notes.append({"text": _band_label(plan_id, marks), "showarrow": False, "xref": "x",
-                      "x": _x(start), "yref": "paper", "y": 0, "yanchor": "bottom",
+                      "x": _x(start), "yref": "paper", "y": 1, "yanchor": "bottom",
+                      "yshift": BAND_LABEL_SHIFT_PX,
                       "xanchor": "right" if near_right(start) else "left",
-                      "font": {"size": 10, "color": BATCH_COLOUR},
+                      "font": {"size": BAND_FONT_PX, "color": BATCH_COLOUR},
                       "hovertext": _band_hover(plan_id, marks)})
+    if batches:
+        layout = _band_label_room(layout)
     return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
+
+
+BAND_FONT_PX = 10
+BAND_LABEL_SHIFT_PX = 2  # off the plot's top edge, where a line at the axis's top runs
+BAND_ROW_PX = 16  # a 10 px label above the plot, with its shift and a gap under the title
+TITLE_TOP_PX = 10  # the title's top, from the figure's top, once the margin has grown
+
+
+def _band_label_room(layout: dict) -> dict:
+    """The layout with a row for the band labels between the title and the plot: a top
+    margin BAND_ROW_PX taller, the plot a row shorter, and the title held at the top (its
+    default, 'auto', centres it in the top margin, where it would sink onto the labels:
+    https://plotly.com/python/reference/layout/#layout-title-y)."""
+    margin = layout.get("margin", {})
+    height = layout.get("height", 320)
+    title = layout.get("title", {})
+    if not isinstance(title, dict):
+        title = {"text": title}
+    return {**layout, "margin": {**margin, "t": margin.get("t", 44) + BAND_ROW_PX},
+            "title": {**title, "y": 1 - TITLE_TOP_PX / height, "yanchor": "top"}}
 
 
 MARKER_FONT_PX = 10
