@@ -11,26 +11,20 @@ from backend.cli import (
     positive_kafka_int,
     verb_parser,
 )
-from backend.errors import BadInput
-from backend.model.bounds import parse_broker_id
 from backend.model.io import load_snapshot
-from backend.services import reassign
+from backend.services import fields, reassign
 
 
 def broker_ids(text: str) -> tuple[int, ...]:
-    """'4,5,6' -> (4, 5, 6): each an id Kafka can have, each once."""
-    ids: list[int] = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        try:
-            broker = parse_broker_id(part)
-        except BadInput as e:
-            raise argparse.ArgumentTypeError(f"expected comma-separated broker ids: {e}") \
-                from None
-        if broker in ids:
-            raise argparse.ArgumentTypeError(f"broker {broker} is named twice in {text!r}")
-        ids.append(broker)
+    """'4,5,6' -> (4, 5, 6): the form's reading (fields.broker_ids: each an id Kafka can
+    have, each once, commas or spaces between them), refused in a flag's words (argparse
+    names the flag), and at least one."""
+    try:
+        ids = fields.broker_ids(text, "--brokers")
+    except fields.BrokerIdRefused as e:
+        raise argparse.ArgumentTypeError(
+            f"broker {e.twice} is named twice in {text!r}" if e.twice is not None
+            else f"expected comma-separated broker ids: {e.why}") from None
     if not ids:
         raise argparse.ArgumentTypeError("expected at least one broker id")
     return tuple(ids)

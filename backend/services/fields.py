@@ -47,18 +47,29 @@ def number(value: object, where: str, *, low: float | None = None,
     return int(x) if whole else x
 
 
+class BrokerIdRefused(BadInput):
+    """broker_ids' refusal, with what it refused for a caller that says it in its own
+    words (`railyard reassign --brokers`): ``why``, parse_broker_id's words for a part
+    that is not a broker id, or ``twice``, the broker named twice."""
+
+    def __init__(self, message: str, *, why: str = "", twice: int | None = None) -> None:
+        super().__init__(message)
+        self.why, self.twice = why, twice
+
+
 def broker_ids(text: str | None, where: str) -> list[int]:
     """'7, 8' -> [7, 8]: broker ids as typed (commas or spaces between them), each an id
-    Kafka can have and each once; BadInput naming the one that is not."""
+    Kafka can have and each once; BrokerIdRefused naming the one that is not. Empty
+    text is no broker ([]): the caller says whether it needs one."""
     out: list[int] = []
     for part in (text or "").replace(",", " ").split():
         try:
             broker = parse_broker_id(part)
-        except BadInput:  # said as this field's help says it
-            raise BadInput(f"{where}: '{_short(part)}' is not a broker id (give ids "
-                           "separated by commas, e.g. 7,8)") from None
+        except BadInput as e:  # said as this field's help says it
+            raise BrokerIdRefused(f"{where}: '{_short(part)}' is not a broker id (give ids "
+                                  "separated by commas, e.g. 7,8)", why=str(e)) from None
         if broker in out:
-            raise BadInput(f"{where}: broker {broker} is named twice")
+            raise BrokerIdRefused(f"{where}: broker {broker} is named twice", twice=broker)
         out.append(broker)
     return out
 

@@ -4,11 +4,14 @@ three, and the pages used their defaults in silence)."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
+from backend.cli.reassign import broker_ids as cli_broker_ids
 from backend.errors import BadInput
 from backend.model.bounds import MAX_INT
-from backend.services.fields import broker_ids, number
+from backend.services.fields import BrokerIdRefused, broker_ids, number
 
 
 @pytest.mark.parametrize("typed, bounds, read", [
@@ -67,3 +70,31 @@ def test_broker_ids_as_typed():
         with pytest.raises(BadInput) as e:
             broker_ids(typed, "brokers")
         assert str(e.value).startswith(message)
+
+
+def test_a_broker_id_refusal_carries_what_it_refused():
+    """What `railyard reassign --brokers` words its own way (it reads the list here)."""
+    with pytest.raises(BrokerIdRefused) as e:
+        broker_ids("7, x8", "brokers")
+    assert (e.value.why, e.value.twice) == (
+        "broker must be an id from 0 to 2147483647, got 'x8'", None)
+    with pytest.raises(BrokerIdRefused) as e:
+        broker_ids("7 8,7", "brokers")
+    assert (str(e.value), e.value.twice) == ("brokers: broker 7 is named twice", 7)
+
+
+def test_the_reassign_flag_reads_broker_ids_as_the_form_does():
+    """One reading of a broker id list (the CLI's was a near-copy of the form's): the flag
+    takes what the form takes, spaces too, and says its refusals as it did."""
+    assert cli_broker_ids("3, 2") == (3, 2)
+    assert cli_broker_ids("3 2,4") == (3, 2, 4)  # refused before: '3 2' was one id
+    for typed, message in [
+            ("\u0663", "expected comma-separated broker ids: broker must be an id from 0 to "
+                       "2147483647, got '\u0663'"),
+            ("1" * 5000, "expected comma-separated broker ids: broker must be an id from 0 "
+                         f"to 2147483647, got '{'1' * 37}...'"),
+            ("3,3", "broker 3 is named twice in '3,3'"),
+            (" , ", "expected at least one broker id")]:
+        with pytest.raises(argparse.ArgumentTypeError) as e:
+            cli_broker_ids(typed)
+        assert str(e.value) == message
