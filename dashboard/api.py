@@ -23,6 +23,7 @@ from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
 from backend.model import json_input
 from backend.services import (
     approval_status,
+    drained,
     execution,
     plan_kinds,
     plan_queue,
@@ -193,7 +194,7 @@ def propose():
                                                 configs=body.get("configs"), title=title)
         return _proposed(plan)
     snap = rt.snapshot_of(cluster)
-    draft = plan_kinds.draft_from_request(snap, body)
+    draft = plan_kinds.draft_from_request(snap, body, drained.remembered(_store(), snap))
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,

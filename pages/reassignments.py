@@ -10,7 +10,7 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import fields, plan_preview
+from backend.services import drained, fields, plan_preview
 from backend.services.cluster import cluster_snapshot
 from backend.services.plan_preview import (
     BALANCE_THRESHOLD,
@@ -104,8 +104,9 @@ def uploaded(contents, filename):
 def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token,
             throttle_mb, search):
     cluster = _cluster(search)
+    rt = runtime.current()
     try:
-        snap = cluster_snapshot(runtime.current().source(cluster))
+        snap = cluster_snapshot(rt.source(cluster))
         throttle = fields.number(throttle_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
                                  unit="MB/s", empty="the suggested rate")
         throttle = None if throttle is None else throttle * 1e6
@@ -123,7 +124,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
                 "threshold": fields.number(threshold, "balance threshold",
                                            default=BALANCE_THRESHOLD,
                                            **GOAL_RANGES["threshold"])},
-                throttle=throttle, where="")
+                throttle=throttle, where="", drained=drained.remembered(rt.plan_store(), snap))
     except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
         return None, None, str(e), []
     except Unavailable as e:

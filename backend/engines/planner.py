@@ -17,8 +17,15 @@ exactly one, so the number of moves is the sum of the excess whenever every exce
 replica finds a legal home; what cannot is reported as unresolved, never dropped.
 
 Counts are KIP-578's: internal topics are neither counted nor moved, except that a drain
-moves them off the drained brokers. Randomness (tie-breaks, destination sampling) comes
-from ``seed`` only, so a plan is reproducible.
+moves them off the drained brokers.
+
+Brokers a finished drain emptied (``Goal.keep_empty``) stay empty under every goal: they
+take nothing, whatever they hold again (Kafka places new topics' replicas on any live
+broker) is drained first, and averages are taken over the other brokers. Naming one in
+``add`` (or ``drain``) is how an operator takes it back.
+
+Randomness (tie-breaks, destination sampling) comes from ``seed`` only, so a plan is
+reproducible.
 
 Partitions already being reassigned (``Snapshot.in_flight``) count at their target, the
 replicas Kafka lists minus the removing ones (KIP-455), and are never moved: a new target
@@ -56,12 +63,27 @@ _CELLS_PER_CHUNK = 4_000_000  # candidate x destination cells evaluated at once
 
 @dataclass(frozen=True)
 class Goal:
-    """What the operator asks for; ``brokers`` are ids (drain and add only)."""
+    """What the operator asks for; ``brokers`` are ids (drain and add only);
+    ``keep_empty`` the ids of drained brokers no goal refills (unless it names them)."""
 
     kind: str
     brokers: tuple[int, ...] = ()
     target_utilization: float = 1.0
     threshold: float = BALANCE_THRESHOLD
+    keep_empty: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fields:
+    """What a refusal names: the CLI's flags by default, a page's or the API's fields
+    when a service asks (as engines.shrink's CLI_FIELDS)."""
+
+    brokers: str = "--brokers"
+    target_utilization: str = "--target-utilization"
+    limit: str = "set it in the snapshot or with --max-broker-partitions"
+
+
+CLI_FIELDS = Fields()
 
 
 @dataclass(eq=False)
@@ -88,17 +110,21 @@ def broker_ceiling(limits: Limits, target_utilization: float = 1.0) -> int | Non
     return int(np.floor(limits.max_broker_partitions * target_utilization + 1e-9))
 
 
-def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0) -> PlanResult:
+def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0,
+         fields: Fields = CLI_FIELDS) -> PlanResult:
     """The minimal plan that reaches ``goal`` on ``snap`` (or as close as legally possible),
     computed on the cluster as it will be once the moves in flight finish (``before``),
-    leaving those partitions out."""
+    leaving those partitions out; a refusal names ``fields``."""
     limits = snap.limits if limits is None else limits
     moving = in_flight_rows(snap)
     left_out = in_flight_entries(snap)
     snap = after_moves(snap)
-    named = _validate(snap, goal, limits)
+    named = _validate(snap, goal, limits, fields)
+    is_open = np.ones(snap.n_brokers, bool)  # brokers that may take replicas
+    is_open[np.setdiff1d(snap.broker_positions(list(goal.keep_empty)), named)] = False
+    closed = np.flatnonzero(~is_open)
     ceiling = broker_ceiling(limits, goal.target_utilization)
-    eligible = np.ones(snap.n_brokers, bool)
+    eligible = is_open.copy()
     if goal.kind == "drain":
         eligible[named] = False
     shortage = _under_provisioned(snap, ceiling, eligible)
@@ -106,13 +132,17 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
         empty = reassignment_between(snap, snap)
         return PlanResult(goal, limits, snap, snap, empty, [shortage], left_out)
     cap = np.full(snap.n_brokers, _UNLIMITED if ceiling is None else ceiling, np.int64)
+    cap[closed] = 0
+
     def attempt(run: Callable[[_Work], None]) -> PlanResult:
-        work = _Work(snap, seed, moving)
+        work = _Work(snap, seed, moving, is_open)
+        if goal.kind != "drain" and len(closed):  # what a kept-empty broker holds again
+            _drain_goal(work, cap, closed)
         run(work)
         after = work.snapshot()
         return PlanResult(goal, limits, snap, after, reassignment_between(snap, after),
                           goal_unresolved(after, goal, limits, named, before=snap,
-                                          moving=moving), left_out)
+                                          moving=moving, closed=closed), left_out)
 
     if goal.kind == "balance":  # two orders of passes; neither is always the smaller plan
         return min((attempt(lambda w, first=first: _balance_goal(w, cap, goal.threshold,
@@ -121,7 +151,7 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
                    key=lambda r: (len(r.unresolved),
                                   int(new_replicas(snap, r.reassignment).sum())))
     return attempt({"limits": lambda w: _limits_goal(w, cap),
-                    "drain": lambda w: _drain_goal(w, cap, named),
+                    "drain": lambda w: _drain_goal(w, cap, np.union1d(named, closed)),
                     "add": lambda w: _add_goal(w, cap, named)}[goal.kind])
 
 
@@ -136,28 +166,31 @@ def in_flight_entries(snap: Snapshot) -> list[dict]:
 
 
 # ---- checks before any search -------------------------------------------------------------
-def _validate(snap: Snapshot, goal: Goal, limits: Limits) -> np.ndarray:
+def _validate(snap: Snapshot, goal: Goal, limits: Limits, fields: Fields) -> np.ndarray:
     """Broker positions the goal names; BadInput for a goal that cannot be asked."""
     if goal.kind not in GOALS:
         raise BadInput(f"goal must be one of {', '.join(GOALS)}, got '{goal.kind}'")
     if not 0 < goal.target_utilization <= 1:
-        raise BadInput(f"--target-utilization must be in (0, 1], got {goal.target_utilization}")
+        raise BadInput(f"{fields.target_utilization}: must be in (0, 1], got "
+                       f"{goal.target_utilization}")
     if not 1 <= goal.threshold <= MAX_BALANCE_THRESHOLD:
         raise BadInput(f"balance threshold must be from 1 to {MAX_BALANCE_THRESHOLD:g}, got "
                        f"{goal.threshold:g}")
     if goal.kind == "limits" and limits.max_broker_partitions is None:
-        raise BadInput("the limits goal needs max.broker.partitions "
-                       "(in the snapshot or --max-broker-partitions)")
+        raise BadInput(f"the limits goal needs max.broker.partitions and cluster "
+                       f"'{snap.cluster}' has none: {fields.limit}, or choose another goal")
     if goal.kind in ("drain", "add"):
         if not goal.brokers:
-            raise BadInput(f"the {goal.kind} goal needs --brokers (the broker ids to {goal.kind})")
-        named = np.unique(snap.broker_positions(list(goal.brokers), where="--brokers"))
+            raise BadInput(f"the {goal.kind} goal needs {fields.brokers} (the broker ids to "
+                           f"{goal.kind})")
+        named = np.unique(snap.broker_positions(list(goal.brokers), where=fields.brokers))
         if len(named) == snap.n_brokers:
-            raise BadInput(f"--brokers names every broker; {goal.kind} needs others to "
-                           f"{'take' if goal.kind == 'drain' else 'give'} replicas")
+            raise BadInput(f"{fields.brokers}: names every broker; {goal.kind} needs others "
+                           f"to {'take' if goal.kind == 'drain' else 'give'} replicas")
         return named
     if goal.brokers:
-        raise BadInput(f"--brokers applies to the drain and add goals, not '{goal.kind}'")
+        raise BadInput(f"{fields.brokers}: applies to the drain and add goals, not "
+                       f"'{goal.kind}'")
     return np.zeros(0, np.int32)
 
 
@@ -231,9 +264,9 @@ def _limits_goal(work: _Work, cap: np.ndarray) -> None:
 
 def _drain_goal(work: _Work, cap: np.ndarray, drained: np.ndarray) -> None:
     """Counted replicas within the limits first, then internal ones (never limited)."""
-    keep = np.ones(work.snap.n_brokers, bool)
+    keep = work.open.copy()
     keep[drained] = False
-    for movable, limit in ((work.counted, cap), (~work.counted, _UNLIMITED)):
+    for movable, limit in ((work.counted, cap), (~work.counted, np.where(keep, _UNLIMITED, 0))):
         def transfer(counts, members, limit=limit):
             give = np.where(members & ~keep, counts, 0)
             room = np.where(members & keep, np.maximum(limit - counts, 0), 0)
@@ -246,11 +279,10 @@ def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
     """New brokers take up to the floor of the average; the fullest old brokers give."""
     is_new = np.zeros(work.snap.n_brokers, bool)
     is_new[new] = True
-    total, n = int(work.counts().sum()), work.snap.n_brokers
-    low = total // n
+    low = int(work.counts().sum()) // int(work.open.sum())
 
-    def transfer(counts, members):
-        floor = min(low, int(counts[members].sum()) // int(members.sum()))  # rack's own even
+    def transfer(counts, members):  # a rack's own even, over the brokers that may take
+        floor = min(low, int(counts[members].sum()) // max(int((members & work.open).sum()), 1))
         want = np.where(members & is_new, np.maximum(np.minimum(floor, cap) - counts, 0), 0)
         room = np.where(members & is_new, np.maximum(np.minimum(low, cap) - counts, 0), 0)
         most = np.where(members & ~is_new, np.maximum(counts - floor, 0), 0)
@@ -263,16 +295,15 @@ def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
 def _balance_goal(work: _Work, cap: np.ndarray, threshold: float,
                   cluster_first: bool) -> None:
     """Replica counts into the band, then leader counts (leadership never needs data)."""
-    counts = work.counts()
-    everyone = np.ones(len(counts), bool)
-    _run(work, work.counted, _band_transfer(counts.sum() / len(counts), cap, threshold),
-         cluster_first)
-    _top_up(work, balance_bounds(counts.sum() / len(counts), threshold)[0], everyone)
+    is_open, n_open = work.open, int(work.open.sum())
+    avg = work.counts().sum() / n_open
+    _run(work, work.counted, _band_transfer(avg, cap, threshold, is_open), cluster_first)
+    _top_up(work, balance_bounds(avg, threshold)[0], is_open)
     leaders = work.leader_counts()
-    transfer = _band_transfer(leaders.sum() / len(leaders), _UNLIMITED, threshold)
-    work.move_leaders(*transfer(leaders, everyone))
-    _top_up(work, balance_bounds(leaders.sum() / len(leaders), threshold)[0], everyone,
-            leaders=True)
+    avg = leaders.sum() / n_open
+    transfer = _band_transfer(avg, np.where(is_open, _UNLIMITED, 0), threshold, is_open)
+    work.move_leaders(*transfer(leaders, np.ones(len(leaders), bool)))
+    _top_up(work, balance_bounds(avg, threshold)[0], is_open, leaders=True)
 
 
 def _top_up(work: _Work, floor, takers: np.ndarray, leaders: bool = False) -> None:
@@ -301,8 +332,9 @@ def balance_bounds(avg: float, threshold: float) -> tuple[int, int]:
     return low, high
 
 
-def _band_transfer(avg: float, cap, threshold: float) -> Transfer:
-    """Fewest moves into the band: max(excess above it, deficit below it).
+def _band_transfer(avg: float, cap, threshold: float, is_open: np.ndarray) -> Transfer:
+    """Fewest moves into the band: max(excess above it, deficit below it), the band and
+    the deficit over the brokers that may take (``is_open``).
 
     Within one rack the band widens to the rack's own band, so a rack that racks alone
     keep above or below the cluster's average is still evened out inside.
@@ -310,12 +342,14 @@ def _band_transfer(avg: float, cap, threshold: float) -> Transfer:
 
     def transfer(counts, members):
         low, high = balance_bounds(avg, threshold)
-        if not members.all():
-            rack_low, rack_high = balance_bounds(counts[members].mean(), threshold)
+        takers = members & is_open
+        if not members.all() and takers.any():
+            rack_low, rack_high = balance_bounds(counts[members].sum() / takers.sum(),
+                                                 threshold)
             low, high = min(low, rack_low), max(high, rack_high)
         ceiling = np.minimum(cap, high)
         over = np.where(members, np.maximum(counts - ceiling, 0), 0)
-        under = np.where(members, np.maximum(low - counts, 0), 0)
+        under = np.where(takers, np.maximum(low - counts, 0), 0)
         moves = max(int(over.sum()), int(under.sum()))
         give = _shed(counts, np.where(members, np.maximum(counts - low, 0), 0), moves)
         room = np.where(members & (give == 0), np.maximum(ceiling - counts, 0), 0)
@@ -338,8 +372,10 @@ def _shed(counts: np.ndarray, most: np.ndarray, total: int) -> np.ndarray:
 class _Work:
     """The assignment being edited: a private copy of the replica array."""
 
-    def __init__(self, snap: Snapshot, seed: int, frozen_rows: np.ndarray):
+    def __init__(self, snap: Snapshot, seed: int, frozen_rows: np.ndarray,
+                 is_open: np.ndarray):
         self.snap = snap
+        self.open = is_open  # brokers that may take replicas (not kept empty)
         self.rb = snap.replica_broker.copy()
         self.part = snap.replica_partition
         self.counted = ~snap.part_internal[self.part]
@@ -553,21 +589,25 @@ def _rounds(source: np.ndarray, ledger: _Ledger,
 
 # ---- what a plan leaves undone ----------------------------------------------------------------
 def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarray,
-                    before: Snapshot, moving: np.ndarray) -> list[dict]:
+                    before: Snapshot, moving: np.ndarray,
+                    closed: np.ndarray | None = None) -> list[dict]:
     """The parts of ``goal`` that ``after`` still misses, one entry per broker (or cluster);
-    a drained broker's replicas in partitions moving already (rows ``moving``) are named."""
+    a drained broker's replicas in partitions moving already (rows ``moving``) are named,
+    and so are a kept-empty broker's (``closed``, positions)."""
     ids = after.broker_ids
     counts = after.broker_replica_counts()
+    closed = np.zeros(0, np.int64) if closed is None else closed
+    n_open = after.n_brokers - len(closed)
     out: list[dict] = []
     ceiling = broker_ceiling(limits, goal.target_utilization)
+    left = np.bincount(after.replica_broker, minlength=after.n_brokers)
+    emptied = np.union1d(named, closed) if goal.kind == "drain" else closed
+    for b in emptied[left[emptied] > 0]:
+        out.append(_not_drained(after, b, int(left[b]), moving))
     if goal.kind == "limits":
         out += limit_unresolved(after, ceiling, limits.max_partitions)
-    elif goal.kind == "drain":
-        left = np.bincount(after.replica_broker, minlength=after.n_brokers)
-        for b in named[left[named] > 0]:
-            out.append(_not_drained(after, b, int(left[b]), moving))
     elif goal.kind == "add":
-        floor_avg = int(before.broker_replica_counts().sum() // after.n_brokers)
+        floor_avg = int(before.broker_replica_counts().sum() // n_open)
         target = floor_avg if ceiling is None else min(floor_avg, ceiling)
         for b in named[counts[named] < target]:
             out.append({"kind": "under_filled", "broker": int(ids[b]),
@@ -576,13 +616,15 @@ def goal_unresolved(after: Snapshot, goal: Goal, limits: Limits, named: np.ndarr
                                    f"{target - counts[b]} short of the average {target}: no broker "
                                    "above it shares a legal move (racks, limits or shared "
                                    "partitions)"})
-    else:
+    elif goal.kind == "balance":
         leaders = np.bincount(after.leaders[~after.part_internal], minlength=after.n_brokers)
+        is_open = np.ones(after.n_brokers, bool)
+        is_open[closed] = False
         for what, values in (("replicas", counts), ("leaders", leaders)):
-            low, high = balance_bounds(values.sum() / after.n_brokers, goal.threshold)
+            low, high = balance_bounds(values.sum() / n_open, goal.threshold)
             if ceiling is not None and what == "replicas":
                 high = min(high, ceiling)
-            for b in np.flatnonzero((values < low) | (values > high)):
+            for b in np.flatnonzero(is_open & ((values < low) | (values > high))):
                 out.append({"kind": f"{what}_unbalanced", "broker": int(ids[b]),
                             what: int(values[b]), "band": [low, high],
                             "message": f"broker {ids[b]} has {values[b]} {what}, outside "

@@ -14,7 +14,7 @@ plan previews in well under a second. No Dash, no store, no I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import chain
 from typing import Any
@@ -162,22 +162,32 @@ def _refuse_moving(snap: Snapshot, plan: Reassignment, source: str) -> None:
 
 def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
               throttle: float | None = None, network_capacity: float | None = None,
-              seed: int = 0, where: str = "generate.") -> Draft:
+              seed: int = 0, where: str = "generate.",
+              drained: dict[int, dict] | None = None) -> Draft:
     """The planner's minimal plan toward ``goal`` ({"goal", "brokers",
     "target_utilization", "threshold"}), with what it could not achieve; a refusal names
-    a field after ``where`` (the API's "generate.brokers", the page's "brokers")."""
+    a field after ``where`` (the API's "generate.brokers", the page's "brokers").
+
+    Brokers a completed plan emptied (``drained``: services.drained.remembered) stay
+    empty unless the goal names them; the preview lists them under "kept_empty"."""
     g = parse_goal(goal, where)
     try:  # the field, not the planner's CLI flag ("(--brokers)")
         snap.broker_positions(list(g.brokers))
     except BadInput as e:
         raise BadInput(f"{where}brokers: {e}") from None
+    kept = {b: d for b, d in (drained or {}).items() if b not in g.brokers}
+    g = replace(g, keep_empty=tuple(kept))
     limits = snap.limits if limits is None else limits
-    result = planner.plan(snap, g, limits, seed=seed)
+    result = planner.plan(snap, g, limits, seed=seed, fields=planner.Fields(
+        brokers=f"{where}brokers", target_utilization=f"{where}target_utilization",
+        limit="set max.broker.partitions on its brokers (KIP-578)"))
     named = f" {', '.join(map(str, g.brokers))}" if g.brokers else ""
     partial = "partial " if result.unresolved else ""
-    return _reassignment(result.before, result.reassignment, limits, result.unresolved,
+    made = _reassignment(result.before, result.reassignment, limits, result.unresolved,
                          throttle, network_capacity,
                          f"{partial}{g.kind}{named}: {{moves}} moves on {snap.cluster}")
+    made.preview["kept_empty"] = [{"broker": b, **d} for b, d in kept.items()]
+    return made
 
 
 def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | None = None,

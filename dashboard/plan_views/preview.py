@@ -111,15 +111,20 @@ def words(p: dict) -> list[html.Div]:
 
 
 def left_out(p: dict) -> list[html.Div]:
-    """The partitions already being reassigned that the plan leaves alone (KIP-455: Kafka
-    lists a moving partition's target and removing replicas together)."""
+    """What the plan leaves alone: the brokers a completed plan drained, kept empty, and
+    the partitions already being reassigned (KIP-455: Kafka lists a moving partition's
+    target and removing replicas together)."""
+    out = [banners.banner(
+        f"Kept empty: broker {k['broker']}, drained by plan {k['plan']} (completed "
+        f"{k['completed_at'][:16].replace('T', ' ')} UTC). To use it again, choose the add "
+        f"goal with broker {k['broker']}.", "info") for k in p.get("kept_empty", [])]
     moving = p.get("in_flight") or []
     if not moving:
-        return []
+        return out
     shown = "; ".join(f"{m['partition']} {','.join(map(str, m['replicas']))} -> "
                       f"{','.join(map(str, m['target']))}" for m in moving[:WORDS_PER_KIND])
     rest = p.get("in_flight_partitions", len(moving)) - min(len(moving), WORDS_PER_KIND)
-    return [banners.banner(
+    return [*out, banners.banner(
         f"Left out, already moving: {p.get('in_flight_partitions', len(moving)):,} "
         f"partitions, counted at their targets: {shown}"
         + (f"; and {rest:,} more" if rest > 0 else ""), "info")]

@@ -11,6 +11,7 @@ import pytest
 
 from backend.errors import BadInput
 from backend.model.io import save_snapshot
+from backend.model.snapshot import Limits
 from backend.services import plan_preview
 from backend.twin.examples import demo_snapshot
 from dashboard import drafts
@@ -271,3 +272,20 @@ def test_an_adaptive_floor_above_the_throttle_is_refused_in_the_forms_unit(app):
                                                                 "floor": 50_000_000}
     assert throttle_mode(["adaptive"], "500", None) == {"mode": "adaptive",
                                                         "floor": 500_000_000}
+
+
+def test_the_planners_refusals_name_the_pages_fields_not_the_clis_flags():
+    snap = demo_snapshot()
+    every = [int(b) for b in snap.broker_ids]
+    with pytest.raises(BadInput) as e:
+        plan_preview.from_goal(snap, {"goal": "drain", "brokers": every}, where="")
+    assert str(e.value) == "brokers: names every broker; drain needs others to take replicas"
+    with pytest.raises(BadInput) as e:
+        plan_preview.from_goal(snap, {"goal": "add", "brokers": every})
+    assert str(e.value).startswith("generate.brokers: names every broker")
+    with pytest.raises(BadInput) as e:
+        plan_preview.from_goal(snap.with_limits(Limits()), {"goal": "limits"}, where="")
+    assert str(e.value) == (f"the limits goal needs max.broker.partitions and cluster "
+                            f"'{snap.cluster}' has none: set max.broker.partitions on its "
+                            "brokers (KIP-578), or choose another goal")
+    assert "--" not in str(e.value)

@@ -49,7 +49,8 @@ class PlanKind:
     unpausable: str | None = None
     # the draft an API request for a plan of this kind asks for (None: not drafted from a
     # request), given the request body and its checked throttle
-    draft: Callable[[Snapshot, dict, float | None], Draft] | None = None
+    # (snapshot, request body, throttle, the brokers completed plans drained)
+    draft: Callable[[Snapshot, dict, float | None, dict[int, dict] | None], Draft] | None = None
     # whether, on a cluster with this gateway, it runs as a migration instead (offered
     # beside Execute)
     migration_here: Callable[[ClusterReader | None], bool] = lambda _gw: False

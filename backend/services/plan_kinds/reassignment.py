@@ -39,9 +39,11 @@ def affects(content: dict, _preview: dict, basis: dict) -> tuple[set[int], set[s
     return brokers, {str(e["topic"]) for e in content.get("partitions", [])}
 
 
-def draft(snap: Snapshot, body: dict, throttle: float | None) -> Draft:
-    """Exactly one of plan (Kafka's reassignment JSON) or generate (a planner goal);
-    refused when it moves nothing (there would be nothing to approve)."""
+def draft(snap: Snapshot, body: dict, throttle: float | None,
+          drained: dict[int, dict] | None = None) -> Draft:
+    """Exactly one of plan (Kafka's reassignment JSON) or generate (a planner goal, which
+    keeps ``drained`` brokers empty); refused when it moves nothing (there would be
+    nothing to approve)."""
     given = [k for k in ("plan", "generate") if k in body]
     if len(given) != 1:
         raise BadInput("kind reassignment: give exactly one of plan (Kafka's "
@@ -49,7 +51,8 @@ def draft(snap: Snapshot, body: dict, throttle: float | None) -> Draft:
     if given == ["plan"]:
         made = plan_preview.from_kafka_json(snap, body["plan"], throttle=throttle)
     else:
-        made = plan_preview.from_goal(snap, body["generate"], throttle=throttle)
+        made = plan_preview.from_goal(snap, body["generate"], throttle=throttle,
+                                      drained=drained)
     if made.empty:
         raise BadInput(f"{given[0]}: nothing to move on cluster '{snap.cluster}': "
                        "no plan to propose")

@@ -34,7 +34,8 @@ def basis(snap: Snapshot | None, content: dict) -> dict:
     return fingerprint(snap, *touched(content))
 
 
-def draft(snap: Snapshot, body: dict, _throttle: float | None) -> Draft:
+def draft(snap: Snapshot, body: dict, _throttle: float | None,
+          _drained: dict[int, dict] | None = None) -> Draft:
     """A topic and the partitions to keep (a shrink runs without a throttle)."""
     if "plan" in body or "generate" in body:
         raise BadInput("kind shrink: give topic and partitions, not plan or generate")
