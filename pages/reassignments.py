@@ -63,7 +63,9 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                          "1 to 2; 1.1: within 10% of the average"),
         ], className="form-row"),
         html.Div([
-            dcc.Upload(id=ids.RA_UPLOAD, accept=".json",
+            # no accept filter: the browser drops a file it filters out without a word, and
+            # the server says what is wrong with any file (e.g. "plan.txt: not a JSON file")
+            dcc.Upload(id=ids.RA_UPLOAD,
                        children=html.Button("Upload reassignment JSON", className="button")),
             html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
             tables.field(term("Throttle (MB/s)", "throttle"),

@@ -118,9 +118,10 @@ def _throttle_tab() -> html.Div:
                 term("fetch size", "fetch size"), " check. Upload a plan, or rehearse the "
                 "balance plan Railyard proposes for this cluster."], className="explain"),
         html.Div([
+            # no accept filter (here and below): the browser drops a file it filters out
+            # without a word; the server says what is wrong with any file
             dcc.Upload(id=ids.WI_TH_PLAN, children=html.Button("Upload plan JSON",
-                                                               className="button"),
-                       accept=".json"),
+                                                               className="button")),
             html.Span(id=ids.WI_TH_PLAN_NAME, className="hint"),
             tables.field("Network capacity N (B/s)",
                          tables.number_input(ids.WI_TH_CAPACITY, placeholder="125000000",
@@ -208,8 +209,7 @@ def _quota_tab(c) -> html.Div:
                 html.Code(quota.EXAMPLE_WORKLOAD), " is replayed."], className="explain"),
         html.Div([
             dcc.Upload(id=ids.WI_QU_REQUESTS, children=html.Button("Upload workload .jsonl",
-                                                                   className="button"),
-                       accept=".jsonl,.json,.txt"),
+                                                                   className="button")),
             html.Span(id=ids.WI_QU_REQUESTS_NAME, className="hint"),
             tables.field("Rate (partitions/s)",
                          tables.number_input(ids.WI_QU_RATE, q.controller_mutation_rate or 5)),

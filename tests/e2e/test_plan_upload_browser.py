@@ -36,11 +36,11 @@ def dashboard(tmp_path_factory):
         yield d
 
 
-def upload(driver, dashboard) -> None:
+def upload(driver, dashboard, path: Path | None = None) -> None:
     driver.get(dashboard.url + "/reassignments?cluster=demo")
     WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
     driver.find_element(By.CSS_SELECTOR, "#ra-upload input[type=file]").send_keys(
-        str(dashboard.plan_file))
+        str(path or dashboard.plan_file))
 
 
 def test_an_operator_uploads_and_previews(browser, dashboard):
@@ -72,3 +72,20 @@ def test_a_viewer_is_told_why_they_cannot_upload(browser, dashboard):
     assert browser.find_element(By.ID, "ra-upload-name").text == ""
     assert set(dashboard.uploads.glob("upload-*.json")) == kept
     screenshot(browser, "upload-viewer-refused")
+
+
+def test_a_file_not_named_json_is_read_not_silently_dropped(browser, dashboard, tmp_path):
+    """A browser filter on ".json" dropped any other file without a word; now the server
+    reads it: JSON under another name previews, anything else is refused in one line."""
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
+    saved = tmp_path / "plan.txt"  # e.g. a plan saved from kafka-reassign-partitions' output
+    saved.write_text(dashboard.plan_file.read_text())
+    upload(browser, dashboard, saved)
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_element(By.ID, "ra-upload-name").text == "uploaded: plan.txt")
+    notes = tmp_path / "notes.log"
+    notes.write_text("Current partition replica assignment\n")
+    upload(browser, dashboard, notes)
+    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
+    assert browser.find_element(By.ID, "ra-error").text == "notes.log: not a JSON file"
