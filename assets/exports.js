@@ -1,7 +1,8 @@
 /* Report downloads (an a.export-link in an .export-group: the capacity page's HTML, PDF
    and CSV): fetched here, so a failed export says why on the page (the server's one line,
    in the group's .export-status) instead of a download link that silently gets nothing;
-   a report that arrives is saved under the file name the server gives it. */
+   a report that arrives is saved under the file name the server gives it; a link shown
+   disabled is not followed. */
 
 function exportStatus(link, text, kind) {
     const group = link.closest(".export-group");
@@ -48,9 +49,26 @@ async function exportReport(link) {
     }
 }
 
+function exportLink(event) {
+    return event.target.closest ? event.target.closest("a.export-link") : null;
+}
+
+/* A link the page shows disabled (aria-disabled="true": the page's own forecast was
+   refused, no history yet, and its title says why) does nothing, not even opened in a
+   new tab; the server refuses such an export on its own anyway. */
+function disabled(link) {
+    return link.getAttribute("aria-disabled") === "true";
+}
+
 document.addEventListener("click", function (event) {
-    const link = event.target.closest ? event.target.closest("a.export-link") : null;
+    const link = exportLink(event);
+    if (link && disabled(link)) { event.preventDefault(); return; }
     if (!link || !link.href || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
     event.preventDefault();
     exportReport(link);
+});
+
+document.addEventListener("auxclick", function (event) {  // a middle click opens a tab
+    const link = exportLink(event);
+    if (link && disabled(link)) { event.preventDefault(); }
 });

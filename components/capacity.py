@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from backend.errors import BadInput, Unavailable
 from components import charts
 
 PALETTE = qualitative.Plotly
@@ -126,6 +127,27 @@ def brokers_to_add_text(answer: dict, by_label: str, rows: list[dict]) -> str:
         return text
     return (f"{text} {full['scope'].capitalize()} reaches {full['limit_name']} first, on "
             f"{full['date']}: new replicas skip it from then (KIP-578), so rebalance before.")
+
+
+HISTORY = "Partition history"  # what services.capacity.history's Unavailable names
+
+
+def export_refusal(cluster: str, error: BadInput | Unavailable) -> str:
+    """Why the page shows its exports disabled (their tooltip): the forecast the page asked
+    for was refused, and an export takes the same query, so the server would refuse it
+    too (it still does, on its own: dashboard.reports)."""
+    if isinstance(error, Unavailable) and error.what == HISTORY:
+        return (f"No history for cluster {cluster} yet: exports need a forecast, and a "
+                f"forecast needs its daily partition peaks ({error.detail})")
+    return f"Nothing to export for cluster {cluster}: {error}"
+
+
+def export_links(refusal: str | None, links: int = 3) -> list:
+    """(title, aria-disabled) of each export link: disabled with the reason as its
+    tooltip when the page knows the export would be refused, else enabled, untitled.
+    assets/exports.js ignores a click on a disabled link (an <a> has no disabled
+    attribute: https://www.w3.org/TR/wai-aria-1.2/#aria-disabled)."""
+    return [refusal, "true" if refusal else "false"] * links
 
 
 def table_records(frame: pd.DataFrame) -> list[dict]:

@@ -97,21 +97,27 @@ def _knobs(state: dict) -> html.Div:
 
 
 _KNOB_INPUTS = [Input(i, "value") for i in KNOB_IDS.values()]
+EXPORT_IDS = (ids.CAP_EXPORT_HTML, ids.CAP_EXPORT_PDF, ids.CAP_EXPORT_CSV)
+# each export link's tooltip and disabled state (components.capacity.export_links)
+_EXPORT_STATE = [Output(i, p) for i in EXPORT_IDS for p in ("title", "aria-disabled")]
 
 
 @dash.callback(Output(ids.CAP_BANNERS, "children"), Output(ids.CAP_ANSWER, "children"),
                Output(ids.CAP_TABLE, "rowData"), Output(ids.CAP_CLUSTER_CHART, "figure"),
-               Output(ids.CAP_BROKER_CHART, "figure"),
+               Output(ids.CAP_BROKER_CHART, "figure"), *_EXPORT_STATE,
                *_KNOB_INPUTS, State(ids.CAP_STATE, "data"))
 def draw(window, growth, add, mbp, mp, topic, by, view):
+    """The forecast of the knobs' scenario; when it is refused (no history yet, Prometheus
+    not answering, a bad knob), the banner says why and the exports, which take the same
+    query, are shown disabled with the same reason."""
     values = dict(zip(KNOB_IDS, (window, growth, add, mbp, mp, topic, by), strict=True))
     try:
         state = capacity_view.parse_view({**values, **view})
         answer, label = reports.capacity_answer(state)
-    except BadInput as e:
-        return [banners.banner(str(e), "warning")], "", [], *_no_charts()
-    except Unavailable as e:
-        return [banners.banner(str(e), "error")], "", [], *_no_charts()
+    except (BadInput, Unavailable) as e:
+        level = "warning" if isinstance(e, BadInput) else "error"
+        return ([banners.banner(str(e), level)], "", [], *_no_charts(),
+                *cap.export_links(cap.export_refusal(view["cluster"], e), len(EXPORT_IDS)))
     notes = [banners.banner(f"The forecast ran without the cluster: {answer['warning']}.",
                             "warning")] if answer.get("warning") else []
     verdict = answer["planned_topic"]
@@ -120,7 +126,7 @@ def draw(window, growth, add, mbp, mp, topic, by, view):
                                     f"{verdict['error']}", "warning"))
     rows = cap.table_records(capacity.table_frame(answer))
     return (notes, cap.brokers_to_add_text(answer, label, rows), rows, cap.cluster_chart(answer),
-            cap.broker_chart(answer))
+            cap.broker_chart(answer), *cap.export_links(None, len(EXPORT_IDS)))
 
 
 def _no_charts() -> tuple:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -99,6 +100,57 @@ def test_capacity_page_knobs_and_exports(browser, dashboard, downloads):
                            "-singlefile", str(pdf)], capture_output=True, check=True).stdout
     pixels = np.frombuffer(gray.split(b"\n", 3)[3], np.uint8)  # P5 header: 3 lines
     assert (pixels < 200).mean() > 0.01  # text and charts, not a blank page
+
+
+# the day before Prometheus's history begins (2024-01-01): no partition counts up to it
+NO_HISTORY = "/capacity?cluster=history&end=2023-12-01T00%3A00"
+EXPORTS = ("cap-export-html", "cap-export-pdf", "cap-export-csv")
+FETCH = """
+const done = arguments[arguments.length - 1];
+fetch(arguments[0], {credentials: "same-origin"})
+  .then(r => r.text().then(t => done([r.status, t])), e => done([0, String(e)]));
+"""
+
+
+def test_exports_show_disabled_while_the_cluster_has_no_history(browser, dashboard,
+                                                                 downloads):
+    """A cluster with no history had export links that looked ready and answered one line
+    once clicked: they show disabled, say why on hover, and a click fetches nothing; the
+    server still refuses the export on its own."""
+    browser.get(dashboard.url + NO_HISTORY)
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: "Partition history" in d.find_element(By.ID, "cap-banners").text)
+    wait.until(lambda d: all(d.find_element(By.ID, i).get_attribute("aria-disabled") == "true"
+                             for i in EXPORTS))
+    csv = browser.find_element(By.ID, "cap-export-csv")
+    title = csv.get_attribute("title")
+    assert title.startswith("No history for cluster history yet: exports need a forecast")
+    assert "has no partition counts from 2023-11-02 to 2023-12-01" in title, title
+    # drawn as disabled: greyed, not the blue of a live link
+    assert csv.value_of_css_property("cursor") == "not-allowed"
+    assert csv.value_of_css_property("color") == "rgba(154, 165, 177, 1)"
+    screenshot(browser, "capacity-no-history")
+    for link in EXPORTS:
+        browser.find_element(By.ID, link).click()
+    time.sleep(3)  # what a click would have started: a status line, a file
+    assert browser.find_element(By.ID, "cap-export-status").text == ""
+    assert list(downloads.iterdir()) == []
+    assert "/capacity?" in browser.current_url
+    assert not console_errors(browser)  # no request was made
+    # the server refuses the same export on its own, in one line (the console logs its 503)
+    browser.set_script_timeout(60)
+    status, body = browser.execute_async_script(FETCH, csv.get_attribute("href"))
+    assert status == 503 and body.count("\n") == 1 and "has no partition counts" in body, body
+    console_errors(browser)
+
+    browser.get(dashboard.url + VIEW)  # history: the exports are live again
+    wait.until(lambda d: answer_text(d).startswith("By "))
+    wait.until(lambda d: all(d.find_element(By.ID, i).get_attribute("aria-disabled") == "false"
+                             for i in EXPORTS))
+    assert not browser.find_element(By.ID, "cap-export-csv").get_attribute("title")
+    browser.find_element(By.ID, "cap-export-csv").click()
+    assert wait_download(downloads, ".csv", timeout=60).read_text().startswith(
+        "# Cluster: history")
 
 
 def test_monitoring_pages_link_the_incident_report_of_their_window(browser, dashboard):
