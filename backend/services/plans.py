@@ -30,12 +30,13 @@ from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
 from backend.store.audit import append, canonical_json
-from backend.store.store import AuditEntry, AuditPage, Decision, Plan, Store
+from backend.store.store import AUDIT_COMMENT_CHARS, AuditEntry, AuditPage, Decision, Plan, Store
 from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
 MAX_PLAN_ID = 2**31 - 1  # plans.id is an INTEGER column: PostgreSQL's is 32 bits
 MAX_TITLE_CHARS = 200
-MAX_COMMENT_CHARS = 2000  # a decision's reason; every GET of the plan returns its comments
+# a decision's reason, kept whole in its audit row too; every GET of the plan returns them
+MAX_COMMENT_CHARS = AUDIT_COMMENT_CHARS
 AUDIT_PAGE_ROWS = 1000  # the most audit rows one page holds
 MAX_NAME_CHARS = 200  # the user columns of plans, decisions and audit (schema.py)
 # characters PostgreSQL text cannot hold (NUL) or that no one types into a title or a

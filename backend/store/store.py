@@ -44,7 +44,7 @@ from backend.store.schema import audit, decisions, plans
 
 DEFAULT_EXPIRY_HOURS = 24.0
 # a decision's comment as its audit row keeps it: the service refuses a longer one before
-# it reaches the decision row (backend/services/plans.py MAX_COMMENT_CHARS, the same)
+# it reaches the decision row (backend/services/plans.py MAX_COMMENT_CHARS is this)
 AUDIT_COMMENT_CHARS = 2000
 log = logging.getLogger(__name__)
 
