@@ -93,8 +93,8 @@ def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[
     name = plan.topic
     out = ["Apache Kafka cannot delete partitions (it never adopted the delete-partitions "
            "KIP): the stages need brokers that implement it, with "
-           "delete.topic.partition.enable=true; on a cluster without it, Execute runs the "
-           "migration below instead"]
+           "delete.topic.partition.enable=true; on a cluster without it, Execute is refused "
+           "and 'Run the migration' on the plan's page runs the migration instead"]
     if snap.topic_keyed[t]:
         out.append(f"topic '{name}' is keyed: the key-to-partition mapping changes from "
                    f"{plan.from_partitions} to {plan.to_partitions} partitions, so records of "

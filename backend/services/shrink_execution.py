@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from backend.errors import Conflict
+from backend.errors import Conflict, Unavailable
 from backend.executor.journal import at
 from backend.executor.shrink import mode_on
 from backend.gateways.base import ClusterReader
@@ -24,6 +24,16 @@ from backend.services.plan_kinds import shrink as shrink_kind
 from backend.store.executions import MIGRATION, STAGES, ExecutionRecords
 from backend.store.store import Store
 from backend.store.workflow import Actor, authorize
+
+
+def runs_as_migration(gw: ClusterReader | None) -> bool:
+    """Whether an approved shrink runs as its migration on this cluster (Apache Kafka has
+    no DeletePartitions), so a preview leads with it; False when the cluster does not
+    answer or cannot execute (the KIP's stages first, as where they run)."""
+    try:
+        return mode_on(gw) == MIGRATION
+    except Unavailable:
+        return False
 
 
 def what_happens(gw: ClusterReader | None) -> str:

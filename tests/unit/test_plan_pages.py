@@ -289,3 +289,31 @@ def test_the_planners_refusals_name_the_pages_fields_not_the_clis_flags():
                             f"'{snap.cluster}' has none: set max.broker.partitions on its "
                             "brokers (KIP-578), or choose another goal")
     assert "--" not in str(e.value)
+
+
+def test_a_shrink_preview_leads_with_what_runs_on_its_cluster(app):
+    """On a cluster that cannot delete partitions (Apache Kafka has no DeletePartitions)
+    the migration is what runs: it comes first, and the KIP's stages say they are not
+    for this cluster; where the KIP runs, its stages come first."""
+    from backend.twin.cluster import TwinCluster, TwinSettings
+    from backend.twin.gateway import TwinGateway
+    from dashboard import runtime
+
+    sh = page("/shrinks")
+    gateways = runtime.current().gateways
+    kept = gateways.get("demo")
+    try:
+        for enabled, first, second in (
+                (False, "The migration this cluster runs: to 'topic-001.p4'",
+                 "Stages under the delete-partitions KIP: not on this cluster"),
+                (True, "Stages under the delete-partitions KIP",
+                 "The migration that works on any cluster today")):
+            gateways["demo"] = TwinGateway(TwinCluster(
+                demo_snapshot(), TwinSettings(delete_partition_enable=enabled)))
+            shown = text_of(sh.preview(1, "topic-001", 4, 24, "")[0])
+            assert first in shown and second in shown
+            assert shown.index(first) < shown.index(second)
+            assert "Execute is refused and 'Run the migration' on the plan's page runs " \
+                "the migration instead" in shown  # it never ran the migration
+    finally:
+        gateways["demo"] = kept

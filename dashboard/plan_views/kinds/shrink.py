@@ -1,6 +1,7 @@
 """A shrink's page block: cards, words, the delete-partitions stages, before/after bars,
-the room reclaimed per broker, and the migration that works on any cluster today; and
-the sentence on what executing it does on this cluster."""
+the room reclaimed per broker, and the migration that works on any cluster today (first,
+on a cluster that cannot delete partitions, where it is what runs); and the sentence on
+what executing it does on this cluster."""
 
 from __future__ import annotations
 
@@ -23,16 +24,22 @@ def block(draft: plan_preview.Draft, head: list | None = None) -> list:
                                "replicas reclaimed": b["replicas_reclaimed"],
                                "log bytes reclaimed": b["bytes_reclaimed"]}
                               for b in p["brokers"]])
+    runs_migration = shrink_execution.runs_as_migration(
+        runtime.current().gateways.get(draft.cluster))
+    kip = html.Div([html.H3("Stages under the delete-partitions KIP"
+                            + (": not on this cluster" if runs_migration else "")),
+                    stages(c["stages"])], className="panel")
+    room = [html.Div(preview.bars(p, "Replicas per broker before and after the shrink",
+                                  ids.PLAN_BARS), className="panel"),
+            html.Div([html.H3("Room reclaimed per broker"),
+                      tables.grid(reclaimed, height=260)], className="panel")]
+    plan = [migration(c["migration"], runs_migration), *room, kip] if runs_migration \
+        else [kip, *room, migration(c["migration"], runs_migration)]
     return [
         *(head or [html.H2(draft.title, className="plan-title")]),
         html.Div(preview.shrink_cards(p, c), id=ids.PLAN_CARDS, className="cards"),
         html.Div(preview.words(p), id=ids.PLAN_WORDS),
-        html.Div([html.H3("Stages"), stages(c["stages"])], className="panel"),
-        html.Div(preview.bars(p, "Replicas per broker before and after the shrink",
-                              ids.PLAN_BARS), className="panel"),
-        html.Div([html.H3("Room reclaimed per broker"), tables.grid(reclaimed, height=260)],
-                 className="panel"),
-        migration(c["migration"]),
+        *plan,
     ]
 
 
@@ -55,10 +62,11 @@ def _when(stage: dict) -> str:
     return f"+{duration(at)} (at the latest +{duration(latest)})"
 
 
-def migration(m: dict) -> html.Div:
+def migration(m: dict, runs_here: bool = False) -> html.Div:
     """The shrink any cluster can run today: a new topic, switch, drain, delete."""
     return html.Div([
-        html.H3(f"The migration that works on any cluster today: to '{m['new_topic']}'"),
+        html.H3(f"The migration this cluster runs: to '{m['new_topic']}'" if runs_here else
+                f"The migration that works on any cluster today: to '{m['new_topic']}'"),
         banners.banner(m["error"], "error") if not m["ok"] else None,
         html.Ol([html.Li(step) for step in m["steps"]]),
         html.P(f"Peak partition replicas in the cluster while both topics exist: "
