@@ -51,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--goal", required=True, choices=reassign.GOALS)
     g.add_argument("--brokers", type=broker_ids,
                    help="broker ids to drain or to fill (drain and add goals), e.g. 7,8")
+    g.add_argument("--keep-empty", type=broker_ids,
+                   help="brokers drained earlier that this goal leaves empty (they take "
+                        "nothing, lose what they hold again), e.g. 9; the dashboard "
+                        "remembers them from completed plans")
     g.add_argument("--target-utilization", type=positive_float, default=1.0,
                    help="fraction of max.broker.partitions a broker may hold, e.g. 0.9")
     g.add_argument("--threshold", type=positive_float, default=reassign.BALANCE_THRESHOLD,
@@ -68,7 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _generate(a: argparse.Namespace) -> dict:
     snap = load_snapshot(a.snapshot)
-    goal = reassign.goal(a.goal, a.brokers or (), a.target_utilization, a.threshold)
+    goal = reassign.goal(a.goal, a.brokers or (), a.target_utilization, a.threshold,
+                         a.keep_empty or ())
     limits = snap.limits.merged(a.max_broker_partitions, a.max_partitions)
     return reassign.generate(snap, goal, limits, a.seed, a.plan_out, a.per_broker_moves,
                              a.cluster_moves)

@@ -79,6 +79,7 @@ class Fields:
     when a service asks (as engines.shrink's CLI_FIELDS)."""
 
     brokers: str = "--brokers"
+    keep_empty: str = "--keep-empty"
     target_utilization: str = "--target-utilization"
     limit: str = "set it in the snapshot or with --max-broker-partitions"
 
@@ -121,7 +122,8 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
     snap = after_moves(snap)
     named = _validate(snap, goal, limits, fields)
     is_open = np.ones(snap.n_brokers, bool)  # brokers that may take replicas
-    is_open[np.setdiff1d(snap.broker_positions(list(goal.keep_empty)), named)] = False
+    kept = snap.broker_positions(list(goal.keep_empty), where=fields.keep_empty)
+    is_open[np.setdiff1d(kept, named)] = False
     closed = np.flatnonzero(~is_open)
     ceiling = broker_ceiling(limits, goal.target_utilization)
     eligible = is_open.copy()

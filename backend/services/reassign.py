@@ -14,11 +14,13 @@ from backend.model.snapshot import Limits, Snapshot
 
 
 def goal(kind: str, brokers: tuple[int, ...] = (), target_utilization: float = 1.0,
-         threshold: float = BALANCE_THRESHOLD) -> planner.Goal:
-    """The planner's goal from what an operator names (one of GOALS)."""
+         threshold: float = BALANCE_THRESHOLD,
+         keep_empty: tuple[int, ...] = ()) -> planner.Goal:
+    """The planner's goal from what an operator names (one of GOALS); ``keep_empty``:
+    brokers drained earlier that the goal must leave empty."""
     if kind not in GOALS:
         raise BadInput(f"goal must be one of {', '.join(GOALS)}, got '{kind}'")
-    return planner.Goal(kind, brokers, target_utilization, threshold)
+    return planner.Goal(kind, brokers, target_utilization, threshold, keep_empty)
 
 
 def generate(snap: Snapshot, goal: planner.Goal, limits: Limits, seed: int = 0,

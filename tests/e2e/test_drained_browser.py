@@ -79,7 +79,8 @@ def test_a_balance_after_a_drain_keeps_the_broker_empty_and_an_add_takes_it_back
     assert f"Kept empty: broker 4, drained by plan {drained} (completed " in shown
     WebDriverWait(browser, 60).until(  # the one move brokers 1-3 need among themselves
         lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
-    assert added(browser) and "4" not in added(browser)  # before: broker 4 was "below the band" and refilled
+    # before, broker 4 was "below the band" and refilled
+    assert added(browser) and "4" not in added(browser)
     screenshot(browser, "reassignments-kept-empty")
 
     choose(browser, "ra-goal", "add")

@@ -4,6 +4,8 @@ averages; naming it in add takes it back."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import event, given
@@ -86,9 +88,27 @@ def test_no_goal_gives_a_kept_empty_broker_anything(snap, kind, seed):
     goal = Goal(kind, (int(snap.broker_ids[-1]),) if kind == "add" else (), keep_empty=(kept,))
     result = plan(snap, goal, limits, seed=seed)
     check_invariants(snap, result, None)
-    event(f"under-provisioned={not result.ok and result.unresolved[0]['kind'] == 'under_provisioned'}, moves={len(result.reassignment) > 0}")
-    if [u for u in result.unresolved if u["kind"] == "under_provisioned"]:
+    refused = [u for u in result.unresolved if u["kind"] == "under_provisioned"]
+    event(f"under-provisioned={bool(refused)}, moves={len(result.reassignment) > 0}")
+    if refused:
         assert not len(result.reassignment)  # refused before any search: nothing moves
         return
     left = sum(u["replicas"] for u in result.unresolved if u["kind"] == "not_drained")
     assert int((result.after.replica_broker == 0).sum()) == left
+
+
+def test_the_cli_keeps_named_brokers_empty(tmp_path, capsys):
+    from backend.cli import main
+    from backend.model.io import save_snapshot
+
+    save_snapshot(drained_cluster(), tmp_path / "snap.json")
+    argv = ["reassign", "generate", "--snapshot", str(tmp_path / "snap.json"),
+            "--goal", "balance"]
+    assert main(argv) == 0
+    assert "5" in capsys.readouterr().out  # broker 5 refilled without the flag
+    assert main([*argv, "--keep-empty", "5"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] and out["plan"]["partitions"] == []
+    assert main([*argv, "--keep-empty", "9"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "broker 9 is not in cluster 't' (--keep-empty)")
