@@ -86,8 +86,9 @@ def test_a_balance_after_a_drain_keeps_the_broker_empty_and_an_add_takes_it_back
     choose(browser, "ra-goal", "add")
     type_into(browser.find_element(By.ID, "ra-brokers"), "4")
     browser.find_element(By.ID, "ra-run").click()
-    WebDriverWait(browser, 60).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
+    WebDriverWait(browser, 60).until(  # the balance's preview is still shown until then
+        lambda d: "add 4:" in d.find_element(By.ID, "ra-preview").text)
+    WebDriverWait(browser, 60).until(lambda d: added(d))
     shown = browser.find_element(By.ID, "ra-preview").text
-    assert "add 4:" in shown and "Kept empty" not in shown
+    assert "Kept empty" not in shown
     assert added(browser) == {"4"}
