@@ -80,14 +80,20 @@ def test_pause_and_resume_say_what_the_executor_does():
         "Resumed: nothing is left to move; the throttles are put back and the plan completes."
 
 
-def test_pause_then_resume_on_the_page(env):
+def approved_alone(env, holder: str):
+    """The plan page, an approved plan that is the only one to run, and an executor thread
+    cycled by hand."""
     store, rt = env["store"], env["rt"]
     for other in plan_service.list_plans(store, state="executing"):
         plan_service.finish(store, SYSTEM, other.id, "cancelled")
-    view = page()
-    plan_id = make_plan(env, "writer", "approved")
     thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
-                             holder="pause-test")
+                             holder=holder)
+    return page(), make_plan(env, "writer", "approved"), thread
+
+
+def test_pause_then_resume_on_the_page(env):
+    store = env["store"]
+    view, plan_id, thread = approved_alone(env, "pause-test")
     with env["client"].application.test_request_context("/api/v1/x",
                                                         headers=basic("operator1")):
         view.execution_answer(ids.PV_EXECUTE, plan_id)
@@ -134,13 +140,8 @@ def test_the_resume_answer_gives_way_to_the_plan_completing(env):
     """'Resumed: the next batch starts within seconds' stays while the plan executes and
     is replaced by 'Completed at ...' on the refresh that finds the plan completed (it
     stayed there, untrue, once the plan had completed)."""
-    store, rt, twin = env["store"], env["rt"], env["twin"]
-    for other in plan_service.list_plans(store, state="executing"):
-        plan_service.finish(store, SYSTEM, other.id, "cancelled")
-    view = page()
-    plan_id = make_plan(env, "writer", "approved")
-    thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
-                             holder="resume-test")
+    store, twin = env["store"], env["twin"]
+    view, plan_id, thread = approved_alone(env, "resume-test")
 
     def cycle() -> None:
         thread.cycle(4e9 + twin.now_seconds)
