@@ -598,6 +598,13 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x")
 MAX_SWEEP_SERIES = 10
 SWEEP_SCALE = "Viridis"  # perceptually uniform, readable in grey and by the colour-blind
 SWEEP_COLOURBAR_PX = 90  # room on the right for the colour bar, its ticks and its title
+# a few lines told apart (_told_apart_lines): the top line THINNEST_LINE_PX wide with
+# SMALLEST_MARKER_PX markers, each line under it a step wider, the steps shrinking so the
+# bottom line stays within WIDEST_LINE_PX (WIDEST_PLAIN_LINE_PX without markers) and its
+# markers within LARGEST_MARKER_PX; markers only up to MARKED_POINTS x values
+THINNEST_LINE_PX, LINE_STEP_PX, WIDEST_LINE_PX, WIDEST_PLAIN_LINE_PX = 2, 2, 8, 5
+SMALLEST_MARKER_PX, MARKER_STEP_PX, LARGEST_MARKER_PX = 7, 5, 19
+MARKED_POINTS = 20
 
 
 def sweep_lines(frame: pd.DataFrame, x: str, y: str, colour: str | None, title: str,
@@ -641,13 +648,24 @@ def _line_name(colour: str | None, value: object, y: str) -> str:
 def _told_apart_lines(fig: go.Figure, groups: list, x: str, y: str,
                       colour: str | None) -> None:
     """A few lines, each thinner and with smaller markers of another shape than the one
-    before it, so a line under another still shows around it."""
+    before it, so a line under another still shows around it. The widest line and the
+    largest marker are bounded (WIDEST_LINE_PX, LARGEST_MARKER_PX: the steps shrink as the
+    lines grow in number), and past MARKED_POINTS x values the lines carry no markers: 8
+    lines of 40 points drew a band of markers up to 42 px wide that buried the chart."""
+    points = max((len(part) for _, part in groups), default=0)
+    marked = points <= MARKED_POINTS
+    widest = WIDEST_LINE_PX if marked else WIDEST_PLAIN_LINE_PX
+    over = max(len(groups) - 1, 1)
+    width_step = min(LINE_STEP_PX, (widest - THINNEST_LINE_PX) / over)
+    marker_step = min(MARKER_STEP_PX, (LARGEST_MARKER_PX - SMALLEST_MARKER_PX) / over)
     for i, (name, part) in enumerate(groups):
         part = part.sort_values(x)
         under = len(groups) - 1 - i  # how many lines are drawn over this one
-        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers",
-                        line={"dash": DASHES[i % len(DASHES)], "width": 2 + 2 * under},
-                        marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7 + 5 * under},
+        fig.add_scatter(x=part[x], y=part[y], mode="lines+markers" if marked else "lines",
+                        line={"dash": DASHES[i % len(DASHES)],
+                              "width": round(THINNEST_LINE_PX + width_step * under, 2)},
+                        marker={"symbol": SYMBOLS[i % len(SYMBOLS)],
+                                "size": round(SMALLEST_MARKER_PX + marker_step * under, 2)},
                         name=_line_name(colour, name, y))
 
 
