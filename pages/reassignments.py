@@ -112,11 +112,13 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         throttle = fields.number(throttle_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
                                  unit="MB/s", empty="the suggested rate")
         throttle = None if throttle is None else throttle * 1e6
+        memory = drained.remembered(rt.plan_store(), snap)  # brokers completed plans emptied
         if source == "upload":
             obj, filename = drafts.upload(upload_token)
             if obj is None:
                 raise BadInput("upload: choose a reassignment JSON file first")
-            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle, source=filename)
+            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle, source=filename,
+                                                 drained=memory)
         else:
             draft = plan_preview.from_goal(snap, {
                 "goal": goal, "brokers": fields.broker_ids(brokers, "brokers"),
@@ -126,7 +128,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
                 "threshold": fields.number(threshold, "balance threshold",
                                            default=BALANCE_THRESHOLD,
                                            **GOAL_RANGES["threshold"])},
-                throttle=throttle, where="", drained=drained.remembered(rt.plan_store(), snap))
+                throttle=throttle, where="", drained=memory)
     except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
         return None, None, str(e), []
     except Unavailable as e:

@@ -10,7 +10,7 @@ import dash
 from dash import Input, Output, State, dcc, html
 
 from backend.errors import BadInput, Unavailable
-from backend.services import fields, plan_preview, shrink_execution
+from backend.services import drained, fields, plan_preview, shrink_execution
 from backend.services.cluster import cluster_snapshot
 from components import banners, tables, urlstate
 from dashboard import auth, drafts, ids, plan_views, runtime
@@ -55,15 +55,17 @@ PAGE_FIELDS = ("partitions after", "delay (hours)")  # a refusal names this page
                State(ids.URL, "search"), prevent_initial_call=True)
 def preview(_clicks, topic, partitions, delay_hours, search):
     cluster = urlstate.parse(search).get("cluster")
+    rt = runtime.current()
     try:
-        snap = cluster_snapshot(runtime.current().source(cluster))
+        snap = cluster_snapshot(rt.source(cluster))
         partitions = fields.number(partitions, "partitions after", low=1, whole=True,
                                    required="the number of partitions to keep")
         hours = fields.number(delay_hours, "delay", low=0, unit="hours", empty="retention.ms",
                               limit=plan_preview.MAX_DELAY_MS / 3.6e6)
         delay_ms = None if hours is None else round(hours * 3.6e6)
         draft = plan_preview.from_shrink(snap, (topic or "").strip(), partitions,
-                                         delay_ms=delay_ms, fields=PAGE_FIELDS)
+                                         delay_ms=delay_ms, fields=PAGE_FIELDS,
+                                         drained=drained.remembered(rt.plan_store(), snap))
     except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
         return None, None, str(e), []
     except Unavailable as e:

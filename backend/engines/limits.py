@@ -35,6 +35,7 @@ KRAFT_MAX_PARTITIONS_PER_REQUEST = 10_000  # "Excessively large number of partit
 # Kafka's error codes for a topic it will not create (CreateTopics' per-topic answer)
 TOPIC_ALREADY_EXISTS, INVALID_TOPIC = "TOPIC_ALREADY_EXISTS", "INVALID_TOPIC_EXCEPTION"
 POLICY_VIOLATION = "POLICY_VIOLATION"  # KIP-578: a partition limit would be exceeded
+_UNLIMITED = 2**40  # room of a broker with no limit, beside a closed one (more than any cluster)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,8 @@ def broker_capacity(counts: np.ndarray, limits: Limits) -> np.ndarray | None:
 class _Placer:
     """Places topics one after another, each seeing the replicas placed before it."""
 
-    def __init__(self, snap: Snapshot, limits: Limits, start_index: int | None, seed: int):
+    def __init__(self, snap: Snapshot, limits: Limits, start_index: int | None, seed: int,
+                 closed: np.ndarray | None = None):
         if snap.rack_mode == "mixed":
             raise BadInput("not all brokers have rack information: give every broker a rack "
                            "or none (Kafka refuses rack-aware placement otherwise)")
@@ -142,6 +144,7 @@ class _Placer:
         self.start_index, self.seed = start_index, seed
         self.counts = snap.broker_replica_counts()
         self.racks = snap.broker_rack_index if snap.rack_mode == "all" else None
+        self.closed = np.zeros(0, np.int64) if closed is None else np.asarray(closed)
 
     @cached_property
     def rng(self) -> np.random.Generator:
@@ -169,7 +172,11 @@ class _Placer:
         error = self._cluster_limit_error(name, partitions * rf)
         if error:
             return TopicOutcome(name, False, first_partition, error=error, code=POLICY_VIOLATION)
-        capacity = broker_capacity(self.counts, self.limits)
+        if rf > self.snap.n_brokers - len(self.closed):
+            return TopicOutcome(name, False, first_partition, code=POLICY_VIOLATION, error=(
+                f"topic '{name}' needs {rf} distinct brokers and only "
+                f"{self.snap.n_brokers - len(self.closed)} are not kept empty (drained)"))
+        capacity = self._capacity()
         kafka = added = None
         # Kafka gives every broker the lead of at least partitions // n of them: a broker
         # with less room shows Kafka's placement breaks the limit without computing it
@@ -190,6 +197,17 @@ class _Placer:
                                 error=self._broker_limit_error(name, partitions, rf, capacity))
         self.counts = self.counts + added
         return out
+
+    def _capacity(self) -> np.ndarray | None:
+        """Room per broker: under max.broker.partitions (None: unlimited), none on a
+        closed broker."""
+        capacity = broker_capacity(self.counts, self.limits)
+        if not len(self.closed):
+            return capacity
+        capacity = np.full(self.snap.n_brokers, _UNLIMITED, np.int64) if capacity is None \
+            else capacity.copy()
+        capacity[self.closed] = 0
+        return capacity
 
     def _kafka(self, partitions: int, rf: int, first_partition: int,
                start: tuple[int, int]) -> np.ndarray:
@@ -229,13 +247,18 @@ class _Placer:
 
 
 def create_topics(snap: Snapshot, requests: list[TopicRequest], limits: Limits,
-                  start_index: int | None = None, seed: int = 0) -> PlacementResult:
-    """Create topics in order, each all-or-nothing, each seeing the ones before it."""
+                  start_index: int | None = None, seed: int = 0,
+                  closed: np.ndarray | None = None) -> PlacementResult:
+    """Create topics in order, each all-or-nothing, each seeing the ones before it.
+
+    ``closed``: broker positions that take no replica (brokers a drain emptied, for a
+    topic Railyard creates with an explicit assignment); Kafka's own walk is kept only
+    when it leaves them out, as it is kept only when it fits the limits."""
     names = [r.name for r in requests]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
         raise BadInput(f"topic '{dup}' is requested twice")
-    placer = _Placer(snap, limits, start_index, seed)
+    placer = _Placer(snap, limits, start_index, seed, closed)
     outcomes = []
     for r in requests:
         start = placer.starts()

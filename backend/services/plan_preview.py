@@ -125,12 +125,13 @@ def request_throttle(body: dict) -> float | None:
 
 def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
                     throttle: float | None = None, network_capacity: float | None = None,
-                    source: str = "plan") -> Draft:
+                    source: str = "plan", drained: dict[int, dict] | None = None) -> Draft:
     """A plan written elsewhere (Cruise Control, kafka-kit, by hand), validated as
     kafka-reassign-partitions validates it, plus: every topic, partition and broker exists
     here, no partition is being reassigned already (a new target would replace its move
     in flight) and no partition changes its replication factor. Computed on the cluster as
-    it will be once the moves in flight finish."""
+    it will be once the moves in flight finish. Replicas it gives a ``drained`` broker are
+    a risk the preview names (the operator may mean to take the broker back)."""
     plan = reassignment_from_dict(obj, snap, source=source)
     _refuse_moving(snap, plan, source)
     snap = after_moves(snap)
@@ -143,8 +144,19 @@ def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
                        f"factor {rf_now[i]} -> {rf_new[i]}; a reassignment plan here keeps "
                        "each partition's replication factor")
     limits = snap.limits if limits is None else limits
-    return _reassignment(snap, plan, limits, None, throttle, network_capacity,
+    made = _reassignment(snap, plan, limits, None, throttle, network_capacity,
                          f"uploaded plan: {len(plan)} partitions on {snap.cluster}")
+    made.preview["risks"] = _refills(made.preview["brokers"], drained or {})
+    return made
+
+
+def _refills(brokers: list[dict], drained: dict[int, dict]) -> list[str]:
+    """A risk line per drained broker the plan gives replicas to."""
+    return [f"gives broker {b['id']} {b['after'] - b['before']} replica"
+            f"{'s' if b['after'] - b['before'] != 1 else ''} though plan "
+            f"{drained[b['id']]['plan']} drained it: the planner's goals keep it empty; leave "
+            "it out of the plan unless you mean to take it back"
+            for b in brokers if b["id"] in drained and b["after"] > b["before"]]
 
 
 def _refuse_moving(snap: Snapshot, plan: Reassignment, source: str) -> None:
@@ -191,17 +203,19 @@ def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
 
 
 def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | None = None,
-                delay_ms: Any = None, fields: tuple[str, str] = CLI_FIELDS) -> Draft:
+                delay_ms: Any = None, fields: tuple[str, str] = CLI_FIELDS,
+                drained: dict[int, dict] | None = None) -> Draft:
     """Shrinking ``topic`` to ``partitions`` as the delete-partitions KIP stages it, with
-    the copy-to-a-new-topic migration any cluster can run today; a refusal names
-    partitions and delay as ``fields`` does."""
+    the copy-to-a-new-topic migration any cluster can run today (placed off the
+    ``drained`` brokers); a refusal names partitions and delay as ``fields`` does."""
     if not isinstance(topic, str) or not topic:
         raise BadInput("topic: give the name of the topic to shrink")
     partitions = _whole(partitions, "partitions")
     if delay_ms is not None:
         delay_ms = _whole(delay_ms, "delay_ms", minimum=0)
     limits = snap.limits if limits is None else limits
-    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields)
+    s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields,
+                                   keep_empty=drained)
     t = snap.topic_index(topic)
     rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t + 1])
     before = snap.broker_replica_counts()

@@ -69,3 +69,36 @@ def test_the_api_keeps_a_drained_broker_empty_and_may_name_it_back(world):
     body["generate"] = {"goal": "add", "brokers": [4]}
     made = plan_kinds.draft_from_request(snap, body, memory)
     assert counts_after(made)[4] > 0 and made.preview["kept_empty"] == []
+
+
+def test_an_uploaded_plan_that_refills_a_drained_broker_says_so(world):
+    drain = run_goal(world, {"goal": "drain", "brokers": [4]})
+    snap = world.twin.assignment()
+    memory = drained.remembered(world.store, snap)
+    first = snap.replicas_of(snap.partition_row("a", 0))
+    refill = {"version": 1, "partitions": [
+        {"topic": "a", "partition": 0, "replicas": [first[0], 4]}]}
+    made = plan_preview.from_kafka_json(snap, refill, drained=memory)
+    assert made.preview["risks"] == [
+        f"gives broker 4 1 replica though plan {drain} drained it: the planner's goals keep "
+        "it empty; leave it out of the plan unless you mean to take it back"]
+    body = {"kind": "reassignment", "cluster": "small", "plan": refill}
+    assert plan_kinds.draft_from_request(snap, body, memory).preview["risks"] == \
+        made.preview["risks"]  # the API's proposal carries it to the approver
+    assert plan_preview.from_kafka_json(snap, refill).preview["risks"] == []
+
+
+def test_a_shrinks_migration_places_its_new_topic_off_a_drained_broker(world):
+    drain = run_goal(world, {"goal": "drain", "brokers": [4]})
+    snap = world.twin.assignment()
+    memory = drained.remembered(world.store, snap)
+    placed = {b for replicas in plan_preview.from_shrink(snap, "a", 2).content[
+        "migration"]["assignment"].values() for b in replicas}
+    assert 4 in placed  # Kafka's walk over every broker would put replicas there
+    migration = plan_preview.from_shrink(snap, "a", 2, drained=memory).content["migration"]
+    assert migration["ok"]
+    assert 4 not in {b for r in migration["assignment"].values() for b in r}
+    assert f"leaving out broker 4, which plan {drain} drained" in migration["steps"][0]
+    body = {"kind": "shrink", "cluster": "small", "topic": "a", "partitions": 2}
+    api = plan_kinds.draft_from_request(snap, body, memory).content["migration"]
+    assert api["assignment"] == migration["assignment"]

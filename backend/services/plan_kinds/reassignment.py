@@ -41,15 +41,16 @@ def affects(content: dict, _preview: dict, basis: dict) -> tuple[set[int], set[s
 
 def draft(snap: Snapshot, body: dict, throttle: float | None,
           drained: dict[int, dict] | None = None) -> Draft:
-    """Exactly one of plan (Kafka's reassignment JSON) or generate (a planner goal, which
-    keeps ``drained`` brokers empty); refused when it moves nothing (there would be
-    nothing to approve)."""
+    """Exactly one of plan (Kafka's reassignment JSON, whose replicas on a ``drained``
+    broker are a risk it names) or generate (a planner goal, which keeps them empty);
+    refused when it moves nothing (there would be nothing to approve)."""
     given = [k for k in ("plan", "generate") if k in body]
     if len(given) != 1:
         raise BadInput("kind reassignment: give exactly one of plan (Kafka's "
                        "reassignment JSON) or generate (a planner goal)")
     if given == ["plan"]:
-        made = plan_preview.from_kafka_json(snap, body["plan"], throttle=throttle)
+        made = plan_preview.from_kafka_json(snap, body["plan"], throttle=throttle,
+                                            drained=drained)
     else:
         made = plan_preview.from_goal(snap, body["generate"], throttle=throttle,
                                       drained=drained)

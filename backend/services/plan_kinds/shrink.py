@@ -35,12 +35,14 @@ def basis(snap: Snapshot | None, content: dict) -> dict:
 
 
 def draft(snap: Snapshot, body: dict, _throttle: float | None,
-          _drained: dict[int, dict] | None = None) -> Draft:
-    """A topic and the partitions to keep (a shrink runs without a throttle)."""
+          drained: dict[int, dict] | None = None) -> Draft:
+    """A topic and the partitions to keep (a shrink runs without a throttle); its
+    migration leaves the ``drained`` brokers out."""
     if "plan" in body or "generate" in body:
         raise BadInput("kind shrink: give topic and partitions, not plan or generate")
     return plan_preview.from_shrink(snap, body.get("topic"), body.get("partitions"),
-                                    delay_ms=body.get("delay_ms"), fields=API_FIELDS)
+                                    delay_ms=body.get("delay_ms"), fields=API_FIELDS,
+                                    drained=drained)
 
 
 def affects(content: dict, preview: dict, _basis: dict) -> tuple[set[int], set[str]]:
