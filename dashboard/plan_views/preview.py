@@ -107,7 +107,22 @@ def words(p: dict) -> list[html.Div]:
     if not out:
         out = [banners.banner("Breaks nothing and achieves everything it was asked: no "
                               "limit exceeded, no rack spread lost.", "info")]
-    return out + left_out(p)
+    return out + leaders_note(p) + left_out(p)
+
+
+def leaders_note(p: dict) -> list[html.Div]:
+    """A reassignment changes the preferred leader (the first replica), not the leader:
+    Kafka moves leadership when its controller next balances leaders, and Railyard's
+    executor elects none itself."""
+    moves = p.get("leader_moves") or 0
+    if not moves:
+        return []
+    return [banners.banner(
+        f"{moves:,} preferred-leader change{'s' if moves != 1 else ''}: the new leaders "
+        "lead once Kafka's controller next balances leaders (auto.leader.rebalance.enable, "
+        "within leader.imbalance.check.interval.seconds, 300 s by default; "
+        "QuorumController) or at once with kafka-leader-election --election-type "
+        "PREFERRED. Railyard's executor elects no leader itself.", "info")]
 
 
 def left_out(p: dict) -> list[html.Div]:

@@ -317,3 +317,16 @@ def test_a_shrink_preview_leads_with_what_runs_on_its_cluster(app):
                 "the migration instead" in shown  # it never ran the migration
     finally:
         gateways["demo"] = kept
+
+
+def test_preferred_leader_changes_say_when_they_take_effect(app):
+    """A reassignment reorders replicas; Kafka's leaders move only when its controller
+    balances leaders (a balance with 0 replica moves read as if it moved leaders)."""
+    from dashboard.plan_views import preview
+
+    shown = text_of(preview.words({"violations": [], "unresolved": [], "leader_moves": 2}))
+    assert ("2 preferred-leader changes: the new leaders lead once Kafka's controller next "
+            "balances leaders") in shown
+    assert "Railyard's executor elects no leader itself" in shown
+    assert "preferred-leader" not in text_of(
+        preview.words({"violations": [], "unresolved": [], "leader_moves": 0}))
