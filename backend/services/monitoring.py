@@ -534,6 +534,22 @@ def short_reason(error: MetricsError) -> str:
     return "query refused"
 
 
+def reassignment_rates(source: ClusterSource) -> dict[str, float] | MetricsError:
+    """Each broker's reassignment bytes received per second now: Kafka's
+    ReassignmentBytesInPerSec meter (KIP-542, kafka.server:type=BrokerTopicMetrics), the
+    catalog's ``reassignment_bytes_in_per_broker`` that /throttles charts, over the rate
+    window of a live view. Counted while a partition copies, not when it finishes (what
+    the plan page's live copy rate reads: services.execution.progress). Why Prometheus
+    could not say is the MetricsError (``short_reason`` words it); no Prometheus
+    configured is ``Unavailable``, as for every live view."""
+    client = metrics_client(source)
+    try:
+        return _by_broker(client.instant("reassignment_bytes_in_per_broker",
+                                         window=_rate_window(0.0)))
+    except MetricsError as e:
+        return e
+
+
 def configured_rates(source: ClusterSource) -> dict[str, dict] | None:
     """broker id -> {leader, follower} throttled rate configured (None when unset); None
     when the gateway does not answer (the pages then show observed rates only)."""

@@ -46,9 +46,11 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         f"{p['status']}: batch {p['batch'] + 1} of {p['batches']}, {copied_text(p)}",
         # KIP-73's rates bound each broker, so a move into several brokers can copy
         # faster in all than the throttle
-        f"observed {_bytes(rate)}/s in all" + (
+        (f"observed {_bytes(rate)}/s in all" if rate or p["state"] not in ACTIVE
+         else "observed: no bytes counted yet (a partition's count when it finishes)") + (
             f" against a throttle of {_bytes(p['throttle'])}/s per broker"
             if p["throttle"] else " (no throttle)"),
+        *([copying_text(p["copy_rate"])] if p.get("copy_rate") else []),
         _eta_line(p),
     ]
     if p["cause"]:
@@ -94,6 +96,18 @@ def copied_text(p: dict) -> str:
     return f"{moved:,} of {of:,} partitions, {copied} of about {total} copied"
 
 
+def copying_text(live: dict) -> str:
+    """The batch in flight's copy now (services.execution.copy_rate_now), as the receiving
+    brokers count it: data moves before any partition finishes."""
+    into = live["brokers"]
+    where = "" if into is None else \
+        f" into broker{'s' if len(into) > 1 else ''} {', '.join(into)}"
+    said = "Kafka's ReassignmentBytesInPerSec, from Prometheus"
+    if live["bytes_per_second"] is None:
+        return f"copying now{where}: rate not known ({live['why']})"
+    return f"copying now at {_bytes(live['bytes_per_second'])}/s{where} ({said})"
+
+
 def hold_banner(p: dict) -> html.Div | None:
     """Which guard condition paused the plan and its value, or the window it waits for."""
     hold = p.get("hold")
@@ -118,8 +132,13 @@ def _eta_line(p: dict) -> str:
         return f"completed in {_duration(p['ended_at'] - p['started_at'])}"
     if p["state"] in ("failed", "cancelled"):
         return f"no ETA: {p['state']}, nothing more will move"
-    return (f"ETA predicted {_duration(p['predicted_eta_seconds'])}, observed "
-            f"{_duration(p['observed_eta_seconds'])}")
+    predicted = f"ETA predicted {_duration(p['predicted_eta_seconds'])}"
+    if p.get("observed_eta_basis") == "copy rate":
+        return (f"{predicted}, observed {_duration(p['observed_eta_seconds'])} at the copy "
+                "rate now (the bytes not yet counted: none has finished)")
+    if p["observed_eta_seconds"] is None and p.get("observed_eta_why"):
+        return f"{predicted}, observed: none yet, {p['observed_eta_why']}"
+    return f"{predicted}, observed {_duration(p['observed_eta_seconds'])}"
 
 
 SHRINK_STAGES = ("requesting", "ReadOnly", "None", "Removed")
