@@ -311,20 +311,24 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
     for e in events:
         if e.get("kind") == "batch":
             batches.setdefault(e["plan_id"], []).append(e)
-    for plan_id, marks in batches.items():
+    for marks in batches.values():
         start, end = min(m["at"] for m in marks), max(m["at"] for m in marks)
         shapes.append({"type": "rect", "xref": "x", "x0": _x(start), "x1": _x(end),
                        "yref": "paper", "y0": 0, "y1": 1, "layer": "below",
                        "fillcolor": BATCH_COLOUR, "opacity": 0.15,
                        "line": {"color": BATCH_COLOUR, "width": 1, "dash": "dash"}})
+    seconds_per_px = _seconds_per_px(figure, list(events)) if batches else 1.0
+    for group in _band_groups(batches, seconds_per_px, near_right):
         # above the plot, in the top margin made for it: inside the plot (at its foot)
         # the label sat on whatever line ran low there, an idle rate at 0 B/s
-        notes.append({"text": _band_label(plan_id, marks), "showarrow": False, "xref": "x",
+        start = min(m["at"] for m in group[0][1])
+        notes.append({"text": _band_group_label(group), "showarrow": False, "xref": "x",
                       "x": _x(start), "yref": "paper", "y": 1, "yanchor": "bottom",
                       "yshift": BAND_LABEL_SHIFT_PX,
                       "xanchor": "right" if near_right(start) else "left",
                       "font": {"size": BAND_FONT_PX, "color": BATCH_COLOUR},
-                      "hovertext": _band_hover(plan_id, marks)})
+                      "hovertext": "<br>".join(_band_hover(plan_id, marks)
+                                               for plan_id, marks in group)})
     if batches:
         layout = _band_label_room(layout)
     return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
@@ -415,13 +419,61 @@ def _right_edge_test(x_range: list | None):
     return lambda at: at > lo + RIGHT_SHARE * (hi - lo)
 
 
+def counted(n: int, noun: str, nouns: str | None = None) -> str:
+    """``n`` and its noun, singular for one: "1 batch", "4 batches", "2,000 partitions"
+    ("1 batches" and "1 partitions" were written on charts and cards)."""
+    if nouns is None:
+        nouns = noun + ("es" if noun.endswith(("s", "sh", "ch", "x", "z")) else "s")
+    return f"{n:,} {noun if n == 1 else nouns}"
+
+
 def _band_label(plan_id: int, marks: list[dict]) -> str:
     """'#7 batch 2 started' for one batch event, '#7: 30 batches' (those started in the
-    window, or else those ended) for more."""
+    window, or else those ended) for more; a shrink's migration counts its steps ('#4: 4
+    steps': its markers' ``unit``, services.plan_events.markers)."""
     if len(marks) == 1:
         return f"#{plan_id} {marks[0]['state']}"
     started = sum(m["state"].endswith("started") for m in marks)
-    return f"#{plan_id}: {started or len(marks)} batches"
+    return f"#{plan_id}: {counted(started or len(marks), marks[0].get('unit', 'batch'))}"
+
+
+def _band_group_label(group: list[tuple[int, list[dict]]]) -> str:
+    """The first band's label, '+1' for each band too close to have a label of its own
+    (named in the hover)."""
+    more = f" +{len(group) - 1}" if len(group) > 1 else ""
+    return _band_label(*group[0]) + more
+
+
+def _label_span(at: float, text: str, leftwards: bool, seconds_per_px: float
+                ) -> tuple[float, float]:
+    """Where a label starting (or, read leftwards, ending) at ``at`` lies, in seconds."""
+    width = len(text) * MARKER_CHAR_PX * seconds_per_px
+    return (at - width, at) if leftwards else (at, at + width)
+
+
+def _band_groups(batches: dict[int, list[dict]], seconds_per_px: float, near_right
+                 ) -> list[list[tuple[int, list[dict]]]]:
+    """The bands (plan id, its batch events) in order of their start, gathered under one
+    label while a band's own label would overlap the label before it on the narrowest
+    plot ("#4: 4 batches#5: 1 batch" at 1,024 px): all band labels share one row."""
+    gap = MARKER_GAP_PX * seconds_per_px
+
+    def span(group: list) -> tuple[float, float]:
+        at = min(m["at"] for m in group[0][1])
+        return _label_span(at, _band_group_label(group), near_right(at), seconds_per_px)
+
+    def touch(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return a[0] < b[1] + gap and b[0] < a[1] + gap
+
+    groups: list[list[tuple[int, list[dict]]]] = []
+    for band in sorted(batches.items(), key=lambda b: min(m["at"] for m in b[1])):
+        # the latest label its own would touch, were that label to count it ("+1")
+        near = [g for g in groups if touch(span([band]), span([*g, band]))]
+        if near:
+            near[-1].append(band)
+        else:
+            groups.append([band])
+    return groups
 
 
 def _band_hover(plan_id: int, marks: list[dict]) -> str:
