@@ -8,6 +8,7 @@ import dash_ag_grid as dag
 import pandas as pd
 from dash import dcc, html
 
+from components.charts import counted
 from components.help import term
 
 # headers wrap onto a second line instead of being cut off ("bytes in (B/s)" in 90 px),
@@ -147,7 +148,7 @@ def throttle_cards(r: dict) -> list[html.Div]:
                 "into the moving partitions, so it can finish"
                 if r["kip73_move_time_seconds"] is None and r["eta_seconds"] is not None
                 else "")),
-        card("Moving", f"{r['moved_partitions']:,} partitions",
+        card("Moving", counted(r["moved_partitions"], "partition"),
              note=f"{r['bytes_to_move'] / 1e9:,.2f} GB to copy"),
         card(term("Safe band", "safe band"),
              "all brokers inside" if not outside else f"outside on {outside}",

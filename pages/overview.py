@@ -196,9 +196,36 @@ def _health_cards(f: dict, view: monitor.View) -> list:
         count(term("Throttles in force (brokers)", "throttle"), "throttles", bad="near",
               detail_name="rates configured on brokers" if throttles.get("basis") == "configured"
               else "throttled traffic on brokers"),
-        count(term("Throttled principals", "tokens"), "throttled_principals",
-              detail_name=f"throttled in {w.label}:", when=f"none in {w.label}"),
+        _throttled_principals(f["throttled_principals"], view, count),
     ]
+
+
+NO_QUOTA = ("no controller_mutation_rate quota is set on this cluster (KIP-599): Kafka "
+            "meters and throttles partition mutations only for principals a quota applies "
+            "to (see Quotas)")
+
+
+def _throttled_principals(fig: dict, view: monitor.View, count) -> html.Div:
+    """The throttled-principals card. Unread because the cluster has no mutation quota
+    (the Quotas page's answer, monitoring.quotas' quotas_set), it says so: Kafka makes no
+    mutation sensors without one (ControllerMutationQuotaManager), and "no data yet: the
+    brokers do not export it, or Prometheus has not scraped them" sent people to look at
+    their exporters."""
+    label = term("Throttled principals", "tokens")
+    if fig["value"] is None and not view.before and _no_quota_set(view):
+        return card(label, "no quota", "ok", NO_QUOTA)
+    w = view.window
+    return count(label, "throttled_principals", detail_name=f"throttled in {w.label}:",
+                 when=f"none in {w.label}")
+
+
+def _no_quota_set(view: monitor.View) -> bool:
+    """Whether the cluster has no controller_mutation_rate quota, as the Quotas page
+    tells (False when it cannot tell: no gateway, or no answer)."""
+    try:
+        return monitoring.quotas(view.source, view.window)["quotas_set"] == 0
+    except Unavailable:
+        return False
 
 
 def _assignment_cards(g: dict) -> list:
@@ -218,10 +245,11 @@ def _assignment_cards(g: dict) -> list:
              "unlimited" if not headroom else f"{min(headroom):,}",
              note="replicas before the fullest broker is at its limit"),
         card("Topics / partitions", f"{g['topics']:,} / {g['partitions']:,}",
-             note=f"{len(g['brokers'])} brokers in {len(g['racks'])} racks")
+             note=f"{charts.counted(len(g['brokers']), 'broker')} in "
+                  f"{charts.counted(len(g['racks']), 'rack')}")
         if g["topics"] is not None else
         card("Partitions", "-" if g["partitions"] is None else f"{g['partitions']:,}",
-             note=f"{len(g['brokers'])} brokers reporting"),
+             note=f"{charts.counted(len(g['brokers']), 'broker')} reporting"),
     ]
 
 

@@ -65,7 +65,11 @@ def _draw(q: dict, view: monitor.View) -> tuple:
                               else "No principal has a quota")
     throttled = q["throttled"]
     names = throttled["detail"]
+    unmetered = throttled["value"] is None and q["quotas_set"] == 0 and not view.before
     cards = [
+        card(term("Throttled principals", "strict"), "no quota", "ok",
+             "no controller_mutation_rate quota is set, so Kafka throttles no one")
+        if unmetered else
         card(term("Throttled principals", "strict"),
              "-" if throttled["value"] is None else f"{throttled['value']:,.0f}",
              "over" if names else "ok",
