@@ -50,24 +50,31 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                 id=ids.RA_SOURCE, value="generate", inline=True,
                 options=[{"label": "generate with the planner", "value": "generate"},
                          {"label": "upload Kafka JSON", "value": "upload"}])),
-            tables.field("Goal", dcc.Dropdown(id=ids.RA_GOAL, value="balance", clearable=False,
-                                        options=[{"label": f"{g}: {GOAL_HELP[g]}", "value": g}
-                                                 for g in GOALS], style={"width": "30rem"})),
-            tables.field("Brokers",
-                         dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
-                         "drain and add: broker ids"),
-            tables.field("Target utilisation", tables.number_input(ids.RA_UTILIZATION, 1.0),
-                         "share of max.broker.partitions, up to 1"),
-            tables.field("Balance threshold",
-                         tables.number_input(ids.RA_THRESHOLD, BALANCE_THRESHOLD),
-                         "1 to 2; 1.1: within 10% of the average"),
+            html.Div([  # the planner's fields, shown for "generate" (shown_for_source)
+                tables.field("Goal", dcc.Dropdown(
+                    id=ids.RA_GOAL, value="balance", clearable=False,
+                    options=[{"label": f"{g}: {GOAL_HELP[g]}", "value": g} for g in GOALS],
+                    style={"width": "30rem"})),
+                tables.field("Brokers",
+                             dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
+                             "drain and add: broker ids"),
+                tables.field("Target utilisation",
+                             tables.number_input(ids.RA_UTILIZATION, 1.0),
+                             "share of max.broker.partitions, up to 1"),
+                tables.field("Balance threshold",
+                             tables.number_input(ids.RA_THRESHOLD, BALANCE_THRESHOLD),
+                             "1 to 2; 1.1: within 10% of the average"),
+            ], id=ids.RA_GOAL_FIELDS, className="field-group"),
+            html.Div([  # shown for "upload"
+                # no accept filter: the browser drops a file it filters out without a word,
+                # and the server says what is wrong with any file ("plan.txt: not a JSON
+                # file")
+                dcc.Upload(id=ids.RA_UPLOAD, children=html.Button(
+                    "Upload reassignment JSON", className="button")),
+                html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
+            ], id=ids.RA_UPLOAD_FIELDS, className="field-group", hidden=True),
         ], className="form-row"),
         html.Div([
-            # no accept filter: the browser drops a file it filters out without a word, and
-            # the server says what is wrong with any file (e.g. "plan.txt: not a JSON file")
-            dcc.Upload(id=ids.RA_UPLOAD,
-                       children=html.Button("Upload reassignment JSON", className="button")),
-            html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
             tables.field(term("Throttle (MB/s)", "throttle"),
                          tables.number_input(ids.RA_THROTTLE, placeholder="suggested")),
             html.Button("Preview", id=ids.RA_RUN, className="button primary"),
@@ -75,6 +82,13 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
         html.Div(id=ids.RA_ERROR, className="inline-error", role="alert"),
         dcc.Loading(html.Div(id=ids.RA_PREVIEW), delay_show=300),
     ])
+
+
+@dash.callback(Output(ids.RA_GOAL_FIELDS, "hidden"), Output(ids.RA_UPLOAD_FIELDS, "hidden"),
+               Input(ids.RA_SOURCE, "value"))
+def shown_for_source(source):
+    """The planner's fields for "generate", the upload button for "upload"."""
+    return source != "generate", source != "upload"
 
 
 @dash.callback(Output(ids.RA_UPLOAD_TOKEN, "data"), Output(ids.RA_UPLOAD_NAME, "children"),

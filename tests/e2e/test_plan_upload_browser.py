@@ -89,3 +89,25 @@ def test_a_file_not_named_json_is_read_not_silently_dropped(browser, dashboard, 
     upload(browser, dashboard, notes)
     WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
     assert browser.find_element(By.ID, "ra-error").text == "notes.log: not a JSON file"
+
+
+def test_the_form_shows_the_fields_of_the_chosen_source(browser, dashboard):
+    """The planner's fields for "generate", the upload button for "upload" (the button sat
+    beside the planner's fields, and the goal beside an uploaded file)."""
+    browser.delete_all_cookies()
+    sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
+    browser.get(dashboard.url + "/reassignments?cluster=demo")
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
+
+    def shown(element_id: str) -> bool:
+        return browser.find_element(By.ID, element_id).is_displayed()
+
+    WebDriverWait(browser, 10).until(lambda _d: shown("ra-goal") and not shown("ra-upload"))
+    browser.find_element(By.CSS_SELECTOR, "#ra-source input[value='upload']").click()
+    WebDriverWait(browser, 10).until(lambda _d: shown("ra-upload") and not shown("ra-goal"))
+    assert not shown("ra-brokers") and not shown("ra-threshold")
+    browser.find_element(By.CSS_SELECTOR, "#ra-source input[value='generate']").click()
+    WebDriverWait(browser, 10).until(lambda _d: shown("ra-goal") and not shown("ra-upload"))
+    upload(browser, dashboard)  # a file chosen while "generate" was on switches to it
+    WebDriverWait(browser, 30).until(lambda _d: shown("ra-upload") and not shown("ra-goal"))
+    assert browser.find_element(By.ID, "ra-upload-name").text == "uploaded: plan.json"
