@@ -78,12 +78,15 @@ def column(frame: pd.DataFrame, c: str) -> dict:
 
 
 def grid(frame: pd.DataFrame, grid_id: str | None = None, height: int = 320,
-         **options) -> dag.AgGrid:
-    """A sortable, filterable grid of a frame (dash-ag-grid)."""
+         formats: dict[str, dict] | None = None, **options) -> dag.AgGrid:
+    """A sortable, filterable grid of a frame (dash-ag-grid); ``formats`` gives a column
+    another formatter than its count's (BYTES: 24.8 MB, as the cards write sizes)."""
     extra = {"id": grid_id} if grid_id else {}
+    formats = formats or {}
     return dag.AgGrid(
         rowData=frame.to_dict("records"),
-        columnDefs=[sized(column(frame, c)) for c in frame.columns],
+        columnDefs=[sized(number_column(c, formatter=formats[c]) if c in formats
+                          else column(frame, c)) for c in frame.columns],
         defaultColDef=COLUMN_DEFAULTS,
         columnSize="responsiveSizeToFit", style={"height": f"{height}px"},
         className="ag-theme-alpine", dashGridOptions={"animateRows": False}, **options,

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from dash import dcc, html, no_update
 from plotly.subplots import make_subplots
 
+from components import charts
 from dashboard import ids
 
 MOST_BROKERS = 12  # charts drawn; the rest are in the API's answer
@@ -58,10 +59,12 @@ def throttle_view(h: dict, may_switch: bool) -> ThrottleView:
     mode = h["mode"]
     # before it runs, the plan may not be approved yet: its rate is the plan's
     whose = "the approved" if h["started_at"] is not None else "the plan's"
-    words = (f"adaptive: between {h['floor'] / MB:,.1f} MB/s and {whose} "
-             f"{h['ceiling'] / MB:,.1f} MB/s, by each broker's traffic"
+    # rates as the preview and the charts write them (charts.rate_text): plan 5's page
+    # read "0.2 MB/s" here, "200.0 KB/s" in its progress and "200 kB/s" in its preview
+    words = (f"adaptive: between {charts.rate_text(h['floor'])} and {whose} "
+             f"{charts.rate_text(h['ceiling'])}, by each broker's traffic"
              if mode == "adaptive" else
-             f"fixed at {whose} {h['ceiling'] / MB:,.1f} MB/s" if h["ceiling"]
+             f"fixed at {whose} {charts.rate_text(h['ceiling'])}" if h["ceiling"]
              else "no throttle")
     lines = [f"Throttle {words}" + (f" (switched by {h['switched_by']})"
                                     if h["switched_by"] else "")]
@@ -117,10 +120,13 @@ def figure(h: dict) -> go.Figure:
     at = [lk["at"] * 1000 for lk in looks]
     for i, b in enumerate(brokers, start=1):
         for key, name, colour, dash in SERIES:
-            ys = [_mb((lk["brokers"].get(b) or {}).get(key)) for lk in looks]
-            fig.add_trace(go.Scatter(x=at, y=ys, name=name, legendgroup=name,
-                                     showlegend=i == 1, line={"dash": dash, "color": colour},
-                                     hovertemplate=f"broker {b} {name}: %{{y:.2f}} MB/s"),
+            rates = [(lk["brokers"].get(b) or {}).get(key) for lk in looks]
+            fig.add_trace(go.Scatter(x=at, y=[_mb(v) for v in rates], name=name,
+                                     legendgroup=name, showlegend=i == 1,
+                                     line={"dash": dash, "color": colour},
+                                     customdata=charts.hover_texts(rates, "bytes/s"),
+                                     hovertemplate=f"broker {b} {name}: %{{customdata}}"
+                                                   "<extra></extra>"),
                           row=i, col=1)
         fig.update_yaxes(title_text="MB/s", row=i, col=1)
     eta = [None if lk["eta_seconds"] is None else lk["eta_seconds"] / 60 for lk in looks]

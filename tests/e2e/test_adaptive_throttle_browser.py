@@ -89,7 +89,7 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
     wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR,
                                                   "#pv-throttle-chart .main-svg"))
     panel = browser.find_element(By.ID, "pv-throttle")
-    assert "Throttle adaptive: between 0.5 MB/s and the approved 2.0 MB/s" in panel.text
+    assert "Throttle adaptive: between 500 kB/s and the approved 2 MB/s" in panel.text
     assert "every rate at the floor" in panel.text
     wait(browser, 10).until(lambda d: {"broker 1", "broker 2", "broker 3", "broker 4",
                                        "ETA (min)"} <= {t.text for t in d.find_elements(
@@ -116,7 +116,7 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
             f"panel {shown_text(browser, 'pv-throttle')!r}, audit "
             f"{[(e['action'], e['at'][11:22]) for e in entries][-8:]}") from None
     wait(browser).until(ec.text_to_be_present_in_element(
-        (By.ID, "pv-throttle"), "Throttle fixed at the approved 2.0 MB/s (switched by olga)"))
+        (By.ID, "pv-throttle"), "Throttle fixed at the approved 2 MB/s (switched by olga)"))
     wait(browser).until(lambda _d: broker_rates(stack["gw"]) == {str(CEILING)})
     actions = [e["action"] for e in call["arne"]("GET", f"/audit?plan={plan['id']}")["entries"]]
     assert "throttle_mode_switched" in actions and "throttle_adjusted" in actions

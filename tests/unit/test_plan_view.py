@@ -221,6 +221,58 @@ def test_a_stale_plan_is_refused_naming_the_partition(app):
     assert plans.get(runtime.current().plan_store(), plan_id).state == "proposed"
 
 
+def test_a_stale_plan_offers_no_approve_and_says_why(app):
+    """The Apache Kafka demo's banner said Approve would be refused while Approve stayed
+    offered under 'Approving approves exactly the plan below ... for the cluster as it is
+    now'. Once the page finds the plan stale, Approve and Execute are disabled and the
+    note says to re-propose; the service still refuses Approve on its own."""
+    from dashboard import ids, plan_views
+    from dashboard.plan_views.stored import STALE_NOTE
+
+    token = preview_as(app, "olga")
+    ctx = as_user(app, "olga")
+    try:
+        href, error = plan_views.propose(1, token, "goes stale on the page")
+    finally:
+        ctx.pop()
+    assert error == ""
+    plan_id = int(href.rsplit("/", 1)[1])
+    plan = plans.get(runtime.current().plan_store(), plan_id)
+    shown = {"id": plan_id, "sha256": plan.sha256}
+    view = page("/plans/<plan_id>")
+    ctx = as_user(app, "arne")
+    try:
+        opened = view.layout(plan_id=str(plan_id))
+        fresh = view.basis_warning(shown)
+    finally:
+        ctx.pop()
+    assert "Approving approves exactly the plan below" in text_of(opened)
+    assert fresh == (None, dash.no_update, dash.no_update, dash.no_update, dash.no_update)
+    first = plan.content["partitions"][0]
+    snap = app.twin.assignment()
+    now = snap.replicas_of(snap.partition_row(first["topic"], first["partition"]))
+    settle(app.twin, moves((first["topic"], first["partition"], [now[1], now[0], *now[2:]])))
+    try:
+        ctx = as_user(app, "arne")
+        try:
+            banner, *disabled, note = view.basis_warning(shown)
+            click("pv-approve")  # sent anyway (a page from before): the service refuses
+            refused = view.decide(1, None, None, shown, "")
+        finally:
+            ctx.pop()
+    finally:
+        settle(app.twin, moves((first["topic"], first["partition"], now)))
+        runtime.current().snapshot_of("demo")
+    assert text_of(banner).startswith("Approve and Execute will be refused: cluster demo "
+                                      f"changed since plan {plan_id} was proposed")
+    assert view.STALE_OFF == (ids.PV_APPROVE, ids.PV_EXECUTE, ids.PV_MIGRATE)
+    assert disabled == [True, True, True]
+    assert note == STALE_NOTE and "re-propose" in note
+    assert "for the cluster as it is now. This plan" not in note
+    assert refused[0].startswith("Refused: ") and "re-propose" in refused[0]
+    assert plans.get(runtime.current().plan_store(), plan_id).state == "proposed"
+
+
 def test_a_gateway_that_does_not_answer_is_refused_in_words(app):
     """The cluster's gateway is a twin at a closed port (real, nobody listening): Approve
     and Execute say which cluster did not answer and why, instead of checking the plan
@@ -389,14 +441,14 @@ def test_before_it_runs_the_panel_calls_the_rate_the_plan_s_not_the_approved():
          "note": None, "running": False, "predicted_eta_seconds": 180.0, "started_at": None,
          "looks": []}
     view = throttle_view(h, True)
-    assert view.lines.children[0].children == "Throttle fixed at the plan's 20.0 MB/s"
+    assert view.lines.children[0].children == "Throttle fixed at the plan's 20 MB/s"
     assert view.chart.children.startswith("No chart: the plan has not run.")
     adaptive = throttle_view({**h, "mode": "adaptive", "floor": 1_000_000}, True)
     assert adaptive.lines.children[0].children == (
-        "Throttle adaptive: between 1.0 MB/s and the plan's 20.0 MB/s, by each broker's "
+        "Throttle adaptive: between 1 MB/s and the plan's 20 MB/s, by each broker's "
         "traffic")
     ran = throttle_view({**h, "started_at": 1.0}, True)
-    assert ran.lines.children[0].children == "Throttle fixed at the approved 20.0 MB/s"
+    assert ran.lines.children[0].children == "Throttle fixed at the approved 20 MB/s"
 
 
 # props an operator changes by hand: a callback fired by one must read what was done

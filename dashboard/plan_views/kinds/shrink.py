@@ -32,7 +32,10 @@ def block(draft: plan_preview.Draft, head: list | None = None) -> list:
     room = [html.Div(preview.bars(p, "Replicas per broker before and after the shrink",
                                   ids.PLAN_BARS), className="panel"),
             html.Div([html.H3("Room reclaimed per broker"),
-                      tables.grid(reclaimed, height=260)], className="panel")]
+                      # sizes as the cards write them (24.8 MB), not 24,793,471
+                      tables.grid(reclaimed, height=260,
+                                  formats={"log bytes reclaimed": tables.BYTES})],
+                     className="panel")]
     plan = [migration(c["migration"], runs_migration), *room, kip] if runs_migration \
         else [kip, *room, migration(c["migration"], runs_migration)]
     return [
