@@ -117,10 +117,12 @@ def brokers_to_add_text(answer: dict, by_label: str, rows: list[dict]) -> str:
     if b["broker_ceiling"] is None:
         return "No max.broker.partitions: brokers are not limited by partition count."
     likely, cautious = b["likely"], b["cautious"]
+    add, safe = likely["brokers_to_add"], cautious["brokers_to_add"]
+    verdict = "no broker to add" if not (add or safe) else \
+        f"add {add} broker{'' if add == 1 else 's'} ({safe} to be safe)"
     text = (f"By {by_label}: {likely['replicas']:,} replicas likely "
             f"({cautious['replicas']:,} cautious) on {b['brokers_now']} brokers of "
-            f"{b['broker_ceiling']:,}: add {likely['brokers_to_add']} broker(s) "
-            f"({cautious['brokers_to_add']} to be safe).")
+            f"{b['broker_ceiling']:,}: {verdict}.")
     full = next((r for r in rows if r["scope"].startswith("broker ") and r["date"]
                  and r["days"] <= b["days_ahead"]), None)
     if full is None or likely["brokers_to_add"]:

@@ -80,16 +80,17 @@ def capacity_documents(answer: dict, label: str):
     meta = capacity_meta(answer)
     frame = capacity.table_frame(answer)
     table = frame[list(cap.TABLE_COLUMNS)].rename(columns=cap.TABLE_COLUMNS)
+    verdict = cap.brokers_to_add_text(answer, label, cap.table_records(frame))
     return (lambda: reports.html_document(
                 f"Capacity review: {answer['cluster']}", meta,
                 [("Time to each limit, most urgent first",
                   reports.readable(table, CAPACITY_COLUMNS)),
-                 ("Brokers to add", cap.brokers_to_add_text(answer, label,
-                                                            cap.table_records(frame))),
+                 ("Brokers to add", verdict),
                  reports.figure_section(cap.cluster_chart(answer)),
                  reports.figure_section(cap.broker_chart(answer))]),
-            lambda: reports.csv_document(
-                meta, {"time to limit": reports.plain(table, CAPACITY_COLUMNS)}))
+            lambda: reports.csv_document(  # the answer line too: the page's first words
+                {**meta, "Brokers to add": verdict},
+                {"time to limit": reports.plain(table, CAPACITY_COLUMNS)}))
 
 
 def capacity_meta(answer: dict) -> dict[str, str]:

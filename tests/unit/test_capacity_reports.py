@@ -73,6 +73,10 @@ def test_html_report_is_self_contained_and_says_what_it_is():
         assert text in page, text
     lines = csv().splitlines()
     assert lines[:2] == ["# Cluster: prod", "# Window: last 30 days to 2024-01-30 23:00 UTC"]
+    # the answer the page leads with, as the HTML report gives it (the CSV left it out)
+    verdict = next(line for line in lines if line.startswith("# Brokers to add: "))
+    assert verdict.removeprefix("# Brokers to add: ").startswith("By 2024-03-31: ")
+    assert verdict.removeprefix("# Brokers to add: ") in page
     header = lines.index("# time to limit") + 1
     assert lines[header].startswith("scope,limit,value,now (trend),growth / day,days left")
     assert len(lines) - header - 1 == len(a["table"])
@@ -183,7 +187,7 @@ def test_the_brokers_to_add_line_names_a_broker_that_fills_first():
             {"scope": "cluster", "limit_name": "max.partitions", "days": 229.3,
              "date": "2027-07-14"}]
     head = ("By 2027-02-25: 101,839 replicas likely (102,290 cautious) on 9 brokers of "
-            "12,500: add 0 broker(s) (0 to be safe).")
+            "12,500: no broker to add.")
     assert cap.brokers_to_add_text(fits, "2027-02-25", rows) == (
         f"{head} Broker 3 reaches max.broker.partitions first, on 2026-12-19: new replicas "
         "skip it from then (KIP-578), so rebalance before.")
@@ -191,6 +195,11 @@ def test_the_brokers_to_add_line_names_a_broker_that_fills_first():
     assert cap.brokers_to_add_text(fits, "2027-02-25", later) == head
     assert cap.brokers_to_add_text(fits, "2027-02-25", [{**rows[0], "days": None,
                                                          "date": None}]) == head
+    grows = {"brokers_to_add": {**fits["brokers_to_add"],
+                                "likely": {"replicas": 113_000, "brokers_to_add": 1},
+                                "cautious": {"replicas": 126_000, "brokers_to_add": 2}}}
+    assert cap.brokers_to_add_text(grows, "2027-02-25", rows).endswith(
+        "on 9 brokers of 12,500: add 1 broker (2 to be safe).")  # not "1 broker(s)"
 
 
 def test_csv_cells_a_spreadsheet_would_run_open_as_text():
