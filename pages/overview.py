@@ -207,7 +207,7 @@ NO_QUOTA = ("no controller_mutation_rate quota is set on this cluster (KIP-599):
 
 def _throttled_principals(fig: dict, view: monitor.View, count) -> html.Div:
     """The throttled-principals card. Unread because the cluster has no mutation quota
-    (the Quotas page's answer, monitoring.quotas' quotas_set), it says so: Kafka makes no
+    (the Quotas page's answer: monitoring.quotas_set), it says so: Kafka makes no
     mutation sensors without one (ControllerMutationQuotaManager), and "no data yet: the
     brokers do not export it, or Prometheus has not scraped them" sent people to look at
     their exporters."""
@@ -221,9 +221,9 @@ def _throttled_principals(fig: dict, view: monitor.View, count) -> html.Div:
 
 def _no_quota_set(view: monitor.View) -> bool:
     """Whether the cluster has no controller_mutation_rate quota, as the Quotas page
-    tells (False when it cannot tell: no gateway, or no answer)."""
+    tells (monitoring.quotas_set; False when it cannot tell: no gateway, or no answer)."""
     try:
-        return monitoring.quotas(view.source, view.window)["quotas_set"] == 0
+        return monitoring.quotas_set(view.source) == 0
     except Unavailable:
         return False
 

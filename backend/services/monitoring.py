@@ -682,7 +682,7 @@ def quotas(source: ClusterSource, span: Span) -> dict:
         # quotas the cluster has (None: no gateway, or it did not answer): with none, Kafka
         # makes no mutation sensors (ControllerMutationQuotaManager.quotasEnabled), so
         # every chart here stays empty however long Prometheus scrapes
-        "quotas_set": None if configured is None else sum(1 for r in configured.values() if r),
+        "quotas_set": _quotas_set(configured),
         "throttled": _throttled_principals(got["tokens_low"], got["throttle_high"]),
         "tokens_series": _principal_series(got["tokens_t"]),
         "rate_series": _principal_series(got["rate_t"]),
@@ -777,3 +777,15 @@ def to_json(answers: dict) -> dict:
             a["rows"] = f.to_dict(orient="records")
         out[name] = a
     return out
+
+
+def quotas_set(source: ClusterSource) -> int | None:
+    """How many controller_mutation_rate quotas the cluster has (None: no gateway, or it
+    did not answer): ``quotas``' quotas_set, from one (cached) gateway read and no
+    Prometheus query, for the Overview's throttled-principals card. With none, Kafka makes
+    no mutation sensors (ControllerMutationQuotaManager), so "no data" is no scrape gap."""
+    return _quotas_set(_configured_quotas(source))
+
+
+def _quotas_set(configured: dict | None) -> int | None:
+    return None if configured is None else sum(1 for r in configured.values() if r)

@@ -24,11 +24,11 @@ def card_text(card) -> tuple[str, str | None]:
 
 
 def health_cards(overview, throttled: dict, quotas_set, monkeypatch) -> list:
-    def quotas(_source, _w):
+    def quotas(_source):
         if quotas_set is Unavailable:
-            raise Unavailable("Prometheus at http://p", "unreachable")
-        return {"quotas_set": quotas_set}
-    monkeypatch.setattr(overview.monitoring, "quotas", quotas)
+            raise Unavailable("the gateway of c", "unreachable")
+        return quotas_set
+    monkeypatch.setattr(overview.monitoring, "quotas_set", quotas)
     figures = {**dict.fromkeys(("under_replicated", "under_min_isr", "offline", "reassigning",
                                 "brokers_down", "throttles"), OK),
                "throttled_principals": throttled}
@@ -84,3 +84,28 @@ def test_counts_of_one_are_singular(app):  # noqa: F811
          "suggested_throttle": None}
     moving = next(c for c in tables.throttle_cards(r) if c.children[0].children == "Moving")
     assert card_text(moving)[0] == "1 partition"
+
+
+def test_quotas_set_is_the_quotas_pages_count(monkeypatch):
+    """monitoring.quotas_set (the Overview's) and monitoring.quotas' quotas_set (the
+    Quotas page's) are one answer: 0 on a twin without quotas, 1 once one is set, None
+    without a gateway."""
+    from backend.model.snapshot import Limits
+    from backend.services import monitoring
+    from backend.services.cluster import ClusterSource
+    from backend.twin.cluster import TwinCluster, TwinSettings
+    from backend.twin.gateway import TwinGateway
+    from backend.twin.generate import generate_snapshot
+
+    monkeypatch.setattr(monitoring, "_query", lambda _s, _span, jobs: dict.fromkeys(
+        jobs, MetricMissing("no series")))
+    twin = TwinCluster(generate_snapshot(6, 3, 10, 120, 3, seed=3, limits=Limits(100)),
+                       TwinSettings())
+    window = timerange.window("live", None, None, now=END)
+    for name, setup, want in (("a", None, 0), ("b", ("tenant", None, 2.0), 1)):
+        if setup:
+            twin.set_mutation_quota(*setup)
+        source = ClusterSource(name, None, Limits(), gateway=TwinGateway(twin))
+        assert monitoring.quotas_set(source) == want
+        assert monitoring.quotas(source, window)["quotas_set"] == want
+    assert monitoring.quotas_set(ClusterSource("c", None, Limits())) is None
