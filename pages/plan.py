@@ -61,7 +61,8 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
         return _missing(str(e))
     who = auth.current_actor()
     progress = stored.progress_of(plan)  # read once: the execution panel and the badge
-    head = [stored.facts(plan), stored.decision_panel(plan, who, stored.allowed(plan, who)),
+    head = [stored.facts(plan, progress),
+            stored.decision_panel(plan, who, stored.allowed(plan, who)),
             stored.execution_panel(plan, who, progress)]
     state, state_class = stored.badge(plan.state, progress)
     return html.Div([
@@ -73,26 +74,37 @@ def layout(plan_id: str | None = None, **_query) -> html.Div:
         *kinds.block(plan.kind, kinds.stored_draft(plan), head),
         html.Div([html.H3("Decisions"), html.Div(stored.decisions(plan), id=ids.PV_DECISIONS)],
                  className="panel"),
-        html.Div([html.H3("Audit trail"), html.Div(stored.audit(plan.id), id=ids.PV_AUDIT)],
-                 className="panel"),
+        html.Div([html.H3("Audit trail"), stored.audit_panel(plan.id)], className="panel"),
         stored.exact_json_panel(plan),
     ])
 
 
-@dash.callback(Output(ids.PV_BANNERS, "children"), Input(ids.PV_PLAN, "data"))
+# what basis_warning turns off when the plan is stale (the service refuses them anyway)
+STALE_OFF = (ids.PV_APPROVE, ids.PV_EXECUTE, ids.PV_MIGRATE)
+
+
+@dash.callback(Output(ids.PV_BANNERS, "children"),
+               *(Output(i, "disabled", allow_duplicate=True) for i in STALE_OFF),
+               Output(ids.PV_NOTE, "children", allow_duplicate=True),
+               Input(ids.PV_PLAN, "data"), prevent_initial_call="initial_duplicate")
 def basis_warning(shown):
     """Once the page has painted: whether the cluster still is what the plan was proposed
-    on (approving and executing re-check it, and refuse a changed one)."""
+    on (approving and executing re-check it, and refuse a changed one). A stale plan's
+    Approve and Execute are disabled and the note under Approve says why; the service
+    still refuses them on its own."""
+    fresh = (None, *(no_update,) * (len(STALE_OFF) + 1))
     if not shown:
-        return None
+        return fresh
     rt = runtime.current()
     try:
         why = plan_service.stale(rt.plan_store(), shown["id"], rt.topics_of,
                                  rt.throttle_configs_of)
     except (NotFound, Unavailable):  # the page says those; Approve would too
-        return None
-    return banners.banner(f"Approve and Execute will be refused: {why}", "warning") \
-        if why else None
+        return fresh
+    if not why:
+        return fresh
+    return (banners.banner(f"Approve and Execute will be refused: {why}", "warning"),
+            *(True,) * len(STALE_OFF), stored.STALE_NOTE)
 
 
 def _missing(message: str) -> html.Div:
@@ -127,6 +139,18 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
     return execution_answer(action, shown["id"])
 
 
+@dash.callback(Output(ids.PV_AUDIT, "children", allow_duplicate=True),
+               Output(ids.PV_AUDIT, stored.AUDIT_SEEN), Input(ids.PV_TICK, "n_intervals"),
+               Input(ids.PV_TICK, "disabled"), State(ids.PV_PLAN, "data"),
+               State(ids.PV_AUDIT, stored.AUDIT_SEEN), prevent_initial_call=True)
+def follow_audit(_tick, _stopped, shown, seen):
+    """The audit trail follows the plan on the timer while it executes (execute, configs
+    set, batches), drawn again only when it has new rows; and once more when run_plan
+    stops the timer (the timer's ``disabled`` is run_plan's output, so this runs after
+    it): the ending's rows are shown."""
+    return stored.audit_refresh(shown["id"], seen) if shown else (no_update, no_update)
+
+
 @dash.callback(*THROTTLE_OUTPUTS, Input(ids.PV_TICK, "n_intervals"),
                State(ids.PV_PLAN, "data"), prevent_initial_call=True)
 def refresh_throttle(_tick, shown):
@@ -144,6 +168,16 @@ def follow_state(state):
     execution's ("executing · paused")."""
     plan_state = (state or "").split(stored.BADGE_SEP)[0]
     return no_update if plan_state in ("", "proposed") else stored.settled_note(plan_state)
+
+
+@dash.callback(Output(ids.PV_FACTS, "children"), Input(ids.PV_STATE, "children"),
+               State(ids.PV_PLAN, "data"), prevent_initial_call=True)
+def follow_end(state, shown):
+    """The facts follow the plan to its end (a completion seen by the refresh, a reject,
+    a withdraw): an ended plan says when it ended, not when it would have expired."""
+    if not shown or (state or "").split(stored.BADGE_SEP)[0] not in stored.TERMINAL:
+        return no_update
+    return stored.ended_facts(shown["id"])
 
 
 @dash.callback(*_also(THROTTLE_OUTPUTS), Output(ids.PV_THROTTLE_RESULT, "children"),

@@ -16,7 +16,7 @@ from backend.services import plans as plan_service
 from backend.services.plan_kinds import kind_of
 from backend.store.queue import PAUSED
 from backend.store.store import Plan
-from backend.store.workflow import Actor
+from backend.store.workflow import TERMINAL, Actor
 from components import tables
 from dashboard import auth, ids, runtime
 from dashboard.plan_views import kinds
@@ -25,6 +25,7 @@ from dashboard.plan_views.shared import REFUSALS, audit_grid
 from dashboard.plan_views.throttle import NO_SWITCH, ThrottleView, switch_button, throttle_view
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
+AUDIT_SEEN = "data-rows"  # the audit panel's mark: how many rows its trail had when drawn
 # said as a rule, so it stays true when the plan is approved without reloading the page
 NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
            "before it expires; its progress is shown here.")
@@ -36,6 +37,11 @@ SENT = {ids.PV_EXECUTE: "execute", ids.PV_CANCEL: "cancel", ids.PV_MIGRATE: "run
 # an executed plan's ends -> the class of the line saying so (ended_text)
 ENDED = {"completed": "inline-done", "cancelled": "inline-done", "failed": "inline-error"}
 BADGE_SEP = " · "  # "executing · paused": the plan's state, then its execution's
+# the note under Approve once the page found the cluster changed under the plan (the
+# banner above says how: plans.stale); Approve and Execute are disabled then
+STALE_NOTE = ("Approve and Execute are off: the cluster changed since this plan was proposed "
+              "(above), and a plan is approved and run only for the cluster it was computed "
+              "on: re-propose it for the cluster as it is now.")
 
 
 class Buttons(NamedTuple):
@@ -119,9 +125,13 @@ def allowed(plan: Plan, who: Actor, progress: dict | None = None) -> frozenset[s
         gateway=runtime.current().gateways.get(plan.cluster))
 
 
-def facts(plan: Plan) -> html.Dl:
+def facts(plan: Plan, p: dict | None = None) -> html.Dl:
+    """The plan's facts; an ended plan's say when it ended (``p``: its progress, whose
+    end is the execution's), not when it would have expired."""
+    ends = (plan.state.capitalize(), time_of(ended_at(plan, p))) if plan.state in TERMINAL \
+        else ("Expires", time_of(plan.expires_at))
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
-            ("Proposed", time_of(plan.created_at)), ("Expires", time_of(plan.expires_at)),
+            ("Proposed", time_of(plan.created_at)), ends,
             ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s" + (
                 f" (adaptive: the ceiling; floor {plan.throttle_mode['floor']:,} B/s)"
                 if plan.throttle_mode else "")),
@@ -135,6 +145,12 @@ def facts(plan: Plan) -> html.Dl:
         rows.insert(5, ("Not before", time_of(datetime.fromtimestamp(start, UTC))))
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
                    className="facts", id=ids.PV_FACTS)
+
+
+def ended_facts(plan_id: int) -> list:
+    """The facts of a plan that ended while its page was open (their rows, as facts)."""
+    plan = plan_service.summary(runtime.current().plan_store(), plan_id)
+    return facts(plan, progress_of(plan)).children
 
 
 def approvals(plan: Plan) -> str:
@@ -358,9 +374,17 @@ def resumed_text(p: dict) -> str:
 def ended_text(plan: Plan, p: dict | None) -> str:
     """How an executed plan ended, and when: 'Completed at 2025-01-02 03:04:05 UTC.' (a
     failure's cause is in the progress below it)."""
-    at = (datetime.fromtimestamp(p["ended_at"], UTC) if p and p.get("ended_at")
-          else plan.updated_at)
-    return f"{plan.state.capitalize()} at {time_of(at)}."
+    return f"{plan.state.capitalize()} at {time_of(ended_at(plan, p))}."
+
+
+def ended_at(plan: Plan, p: dict | None) -> datetime:
+    """When an ended plan ended: its execution's end, else its last change (an expired
+    plan's: when it expired)."""
+    if p and p.get("ended_at"):
+        return datetime.fromtimestamp(p["ended_at"], UTC)
+    if plan.state == "expired":
+        return min(plan.expires_at, plan.updated_at)
+    return plan.updated_at
 
 
 def _in_flight(p: dict) -> bool:
@@ -402,18 +426,41 @@ def decisions(plan: Plan) -> html.Div | str:
     return tables.grid(frame, height=140)
 
 
+def audit_panel(plan_id: int) -> html.Div:
+    """The audit trail's place on the page, marked with how many rows it drew from (the
+    trail only grows: a refresh that finds as many draws nothing, follow_audit)."""
+    rows, total = audit_rows(plan_id)
+    return html.Div(rows, id=ids.PV_AUDIT, **{AUDIT_SEEN: str(total)})
+
+
+def audit_refresh(plan_id: int, seen: str | None) -> tuple:
+    """The audit trail drawn again and its mark (audit_panel), while a plan executes and
+    once when it ends; no_update for both when it has no row the page has not drawn."""
+    total = plan_service.audit_page(runtime.current().plan_store(), plan=plan_id,
+                                    limit=1).total
+    if str(total) == seen:
+        return no_update, no_update
+    rows, total = audit_rows(plan_id)
+    return rows, str(total)
+
+
 def audit(plan_id: int) -> html.Div | str:
+    """The audit trail (audit_rows) without its count."""
+    return audit_rows(plan_id)[0]
+
+
+def audit_rows(plan_id: int) -> tuple[html.Div | str, int]:
     """The plan's trail from its proposal: the first rows here, and when there are more
     (a plan of many batches writes thousands) a link to all of them on /audit."""
     page = plan_service.audit_page(runtime.current().plan_store(), plan=plan_id,
                                    limit=AUDIT_ROWS_SHOWN)
     grid = audit_grid([e.to_dict() for e in page.entries], height=220)
     if page.next is None:
-        return grid
+        return grid, page.total
     return html.Div([grid, html.P([
         f"Rows 1 to {len(page.entries):,} of {page.total:,}, from the proposal: ",
         dcc.Link("the whole trail, page by page, on Audit", href=f"/audit?plan={plan_id}")],
-        className="hint")])
+        className="hint")]), page.total
 
 
 def exact_json_panel(plan: Plan) -> html.Details:

@@ -17,6 +17,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.store.store import open_store
 from backend.twin.examples import demo_snapshot
+from dashboard.plan_views.stored import STALE_NOTE
 from tests.e2e.conftest import (
     console_errors,
     screenshot,
@@ -211,8 +212,19 @@ def test_a_plan_on_a_changed_cluster_says_so_before_approve(browser, dashboard):
             f"{plan['id']} was proposed: {topic} partition count {count} -> {count + 1}: "
             f"re-propose")
     wait(browser).until(lambda d: d.find_element(By.ID, "pv-banners").text == said)
+    # the page found it stale: Approve is disabled and the note under it says why (the
+    # demo's kept Approve offered, its note "for the cluster as it is now")
+    approve = browser.find_element(By.ID, "pv-approve")
+    wait(browser).until(lambda d: not approve.is_enabled())
+    assert browser.find_element(By.ID, "pv-note").text == STALE_NOTE
     screenshot(browser, "plans-stale-warning")
-    browser.find_element(By.ID, "pv-approve").click()
-    wait(browser).until(lambda d: d.find_element(By.ID, "pv-result").text.startswith(
-        "Refused: cluster demo changed since plan"))
+    approve.click()  # a disabled button sends nothing
+    time.sleep(2)
+    assert browser.find_element(By.ID, "pv-result").text == ""
+    # Approve still refuses on the server, whatever a page shows
+    with pytest.raises(AssertionError, match=r"HTTP 409: .*changed since plan"):
+        api_call(dashboard.url + "/api/v1", "arne", USERS["arne"][1], "POST",
+                 f"/plans/{plan['id']}/approve", {"sha256": plan["sha256"]})
+    browser.refresh()
+    wait(browser).until(lambda d: d.find_element(By.ID, "pv-banners").text == said)
     assert state_of(browser) == "proposed"
