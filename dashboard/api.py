@@ -217,8 +217,9 @@ def _proposed(plan):
 def get_plan(plan_id: int):
     store = _store()
     plan = plan_service.get(store, plan_id)
+    source = runtime.current().known_source(plan.cluster)  # the live copy rate's Prometheus
     return jsonify({**_with_status(plan.to_dict(), plan),
-                    "execution": execution.progress(store, plan_id)})
+                    "execution": execution.progress(store, plan_id, source=source)})
 
 
 @api.post("/plans/<int:plan_id>/approve")

@@ -76,6 +76,11 @@ class Runtime:
         return (f"No cluster is called {asked[:60]!r} in this dashboard's config "
                 f"(clusters: {', '.join(names)})")
 
+    def known_source(self, name: str) -> ClusterSource | None:
+        """The named cluster's source, or None when the config no longer has it (a stored
+        plan of a removed cluster: ``source`` would answer the first cluster's)."""
+        return None if self.unknown_cluster(name) else self.source(name)
+
     def source(self, name: str | None) -> ClusterSource:
         """Where the services read this cluster's assignment, configs and metrics from."""
         c = self.cluster(name)

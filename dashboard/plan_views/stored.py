@@ -283,7 +283,9 @@ def buttons_hidden(may: frozenset[str]) -> Buttons:
 
 
 def progress_of(plan: Plan) -> dict | None:
-    return execution.progress(runtime.current().plan_store(), plan.id)
+    """The plan's progress, with the live copy rate from the cluster's Prometheus."""
+    rt = runtime.current()
+    return execution.progress(rt.plan_store(), plan.id, source=rt.known_source(plan.cluster))
 
 
 def migration_steps(p: dict | None) -> list[dict] | None:

@@ -241,7 +241,7 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
         assert stack.call("olga", "POST", f"/plans/{plan_id}/execute")["state"] == "executing"
 
         progress, seen_configs, moving_from, moving_to = [], None, None, None
-        last_flying = None
+        last_flying, copy_rates = None, []
         began = time.monotonic()
         while time.monotonic() < began + 120:
             ex = stack.plan(plan_id)["execution"]
@@ -257,6 +257,7 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
             if ex is not None:  # with the seconds since execute, for a failure's message
                 progress.append((ex["partitions_done"], ex["bytes_done"],
                                  round(time.monotonic() - began, 1)))
+                copy_rates.append(ex.get("copy_rate"))
                 if ex["state"] in ("completed", "failed", "cancelled"):
                     break
             time.sleep(0.5)
@@ -287,6 +288,10 @@ def test_drain_through_the_api_on_apache_kafka(stack, topic):
     # the total is the proposal's estimate; each batch counts the sizes when it starts,
     # after the producer wrote some more
     assert ex["bytes_done"] >= ex["bytes_total"] >= sum(DRAIN_SIZES)
+    # while partitions copied, the API said how fast, from Kafka's ReassignmentBytesInPerSec
+    # (KIP-542) through Prometheus: before, nothing moved until a partition finished
+    seen = [r["bytes_per_second"] for r in copy_rates if r and r.get("bytes_per_second")]
+    assert seen and max(seen) <= 2 * THROTTLE * len(BROKERS), (copy_rates, steps)
 
     # the throttle held the copy back: the move took at least as long as KIP-73's rate lets
     # each destination's bytes in once Kafka's lend is spent. The batch started when its

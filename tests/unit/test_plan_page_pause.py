@@ -170,3 +170,23 @@ def test_the_resume_answer_gives_way_to_the_plan_completing(env):
         assert ended[3:5] == ("completed", "state state-completed")
         assert ended[10] is True  # the last refresh: nothing changes the line after it
     thread.stop()
+
+
+def test_the_page_and_the_api_say_what_they_know_of_the_copy_rate(env):
+    """While a batch copies, the plan page and GET /plans/{id} carry the live copy rate
+    (execution.progress given the cluster's source); this cluster has no Prometheus, so
+    both say the rate is not known and why, instead of nothing at all (the API had no
+    copy_rate; the page no line)."""
+    topic = str(env["twin"].assignment().topic_names[1])  # the tests above moved the first's
+    view, plan_id, thread = approved_alone({**env, "body": test_api._body(env["twin"], topic)},
+                                           "copy-rate-test")
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        view.execution_answer(ids.PV_EXECUTE, plan_id)
+        thread.cycle(5e9 + env["twin"].now_seconds)  # the batch starts; nothing copied yet
+        shown = text_of(view.execution_answer(None, plan_id)[2])
+    assert "copying now" in shown and "rate not known" in shown, shown
+    answer = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("operator1"))
+    rate = answer.get_json()["execution"]["copy_rate"]
+    assert rate["bytes_per_second"] is None and rate["why"], rate  # unknown, and why
+    thread.stop()
