@@ -148,7 +148,7 @@ def _eta_cards(observed: dict, predicted: dict | None, view: monitor.View) -> li
                     f"{'every partition' if observed['bound'] else 'partitions in flight'})")
     moving = observed["moving"]
     cards = [seen, card("Reassigning", observed["moving_why"] if moving is None
-                        else f"{moving:,} partitions", "near" if moving else "ok",
+                        else charts.counted(moving, "partition"), "near" if moving else "ok",
                         view.missing(observed["error"], at_end=True) if moving is None
                         else "ReassigningPartitions, summed over brokers")]
     if predicted is None:

@@ -49,7 +49,8 @@ def reassignment_cards(p: dict) -> list[html.Div]:
     headroom = p.get("headroom_after")
     return [
         card("Replica moves", f"{p['replica_moves']:,}", "ok",
-             f"{p['partitions']:,} partitions, {p['leader_moves']:,} leader changes"),
+             f"{charts.counted(p['partitions'], 'partition')}, "
+             f"{charts.counted(p['leader_moves'], 'leader change')}"),
         card("Data to move", size(p["bytes_to_move"])),
         card(term("Predicted ETA", "eta"), duration(eta := plan_preview.predicted_eta(p)),
              "over" if eta is None else "ok",

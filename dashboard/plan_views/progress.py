@@ -12,14 +12,17 @@ from dash import html
 from backend.store.executions import ACTIVE
 from components import banners, tables
 from dashboard import ids
+from dashboard.plan_views import preview
 
 SHOWN_BATCHES = 50  # the batch table's rows: the last batches started (a plan may have 1000s)
 
 
 def _bytes(n: float | None) -> str:
+    """A size to one decimal ("2.8 GB"), so that copied and total compare as read; rates
+    are written as the preview and the charts write them (preview.rate)."""
     if n is None:
         return "-"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
+    for unit in ("B", "kB", "MB", "GB", "TB"):
         if abs(n) < 1000 or unit == "TB":
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
         n /= 1000
@@ -46,9 +49,9 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
         f"{p['status']}: batch {p['batch'] + 1} of {p['batches']}, {copied_text(p)}",
         # KIP-73's rates bound each broker, so a move into several brokers can copy
         # faster in all than the throttle
-        (f"observed {_bytes(rate)}/s in all" if rate or p["state"] not in ACTIVE
+        (f"observed {preview.rate(rate)} in all" if rate or p["state"] not in ACTIVE
          else "observed: no bytes counted yet (a partition's count when it finishes)") + (
-            f" against a throttle of {_bytes(p['throttle'])}/s per broker"
+            f" against a throttle of {preview.rate(p['throttle'])} per broker"
             if p["throttle"] else " (no throttle)"),
         *([copying_text(p["copy_rate"])] if p.get("copy_rate") else []),
         _eta_line(p),
@@ -61,7 +64,7 @@ def progress_view(p: dict | None, bar_id: str) -> html.Div:
     shown = pd.DataFrame([{
         "batch": b["batch"] + 1, "state": b["state"], "partitions": b["partitions"],
         "done": b["done"], "copied": _bytes(b["bytes_done"]),
-        "rate": _bytes(b["observed_rate"]) + "/s" if b["observed_rate"] else "-"}
+        "rate": preview.rate(b["observed_rate"]) if b["observed_rate"] else "-"}
         for b in reversed(started[-SHOWN_BATCHES:])])  # newest first: the running one on top
     held = hold_banner(p)
     return html.Div(([held] if held else []) + [
@@ -105,7 +108,7 @@ def copying_text(live: dict) -> str:
     said = "Kafka's ReassignmentBytesInPerSec, from Prometheus"
     if live["bytes_per_second"] is None:
         return f"copying now{where}: rate not known ({live['why']})"
-    return f"copying now at {_bytes(live['bytes_per_second'])}/s{where} ({said})"
+    return f"copying now at {preview.rate(live['bytes_per_second'])}{where} ({said})"
 
 
 def hold_banner(p: dict) -> html.Div | None:

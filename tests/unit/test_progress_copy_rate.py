@@ -137,7 +137,7 @@ def test_before_any_partition_finishes_the_copy_rate_and_an_eta_from_it(world):
     assert p["observed_eta_seconds"] == pytest.approx(p["bytes_total"] / THROTTLE, rel=0.05)
     assert any("reassignmentbytesin" in q and "rate(" in q for q in world.prom.asked)
     text = text_of(progress_view(p, "bar"))
-    assert "copying now at 200.0 KB/s into broker 3 (Kafka's ReassignmentBytesInPerSec" in text
+    assert "copying now at 200 kB/s into broker 3 (Kafka's ReassignmentBytesInPerSec" in text
     assert "observed: no bytes counted yet (a partition's count when it finishes)" in text
     assert "at the copy rate now" in text and "observed unknown" not in text
 
