@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -17,6 +18,37 @@ from pathlib import Path
 import pytest
 
 from backend.metrics.server import PrometheusProcess, backfill_openmetrics
+
+
+def send_json(handler, payload: object, status: int = 200) -> None:
+    """Answer a BaseHTTPRequestHandler's request with ``payload`` as JSON (a test's small
+    stand-in for Prometheus' HTTP API)."""
+    body = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@contextmanager
+def prometheus_on_twin(twin, cluster: str, home: Path, scrape: float):
+    """The twin's exporters (Strimzi's names) and a real Prometheus scraping them every
+    ``scrape`` s, its rules evaluated as often; yields (exporters, prometheus); both stop."""
+    from backend.metrics.dialects import DIALECTS
+    from backend.metrics.server import scrape_config
+    from backend.twin.exporter import Exporters
+
+    exporters = Exporters(twin, DIALECTS["strimzi"]).start()
+    prom = PrometheusProcess(home / "prom")
+    try:
+        prom.write_config(scrape_config(exporters.targets, cluster, scrape), "strimzi",
+                          rules_interval=scrape)
+        prom.start()
+        yield exporters, prom
+    finally:
+        prom.stop()
+        exporters.stop()
 
 
 def free_port() -> int:

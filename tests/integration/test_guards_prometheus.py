@@ -13,13 +13,12 @@ import time
 import pytest
 
 from backend.executor.guards import GUARD, Watch
-from backend.metrics.dialects import DIALECTS
-from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.model.guards import GuardSettings, Windows
 from backend.services.cluster import ClusterSource
 from backend.services.guards import ClusterHealth
 from backend.twin.exporter import Exporters
 from tests.executor_rig import Rig
+from tests.servers import prometheus_on_twin
 from tests.unit.test_executor_guards import PLAN, cluster, rates
 
 pytestmark = pytest.mark.integration
@@ -30,18 +29,10 @@ SCRAPE = 0.5
 @pytest.fixture
 def stack(tmp_path):
     rig = Rig(cluster(), tmp_path / "store.db")
-    exporters = Exporters(rig.twin, DIALECTS["strimzi"]).start()
-    prom = PrometheusProcess(tmp_path / "prom")
-    try:
-        prom.write_config(scrape_config(exporters.targets, "g", SCRAPE), "strimzi",
-                          rules_interval=SCRAPE)
-        prom.start()
+    with prometheus_on_twin(rig.twin, "g", tmp_path, SCRAPE) as (exporters, prom):
         source = ClusterSource("g", None, rig.twin.snap.limits, prometheus_url=prom.url,
                                metrics_ttl=0, gateway=rig.gw)
         yield rig, ClusterHealth(source), exporters
-    finally:
-        prom.stop()
-        exporters.stop()
 
 
 def until(rig: Rig, done, wall: float = 30.0):

@@ -10,13 +10,11 @@ import time
 
 import pytest
 
-from backend.metrics.dialects import DIALECTS
-from backend.metrics.server import PrometheusProcess, scrape_config
 from backend.services import execution
 from backend.services.cluster import ClusterSource
-from backend.twin.exporter import Exporters
 from dashboard.plan_views.progress import progress_view
 from tests.plan_helpers import moves
+from tests.servers import prometheus_on_twin
 from tests.unit.test_execution_service import World
 from tests.unit.test_plan_view import text_of
 
@@ -28,17 +26,12 @@ SCRAPE = 0.5
 @pytest.fixture
 def stack(tmp_path):
     world = World(tmp_path)
-    exporters = Exporters(world.twin, DIALECTS["strimzi"]).start()
-    prom = PrometheusProcess(tmp_path / "prom")
     try:
-        prom.write_config(scrape_config(exporters.targets, "small", SCRAPE), "strimzi",
-                          rules_interval=SCRAPE)
-        prom.start()
-        yield world, ClusterSource("small", None, world.twin.snap.limits,
-                                   prometheus_url=prom.url, metrics_ttl=0, gateway=world.gw)
+        with prometheus_on_twin(world.twin, "small", tmp_path, SCRAPE) as (_, prom):
+            yield world, ClusterSource("small", None, world.twin.snap.limits,
+                                       prometheus_url=prom.url, metrics_ttl=0,
+                                       gateway=world.gw)
     finally:
-        prom.stop()
-        exporters.stop()
         world.store.close()
 
 

@@ -3,7 +3,6 @@ Prometheus told apart from one that does not answer. Real loopback HTTP servers.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,7 +11,7 @@ import pytest
 
 from backend.cache import TtlCache
 from backend.metrics.client import MetricsClient, PrometheusSlow, PrometheusUnavailable
-from tests.servers import free_port
+from tests.servers import free_port, send_json
 
 
 @pytest.mark.parametrize("ttl", [0, 60])
@@ -65,13 +64,7 @@ class SlowPrometheus(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         time.sleep(2)
-        body = json.dumps({"status": "success",
-                           "data": {"resultType": "vector", "result": []}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, {"status": "success", "data": {"resultType": "vector", "result": []}})
 
     def log_message(self, *args) -> None:
         pass

@@ -14,7 +14,7 @@ from dashboard import ids
 from dashboard.plan_views.stored import AUDIT_SEEN
 from tests.unit import test_api
 from tests.unit.test_api import _body, basic
-from tests.unit.test_plan_page_pause import approved_alone, find, page
+from tests.unit.test_plan_page_pause import approved_alone, find, page, run_to_end
 from tests.unit.test_plan_view import text_of
 
 env = test_api.env  # the API tests' app on a twin, with a user per role
@@ -55,11 +55,7 @@ def test_the_audit_trail_follows_the_plan_while_it_runs_and_once_as_it_ends(env)
         assert actions(rows)[:3] == ["propose", "approve", "execute"]
         assert seen == str(len(actions(rows)))
         assert view.follow_audit(3, False, shown, seen) == (no_update, no_update)
-        for _ in range(300):
-            if plan_service.get(store, plan_id).state != "executing":
-                break
-            cycle()
-        assert plan_service.get(store, plan_id).state == "completed"
+        run_to_end(store, plan_id, cycle)
         ended = view.execution_answer(None, plan_id)
         assert ended[10] is True  # the timer stops, and with it the refresh of the audit:
         rows, last = view.follow_audit(4, True, shown, seen)  # run_plan's disabled sets it off

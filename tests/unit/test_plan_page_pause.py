@@ -91,6 +91,15 @@ def approved_alone(env, holder: str):
     return page(), make_plan(env, "writer", "approved"), thread
 
 
+def run_to_end(store, plan_id: int, cycle) -> None:
+    """Cycle the executor until the plan has left executing; it must have completed."""
+    for _ in range(300):
+        if plan_service.get(store, plan_id).state != "executing":
+            break
+        cycle()
+    assert plan_service.get(store, plan_id).state == "completed"
+
+
 def test_pause_then_resume_on_the_page(env):
     store = env["store"]
     view, plan_id, thread = approved_alone(env, "pause-test")
@@ -159,11 +168,7 @@ def test_the_resume_answer_gives_way_to_the_plan_completing(env):
         refreshed = view.execution_answer(None, plan_id)
         assert refreshed[0] is no_update and refreshed[1] is no_update
         assert refreshed[10] is False  # the timer goes on
-        for _ in range(300):
-            if plan_service.get(store, plan_id).state != "executing":
-                break
-            cycle()
-        assert plan_service.get(store, plan_id).state == "completed"
+        run_to_end(store, plan_id, cycle)
         ended = view.execution_answer(None, plan_id)
         assert ended[0].startswith("Completed at ") and ended[0].endswith(" UTC.")
         assert ended[1] == "inline-done"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 
 import dash
 import pytest
@@ -185,26 +186,42 @@ def test_the_note_under_approve_follows_the_state_shown(app):
     assert view.follow_state("proposed") is dash.no_update  # who decided matters: decide's
 
 
-def test_a_stale_plan_is_refused_naming_the_partition(app):
-    """The cluster moves a partition the plan touches after the proposal: the approver
-    is told which one and to re-propose, and the plan stays proposed."""
+def proposed_by_olga(app, title: str):
+    """A plan olga previewed and proposed on the page."""
     from dashboard import plan_views
 
     token = preview_as(app, "olga")
     ctx = as_user(app, "olga")
     try:
-        href, error = plan_views.propose(1, token, "to go stale")
+        href, error = plan_views.propose(1, token, title)
     finally:
         ctx.pop()
     assert error == ""
-    plan_id = int(href.rsplit("/", 1)[1])
-    plan = plans.get(runtime.current().plan_store(), plan_id)
+    return plans.get(runtime.current().plan_store(), int(href.rsplit("/", 1)[1]))
+
+
+@contextmanager
+def leader_swapped(app, plan):
+    """The cluster changes under ``plan``: its first partition's first two replicas trade
+    places (a leader change is enough), and are put back afterwards."""
     first = plan.content["partitions"][0]
     snap = app.twin.assignment()
     now = snap.replicas_of(snap.partition_row(first["topic"], first["partition"]))
-    moved = [now[1], now[0], *now[2:]]  # a leader change is enough
-    settle(app.twin, moves((first["topic"], first["partition"], moved)))
+    settle(app.twin, moves((first["topic"], first["partition"], [now[1], now[0], *now[2:]])))
     try:
+        yield
+    finally:
+        settle(app.twin, moves((first["topic"], first["partition"], now)))
+        runtime.current().snapshot_of("demo")  # the pages' cached read sees it at once
+
+
+def test_a_stale_plan_is_refused_naming_the_partition(app):
+    """The cluster moves a partition the plan touches after the proposal: the approver
+    is told which one and to re-propose, and the plan stays proposed."""
+
+    plan = proposed_by_olga(app, "to go stale")
+    plan_id = plan.id
+    with leader_swapped(app, plan):
         ctx = as_user(app, "arne")
         try:
             click("pv-approve")
@@ -212,9 +229,7 @@ def test_a_stale_plan_is_refused_naming_the_partition(app):
                 1, None, None, {"id": plan_id, "sha256": plan.sha256}, "")
         finally:
             ctx.pop()
-    finally:
-        settle(app.twin, moves((first["topic"], first["partition"], now)))
-        runtime.current().snapshot_of("demo")  # the pages' cached read sees it at once
+    first = plan.content["partitions"][0]
     name = f"{first['topic']}-{first['partition']}"
     assert refused[0].startswith("Refused: ") and name in refused[0]
     assert "re-propose" in refused[0]
@@ -226,18 +241,11 @@ def test_a_stale_plan_offers_no_approve_and_says_why(app):
     offered under 'Approving approves exactly the plan below ... for the cluster as it is
     now'. Once the page finds the plan stale, Approve and Execute are disabled and the
     note says to re-propose; the service still refuses Approve on its own."""
-    from dashboard import ids, plan_views
+    from dashboard import ids
     from dashboard.plan_views.stored import STALE_NOTE
 
-    token = preview_as(app, "olga")
-    ctx = as_user(app, "olga")
-    try:
-        href, error = plan_views.propose(1, token, "goes stale on the page")
-    finally:
-        ctx.pop()
-    assert error == ""
-    plan_id = int(href.rsplit("/", 1)[1])
-    plan = plans.get(runtime.current().plan_store(), plan_id)
+    plan = proposed_by_olga(app, "goes stale on the page")
+    plan_id = plan.id
     shown = {"id": plan_id, "sha256": plan.sha256}
     view = page("/plans/<plan_id>")
     ctx = as_user(app, "arne")
@@ -248,11 +256,7 @@ def test_a_stale_plan_offers_no_approve_and_says_why(app):
         ctx.pop()
     assert "Approving approves exactly the plan below" in text_of(opened)
     assert fresh == (None, dash.no_update, dash.no_update, dash.no_update, dash.no_update)
-    first = plan.content["partitions"][0]
-    snap = app.twin.assignment()
-    now = snap.replicas_of(snap.partition_row(first["topic"], first["partition"]))
-    settle(app.twin, moves((first["topic"], first["partition"], [now[1], now[0], *now[2:]])))
-    try:
+    with leader_swapped(app, plan):
         ctx = as_user(app, "arne")
         try:
             banner, *disabled, note = view.basis_warning(shown)
@@ -260,9 +264,6 @@ def test_a_stale_plan_offers_no_approve_and_says_why(app):
             refused = view.decide(1, None, None, shown, "")
         finally:
             ctx.pop()
-    finally:
-        settle(app.twin, moves((first["topic"], first["partition"], now)))
-        runtime.current().snapshot_of("demo")
     assert text_of(banner).startswith("Approve and Execute will be refused: cluster demo "
                                       f"changed since plan {plan_id} was proposed")
     assert view.STALE_OFF == (ids.PV_APPROVE, ids.PV_EXECUTE, ids.PV_MIGRATE)

@@ -13,7 +13,6 @@ what rate() over the exporter's counter gives."""
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +28,7 @@ from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
 from dashboard.plan_views.progress import progress_view
 from tests.plan_helpers import moves
+from tests.servers import send_json
 from tests.unit.test_execution_service import World
 from tests.unit.test_executor import MB, small_cluster
 from tests.unit.test_plan_view import text_of
@@ -52,13 +52,8 @@ class TwinPrometheus:
             def do_GET(self) -> None:
                 query = parse_qs(urlparse(self.path).query).get("query", [""])[0]
                 outer.asked.append(query)
-                body = json.dumps({"status": "success", "data": {
-                    "resultType": "vector", "result": outer.answer(query)}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, {"status": "success", "data": {
+                    "resultType": "vector", "result": outer.answer(query)}})
 
             def log_message(self, *args) -> None:
                 pass
