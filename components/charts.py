@@ -430,7 +430,7 @@ def counted(n: int, noun: str, nouns: str | None = None) -> str:
 def _band_label(plan_id: int, marks: list[dict]) -> str:
     """'#7 batch 2 started' for one batch event, '#7: 30 batches' (those started in the
     window, or else those ended) for more; a shrink's migration counts its steps ('#4: 4
-    steps': its markers' ``unit``, services.plan_events.markers)."""
+    steps': its markers' ``unit``, services.execution.batch_markers)."""
     if len(marks) == 1:
         return f"#{plan_id} {marks[0]['state']}"
     started = sum(m["state"].endswith("started") for m in marks)

@@ -28,7 +28,13 @@ from backend.model.snapshot import Snapshot
 from backend.services import monitoring, plan_preview, plans
 from backend.services.cluster import ClusterSource
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
-from backend.store.executions import ACTIVE, LIVE, Execution, ExecutionRecords
+from backend.store.executions import (
+    ACTIVE,
+    LIVE,
+    MIGRATION,
+    Execution,
+    ExecutionRecords,
+)
 from backend.store.store import Plan, Store
 from backend.store.workflow import SYSTEM, Actor, authorize
 
@@ -378,18 +384,20 @@ def _batch_state(b: dict) -> str:
 def batch_markers(store: Store, cluster: str, start: float, end: float) -> list[dict]:
     """Batch starts and ends on ``cluster`` between ``start`` and ``end`` (epoch s), as
     markers for the time series in plan_events.events' shape ("batch 2 started"), oldest
-    first: a chart shows which batch of which plan was moving data when."""
+    first: a chart shows which batch of which plan was moving data when. A shrink's
+    migration runs steps, not batches: "step 2 started", ``"unit": "step"``."""
     records = ExecutionRecords(store)
     runs = [ex for ex in records.on_cluster(cluster, start) if ex.started_at <= end]
     titles = {p.id: p.title for p in plans.list_plans(store, cluster=cluster)} if runs else {}
     out = []
     for ex in runs:
+        unit = "step" if records.mode(ex.plan_id) == MIGRATION else "batch"
         for b in records.batches(ex.plan_id):
             for key, what in (("started_at", "started"), ("ended_at", "ended")):
                 if b[key] is not None and start <= b[key] <= end:
                     out.append({"at": b[key], "plan_id": ex.plan_id, "kind": "batch",
-                                "state": f"batch {b['idx'] + 1} {what}", "user": SYSTEM.name,
-                                "title": titles.get(ex.plan_id, "")})
+                                "unit": unit, "state": f"{unit} {b['idx'] + 1} {what}",
+                                "user": SYSTEM.name, "title": titles.get(ex.plan_id, "")})
     return sorted(out, key=lambda m: m["at"])
 
 

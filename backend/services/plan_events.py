@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from backend.services import execution, plans
-from backend.store.executions import MIGRATION, ExecutionRecords
 from backend.store.store import Store
 
 # audit actions that change what runs on a cluster, and the word a marker shows
@@ -28,13 +27,8 @@ def events(store: Store, cluster: str, start: float, end: float) -> list[dict]:
 
 
 def markers(store: Store, cluster: str, start: float, end: float) -> list[dict]:
-    """Plan events and execution batch starts and ends (``"kind": "batch"``) in the
-    window, oldest first, the latest MOST of them. A shrink's migration runs steps, not
-    batches: its markers say "step 2 started" and carry ``"unit": "step"`` (the charts
-    labelled its band "4 batches")."""
-    batches = execution.batch_markers(store, cluster, start, end)
-    records = ExecutionRecords(store)
-    steps = {p for p in {m["plan_id"] for m in batches} if records.mode(p) == MIGRATION}
-    batches = [{**m, "state": m["state"].replace("batch", "step", 1), "unit": "step"}
-               if m["plan_id"] in steps else m for m in batches]
-    return sorted(events(store, cluster, start, end) + batches, key=lambda m: m["at"])[-MOST:]
+    """Plan events and execution batch (or migration step) starts and ends (``"kind":
+    "batch"``) in the window, oldest first, the latest MOST of them."""
+    both = events(store, cluster, start, end) + execution.batch_markers(store, cluster,
+                                                                         start, end)
+    return sorted(both, key=lambda m: m["at"])[-MOST:]

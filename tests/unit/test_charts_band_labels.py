@@ -10,8 +10,6 @@ from itertools import pairwise
 
 import pandas as pd
 
-from backend.services import plan_events
-from backend.store.executions import BATCHES, MIGRATION
 from components import charts
 from tests.unit.test_plan_bands import START, batch_events, series
 
@@ -72,20 +70,14 @@ def test_band_labels_never_overlap_on_the_narrowest_plot():
     assert all(f"plan {10 + k}:" in named for k in range(10))  # every plan still named
 
 
-def test_a_shrink_migration_counts_steps_not_batches(monkeypatch):
+def test_a_shrink_migration_counts_steps_not_batches():
     """The migration's checklist is stored as batch rows (backend/executor/migration.py);
-    its markers say "step" and its band "#4: 4 steps"."""
-    def marks(plan_id: int, n: int, first: float) -> list[dict]:
-        return [{**m, "user": "railyard"} for m in batch_events(plan_id, n, first)]
-    got = marks(4, 4, START + 60) + marks(7, 1, START + 1800)
-    monkeypatch.setattr(plan_events.execution, "batch_markers", lambda *_: got)
-    monkeypatch.setattr(plan_events, "events", lambda *_: [])
-    monkeypatch.setattr(plan_events.ExecutionRecords, "mode",
-                        lambda _self, plan_id: MIGRATION if plan_id == 4 else BATCHES)
-    shown = plan_events.markers(None, "c", START, START + 3600)
-    assert [m["state"] for m in shown if m["plan_id"] == 4][:2] == ["step 1 started",
-                                                                     "step 1 ended"]
-    assert [m["state"] for m in shown if m["plan_id"] == 7] == ["batch 1 started",
-                                                                "batch 1 ended"]
-    fig = charts.with_plan_markers(series(), shown)
+    its markers say "step" (services.execution.batch_markers, tested on a running
+    migration in test_shrink_execution) and its band "#4: 4 steps"."""
+    def marks(plan_id: int, n: int, first: float, unit: str) -> list[dict]:
+        return [{**m, "user": "railyard", "unit": unit,
+                 "state": m["state"].replace("batch", unit)}
+                for m in batch_events(plan_id, n, first)]
+    shown = marks(4, 4, START + 60, "step") + marks(7, 1, START + 1800, "batch")
+    fig = charts.with_plan_markers(series(), sorted(shown, key=lambda m: m["at"]))
     assert [a["text"] for a in band_labels(fig)] == ["#4: 4 steps", "#7: 1 batch"]

@@ -232,6 +232,10 @@ def test_refused_where_partitions_cannot_be_deleted_and_the_migration_offered(tm
     done = [(e.user, e.detail["step"]) for e in plans.audit_entries(w.store, plan=plan_id)
             if e.action == "migration_step_done"]
     assert done == [(OPERATOR.name, 2), (OPERATOR.name, 3), (OPERATOR.name, 4)]
+    # the charts' markers of a migration name steps (its band read "#1: 4 batches")
+    marks = execution.batch_markers(w.store, "small", 0, w.now())
+    assert {m["unit"] for m in marks} == {"step"}
+    assert [m["state"] for m in marks][:2] == ["step 1 started", "step 1 ended"]
 
 
 def test_the_migration_waits_out_the_quota_throttle(tmp_path):
