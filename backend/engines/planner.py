@@ -124,6 +124,9 @@ def plan(snap: Snapshot, goal: Goal, limits: Limits | None = None, seed: int = 0
     is_open = np.ones(snap.n_brokers, bool)  # brokers that may take replicas
     kept = snap.broker_positions(list(goal.keep_empty), where=fields.keep_empty)
     is_open[np.setdiff1d(kept, named)] = False
+    if not is_open.any():
+        raise BadInput(f"every broker is kept empty ({fields.keep_empty}: drained); name "
+                       "the ones to use again in an add goal")
     closed = np.flatnonzero(~is_open)
     ceiling = broker_ceiling(limits, goal.target_utilization)
     eligible = is_open.copy()

@@ -12,6 +12,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from backend.engines.planner import Goal, balance_bounds, plan
+from backend.errors import BadInput
 from backend.model.snapshot import Limits
 from tests.unit.test_planner import make
 from tests.unit.test_planner_props import SETTINGS, check_invariants, clusters
@@ -112,3 +113,11 @@ def test_the_cli_keeps_named_brokers_empty(tmp_path, capsys):
     assert main([*argv, "--keep-empty", "9"]) == 2
     assert capsys.readouterr().err.strip().endswith(
         "broker 9 is not in cluster 't' (--keep-empty)")
+
+
+def test_a_goal_with_every_broker_kept_empty_is_refused_in_one_line():
+    snap = drained_cluster()
+    with pytest.raises(BadInput, match=r"^every broker is kept empty \(--keep-empty: "
+                                       r"drained\); name the ones to use again in an add"):
+        plan(snap, Goal("balance", keep_empty=(1, 2, 3, 4, 5)))
+    assert plan(snap, Goal("add", (5,), keep_empty=(1, 2, 3, 4, 5))).reassignment is not None
