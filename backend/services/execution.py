@@ -274,9 +274,10 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
         return out | {"why": "Prometheus has no reassignment bytes yet" if why == "no data"
                       else f"{why}: no live copy rate"}
     seen = [rates[b] for b in (rates if into is None else into) if b in rates]
-    if not seen:
-        return out | {"why": "Prometheus has no reassignment bytes yet for broker"
-                      f"{'s' if len(into) > 1 else ''} {', '.join(into)}"}
+    if not seen:  # every broker's (into None): series without a broker label
+        which = "any broker" if into is None else \
+            f"broker{'s' if len(into) > 1 else ''} {', '.join(into)}"
+        return out | {"why": f"Prometheus has no reassignment bytes yet for {which}"}
     return out | {"bytes_per_second": float(sum(seen))}
 
 
