@@ -12,8 +12,10 @@ into a banner).
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +67,25 @@ def cluster_read(source: ClusterSource, question: str, read: Callable[[], T]) ->
 
 
 def _read_key(source: ClusterSource, question: str) -> tuple:
-    return source.name, source.snapshot_file, id(source.gateway), question
+    return source.name, source.snapshot_file, _gateway_token(source.gateway), question
+
+
+_tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # gateway -> its number
+_numbers = itertools.count(1)
+_tokens_lock = threading.Lock()
+
+
+def _gateway_token(gateway: ClusterReader | None) -> int:
+    """A number per gateway object, never given twice in a process: id() is reused once an
+    object is collected, and a new gateway of the same cluster name got the answers of a
+    collected one (a rebuilt app, a test after another)."""
+    if gateway is None:
+        return 0
+    with _tokens_lock:
+        token = _tokens.get(gateway)
+        if token is None:
+            token = _tokens[gateway] = next(_numbers)
+        return token
 
 
 def cluster_snapshot(source: ClusterSource, fresh: bool = False) -> Snapshot:

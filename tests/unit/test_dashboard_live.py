@@ -280,3 +280,21 @@ def test_quotas_count_what_the_cluster_has_to_meter(twin, monkeypatch):
                              window)["quotas_set"] == 1
     assert monitoring.quotas(ClusterSource("t3", None, Limits()), window)["quotas_set"] \
         is None
+
+
+def test_a_new_gateway_never_gets_a_collected_ones_answers(twin):
+    """cluster_read kept answers under id(gateway): once a gateway was collected, a new
+    one of the same cluster name could get its id and its answers (CI: a quota counted
+    that this twin never had). Gateways made and dropped one after another, each asked
+    once, are each asked afresh."""
+    import gc
+
+    from backend.services.cluster import cluster_read
+
+    answers = []
+    for n in range(30):
+        source = ClusterSource("same-name", None, Limits(), gateway=TwinGateway(twin))
+        answers.append(cluster_read(source, "question", lambda n=n: n))
+        del source
+        gc.collect()
+    assert answers == list(range(30))
