@@ -125,7 +125,11 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         snap = cluster_snapshot(rt.source(cluster))
         throttle = fields.number(throttle_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
                                  unit="MB/s", empty="the suggested rate")
-        throttle = None if throttle is None else throttle * 1e6
+        # whole bytes/s (a LONG config, KIP-73), the figure Propose freezes: 12.3456789
+        # MB/s previewed "--throttle 12345678" and froze 12345679, and 0.0000001 MB/s
+        # previewed but was refused at Propose (0 B/s)
+        throttle = None if throttle is None else min(max(round(throttle * 1e6), 1),
+                                                     MAX_THROTTLE)
         memory = drained.remembered(rt.plan_store(), snap)  # brokers completed plans emptied
         if source == "upload":
             obj, filename = drafts.upload(upload_token)
