@@ -1,5 +1,8 @@
 """Reassignments: Propose freezes the throttle the operator previewed, in whole bytes/s,
-the figure the preview's kafka-reassign-partitions command carries."""
+the figure the preview's kafka-reassign-partitions command carries, even when the cluster's
+traffic moved between Preview and Propose (a fresh snapshot would suggest another rate);
+the plan's preview still says the figure was suggested, and a figure outside the KIP-73
+safe band is frozen with that risk, not replaced."""
 
 from __future__ import annotations
 
@@ -82,6 +85,23 @@ def propose(env, token: str) -> plan_service.Plan:
     return plan_service.get(env["rt"].plan_store(), int(href.rsplit("/", 1)[1]))
 
 
+def test_the_suggested_throttle_is_frozen_as_previewed_when_the_traffic_moved(env):
+    draft, token, command = preview()
+    p = draft.preview
+    assert p["throttle_source"].startswith("suggested")
+    assert command == p["throttle"]
+    env["gateway"].traffic = 40.0  # the cluster a fresh snapshot reads now writes 40x
+    fresh = env["rt"].snapshot_of("demo")
+    again = plan_preview.from_goal(fresh, {"goal": "drain", "brokers": [1]}).preview
+    assert again["throttle"] != p["throttle"]  # what a preview now would suggest
+    plan = propose(env, token)
+    assert plan.throttle == command == p["throttle"]
+    # the preview frozen with it is the one shown: suggested, on the snapshot then
+    assert plan.preview["throttle"] == p["throttle"]
+    assert plan.preview["throttle_source"] == p["throttle_source"]
+    assert plan.preview["safe_band"] == p["safe_band"]
+
+
 def test_a_typed_throttle_is_frozen_in_the_whole_bytes_its_command_shows(env):
     """12.3456789 MB/s previewed "--throttle 12345678" and froze 12345679."""
     draft, token, command = preview("12.3456789")
@@ -94,3 +114,14 @@ def test_a_throttle_too_small_for_one_byte_is_one_byte_not_refused_at_propose(en
     draft, token, command = preview("0.0000001")
     assert draft.preview["throttle"] == command == 1
     assert propose(env, token).throttle == 1
+
+
+def test_a_previewed_throttle_outside_the_safe_band_is_frozen_with_that_risk(env):
+    """Above N - IN/R on every broker that moves (1 GbE: 125 MB/s): the plan keeps the
+    figure the operator chose and says it is outside, as the preview did."""
+    draft, token, command = preview("124.99")
+    p = draft.preview
+    assert p["outside_safe_band"] and command == p["throttle"] == 124_990_000
+    plan = propose(env, token)
+    assert plan.throttle == 124_990_000
+    assert plan.preview["outside_safe_band"] == p["outside_safe_band"]
