@@ -170,14 +170,22 @@ def follow_state(state):
     return no_update if plan_state in ("", "proposed") else stored.settled_note(plan_state)
 
 
-@dash.callback(Output(ids.PV_FACTS, "children"), Input(ids.PV_STATE, "children"),
-               State(ids.PV_PLAN, "data"), prevent_initial_call=True)
-def follow_end(state, shown):
-    """The facts follow the plan to its end (a completion seen by the refresh, a reject,
-    a withdraw): an ended plan says when it ended, not when it would have expired."""
-    if not shown or (state or "").split(stored.BADGE_SEP)[0] not in stored.TERMINAL:
+@dash.callback(Output(ids.PV_FACTS, "children"), Output(ids.PV_FACTS, stored.FACTS_STATE),
+               Input(ids.PV_STATE, "children"), State(ids.PV_PLAN, "data"),
+               State(ids.PV_FACTS, stored.FACTS_STATE), prevent_initial_call=True)
+def follow_end(state, shown, drawn=None):
+    """The facts follow the plan as its badge moves on (an approve, an Execute, a
+    completion seen by the refresh, a reject, a withdraw): a proposed plan says when it
+    expires, an approved one when it must be started by, an executing one when it
+    started, an ended one when it ended (stored.when). They are drawn again only when the
+    plan's state is not the one they were drawn for (``drawn``, their FACTS_STATE mark):
+    the timer writes the badge every two seconds while the plan executes. Facts without
+    the mark are drawn again once the plan has ended."""
+    plan_state = (state or "").split(stored.BADGE_SEP)[0]
+    if not shown or not plan_state or plan_state == drawn or (
+            drawn is None and plan_state not in stored.TERMINAL):
         return no_update
-    return stored.ended_facts(shown["id"])
+    return stored.facts_now(shown["id"])
 
 
 @dash.callback(*_also(THROTTLE_OUTPUTS), Output(ids.PV_THROTTLE_RESULT, "children"),

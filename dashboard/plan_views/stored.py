@@ -26,6 +26,7 @@ from dashboard.plan_views.throttle import NO_SWITCH, ThrottleView, switch_button
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 AUDIT_SEEN = "data-rows"  # the audit panel's mark: how many rows its trail had when drawn
+FACTS_STATE = "data-state"  # the facts' mark: the plan state they were drawn for
 # said as a rule, so it stays true when the plan is approved without reloading the page
 NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
            "before it expires; its progress is shown here.")
@@ -126,12 +127,11 @@ def allowed(plan: Plan, who: Actor, progress: dict | None = None) -> frozenset[s
 
 
 def facts(plan: Plan, p: dict | None = None) -> html.Dl:
-    """The plan's facts; an ended plan's say when it ended (``p``: its progress, whose
-    end is the execution's), not when it would have expired."""
-    ends = (plan.state.capitalize(), time_of(ended_at(plan, p))) if plan.state in TERMINAL \
-        else ("Expires", time_of(plan.expires_at))
+    """The plan's facts, the time its state has to say among them (``when``); marked with
+    the state they were drawn for (FACTS_STATE: the page draws them again when the plan
+    moves on)."""
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
-            ("Proposed", time_of(plan.created_at)), ends,
+            ("Proposed", time_of(plan.created_at)), when(plan, p),
             ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s" + (
                 f" (adaptive: the ceiling; floor {plan.throttle_mode['floor']:,} B/s)"
                 if plan.throttle_mode else "")),
@@ -144,13 +144,31 @@ def facts(plan: Plan, p: dict | None = None) -> html.Dl:
     if start is not None:  # signed with the plan: no batch starts before it
         rows.insert(5, ("Not before", time_of(datetime.fromtimestamp(start, UTC))))
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
-                   className="facts", id=ids.PV_FACTS)
+                   className="facts", id=ids.PV_FACTS, **{FACTS_STATE: plan.state})
 
 
-def ended_facts(plan_id: int) -> list:
-    """The facts of a plan that ended while its page was open (their rows, as facts)."""
+def when(plan: Plan, p: dict | None) -> tuple[str, str]:
+    """The time a plan's state has to say, as a fact (name, time). A plan expires only
+    while it waits (workflow.TRANSITIONS["expire"]: proposed or approved): a proposed plan
+    expires at its expires_at unless approved by then; an approved one must be started by
+    its expires_at (expiry_hours after the approval, plans.decide), or it expires. An
+    executing plan no longer expires ("Expires" with a date to come read as if it could):
+    it says when it started (``p``: its progress). An ended plan says when it ended."""
+    if plan.state in TERMINAL:
+        return plan.state.capitalize(), time_of(ended_at(plan, p))
+    if plan.state == "executing":
+        return "Started", time_of(started_at(plan, p))
+    if plan.state == "approved":
+        return "Start by", time_of(plan.expires_at)
+    return "Expires", time_of(plan.expires_at)
+
+
+def facts_now(plan_id: int) -> tuple[list, str]:
+    """The facts of a plan as it is now (their rows) and the state they were drawn for:
+    the page's facts follow a plan that moved on while it was open."""
     plan = plan_service.summary(runtime.current().plan_store(), plan_id)
-    return facts(plan, progress_of(plan)).children
+    drawn = facts(plan, progress_of(plan))
+    return drawn.children, plan.state
 
 
 def approvals(plan: Plan) -> str:
@@ -387,6 +405,24 @@ def ended_at(plan: Plan, p: dict | None) -> datetime:
     if plan.state == "expired":
         return min(plan.expires_at, plan.updated_at)
     return plan.updated_at
+
+
+def started_at(plan: Plan, p: dict | None) -> datetime:
+    """When an executing plan's execution started: its progress's start (the execution
+    row the executor writes as it starts it); before the executor has (a second or so),
+    or for a kind that keeps no execution row (clear-throttles), when the plan was sent
+    to execute: its audit trail's execute row (the move to executing)."""
+    if p and p.get("started_at"):
+        return datetime.fromtimestamp(p["started_at"], UTC)
+    store, after = runtime.current().plan_store(), None
+    while True:
+        page = plan_service.audit_page(store, plan=plan.id, after=after)
+        sent = next((e.at for e in page.entries if e.action == "execute"), None)
+        if sent is not None:
+            return sent
+        if page.next is None:  # no execute row (not written by the services): its
+            return plan.updated_at  # last change, the move to executing
+        after = page.next
 
 
 def _in_flight(p: dict) -> bool:
