@@ -271,9 +271,10 @@ def execute(plan_id: int):
 def check_step(plan_id: int, step: int):
     """An operator checks off step ``step`` (2..) of a shrink's migration."""
     _body()
+    rt = runtime.current()
     return jsonify(shrink_execution.check_step(_store(), auth.current_actor(), plan_id,
-                                               step - 1,
-                                               topics_of=runtime.current().topics_of)), 200
+                                               step - 1, topics_of=rt.topics_of,
+                                               source_of=rt.known_source)), 200
 
 
 @api.post("/plans/<int:plan_id>/cancel")

@@ -115,6 +115,16 @@ class PartitionDeleter(Protocol):
         throttle_time_ms, partitions: [{partition, mode, error}]}"""
 
 
+@runtime_checkable
+class GroupReader(Protocol):
+    """A cluster whose consumer groups' committed offsets Railyard can read (Apache Kafka;
+    the twin models traffic, not groups)."""
+
+    def group_lags(self, topic: str) -> dict[str, int]:
+        """Records each consumer group with a committed offset on ``topic`` has still to
+        read of it (kafka-consumer-groups --describe's LAG, summed): group -> records."""
+
+
 def can_delete_partitions(gw: ClusterReader) -> bool:
     """The capability a shrink's execution asks for: a gateway that implements the KIP's
     calls and a cluster that has them enabled."""

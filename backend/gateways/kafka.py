@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import kafka.errors as Errors
 import numpy as np
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, TopicPartition
 from kafka.protocol.admin import (
     AlterClientQuotasRequest,
     AlterPartitionReassignmentsRequest,
@@ -43,6 +43,7 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
 )
+from kafka.protocol.consumer.offsets import OffsetSpec
 
 from backend.errors import BadInput, Unavailable
 from backend.gateways import kafka_eof  # noqa: F401 (a failed login's answer is kept)
@@ -602,6 +603,28 @@ class KafkaGateway:
         """One Metadata request for the named topics (not the cluster's), as a snapshot."""
         return topics_snapshot(self.cluster, self.describe_topics(names, missing_ok=True))
 
+    def group_lags(self, topic: str) -> dict[str, int]:
+        """ListGroups (every broker), OffsetFetch for the groups found, ListOffsets for the
+        topic's ends: each group's lag on ``topic`` (``lags_from``)."""
+        listed = self._call("ListGroups", lambda a: a.list_groups(), read=True)
+        ids = sorted({g["group_id"] for g in listed if g.get("group_type") != "share"})
+        if not ids:
+            return {}
+        committed = self._call("OffsetFetch", lambda a: a.list_group_offsets(ids), read=True)
+        found = self.describe_topics([topic], missing_ok=True)
+        if not found:
+            return {}
+        parts = [TopicPartition(topic, p["partition"]) for p in found[0]["partitions"]]
+
+        def offsets(spec: OffsetSpec) -> dict[int, int]:
+            got = self._call("ListOffsets", lambda a: a.list_partition_offsets(
+                dict.fromkeys(parts, spec)), read=True)
+            return {tp.partition: o.offset for tp, o in got.items()}
+        return lags_from(topic, {g: {(tp.topic, tp.partition): o.offset
+                                     for tp, o in offs.items()}
+                                 for g, offs in committed.items()},
+                         offsets(OffsetSpec.LATEST), offsets(OffsetSpec.EARLIEST))
+
     def _log_sizes(self, notes: list[str]) -> dict[tuple[str, int], int]:
         sizes: dict[tuple[str, int], int] = {}
         try:
@@ -767,6 +790,22 @@ class KafkaGateway:
                 break
             time.sleep(READ_BACK_POLL_SECONDS)
         return {"user": user, "client_id": client_id, MUTATION_RATE: rate}
+
+
+def lags_from(topic: str, committed: dict[str, dict[tuple[str, int], int]],
+              ends: dict[int, int], starts: dict[int, int]) -> dict[str, int]:
+    """Records each group has still to read of ``topic``, as kafka-consumer-groups
+    --describe's LAG (LOG-END-OFFSET - CURRENT-OFFSET) summed over the partitions, for the
+    groups with a committed offset on it; a partition such a group has none for counts
+    from the log's start (what it would read under auto.offset.reset=earliest).
+    ``committed``: group -> (topic, partition) -> offset (-1: none)."""
+    out = {}
+    for group, offsets in committed.items():
+        mine = {p: o for (t, p), o in offsets.items() if t == topic and o >= 0}
+        if mine:
+            out[group] = sum(max(end - mine.get(p, starts.get(p, 0)), 0)
+                             for p, end in ends.items())
+    return dict(sorted(out.items()))
 
 
 def topics_snapshot(cluster: str, topics: list[dict], brokers: list[dict] = ()) -> Snapshot:

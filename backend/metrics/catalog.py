@@ -121,6 +121,11 @@ CATALOG: dict[str, Concept] = {
     "bytes_in_per_topic": Concept(
         'sum by (topic) (rate({d.bytes_in}{{topic!=""}}[{window}]))', ("topic",), "bytes/s",
         "Produce bytes/s per topic"),
+    # the same for the topics named in ``topics`` only (a regex alternation): whether
+    # producers still write to a shrink migration's old topic, without every topic's series
+    "bytes_in_of_topics": Concept(
+        'sum by (topic) (rate({d.bytes_in}{{topic=~"{topics}"}}[{window}]))', ("topic",),
+        "bytes/s", "Produce bytes/s of the named topics"),
     "bytes_out_per_broker": Concept(_counter_rate("bytes_out", '{{topic=""}}'), ("{by}",),
                                     "bytes/s", "Consumer fetch bytes/s per broker"),
     "replication_bytes_in_per_broker": Concept(

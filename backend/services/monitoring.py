@@ -80,9 +80,12 @@ def metrics_client(source: ClusterSource) -> MetricsClient:
     return client
 
 
+LIVE_RATE_SECONDS = 60  # a live counter rate's window: Prometheus's rate() over it
+
+
 def _rate_window(step: float) -> str:
     """Counter rates over at least a minute, and never narrower than two samples."""
-    return f"{int(max(60, 2 * step))}s"
+    return f"{int(max(LIVE_RATE_SECONDS, 2 * step))}s"
 
 
 def _fetch(client: MetricsClient, span: Span, kind: str, concept: str, topics: str = ".+"):
@@ -548,6 +551,21 @@ def reassignment_rates(source: ClusterSource) -> dict[str, float] | MetricsError
                                          window=_rate_window(0.0)))
     except MetricsError as e:
         return e
+
+
+def topic_write_rates(source: ClusterSource, topics: list[str]) -> dict[str, float] | MetricsError:
+    """Produce bytes/s into each of ``topics`` now: Kafka's per-topic BytesInPerSec
+    (kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec,topic=...) summed over the
+    brokers, over a live view's rate window. A topic absent from the answer has no series
+    (no write since its brokers started, or an exporter that drops per-topic metrics):
+    unknown, not 0. No Prometheus configured is ``Unavailable``."""
+    client = metrics_client(source)
+    try:
+        frame = client.instant("bytes_in_of_topics", window=_rate_window(0.0),
+                               topics=catalog.topic_regex(topics))
+    except MetricsError as e:
+        return e
+    return dict(zip(frame["topic"], frame["value"].astype(float), strict=True))
 
 
 def configured_rates(source: ClusterSource) -> dict[str, dict] | None:

@@ -19,7 +19,8 @@ from backend.executor.journal import at
 from backend.executor.shrink import mode_on
 from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
-from backend.services import plans
+from backend.services import migration_checks, plans
+from backend.services.cluster import ClusterSource
 from backend.services.plan_kinds import shrink as shrink_kind
 from backend.store.executions import MIGRATION, STAGES, ExecutionRecords
 from backend.store.store import Store
@@ -52,14 +53,23 @@ def what_happens(gw: ClusterReader | None) -> str:
             "approved here, and executed where Railyard can change the cluster.")
 
 
+# the migration's steps (services/shrink.py writes their words): 0 is Railyard's, creating
+# the new topic; the operator checks the others off in turn
+PRODUCERS, CONSUMERS = 1, 2
+
+
 @plans.audits_refusal("check_step")
 def check_step(store: Store, actor: Actor, plan_id: int, step: int, *,
                topics_of: Callable[[str, list[str]], Snapshot],
+               source_of: Callable[[str], ClusterSource | None] | None = None,
                now: float | None = None) -> dict:
-    """An operator checks off migration step ``step`` (1..): done, in order, audited. The
-    last, deleting the old topic, is the one the cluster can confirm: it is refused while
-    ``topics_of`` (the named topics as the cluster has them now) still finds the topic, so
-    the plan never reads completed, its replicas "freed", beside a topic still written to."""
+    """An operator checks off migration step ``step`` (1..): done, in order, audited with
+    what the cluster said (its progress, with ``checked``: that step and those words).
+    Each is refused while the cluster shows it is not done: producers still writing to
+    the old topic (services.migration_checks, through ``source_of``'s Prometheus), a
+    consumer group behind on it (through its gateway), and, last, the old topic still
+    there (``topics_of``: the named topics as the cluster has them now), so the plan never
+    reads completed, its replicas "freed", beside a topic still written to."""
     now = time.time() if now is None else now
     plan = plans.get(store, plan_id)
     authorize(actor, "execute", plan.author)
@@ -77,13 +87,20 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int, *,
         raise Conflict(f"step {step + 1} is already checked off")
     if steps[step - 1]["state"] != "done":
         raise Conflict(f"step {step + 1} comes after step {step}, which is not done yet")
-    old = str(plan.content["topic"])
-    if step == len(steps) - 1 and topics_of(plan.cluster, [old]).has_topic(old):
+    old, new = str(plan.content["topic"]), str(plan.content["migration"]["new_topic"])
+    source = None if source_of is None else source_of(plan.cluster)
+    said = "confirmed: the topic is gone"
+    if step == PRODUCERS:
+        said = migration_checks.producers_switched(source, old, new, step + 1)
+    elif step == CONSUMERS:
+        said = migration_checks.consumers_drained(source, old, new, step + 1)
+    elif step == len(steps) - 1 and topics_of(plan.cluster, [old]).has_topic(old):
         raise Conflict(f"step {step + 1}: topic '{old}' is still on cluster {plan.cluster}: "
                        f"delete it (once no group reads it), then check this step off (a "
                        f"deletion takes a few seconds to reach every broker)")
     records.save_batch(plan_id, step, state="done", started_at=now, ended_at=now, done=1)
     text = plan.content["migration"]["steps"][step]
     plans.record(store, actor, plan_id, "migration_step_done",
-                 detail={"step": step + 1, "text": text}, now=at(now))
-    return shrink_kind.progress(records, ex, now)
+                 detail={"step": step + 1, "text": text, "cluster": said}, now=at(now))
+    return {**shrink_kind.progress(records, ex, now),
+            "checked": {"step": step + 1, "cluster": said}}

@@ -437,8 +437,11 @@ def check_step(step: str | None, plan_id: int) -> tuple:
     store, who = rt.plan_store(), auth.current_actor()
     try:
         number = _step_number(step)
-        shrink_execution.check_step(store, who, plan_id, number - 1, topics_of=rt.topics_of)
-        message, css = f"Done: step {number} checked off.", "inline-done"
+        checked = shrink_execution.check_step(store, who, plan_id, number - 1,
+                                              topics_of=rt.topics_of,
+                                              source_of=rt.known_source)["checked"]
+        message = f"Done: step {number} checked off ({checked['cluster']})."
+        css = "inline-done"
     except REFUSALS as e:
         message, css = f"Refused: {e}", "inline-error"
     plan = plan_service.get(store, plan_id)

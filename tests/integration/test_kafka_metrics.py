@@ -72,6 +72,7 @@ CONCEPTS: dict[str, object] = {
     "under_min_isr_peak_per_broker": ALL_BROKERS,
     "bytes_in_per_broker": ALL_BROKERS,
     "bytes_in_per_topic": "data topic",
+    "bytes_in_of_topics": "data topic",  # asked for every topic (.+) here
     "bytes_out_per_broker": ALL_BROKERS,
     "replication_bytes_in_per_broker": ALL_BROKERS,
     "replication_bytes_out_per_broker": ALL_BROKERS,

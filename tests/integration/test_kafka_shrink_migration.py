@@ -16,14 +16,18 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from kafka import KafkaAdminClient
 
 from backend.errors import Conflict
 from backend.gateways.config import parse_kafka
 from backend.gateways.kafka import KafkaGateway
+from backend.model.snapshot import Limits
 from backend.services import execution, plan_preview, plans, shrink_execution
+from backend.services.cluster import ClusterSource
 from backend.store.store import open_store
 from tests.integration.kafka_prometheus import poll
-from tests.kafka_moves import create_placed, delete_topics, wait_until
+from tests.kafka_moves import create_placed, delete_topics, producer, wait_until
+from tests.kafka_tools import kafka_group_lag
 from tests.plan_helpers import APPROVER, OPERATOR
 
 pytestmark = pytest.mark.integration
@@ -32,6 +36,7 @@ CLIENT = "ry-migration"  # the gateway's configured client id (not the default "
 RATE = 1.0  # partitions/s: a bucket of 11 tokens
 DRAIN = 16  # partitions created first as the same client: 11 - 16 = -5 tokens, about 5 s
 TOPIC, NEW, DRAINER = "ex-mig-orders", "ex-mig-orders.p3", "ex-mig-drain"
+GROUP = "ex-mig-billing"  # a consumer group of the old topic
 PLACEMENT = [[1, 2], [2, 3], [3, 1], [1, 3], [2, 1], [3, 2]]  # racks r0, r1, r2
 
 
@@ -49,10 +54,29 @@ def gw(kafka_cluster, kafka_gateway):
         own.close()
         kafka_gateway.alter_client_quota(None, CLIENT, None)
         delete_topics(kafka_gateway, [TOPIC, NEW, DRAINER])
+        admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers)
+        try:
+            if any(g["group_id"] == GROUP for g in admin.list_groups()):
+                admin.delete_groups([GROUP])
+        finally:
+            admin.close()
+
+
+def commit(bootstrap: list[str], offsets: dict[int, int]) -> None:
+    """GROUP commits ``offsets`` (partition -> offset) on the old topic, as a consumer
+    that read that far does."""
+    from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
+                             enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(o, "", -1)
+                         for p, o in offsets.items()})
+    finally:
+        consumer.close()
 
 
 def test_the_migration_waits_out_kafkas_throttle_and_creates_the_approved_placement(
-        gw, kafka_gateway, tmp_path):
+        gw, kafka_cluster, kafka_gateway, tmp_path):
     create_placed(kafka_gateway, {TOPIC: PLACEMENT})
     store = open_store(f"sqlite:///{tmp_path}/plans.db")
     snap = gw.assignment()
@@ -117,13 +141,39 @@ def test_the_migration_waits_out_kafkas_throttle_and_creates_the_approved_placem
     racks = {b["id"]: b["rack"] for b in gw.describe_cluster()["brokers"]}
     assert all(len({racks[b] for b in reps}) == len(reps) for reps in placed.values())
 
+    # no Prometheus here: what producers write cannot be read, so step 2 is not confirmed;
+    # the consumer groups are Kafka's own (ListGroups, OffsetFetch, ListOffsets)
+    source = ClusterSource("kafka", None, Limits(), gateway=gw)
+
     def check(step: int) -> dict:
         return shrink_execution.check_step(
-            store, OPERATOR, plan.id, step,
+            store, OPERATOR, plan.id, step, source_of=lambda _c: source,
             topics_of=lambda _c, names: gw.topics_assignment(names))
 
-    for step in (1, 2):  # producers switched, consumers drained
-        check(step)
+    assert check(1)["checked"]["cluster"].startswith("not confirmed: no Prometheus")
+    # a group that read part of the old topic: 3 records on each of 6 partitions, offsets
+    # committed at 1 on partitions 0 and 1 only (the rest count from the log start)
+    bootstrap = kafka_cluster.bootstrap_servers
+    prod = producer(bootstrap)
+    for p in range(len(PLACEMENT)):
+        for i in range(3):
+            prod.send(TOPIC, value=b"r%d" % i, partition=p)
+    prod.flush(30)
+    prod.close(10)
+    commit(bootstrap, {0: 1, 1: 1})
+    behind = 2 + 2 + 4 * 3
+    assert kafka_group_lag(bootstrap[0], GROUP, TOPIC) == 2 + 2  # the tool shows "-" for
+    # partitions without an offset; Railyard counts what the group has not read there
+    with pytest.raises(Conflict) as refused:
+        check(2)
+    assert str(refused.value) == (
+        f"step 3: consumer groups have not read '{TOPIC}' to the end: '{GROUP}' {behind} "
+        f"records behind (committed offsets against the log end): let them finish, then "
+        f"start them on '{NEW}' and check this step off")
+    commit(bootstrap, dict.fromkeys(range(len(PLACEMENT)), 3))  # read to the end
+    assert kafka_group_lag(bootstrap[0], GROUP, TOPIC) == 0
+    assert check(2)["checked"]["cluster"] == (
+        f"confirmed: every consumer group with offsets on '{TOPIC}' is at its end ({GROUP})")
     # the old topic deleted: Apache Kafka still has it, so the last step is refused
     with pytest.raises(Conflict, match=f"topic '{TOPIC}' is still on cluster"):
         check(3)

@@ -63,11 +63,12 @@ class World:
             self.thread.cycle(self.now())
             self.twin.advance(1.0)
 
-    def check(self, plan_id: int, step: int, actor=OPERATOR) -> dict:
+    def check(self, plan_id: int, step: int, actor=OPERATOR, source_of=None) -> dict:
         """An operator checks migration step ``step`` off, the cluster read as the page
-        reads it (the last step is refused while the old topic is there)."""
+        reads it (the last step is refused while the old topic is there; ``source_of``:
+        where the producer and consumer checks read the cluster, None for nowhere)."""
         return shrink_execution.check_step(
-            self.store, actor, plan_id, step, now=self.now(),
+            self.store, actor, plan_id, step, now=self.now(), source_of=source_of,
             topics_of=lambda _c, names: self.gw.topics_assignment(names))
 
     def shrink(self, plan_id: int) -> dict:
