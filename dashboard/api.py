@@ -198,7 +198,8 @@ def propose():
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,
-        throttle=body.get("throttle"), throttle_mode=body.get("throttle_mode"),
+        throttle=body["throttle"] if body.get("throttle") is not None
+        else plan_kinds.previewed_throttle(draft), throttle_mode=body.get("throttle_mode"),
         not_before=body.get("not_before"),
         outside_windows=body.get("outside_windows", False))
     if draft.table is not None:  # the plan's page shows this grid: no need to rebuild it

@@ -122,8 +122,8 @@ def propose(_clicks, token, title, adaptive=None, floor_mb=None, not_before=None
             rt.plan_store(), auth.current_actor(), cluster=draft.cluster, kind=draft.kind,
             content=draft.content, preview=draft.preview, snapshot=snap,
             title=title or draft.title,
-            throttle=round(throttle) if plan_kinds.kind_of(draft.kind).throttled and throttle
-            else None, throttle_mode=throttle_mode(adaptive, floor_mb, throttle),
+            throttle=plan_kinds.previewed_throttle(draft),
+            throttle_mode=throttle_mode(adaptive, floor_mb, throttle),
             not_before=(not_before or "").strip() or None,
             outside_windows="outside" in (outside or []))
     except REFUSALS as e:

@@ -194,6 +194,19 @@ def test_propose_answers_the_preview(env):
     assert all(p["state"] == "proposed" for p in listed)
 
 
+def test_propose_without_a_throttle_freezes_the_one_its_preview_suggested(env):
+    """The preview an approver reads names a suggested rate (kafka-kit's autothrottle
+    headroom): the plan runs at it, not unthrottled (the plan's throttle was null)."""
+    answer = env["client"].post("/api/v1/plans", headers=basic("operator1"),
+                                json={**env["body"], "title": "move p0, suggested"})
+    assert answer.status_code == 201
+    preview = answer.get_json()["preview"]
+    assert preview["throttle_source"].startswith("suggested")
+    got = env["client"].get(f"/api/v1/plans/{answer.get_json()['id']}",
+                            headers=basic("viewer1")).get_json()
+    assert got["throttle"] == round(preview["throttle"]) > 0
+
+
 def test_propose_a_generated_plan_and_a_shrink(env):
     client, snap = env["client"], env["twin"].assignment()
     drain = client.post("/api/v1/plans", headers=basic("admin1"), json={

@@ -54,6 +54,15 @@ def draft_from_request(snap: Snapshot, body: Any,
     return made
 
 
+def previewed_throttle(draft: Draft) -> int | None:
+    """The throttle a proposal of ``draft`` freezes: the figure its preview shows, given
+    or suggested, in whole bytes/s (None for a kind without one). The approver approves
+    the figure they read and the executor runs at it: a plan that left it out ran
+    unthrottled under a preview that named a rate."""
+    throttle = draft.preview.get("throttle")
+    return round(throttle) if kind_of(draft.kind).throttled and throttle else None
+
+
 def basis_for(snap: Snapshot | None, kind: str, content: dict) -> dict:
     """The basis to store with a plan of ``kind`` proposed against ``snap``."""
     return kind_of(kind).basis(snap, content)
