@@ -2,8 +2,8 @@
 
 Goals (one per run): ``limits`` (every broker at most max.broker.partitions x target
 utilisation), ``drain`` (empty named brokers), ``add`` (fill named new brokers to the
-average), ``balance`` (replica then leader counts within a threshold of the average,
-Cruise Control's replica.count.balance.threshold of 1.10).
+average, replicas then leaders), ``balance`` (replica then leader counts within a
+threshold of the average, Cruise Control's replica.count.balance.threshold of 1.10).
 
 Every goal reduces to the same transfer problem: how many replicas each broker must give
 (``give``), how many each should take to keep the result even (``quota``, by level
@@ -295,6 +295,11 @@ def _add_goal(work: _Work, cap: np.ndarray, new: np.ndarray) -> None:
 
     _run(work, work.counted, transfer)
     _top_up(work, np.minimum(low, cap), is_new)
+    # then leadership, which needs no data: a new broker that only follows takes no
+    # produce or fetch traffic until someone balances leaders, so it leads its share
+    # (the floor of the average), first of the partitions the plan gives it
+    leaders = work.leader_counts()
+    _top_up(work, int(leaders.sum()) // int(work.open.sum()), is_new, leaders=True)
 
 
 def _balance_goal(work: _Work, cap: np.ndarray, threshold: float,

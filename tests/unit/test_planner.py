@@ -119,6 +119,25 @@ def test_add_fills_the_new_broker_to_the_average():
     assert moves(result)["replica_moves"] == avg
 
 
+def test_add_gives_the_new_broker_its_share_of_leaders_without_moving_more_data():
+    """A broker that only follows takes no produce or fetch traffic: after the replicas,
+    it leads its share of leaders (at least the floor of the average), first of the
+    partitions the plan moves to it (a leader swap needs no data: the replica moves stay
+    the same)."""
+    # racks r0-r2 at RF 3: broker 7 (r1) takes only r1's replicas, as they happen to sit
+    # in the lists (38 of them first without this pass)
+    snap = joined(generate_snapshot(6, 3, 10, 300, 3, seed=5), "r1")
+    result = plan(snap, Goal("add", (7,)), Limits(), seed=0)
+    leaders = np.bincount(result.after.leaders, minlength=snap.n_brokers)
+    share = snap.n_partitions / snap.n_brokers  # 300 / 7 = 42.9; it led none before
+    assert np.bincount(snap.leaders, minlength=snap.n_brokers)[-1] == 0
+    assert np.floor(share) <= leaders[-1] <= np.ceil(share)
+    assert moves(result)["replica_moves"] == 100  # r1's 300 replicas even over 3 brokers
+    # every partition it leads is one the plan gave it: no plan entry for leadership alone
+    led = np.flatnonzero(result.after.leaders == snap.n_brokers - 1)
+    assert np.isin(led, result.reassignment.rows).all()
+
+
 def test_add_evens_out_the_new_brokers_rack_when_racks_forbid_more():
     # RF 3 over 3 racks: every partition has one replica per rack, so broker 7 (rack r1)
     # can only take replicas from r1's brokers; r1 ends even at 300 / 3 = 100 each.
