@@ -1,14 +1,22 @@
-"""Real data for a local Kafka: topics filled to a size, and a producer writing at a steady
-rate (so a replication throttle has something to hold back), on kafka-python."""
+"""Real data for a local Kafka: topics filled to a size, a producer writing at a steady
+rate (so a replication throttle has something to hold back), and a consumer group reading
+what it writes, on kafka-python. Both can be told that a topic's traffic moved to another
+topic (a shrink migration's new one) and follow it, as an application switched does."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import (
+    KafkaAdminClient,
+    KafkaConsumer,
+    KafkaProducer,
+    OffsetAndMetadata,
+    TopicPartition,
+)
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +30,24 @@ LOOK_SECONDS = 5.0  # how often the steady producer looks up which of its topics
 STEADY_LIMITS = {"max_block_ms": 5_000, "request_timeout_ms": 5_000,
                  "delivery_timeout_ms": 10_000}
 CLOSE_SECONDS = 15  # > the delivery timeout: a closing producer's last records have ended
+# the steady producer's line when it moves a topic's traffic ({old}: the topic written to
+# until now, {new}: the topic written to from now on)
+MOVE_LINE = "steady producer: the traffic of topic '{old}' goes to topic '{new}' now"
+
+# the steady consumer's line when it leaves a topic moved from ({group}, {topic})
+LEFT_LINE = "steady consumer: group '{group}' read topic '{topic}' to its end and left it"
+
+Moves = Callable[[], Mapping[str, str]]  # {topic: the topic its traffic moved to}
+
+
+def follow(topic: str, moves: Mapping[str, str]) -> str:
+    """Where ``topic``'s traffic goes under ``moves``, followed move after move (a topic
+    shrunk twice); a cycle ends where it would come back."""
+    seen = {topic}
+    while moves.get(topic) is not None and moves[topic] not in seen:
+        topic = moves[topic]
+        seen.add(topic)
+    return topic
 
 
 def producer(bootstrap: Sequence[str], client_id: str = "railyard-workload",
@@ -69,14 +95,26 @@ class SteadyProducer:
     deleted (a shrink migration's last step) is dropped with one log line, the others keep
     the whole rate, and a topic created again gets traffic again. Send errors (a broker
     restarting, a topic deleted between two looks) are counted, never raised: one topic's
-    failure never stops the others."""
+    failure never stops the others.
+
+    ``moves``, asked at each look, says which topics' traffic moved to another topic
+    ({old: new}, as a shrink migration's application is switched): once ``new`` is on the
+    cluster, the share of ``old`` goes to ``new``'s partitions (as many as the cluster
+    says) and none to ``old``, with one log line (``move_line``, formatted with ``old``
+    and ``new``); until then ``old`` keeps it. A ``moves`` that fails keeps its last
+    answer."""
 
     def __init__(self, bootstrap: Sequence[str], topics: dict[str, int], rate: float,
-                 tick: float = 0.1, look: float = LOOK_SECONDS) -> None:
+                 tick: float = 0.1, look: float = LOOK_SECONDS, moves: Moves | None = None,
+                 move_line: str = MOVE_LINE) -> None:
         self.bootstrap, self.topics, self.rate, self.tick = list(bootstrap), topics, rate, tick
-        self.look = look
+        self.look, self.moves, self.move_line = look, moves, move_line
         self.sent = self.errors = 0
-        self.dropped: set[str] = set()  # topics of ``topics`` not written to now
+        self.dropped: set[str] = set()  # topics written to (``topics``, moved) that are not now
+        # {topic of ``topics``: the topic its traffic goes to instead}; replaced, never
+        # changed in place, so another thread may read it
+        self.moved: dict[str, str] = {}
+        self._told: dict[str, str] = {}  # the last answer of ``moves``
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="railyard-producer",
                                         daemon=True)
@@ -104,9 +142,9 @@ class SteadyProducer:
             while not self._stop.wait(self.tick):
                 now = time.monotonic()
                 if looked is None or now - looked >= self.look:
-                    before = set(self.dropped)
+                    before, moved = set(self.dropped), self.moved
                     slots, looked = self._slots(slots), now
-                    if self.dropped - before:
+                    if self.dropped - before or self.moved != moved:
                         p = self._renew(p)
                 owed += (now - last) * self.rate
                 last = now
@@ -132,8 +170,9 @@ class SteadyProducer:
         return producer(self.bootstrap, "railyard-steady-producer", **STEADY_LIMITS)
 
     def _renew(self, p: KafkaProducer) -> KafkaProducer:
-        """A producer that no longer tracks a dropped topic (kafka-python would keep asking
-        for its metadata, logging an error each time); the old one closes aside once its
+        """A producer that no longer tracks a dropped topic, or one moved from (kafka-python
+        would keep asking for its metadata, logging an error each time it is deleted); the
+        old one closes aside once its
         records for that topic have failed. The old one goes on when no new one starts."""
         try:
             fresh = self._producer()
@@ -146,21 +185,42 @@ class SteadyProducer:
         return fresh
 
     def _slots(self, slots: list[tuple[str, int]]) -> list[tuple[str, int]]:
-        """(topic, partition) to write to, of the topics that exist now; the last ones
+        """(topic, partition) to write to, of the topics that exist now, each topic of
+        ``topics`` at the topic its traffic moved to once that one exists; the last ones
         when the cluster does not answer (a broker restarting)."""
+        wanted = {t: follow(t, self._moves()) for t in self.topics}
+        at = {t: self.moved.get(t, t) for t in self.topics}
         try:
-            live = existing_partitions(self.bootstrap, sorted(self.topics))
+            live = existing_partitions(self.bootstrap,
+                                       sorted({*at.values(), *wanted.values()}))
         except Exception as e:  # any: the producer outlives a failed look
             self.errors += 1
             log.debug("steady producer: looking up topics failed: %s", e)
             return slots
         for topic in sorted(self.topics):
+            if wanted[topic] != at[topic] and wanted[topic] in live:
+                log.warning(self.move_line.format(old=at[topic], new=wanted[topic]))
+                at[topic] = wanted[topic]
+        self.moved = {t: to for t, to in at.items() if to != t}
+        targets = sorted(set(at.values()))
+        self.dropped &= set(targets)  # a topic moved from is no longer written to at all
+        for topic in targets:
             if topic not in live:
                 self._drop(topic, "no longer on the cluster")
             elif topic in self.dropped:
                 self.dropped.discard(topic)
                 log.warning("steady producer: topic '%s' is back: writing to it again", topic)
-        return [(t, i) for t in sorted(live) for i in range(live[t])]
+        return [(t, i) for t in targets if t in live for i in range(live[t])]
+
+    def _moves(self) -> Mapping[str, str]:
+        """What ``moves`` says now; its last answer when it fails (a store not answering)."""
+        if self.moves is not None:
+            try:
+                self._told = dict(self.moves())
+            except Exception as e:  # any: the traffic goes on where it went
+                self.errors += 1
+                log.debug("steady producer: asking for moves failed: %s", e)
+        return self._told
 
     def _drop(self, topic: str, why: str) -> None:
         """Stop writing to ``topic`` until a look finds it; one log line per drop."""
@@ -171,6 +231,114 @@ class SteadyProducer:
 
     def _failed(self, _exc: BaseException) -> None:
         self.errors += 1
+
+
+class SteadyConsumer:
+    """A daemon thread reading ``topics`` as consumer group ``group``, each from its start,
+    committing what it read (every second, and on leaving a topic), until ``stop``.
+
+    It looks every ``look`` seconds. ``moves`` ({topic of ``topics``: the topic its traffic
+    goes to now}, as a SteadyProducer's ``moved``) adds the topic moved to, once the cluster
+    has it (read from its start: nothing written there is missed); a topic moved from is
+    read to its end, then left with one log line (``left_line``, formatted with ``group``
+    and ``topic``), its offsets committed at that end, so the group's lag on it reads 0,
+    as an application's consumers drained (a shrink migration's step 3). Its end counts as
+    reached when the group is there and the end did not move since the last look (the
+    producer's last records there have landed). A deleted topic is no longer read. Errors
+    (a broker restarting, a rebalance) are counted, never raised."""
+
+    def __init__(self, bootstrap: Sequence[str], topics: Sequence[str], group: str,
+                 look: float = LOOK_SECONDS, moves: Moves | None = None,
+                 left_line: str = LEFT_LINE, tick: float = 0.2) -> None:
+        self.bootstrap, self.topics, self.group = list(bootstrap), list(topics), group
+        self.look, self.moves, self.left_line, self.tick = look, moves, left_line, tick
+        self.records = self.errors = 0
+        self.reading: frozenset[str] = frozenset()  # the topics subscribed to now
+        self.left: frozenset[str] = frozenset()  # topics moved from, read to their end
+        self._ends: dict[str, dict[TopicPartition, int]] = {}  # at the last look
+        self._told: dict[str, str] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="railyard-consumer",
+                                        daemon=True)
+
+    def start(self) -> SteadyConsumer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def __enter__(self) -> SteadyConsumer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        c = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group,
+                          client_id="railyard-steady-consumer", auto_offset_reset="earliest",
+                          enable_auto_commit=True, auto_commit_interval_ms=1_000,
+                          request_timeout_ms=15_000)
+        subscribed, looked = frozenset(), None
+        try:
+            while not self._stop.is_set():
+                try:
+                    if looked is None or time.monotonic() - looked >= self.look:
+                        looked = time.monotonic()
+                        self._look(c)
+                        if self.reading != subscribed:
+                            subscribed = self.reading
+                            if subscribed:
+                                c.subscribe(topics=sorted(subscribed))
+                            else:
+                                c.unsubscribe()
+                    if subscribed:
+                        self.records += sum(map(len, c.poll(timeout_ms=200).values()))
+                    else:
+                        self._stop.wait(self.tick)
+                except Exception as e:  # any: the group reads on after a failed round
+                    self.errors += 1
+                    log.debug("steady consumer: %s: %s", type(e).__name__, e)
+                    self._stop.wait(self.tick)
+        finally:
+            try:
+                c.close()  # commits what was read
+            except Exception as e:  # any: done with either way
+                log.debug("steady consumer: closing: %s", e)
+
+    def _look(self, c: KafkaConsumer) -> None:
+        """What to read now: ``topics`` where their traffic goes, and the topics moved from
+        until read to their end."""
+        if self.moves is not None:
+            try:
+                self._told = dict(self.moves())
+            except Exception as e:  # any: read on where it read
+                self.errors += 1
+                log.debug("steady consumer: asking for moves failed: %s", e)
+        targets = {follow(t, self._told) for t in self.topics}
+        live = existing_partitions(self.bootstrap, sorted(self.reading | targets))
+        reading = {t for t in self.reading | targets if t in live}
+        for topic in sorted(reading - targets):
+            if self._read_to_end(c, topic, live[topic]):
+                reading.discard(topic)
+                self.left |= {topic}
+                log.warning(self.left_line.format(group=self.group, topic=topic))
+        self.reading = frozenset(reading)
+
+    def _read_to_end(self, c: KafkaConsumer, topic: str, partitions: int) -> bool:
+        """Whether the group has read ``topic`` to an end that did not move since the last
+        look; its offsets there committed when it has."""
+        tps = [TopicPartition(topic, i) for i in range(partitions)]
+        ends = c.end_offsets(tps)
+        stable, self._ends[topic] = self._ends.get(topic) == ends, ends
+        if not stable or not set(tps) <= c.assignment():
+            return False
+        if any(c.position(tp) < ends[tp] for tp in tps):
+            return False
+        c.commit({tp: OffsetAndMetadata(ends[tp], "", -1) for tp in tps})
+        self._ends.pop(topic)
+        return True
 
 
 def _close(p: KafkaProducer) -> None:
