@@ -5,6 +5,7 @@ report opens with what it is about: cluster, window, when it was made, from whic
 from __future__ import annotations
 
 import io
+import re
 from html import escape, unescape
 from pathlib import Path
 
@@ -28,6 +29,7 @@ table.report th, table.report td { border-bottom: 1px solid #d9e2ec; padding: 3p
 p.note { font-size: 13px; }
 section.keep { break-inside: avoid; page-break-inside: avoid; }
 h2 { break-after: avoid; page-break-after: avoid; }
+span.date { white-space: nowrap; }
 """
 RATE_UNIT = " (B/s)"  # a byte-rate column's header; its readable values carry the unit
 
@@ -91,8 +93,21 @@ def _body(body: object) -> str:
             return '<p class="note">Nothing in this window.</p>'
         # "-" for every missing cell (na_rep misses a column holding only None)
         shown = body.astype(object).where(body.notna(), "-")
-        return shown.to_html(index=False, classes="report", border=0)
+        return unbroken_dates(shown.to_html(index=False, classes="report", border=0))
     return f'<p class="note">{escape(str(body))}</p>'
+
+
+DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")  # 2026-11-29, alone or before a time
+CELL = re.compile(r"<td>([^<]*)</td>")  # a table cell as pandas writes it (text escaped)
+
+
+def unbroken_dates(table: str) -> str:
+    """A table's HTML with each date in its cells kept on one line (span.date, nowrap):
+    a narrow column broke 2026-11-29 at its hyphens, "2026-11-" over "29" in the PDF. A
+    date and time may still break at the space between them. Only digits and hyphens
+    go in a span: the cell's text stays as pandas escaped it."""
+    return CELL.sub(lambda cell: "<td>" + DATE.sub(r'<span class="date">\g<0></span>',
+                                                   cell[1]) + "</td>", table)
 
 
 def csv_document(meta: dict[str, str], tables: dict[str, pd.DataFrame]) -> str:
