@@ -3,9 +3,17 @@
 Three KRaft brokers in racks r0, r1, r2 on 127.0.0.1 (backend/localkafka, a fresh cluster
 each run under the demo's home), three topics of six partitions at replication factor 2
 holding DEMO_BYTES of real data each, and a producer writing PRODUCER_RATE bytes/s over
-them, so a replication throttle has something to hold back. The dashboard reads it through
-the Kafka gateway (`gateway: {type: kafka}`), and one plan waits for the demo approver:
-moving broker 3's replicas of those topics to the other two brokers, throttled.
+them, so a replication throttle has something to hold back, and a consumer group
+(READERS) reading them. The dashboard reads it through the Kafka gateway (`gateway: {type:
+kafka}`), and one plan waits for the demo approver: moving broker 3's replicas of those
+topics to the other two brokers, throttled.
+
+The producer and the group act as the application a shrink migration switches: once a
+migration in the demo's plan store has created its new topic (its step 1), the producer
+writes that topic's share to the new topic instead of the old one, and the group, having
+read the old one to its end, reads the new one; so the migration's steps 2 (no writes to
+the old topic) and 3 (no group behind on it) are confirmed by the cluster, as where an
+operator switched the application.
 """
 
 from __future__ import annotations
@@ -15,7 +23,9 @@ from pathlib import Path
 
 from backend.gateways.config import GatewayConfig, parse_kafka
 from backend.localkafka.cluster import LocalKafka
-from backend.localkafka.workload import SteadyProducer, fill
+from backend.localkafka.workload import SteadyConsumer, SteadyProducer, fill
+from backend.store.executions import MIGRATION, ExecutionRecords
+from backend.store.store import Store
 from dashboard.config import ClusterConfig, PrometheusSettings
 
 TOPICS = {"orders": 6, "payments": 6, "clicks": 6}  # name -> partitions, RF 2
@@ -23,6 +33,30 @@ DEMO_BYTES = 30_000_000  # per topic, written at start
 PRODUCER_RATE = 200_000  # bytes/s, spread over every partition
 DEMO_THROTTLE = 2_000_000  # bytes/s: broker 3's ~60 MB of replicas move in about 30 s
 DRAINED = 3
+CLUSTER = "kafka"  # the demo's name for its cluster
+READERS = "demo-readers"  # the demo's consumer group
+MOVE_LINE = ("demo: the producer of '{old}' moved to '{new}', as the application a "
+             "migration's step 2 switches")
+LEFT_LINE = ("demo: consumer group '{group}' read '{topic}' to its end and reads the new "
+             "topic, as the application a migration's step 3 drains")
+
+
+def migration_moves(store: Store, cluster: str = CLUSTER) -> dict[str, str]:
+    """{old topic: new topic} of the shrink migrations on ``cluster`` in ``store`` that
+    have created their new topic (step 1 done), the later one of a topic winning. A
+    migration that ended keeps its move: the application stays switched (completed, its
+    old topic is gone; cancelled, its new topic stays)."""
+    records = ExecutionRecords(store)
+    moves: dict[str, str] = {}
+    for ex in records.on_cluster(cluster, since=0.0):  # oldest first
+        if records.mode(ex.plan_id) != MIGRATION:
+            continue
+        steps = records.batches(ex.plan_id)
+        if not steps or steps[0]["state"] != "done":
+            continue
+        shrink = records.content(ex.plan_id)["shrink"]
+        moves[str(shrink["topic"])] = str(shrink["migration"]["new_topic"])
+    return moves
 
 
 class KafkaDemo:
@@ -34,9 +68,22 @@ class KafkaDemo:
         self.home, self.topic_bytes, self.producer_rate = home, topic_bytes, producer_rate
         self.cluster, self.owned = cluster, cluster is None
         self.producer: SteadyProducer | None = None
+        self.readers: SteadyConsumer | None = None
+        self.store: Store | None = None  # the plan store whose migrations the workload follows
+
+    def follow_migrations(self, store: Store) -> None:
+        """Have the producer and the group follow the shrink migrations of ``store`` (the
+        demo's plan store, closed at ``stop``)."""
+        self.store = store
+
+    def moves(self) -> dict[str, str]:
+        """The producer's moves: those of the plan store's migrations, none before it has
+        one."""
+        return {} if self.store is None else migration_moves(self.store)
 
     def start(self, say) -> dict[str, str]:
-        """Start the brokers, fill the topics, start the producer; {broker: exporter}."""
+        """Start the brokers, fill the topics, start the producer and the group; {broker:
+        exporter}. They follow no migration until ``follow_migrations``."""
         if self.owned:
             shutil.rmtree(self.home, ignore_errors=True)  # the demo's own folder
             self.cluster = LocalKafka(self.home, brokers=3, racks=3)
@@ -57,9 +104,15 @@ class KafkaDemo:
         for i, (topic, parts) in enumerate(TOPICS.items()):
             fill(self.cluster.bootstrap_servers, topic, parts, self.topic_bytes, seed=i)
         say(f"kafka: topics {', '.join(TOPICS)} ({self.topic_bytes / 1e6:g} MB each, RF 2); "
-            f"a producer writes {self.producer_rate / 1000:g} kB/s")
-        self.producer = SteadyProducer(self.cluster.bootstrap_servers, TOPICS,
-                                       self.producer_rate).start()
+            f"a producer writes {self.producer_rate / 1000:g} kB/s, consumer group "
+            f"'{READERS}' reads them")
+        bootstrap = self.cluster.bootstrap_servers
+        self.producer = SteadyProducer(bootstrap, TOPICS, self.producer_rate,
+                                       moves=self.moves, move_line=MOVE_LINE).start()
+        producer = self.producer
+        self.readers = SteadyConsumer(bootstrap, list(TOPICS), READERS,
+                                      moves=lambda: producer.moved,
+                                      left_line=LEFT_LINE).start()
         return {str(g["labels"]["broker"]): g["targets"][0] for g in self.cluster.targets()}
 
     def gateway_config(self) -> GatewayConfig:
@@ -69,10 +122,10 @@ class KafkaDemo:
 
     def gateway(self):
         from backend.gateways.kafka import KafkaGateway
-        return KafkaGateway(self.gateway_config().kafka, "kafka")
+        return KafkaGateway(self.gateway_config().kafka, CLUSTER)
 
     def cluster_config(self, prometheus_url: str) -> ClusterConfig:
-        return ClusterConfig("kafka", self.gateway_config(), PrometheusSettings(prometheus_url))
+        return ClusterConfig(CLUSTER, self.gateway_config(), PrometheusSettings(prometheus_url))
 
     def propose_plan(self, store, actor):
         """Broker 3's replicas of the demo topics moved to the broker of the other two that
@@ -80,7 +133,7 @@ class KafkaDemo:
         is proposed already."""
         from backend.services import plan_preview, plans
 
-        if plans.list_plans(store, cluster="kafka", state="proposed", limit=1):
+        if plans.list_plans(store, cluster=CLUSTER, state="proposed", limit=1):
             return None
         gateway = self.gateway()
         try:
@@ -95,7 +148,7 @@ class KafkaDemo:
                  for t in topics for p in t["partitions"] if DRAINED in p["replicas"]]
         draft = plan_preview.from_kafka_json(snap, {"version": 1, "partitions": moves},
                                              throttle=DEMO_THROTTLE)
-        return plans.propose(store, actor, cluster="kafka", kind="reassignment",
+        return plans.propose(store, actor, cluster=CLUSTER, kind="reassignment",
                              content=draft.content, preview=draft.preview, snapshot=snap,
                              title=f"Move broker {DRAINED}'s replicas of the demo topics "
                                    "(demo)", throttle=DEMO_THROTTLE)
@@ -104,6 +157,12 @@ class KafkaDemo:
         if self.producer is not None:
             self.producer.stop()
             say(f"stopped the producer ({self.producer.sent // 1_000_000} MB written)")
+        if self.readers is not None:
+            self.readers.stop()
+            say(f"stopped consumer group '{READERS}' ({self.readers.records:,} records read)")
+        if self.store is not None:
+            self.store.close()
+            self.store = None
         if self.cluster is not None and self.owned:
             self.cluster.stop()
             say("stopped the Kafka brokers (their data stays under "

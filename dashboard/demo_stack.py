@@ -128,7 +128,16 @@ class DemoStack:
                 f"audit are in {aside}")
         config = self._config(live_cluster, incident.url, home, users)
         self._propose_demo_plan(config, users, say)
+        if self.kafka is not None:
+            self._follow_migrations(config)
         return config
+
+    def _follow_migrations(self, config: DashboardConfig) -> None:
+        """The Kafka demo's producer and consumer group follow the shrink migrations of the
+        plan store, as the application an operator switches (dashboard/demo_kafka.py)."""
+        from dashboard.runtime import open_plan_store
+
+        self.kafka.follow_migrations(open_plan_store(config))
 
     def _start_twin(self, say) -> dict[str, str]:
         """The twin and its exporters in this process: {broker: exporter host:port}."""
