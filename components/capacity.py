@@ -11,14 +11,24 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from backend.errors import BadInput, Unavailable
-from components import charts
+from components import charts, reports, tables
 
 PALETTE = qualitative.Plotly
 BROKER_LINES = 6  # brokers drawn on the per-broker chart: the most urgent ones
 TABLE_COLUMNS = {"scope": "scope", "limit_name": "limit", "limit": "value", "now": "now (trend)",
                  "growth_per_day": "growth / day", "days": "days left", "date": "date",
                  "earliest": "earliest", "latest": "latest"}
-COUNT_COLUMNS = ("limit", "now", "growth_per_day", "days")  # shown as 12,500
+# the table's figures and how each reads (components.reports.FORMATS kinds), on the
+# page, in the HTML and PDF report and in the CSV: all three take their text (the CSV
+# its rounding) from reports' one formatting of these kinds (table_records, report_table;
+# the page's grid wrote its own, 12,112.3 where the exports wrote 12,112). The trend's
+# level is a count of replicas, read against a limit that is a whole number: whole, as
+# the exports had it (a tenth of a replica is not a figure a capacity review acts on);
+# growth a day keeps hundredths (a slow broker's 0.04 is not 0.0), days left a tenth.
+FIGURES = {"limit": "count", "now": "count", "growth_per_day": "hundredths",
+           "days": "decimal"}
+SHOWN = "shown"  # a grid row's figures as text: what the page's cells show
+REPORT_KINDS = {TABLE_COLUMNS[k]: kind for k, kind in FIGURES.items()}  # by header
 CLUSTER_TITLE = "Partition replicas in the cluster"
 BROKER_TITLE = "Partition replicas per broker"
 
@@ -153,4 +163,23 @@ def export_links(refusal: str | None, links: int = 3) -> list:
 
 
 def table_records(frame: pd.DataFrame) -> list[dict]:
-    return frame[list(TABLE_COLUMNS)].to_dict(orient="records")
+    """The page's rows: the table's values (the grid sorts and colours by them) and, under
+    SHOWN, each figure as the reports write it ("-" for none, as they do)."""
+    table = frame[list(TABLE_COLUMNS)]
+    rows = table.to_dict(orient="records")
+    shown = reports.readable(table[list(FIGURES)], FIGURES).to_dict(orient="records")
+    for row, text in zip(rows, shown, strict=True):
+        row[SHOWN] = {k: "-" if v is None or pd.isna(v) else v for k, v in text.items()}
+    return rows
+
+
+def figure_column(field: str, header: str) -> dict:
+    """The page's column of a figure: a number column showing the row's text of it."""
+    return {**tables.number_column(field, header),
+            "valueFormatter": {"function": f"params.data.{SHOWN}.{field}"}}
+
+
+def report_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table under its headers, as the reports give it (the kinds of its figures by
+    header: REPORT_KINDS)."""
+    return frame[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)

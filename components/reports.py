@@ -139,10 +139,12 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 # how a report's table columns read: a count 12,500, a byte rate 1.1 MB/s, a share 96.7%,
-# milliseconds 1,250 ms, one decimal 6.5, a flag yes/no
+# milliseconds 1,250 ms, one decimal 6.5, two decimals 0.04, a flag yes/no
 FORMATS = {"count": lambda v: f"{v:,.0f}", "rate": rate_text, "percent": lambda v: f"{v:.1f}%",
            "ms": lambda v: f"{v:,.0f} ms", "decimal": lambda v: f"{v:,.1f}",
-           "flag": lambda v: "yes" if v else "no"}
+           "hundredths": lambda v: f"{v:,.2f}", "flag": lambda v: "yes" if v else "no"}
+# the decimals a CSV keeps of each kind the readable form writes with decimals
+CSV_DECIMALS = {"percent": 1, "decimal": 1, "hundredths": 2}
 
 
 def readable(frame: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
@@ -158,15 +160,16 @@ def readable(frame: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
 
 def plain(frame: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
     """The table for a spreadsheet (CSV): counts, rates and milliseconds as whole numbers,
-    shares with one decimal, flags yes/no; the units stay in the headers."""
+    shares and decimals with the decimals their readable form shows, flags yes/no; the
+    units stay in the headers."""
     out = frame.copy()
     for column, kind in kinds.items():
         if column not in out:
             continue
         if kind == "flag":
             out[column] = [None if _missing(v) else FORMATS[kind](v) for v in out[column]]
-        elif kind in ("percent", "decimal"):
-            out[column] = out[column].astype(float).round(1)
+        elif kind in CSV_DECIMALS:
+            out[column] = out[column].astype(float).round(CSV_DECIMALS[kind])
         else:
             out[column] = out[column].astype(float).round().astype("Int64")
     return out

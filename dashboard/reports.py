@@ -70,16 +70,16 @@ def _capacity(fmt: str) -> flask.Response:
     return _send(fmt, build)
 
 
-# how the capacity table reads (components.reports.FORMATS kinds)
-CAPACITY_COLUMNS = {cap.TABLE_COLUMNS[k]: kind for k, kind in (
-    ("limit", "count"), ("now", "count"), ("growth_per_day", "decimal"), ("days", "decimal"))}
+# how the capacity table reads (components.reports.FORMATS kinds), by header: as the
+# page reads it (components.capacity.FIGURES)
+CAPACITY_COLUMNS = cap.REPORT_KINDS
 
 
 def capacity_documents(answer: dict, label: str):
     """(html, csv) makers of a capacity forecast's report."""
     meta = capacity_meta(answer)
     frame = capacity.table_frame(answer)
-    table = frame[list(cap.TABLE_COLUMNS)].rename(columns=cap.TABLE_COLUMNS)
+    table = cap.report_table(frame)
     verdict = cap.brokers_to_add_text(answer, label, cap.table_records(frame))
     return (lambda: reports.html_document(
                 f"Capacity review: {answer['cluster']}", meta,

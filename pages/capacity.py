@@ -55,7 +55,7 @@ def layout(**query) -> html.Div:
             id=ids.CAP_TABLE, rowData=[],
             # text, not inferred: a grid that infers "dateString" from 2027-07-16 draws
             # "after 2126" (a limit a century off) as an empty cell
-            columnDefs=[tables.number_column(k, v) if k in cap.COUNT_COLUMNS
+            columnDefs=[cap.figure_column(k, v) if k in cap.FIGURES
                         else {"field": k, "headerName": v, "cellDataType": "text",
                               "minWidth": WIDE.get(k, 80), "tooltipField": k}
                         for k, v in cap.TABLE_COLUMNS.items()],
