@@ -177,10 +177,11 @@ def follow_end(state, shown, drawn=None):
     """The facts follow the plan as its badge moves on (an approve, an Execute, a
     completion seen by the refresh, a reject, a withdraw): a proposed plan says when it
     expires, an approved one when it must be started by, an executing one when it
-    started, an ended one when it ended (stored.when). They are drawn again only when the
-    plan's state is not the one they were drawn for (``drawn``, their FACTS_STATE mark):
-    the timer writes the badge every two seconds while the plan executes. Facts without
-    the mark are drawn again once the plan has ended."""
+    started, an ended one when it ended (stored.when). The timer writes the badge every
+    two seconds while the plan executes: they are drawn again only when the plan's state
+    is not the one they were drawn for (``drawn``, their FACTS_STATE mark; WAITING, an
+    execution not started yet, is not "executing"). Facts without the mark are drawn
+    again once the plan has ended."""
     plan_state = (state or "").split(stored.BADGE_SEP)[0]
     if not shown or not plan_state or plan_state == drawn or (
             drawn is None and plan_state not in stored.TERMINAL):

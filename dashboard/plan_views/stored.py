@@ -26,7 +26,8 @@ from dashboard.plan_views.throttle import NO_SWITCH, ThrottleView, switch_button
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 AUDIT_SEEN = "data-rows"  # the audit panel's mark: how many rows its trail had when drawn
-FACTS_STATE = "data-state"  # the facts' mark: the plan state they were drawn for
+FACTS_STATE = "data-state"  # the facts' mark: the plan state they were drawn for (mark)
+WAITING = "executing, not started"  # the mark of an executing plan the executor has not started
 # said as a rule, so it stays true when the plan is approved without reloading the page
 NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
            "before it expires; its progress is shown here.")
@@ -128,8 +129,8 @@ def allowed(plan: Plan, who: Actor, progress: dict | None = None) -> frozenset[s
 
 def facts(plan: Plan, p: dict | None = None) -> html.Dl:
     """The plan's facts, the time its state has to say among them (``when``); marked with
-    the state they were drawn for (FACTS_STATE: the page draws them again when the plan
-    moves on)."""
+    the state they were drawn for (FACTS_STATE, ``mark``: the page draws them again when
+    the plan moves on)."""
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
             ("Proposed", time_of(plan.created_at)), when(plan, p),
             ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s" + (
@@ -144,7 +145,7 @@ def facts(plan: Plan, p: dict | None = None) -> html.Dl:
     if start is not None:  # signed with the plan: no batch starts before it
         rows.insert(5, ("Not before", time_of(datetime.fromtimestamp(start, UTC))))
     return html.Dl([part for k, v in rows for part in (html.Dt(k), html.Dd(v))],
-                   className="facts", id=ids.PV_FACTS, **{FACTS_STATE: plan.state})
+                   className="facts", id=ids.PV_FACTS, **{FACTS_STATE: mark(plan, p)})
 
 
 def when(plan: Plan, p: dict | None) -> tuple[str, str]:
@@ -153,22 +154,32 @@ def when(plan: Plan, p: dict | None) -> tuple[str, str]:
     expires at its expires_at unless approved by then; an approved one must be started by
     its expires_at (expiry_hours after the approval, plans.decide), or it expires. An
     executing plan no longer expires ("Expires" with a date to come read as if it could):
-    it says when it started (``p``: its progress). An ended plan says when it ended."""
+    it says when its execution started (``p``: its progress), or that the executor has not
+    started it yet and when it was sent to execute (it starts once no other plan runs on
+    its cluster: executor/thread.py). An ended plan says when it ended."""
     if plan.state in TERMINAL:
         return plan.state.capitalize(), time_of(ended_at(plan, p))
     if plan.state == "executing":
-        return "Started", time_of(started_at(plan, p))
+        start = started_at(p)
+        return "Started", time_of(start) if start else \
+            f"not yet: sent to execute {time_of(sent_at(plan))}"
     if plan.state == "approved":
         return "Start by", time_of(plan.expires_at)
     return "Expires", time_of(plan.expires_at)
 
 
+def mark(plan: Plan, p: dict | None) -> str:
+    """What the facts were drawn for: the plan's state, or WAITING for an executing plan
+    whose execution has not started (its facts change once it has)."""
+    return WAITING if plan.state == "executing" and started_at(p) is None else plan.state
+
+
 def facts_now(plan_id: int) -> tuple[list, str]:
-    """The facts of a plan as it is now (their rows) and the state they were drawn for:
-    the page's facts follow a plan that moved on while it was open."""
+    """The facts of a plan as it is now (their rows) and their mark: the page's facts
+    follow a plan that moved on while it was open."""
     plan = plan_service.summary(runtime.current().plan_store(), plan_id)
-    drawn = facts(plan, progress_of(plan))
-    return drawn.children, plan.state
+    p = progress_of(plan)
+    return facts(plan, p).children, mark(plan, p)
 
 
 def approvals(plan: Plan) -> str:
@@ -407,13 +418,16 @@ def ended_at(plan: Plan, p: dict | None) -> datetime:
     return plan.updated_at
 
 
-def started_at(plan: Plan, p: dict | None) -> datetime:
-    """When an executing plan's execution started: its progress's start (the execution
-    row the executor writes as it starts it); before the executor has (a second or so),
-    or for a kind that keeps no execution row (clear-throttles), when the plan was sent
-    to execute: its audit trail's execute row (the move to executing)."""
-    if p and p.get("started_at"):
-        return datetime.fromtimestamp(p["started_at"], UTC)
+def started_at(p: dict | None) -> datetime | None:
+    """When an execution started (``p``: its progress, from the execution row the
+    executor writes as it starts the plan); None before it has."""
+    return datetime.fromtimestamp(p["started_at"], UTC) if p and p.get("started_at") \
+        else None
+
+
+def sent_at(plan: Plan) -> datetime:
+    """When an executing plan was sent to execute: its audit trail's execute row (the move
+    to executing)."""
     store, after = runtime.current().plan_store(), None
     while True:
         page = plan_service.audit_page(store, plan=plan.id, after=after)

@@ -3,7 +3,9 @@ not yet ended said "Expires <time>", an executing one too, though a plan expires
 while it waits (workflow.TRANSITIONS["expire"]: proposed or approved). Now a proposed
 plan says when it expires, an approved one when it must be started by (expiry_hours
 after its approval), an executing one when it started; and the facts follow the plan as
-its badge moves on without a reload (they followed it only to its end)."""
+its badge moves on without a reload (they followed it only to its end), the start of its
+execution too (the executor starts a plan sent to execute once no other plan runs on its
+cluster)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from dash import no_update
 
 from backend.services import execution
 from backend.services import plans as plan_service
+from backend.services.execution import executor_thread
 from backend.store.workflow import Actor
 from dashboard import ids
-from dashboard.plan_views.stored import FACTS_STATE
+from dashboard.plan_views.stored import FACTS_STATE, WAITING
 from tests.unit import test_api
 from tests.unit.test_api import basic, make_plan
 from tests.unit.test_plan_page_follow import fact
@@ -64,11 +67,13 @@ def test_an_executing_plan_says_when_it_started_not_when_it_expires(env):
     with env["client"].application.test_request_context("/api/v1/x",
                                                         headers=basic("operator1")):
         view.execution_answer(ids.PV_EXECUTE, plan_id)
-        # sent to execute, the executor not yet started: no execution row, so the time
-        # it was sent (the move to executing)
+        # sent to execute, the executor has not started it (no execution row): not yet,
+        # and when it was sent (the move to executing)
         assert execution.progress(store, plan_id) is None
         sent = view.layout(plan_id=str(plan_id))
-        assert times(sent) == {"Started": utc(execute_row(store, plan_id))}
+        assert times(sent) == {
+            "Started": f"not yet: sent to execute {utc(execute_row(store, plan_id))}"}
+        assert getattr(find(sent, ids.PV_FACTS), FACTS_STATE) == WAITING
         thread.cycle(3e9 + twin.now_seconds)  # the executor starts it
         running = view.layout(plan_id=str(plan_id))
         started = execution.progress(store, plan_id)["started_at"]
@@ -103,9 +108,21 @@ def test_the_facts_follow_the_plan_as_its_badge_moves_on(env):
         plan_service.request_execute(store, Actor("decider", "admin"), plan_id,
                                      topics_of=rt.topics_of)
         rows, drawn = view.follow_end("executing", shown, "approved")
-        assert drawn == "executing" and "Start by" not in text_of(rows)
-        assert f"Started {utc(execute_row(store, plan_id))}" in text_of(rows)
-        # the timer's badge, paused or not, draws nothing while the state is theirs
+        assert drawn == WAITING and "Start by" not in text_of(rows)
+        sent = f"Started not yet: sent to execute {utc(execute_row(store, plan_id))}"
+        assert sent in text_of(rows)
+        # the timer's badge draws them until the executor has started the plan
+        rows, drawn = view.follow_end("executing", shown, WAITING)
+        assert drawn == WAITING and sent in text_of(rows)
+        thread = executor_thread(store, ["demo"], rt.gateways.__getitem__, rt.snapshot_of,
+                                 holder="facts-follow-test")
+        thread.cycle(3e9 + env["twin"].now_seconds)
+        thread.stop()
+        started = execution.progress(store, plan_id)["started_at"]
+        rows, drawn = view.follow_end("executing", shown, WAITING)
+        assert drawn == "executing"
+        assert f"Started {utc(datetime.fromtimestamp(started, UTC))}" in text_of(rows)
+        # then the timer's badge, paused or not, draws nothing while the state is theirs
         assert view.follow_end("executing", shown, "executing") is no_update
         assert view.follow_end("executing · paused", shown, "executing") is no_update
         assert view.follow_end("", shown, "executing") is no_update
