@@ -191,7 +191,13 @@ def throttle_note(peaks: dict[str, float | None]) -> str:
             "leader.replication.throttled.replicas, in-sync followers' keep-up traffic "
             "included (KIP-73, KAFKA-4313); throttled fetched counts only what the moving "
             "replicas, listed in follower.replication.throttled.replicas, fetch.")
-    if peaks.get("reassigning") == 0:  # a meter fading after a move (or a leftover
+    if peaks.get("reassigning") == 0 and not fetched:  # the leader side's floor
+        note += (" No partition was being reassigned in this window and no throttled "
+                 "follower fetched: the sent figure is Kafka's floor, not throttled data "
+                 "(leaders count every "
+                 "follower fetch's response overhead on that side, throttled partitions or "
+                 "not: KafkaApis's sizeOfThrottledPartitions).")
+    elif peaks.get("reassigning") == 0:  # a meter fading after a move (or a leftover
         # throttle on idle partitions): no move to have starved
         note += (" No partition was being reassigned in this window: these rates are "
                  "Kafka's meters (about a minute's average) fading after a move, or traffic "

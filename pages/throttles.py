@@ -56,6 +56,12 @@ def _draw(t: dict, view: monitor.View) -> tuple:
             f"Throttled replication bytes/s per broker {view.when}, against the configured "
             "rates", nothing=charts.NOTHING_THROTTLED if r["configured"] is None
             else NO_THROTTLE)
+    if any(r["leader"]) and not any(r["follower"]):
+        view.notes.append(banners.banner(
+            "The leader side never reads 0 on Apache Kafka, throttle or not: leaders count "
+            "every follower fetch's response overhead there (KafkaApis's "
+            "sizeOfThrottledPartitions), tens of bytes a fetch. The follower side counts "
+            "throttled bytes only, and reads none here: nothing is being throttled.", "info"))
     above = _above_throttle(r)
     if above:
         view.notes.append(banners.banner(

@@ -421,10 +421,12 @@ def throttles(source: ClusterSource, span: Span) -> dict:
 
 def _idle_throttles(configured: dict[str, dict] | None, leader: dict[str, float],
                     follower: dict[str, float]) -> dict[str, list[str]]:
-    """Brokers with a KIP-73 rate configured whose byte-rate has no series: Kafka creates the
-    LeaderReplication/FollowerReplication sensor on a broker's first throttled bytes and
-    drops it after an hour without any (core .../ReplicationQuotaManager.scala), so a
-    throttle that is set but idle moves 0 bytes/s rather than having no data."""
+    """Brokers with a KIP-73 rate configured whose byte-rate has no series: Kafka creates a
+    side's sensor on its first record (the follower side's on a broker's first throttled
+    bytes; the leader side's on its first follower fetch, whose response overhead it
+    records throttled or not) and drops it after an hour without any (core
+    .../ReplicationQuotaManager.scala), so a throttle that is set but idle moves 0 bytes/s
+    rather than having no data."""
     out: dict[str, list[str]] = {"leader": [], "follower": []}
     for b, rates in (configured or {}).items():
         for side, seen in (("leader", leader), ("follower", follower)):

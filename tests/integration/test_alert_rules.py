@@ -85,21 +85,30 @@ def test_promtool_runs_the_rules_on_firing_and_quiet_series(generated, dialect):
              ("RailyardBrokerPartitionsAbove80Percent",)),
         # throttled traffic and nothing moving for 15 minutes: a throttle left behind
         case(rules, "15m", [series(d.leader_byte_rate, b[1], "1000x30"),
+                            series(d.follower_byte_rate, b[2], "1000x30"),
                             series(moving, b[1], "0x30")],
              {"RailyardThrottleLeftBehind": [{}]}, ()),
         # ... but not while a reassignment is in flight
         case(rules, "15m", [series(d.leader_byte_rate, b[1], "1000x30"),
+                            series(d.follower_byte_rate, b[2], "1000x30"),
                             series(moving, b[1], "1x30")],
+             {}, ("RailyardThrottleLeftBehind",)),
+        # no throttle anywhere: Apache Kafka's leader side still reads every follower
+        # fetch's response overhead (125 B/s a broker on the idle Kafka demo), and no
+        # follower side series exists; nothing is throttled
+        case(rules, "15m", [series(d.leader_byte_rate, b[i], "125x30") for i in (1, 2, 3)]
+             + [series(moving, b[1], "0x30")],
              {}, ("RailyardThrottleLeftBehind",)),
         # lag on broker 6 climbing under a throttle during a move; broker 5's flat
         case(rules, "30m", [series(d.max_lag, b[6], "0+100x40"),
                             series(d.max_lag, b[5], "500x40"),
                             series(d.leader_byte_rate, b[1], "300000x40"),
+                            series(d.follower_byte_rate, b[6], "200000x40"),
                             series(moving, b[1], "1x40")],
              {"RailyardLagGrowingUnderThrottle": [b[6]]}, ("RailyardThrottleLeftBehind",)),
         # the same lag without a throttle is not the throttle's doing
         case(rules, "30m", [series(d.max_lag, b[6], "0+100x40"),
-                            series(d.leader_byte_rate, b[1], "0x40"),
+                            series(d.leader_byte_rate, b[1], "125x40"),
                             series(moving, b[1], "1x40")],
              {}, ("RailyardLagGrowingUnderThrottle",)),
         # one principal throttled for 8 minutes, another never

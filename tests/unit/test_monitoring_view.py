@@ -142,6 +142,30 @@ def test_a_broker_reading_above_its_throttle_is_explained_not_hidden(app, monkey
     assert not [n for n in unknown.notes if "above the configured throttle" in str(n)]
 
 
+def test_the_leader_sides_floor_without_any_follower_throttle_is_explained(app,  # noqa: F811
+                                                                           monkeypatch):
+    """On the idle Apache Kafka demo, with no throttle set, the leader side read 125 B/s a
+    broker (every follower fetch's response overhead: KafkaApis's sizeOfThrottledPartitions)
+    and the chart drew it as throttled traffic; the page now says what it is."""
+    throttles = served_page("/throttles")
+    monkeypatch.setattr(throttles.plan_views, "events_in", lambda *a: [])
+    none = [None, None, None]
+    rates = {"brokers": ["1", "2", "3"], "leader": [125.0, 121.0, 130.0],
+             "follower": none, "error": None,
+             "configured": {"leader": none, "follower": none}}
+    idle = {"error": None, "moving": 0, "moving_why": None, "eta_seconds": None}
+    answer = {"rates": rates, "observed_eta": idle, "predicted_eta": None,
+              "rates_series": MetricMissing("x"), "lag_series": MetricMissing("x"),
+              "reassign_series": MetricMissing("x")}
+    view = monitor.View("c", timerange.window("abs", "2024-01-01T00:00", "2024-01-01T01:00",
+                                              now=END + 86400), None)
+    throttles._draw(answer, view)
+    assert [n for n in view.notes if "The leader side never reads 0" in str(n)]
+    moving = monitor.View("c", view.window, None)  # a follower fetches throttled bytes
+    throttles._draw({**answer, "rates": {**rates, "follower": [0.0, 900.0, None]}}, moving)
+    assert not [n for n in moving.notes if "The leader side never reads 0" in str(n)]
+
+
 def test_moving_with_nothing_behind_yet_says_so_not_0_s(app):  # noqa: F811
     """On Apache Kafka the card said "0 s, 0.0 MB left" for the first seconds of a move:
     the new replicas' log sizes were not scraped yet."""

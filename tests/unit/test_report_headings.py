@@ -94,3 +94,16 @@ def test_the_throttle_note_diagnoses_a_starved_move_only_while_partitions_moved(
     assert starved in throttle_note({"sent": 1e6, "fetched": 1e4, "reassigning": None})
     assert throttle_note({"sent": 0.0, "fetched": 0.0, "reassigning": 0.0}) == \
         "No throttled replication in this window."
+
+
+def test_the_leader_sides_floor_is_not_read_as_throttled_data():
+    """On an idle Apache Kafka with no throttle the leader side read 125 B/s a broker: every
+    follower fetch's response overhead is recorded there (KafkaApis's
+    sizeOfThrottledPartitions), while the follower side records throttled partitions only."""
+    from dashboard.reports import throttle_note
+
+    idle = throttle_note({"sent": 379.0, "fetched": None, "reassigning": 0.0})
+    assert "the sent figure is Kafka's floor, not throttled data" in idle
+    assert "fading after a move" not in idle
+    fading = throttle_note({"sent": 5e5, "fetched": 2e5, "reassigning": 0.0})
+    assert "fading after a move" in fading and "floor" not in fading
