@@ -11,6 +11,19 @@ def test_rate_text_reads_as_people_say_it():
         "950 B/s", "12.3 kB/s", "1 MB/s", "5 MB/s", "2.5 GB/s"]
 
 
+def test_rate_text_never_writes_an_exponent():
+    """2,000,000 typed into the reassignments page's MB/s throttle (Kafka's bytes/s habit)
+    previewed "at a throttle of 2e+03 GB/s"; 999,600 B/s, rounded to 3 digits, read
+    "1e+03 kB/s". Thousands of GB/s are TB/s, and past that whole numbers with commas."""
+    assert [charts.rate_text(v) for v in (2e12, 1.234e12, 2e15, 9.2e18)] == [
+        "2 TB/s", "1.23 TB/s", "2,000 TB/s", "9,200,000 TB/s"]
+    assert [charts.rate_text(v) for v in (999_600, 999.6e6, 999.6e9, 999.6)] == [
+        "1 MB/s", "1 GB/s", "1 TB/s", "1 kB/s"]
+    for exponent in range(0, 19):
+        for mantissa in (1, 1.5, 9.996):
+            assert "e" not in charts.rate_text(mantissa * 10**exponent).lower()
+
+
 def test_byte_rate_axes_carry_si_prefixes_and_the_unit():
     frame = pd.DataFrame({"time": pd.to_datetime([0, 60, 120], unit="s"),
                           "value": [1e6, 2e6, 3e6], "series": ["leader 1"] * 3})
