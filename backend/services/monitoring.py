@@ -301,7 +301,11 @@ def fullest(frame, n: int):
 
 def throttles_in_force(source: ClusterSource, span: Span, leader, follower) -> dict:
     """Live with a gateway: brokers with a KIP-73 rate configured. Otherwise (or for a past
-    window): brokers sending or fetching throttled bytes, from Prometheus."""
+    window): brokers fetching throttled bytes, from Prometheus. The follower side only:
+    Kafka's leader side records every follower fetch's response overhead, throttled
+    partitions or not (KafkaApis's sizeOfThrottledPartitions), so every broker that leads
+    a replicated partition reads above 0 there. No follower series anywhere (Kafka makes
+    the sensor on the first throttled bytes) is 0 brokers when the leader side answered."""
     rates = configured_rates(source) if span.refreshing and source.gateway is not None \
         else None
     if rates is not None:
@@ -309,10 +313,7 @@ def throttles_in_force(source: ClusterSource, span: Span, leader, follower) -> d
         return {**_figure(float(len(hot)), detail=hot), "basis": "configured"}
     if isinstance(leader, MetricsError) and isinstance(follower, MetricsError):
         return {**_figure(None, leader), "basis": "observed"}
-    rates = {**_by_broker(follower)}
-    for b, v in _by_broker(leader).items():
-        rates[b] = rates.get(b, 0.0) + v
-    hot = sorted((b for b, v in rates.items() if v > 0), key=_id_order)
+    hot = sorted((b for b, v in _by_broker(follower).items() if v > 0), key=_id_order)
     return {**_figure(float(len(hot)), detail=hot), "basis": "observed"}
 
 

@@ -290,3 +290,19 @@ def test_the_quotas_page_says_why_a_cluster_without_quotas_charts_nothing(app): 
         served_page("/quotas")._draw({**q, "quotas_set": quotas_set}, view)
         assert any("No controller_mutation_rate quota is set" in str(n)
                    for n in view.notes) is said, quotas_set
+
+
+def test_brokers_throttled_in_a_past_window_are_the_ones_fetching_throttled_bytes():
+    """Without the gateway's configured rates the Overview counts brokers moving throttled
+    bytes: on the follower side, which records throttled partitions only. The leader side
+    read 125 B/s on every broker of an idle Apache Kafka (its per-fetch floor), and every
+    broker counted as throttled."""
+    from backend.services import monitoring
+
+    leader = pd.DataFrame({"broker": ["1", "2", "3"], "value": [125.0, 121.0, 130.0]})
+    past = SimpleNamespace(refreshing=False)
+    idle = monitoring.throttles_in_force(None, past, leader, MetricMissing("no series"))
+    assert (idle["value"], idle["detail"], idle["basis"]) == (0.0, [], "observed")
+    follower = pd.DataFrame({"broker": ["3", "2"], "value": [5e5, 0.0]})
+    moving = monitoring.throttles_in_force(None, past, leader, follower)
+    assert (moving["value"], moving["detail"]) == (1.0, ["3"])
