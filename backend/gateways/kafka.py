@@ -595,7 +595,7 @@ class KafkaGateway:
             topic_retention_ms=np.asarray(self._retention(names, notes), np.int64),
             part_size=np.array([sizes.get((n, p), 0) for n, p, _ in parts], np.int64),
             part_rate=np.array([rates.get(n, 0.0) / count for n, _, count in parts],
-                               np.float64))
+                               np.float64), notes=tuple(notes))
         self.notes = notes  # set after a whole read only (`railyard snapshot capture`)
         return snap
 

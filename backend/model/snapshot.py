@@ -74,6 +74,9 @@ class Snapshot:
     # list_reassignments answers them ({topic, partition, replicas, adding, removing}):
     # their replica lists above are Kafka's full set, target and removing (KIP-455)
     in_flight: tuple[dict, ...] = ()
+    # what the reader could not learn ("write rates unknown (0): ..."), in its words: a
+    # figure read as 0 because it was unknown is said where it is used
+    notes: tuple[str, ...] = ()
 
     # ---- construction -------------------------------------------------------------
     @classmethod

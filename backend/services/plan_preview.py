@@ -146,8 +146,18 @@ def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
     limits = snap.limits if limits is None else limits
     made = _reassignment(snap, plan, limits, None, throttle, network_capacity,
                          f"uploaded plan: {len(plan)} partitions on {snap.cluster}")
-    made.preview["risks"] = _refills(made.preview["brokers"], drained or {})
+    made.preview["risks"] += _refills(made.preview["brokers"], drained or {})
     return made
+
+
+def _unknown_rates(snap: Snapshot) -> list[str]:
+    """A risk line when the cluster's write rates were unknown (read as 0): KIP-73's safe
+    band starts at the moving partitions' write rate, so its lower bound and the ETA's
+    catch-up term read low."""
+    return [f"{note}: the safe band's lower bound (the moving partitions' write rate, "
+            f"KIP-73) and the ETA assume nothing is written meanwhile; preview again once "
+            f"Prometheus has the topics' bytes-in rates" for note in snap.notes
+            if note.startswith("write rates unknown")]
 
 
 def _refills(brokers: list[dict], drained: dict[int, dict]) -> list[str]:
@@ -308,6 +318,7 @@ def _reassignment(snap: Snapshot, plan: Reassignment, limits: Limits,
         "batched_eta_seconds": t["batched_eta_seconds"],
         **{k: t[k] for k in ("throttle", "throttle_source", "safe_band", "outside_safe_band",
                              "kip73_move_time_seconds", "diagnosis", "network_capacity")},
+        "risks": _unknown_rates(snap),
     }
     return Draft("reassignment", snap.cluster,
                  title.replace("{moves}", f"{summary['replica_moves']:,}"), preview,

@@ -442,6 +442,7 @@ def test_log_dir_sizes_reach_the_snapshot(gw, raw, kafka_cluster):
         assert counts[p] * RECORD < size < counts[p] * RECORD * 1.1
     snap = gw.assignment()
     assert gw.notes == ["write rates unknown (0): no Prometheus configured for this cluster"]
+    assert snap.notes == tuple(gw.notes)  # carried to where the rates are used (previews)
     now = raw_sizes(raw)  # read after: nothing else writes to gw-sized
     for p, brokers in enumerate(placement):
         row = snap.partition_row("gw-sized", p)
