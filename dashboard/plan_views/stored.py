@@ -133,9 +133,12 @@ def facts(plan: Plan, p: dict | None = None) -> html.Dl:
     the plan moves on)."""
     rows = [("Kind", plan.kind), ("Cluster", plan.cluster), ("Author", plan.author),
             ("Proposed", time_of(plan.created_at)), when(plan, p),
-            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s" + (
-                f" (adaptive: the ceiling; floor {plan.throttle_mode['floor']:,} B/s)"
-                if plan.throttle_mode else "")),
+            # bytes/s as Kafka and the API count them, MB/s as the propose form asks them
+            ("Throttle", "-" if plan.throttle is None else f"{plan.throttle:,} B/s (" + format(
+                plan.throttle / 1e6, ",.6f").rstrip("0").rstrip(".") + " MB/s)" + (
+                f" (adaptive: the ceiling; floor {plan.throttle_mode['floor']:,} B/s, " + format(
+                    plan.throttle_mode["floor"] / 1e6, ",.6f").rstrip("0").rstrip(".")
+                + " MB/s)" if plan.throttle_mode else "")),
             ("sha256", html.Code(plan.sha256, id=ids.PV_SHA)),
             ("Approvals", html.Span(approvals(plan), id=ids.PV_APPROVALS))]
     start, outside = plan_service.start_terms(runtime.current().plan_store(), plan) \
