@@ -120,19 +120,59 @@ def cluster_chart(answer: dict) -> go.Figure:
 
 
 def brokers_to_add_text(answer: dict, by_label: str, rows: list[dict]) -> str:
-    """One sentence: brokers to add by the date, likely and cautious; and, when the
-    cluster's total fits but a broker fills up before the date (``rows``: the
-    time-to-limit table, most urgent first), which broker and when."""
-    b = answer["brokers_to_add"]
+    """The forecast's answer for the date: first, when the replicas projected for it pass
+    max.partitions (``answer["cluster_limit"]``), that, when, and that brokers cannot
+    fix it; then brokers to add, likely and cautious; and, when the cluster's total fits
+    but a broker fills up before the date (``rows``: the time-to-limit table, most urgent
+    first), which broker and when."""
+    cluster = _cluster_limit_text(answer.get("cluster_limit"), by_label, rows)
+    brokers = _brokers_text(answer["brokers_to_add"], by_label, rows, cluster is not None)
+    return brokers if cluster is None else f"{cluster} {brokers}"
+
+
+def _cluster_limit_text(limit: dict | None, by_label: str, rows: list[dict]) -> str | None:
+    """max.partitions passed by the date, likely (or cautious only), and the date the
+    table gives for it (None: not passed). KIP-578 counts every broker's partitions
+    together against it and refuses CreateTopics and CreatePartitions past it
+    (POLICY_VIOLATION) whatever the broker count: adding brokers cannot help."""
+    if limit is None or not limit["cautious"]["over"]:
+        return None
+    likely, cautious = limit["likely"], limit["cautious"]
+    row = next((r for r in rows if r["scope"] == "cluster"
+                and r["limit_name"] == "max.partitions"), None)
+    on = None if row is None else row["date" if likely["over"] else "earliest"]
+    already = row is not None and row["days"] == 0
+    figures = (f"{likely['replicas']:,} replicas likely ({cautious['replicas']:,} cautious) "
+               f"against max.partitions = {limit['limit']:,}")
+    if already:
+        head = f"The cluster is over max.partitions already; by {by_label}: {figures}."
+    elif likely["over"]:
+        head = (f"The cluster passes max.partitions{f' on {on}' if on else ''}, before "
+                f"{by_label}: by then {figures}.")
+    else:
+        head = (f"The cluster may pass max.partitions by {by_label}"
+                f"{f' (cautious: from {on})' if on else ''}: {figures}.")
+    return (f"{head} Adding brokers cannot fix that: past max.partitions CreateTopics and "
+            "CreatePartitions fail whatever the broker count (KIP-578); raise "
+            "max.partitions or remove partitions.")
+
+
+def _brokers_text(b: dict, by_label: str, rows: list[dict], after_cluster: bool) -> str:
+    """Brokers to add by the date against max.broker.partitions (``after_cluster``: it
+    follows the max.partitions sentence, so it says it is the per-broker limit's)."""
     if b["broker_ceiling"] is None:
         return "No max.broker.partitions: brokers are not limited by partition count."
     likely, cautious = b["likely"], b["cautious"]
     add, safe = likely["brokers_to_add"], cautious["brokers_to_add"]
     verdict = "no broker to add" if not (add or safe) else \
         f"add {add} broker{'' if add == 1 else 's'} ({safe} to be safe)"
-    text = (f"By {by_label}: {likely['replicas']:,} replicas likely "
-            f"({cautious['replicas']:,} cautious) on {b['brokers_now']} brokers of "
-            f"{b['broker_ceiling']:,}: {verdict}.")
+    if after_cluster:
+        text = (f"Against max.broker.partitions, {b['brokers_now']} brokers of "
+                f"{b['broker_ceiling']:,}: {verdict}.")
+    else:
+        text = (f"By {by_label}: {likely['replicas']:,} replicas likely "
+                f"({cautious['replicas']:,} cautious) on {b['brokers_now']} brokers of "
+                f"{b['broker_ceiling']:,}: {verdict}.")
     full = next((r for r in rows if r["scope"].startswith("broker ") and r["date"]
                  and r["days"] <= b["days_ahead"]), None)
     if full is None or likely["brokers_to_add"]:

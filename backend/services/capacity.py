@@ -97,6 +97,7 @@ def forecast(source: ClusterSource, days: int = 30, scenario: fc.Scenario = fc.A
     topic, verdict = _planned_topic(snap, h["brokers"], scenario, scenario.limits(limits))
     answer = fc.forecast(h["times"], h["brokers"], h["broker_values"], h["cluster_values"],
                          limits, scenario, by_days, topic)
+    answer["cluster_limit"] = cluster_limit(answer)
     answer.update({
         "cluster": source.name, "history": h, "window_days": days, "by_days": by_days,
         "scenario": scenario.__dict__, "planned_topic": verdict,
@@ -111,6 +112,26 @@ def forecast(source: ClusterSource, days: int = 30, scenario: fc.Scenario = fc.A
                              + (" and the planned topic is not checked against today's assignment"
                                 if scenario.topic_partitions else ""))
     return answer
+
+
+def cluster_limit(answer: dict) -> dict | None:
+    """Whether the replicas projected for the plan date pass max.partitions, likely and
+    cautious (None without the limit); beside brokers to add, which only answers
+    max.broker.partitions.
+
+    KIP-578: max.partitions limits "the number of partitions in the cluster overall", its
+    check "based purely on the total number of partitions that exist across all brokers"
+    (every broker's count summed: replicas, as the forecast's cluster series and the
+    limits engine count them), and CreateTopics and CreatePartitions fail with
+    POLICY_VIOLATION past it. Brokers added do not lower that total: past it, only a
+    higher max.partitions or fewer partitions let topics grow again."""
+    limit = answer["limits"]["max.partitions"]
+    if limit is None:
+        return None
+    b = answer["brokers_to_add"]
+    return {"limit": int(limit), **{
+        name: {"replicas": b[name]["replicas"], "over": b[name]["replicas"] > limit}
+        for name in ("likely", "cautious")}}
 
 
 def _day(t: float) -> str:
