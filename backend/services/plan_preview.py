@@ -386,6 +386,9 @@ class DiffTable:
     before: np.ndarray  # (rows, width) broker ids, -1 = none
     after: np.ndarray
     size: np.ndarray  # int64 partition size (one replica's log), 0 when unknown
+    # sizes read after the preview's (a stored plan's grid rebuilt on the cluster now),
+    # so they may differ from the preview's bytes to move
+    sizes_now: bool = False
     added: np.ndarray = field(init=False)  # brokers in after but not before, -1 padded
     removed: np.ndarray = field(init=False)
     bytes: np.ndarray = field(init=False)  # bytes the entry copies: size x new replicas
@@ -492,7 +495,8 @@ def stored_diff_table(content: dict, basis: dict, snap: Snapshot | None = None) 
         ok = ts >= 0
         ok[ok] = part[ok] < np.diff(snap.topic_starts)[ts[ok]]
         size[ok] = snap.part_size[snap.topic_starts[ts[ok]] + part[ok]]
-    return DiffTable(topics, topic, part, *_same_width(before, after), size)
+    return DiffTable(topics, topic, part, *_same_width(before, after), size,
+                     sizes_now=snap is not None)
 
 
 def _same_width(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -154,10 +154,17 @@ def bars(p: dict, title: str, graph_id: str) -> dcc.Graph:
     return dcc.Graph(id=graph_id, figure=figure, config=GRAPH)
 
 
-def diff_grid(rows: int, filter_id: str, box_id: str, grid_id: str) -> html.Div:
-    """The per-partition diff: a filter box and a virtual grid fetching blocks of rows."""
+def diff_grid(rows: int, filter_id: str, box_id: str, grid_id: str,
+              sizes_now: bool = False) -> html.Div:
+    """The per-partition diff: a filter box and a virtual grid fetching blocks of rows.
+    ``sizes_now``: its bytes are the cluster's now, not the preview's (a stored plan's
+    grid rebuilt later), said so that an approver does not add them up against Data to
+    move, which is as the plan was proposed."""
     return html.Div([
         html.H3(f"Per-partition changes ({rows:,} partitions)"),
+        *([html.P("Bytes to copy are the partitions' sizes as the cluster is now; Data to "
+                  "move above is as they were when the plan was proposed.", className="hint")]
+          if sizes_now else []),
         dcc.Input(id=filter_id, type="text", debounce=0.4, className="wide",
                   placeholder="filter: partition name contains ..."),
         html.Div(grid(grid_id), id=box_id),

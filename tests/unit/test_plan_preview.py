@@ -176,6 +176,9 @@ def test_diff_table_pages_sorts_and_filters():
     stored = pp.stored_diff_table(d.content, basis, snap)
     assert stored.page(0, 10, [{"colId": "bytes", "sort": "desc"}]) == \
         table.page(0, 10, [{"colId": "bytes", "sort": "desc"}])
+    # its sizes are the cluster's as read now, the draft's as read for the preview
+    assert stored.sizes_now and not table.sizes_now
+    assert not pp.stored_diff_table(d.content, basis).sizes_now
     assert d.table.kafka_json() == d.content
 
 

@@ -9,7 +9,7 @@ from backend.services import plan_preview
 from backend.store.store import Plan
 from dashboard import ids
 from dashboard.plan_views import preview
-from dashboard.plan_views.grids import keep_plan_grid, stored_table
+from dashboard.plan_views.grids import keep_plan_grid, plan_grid, stored_table
 
 JSON_ENTRIES = 1000  # partitions shown inline; the file has them all
 
@@ -24,7 +24,10 @@ def block(draft: plan_preview.Draft, head: list | None = None) -> list:
         html.Div(preview.bars(p, "Replicas per broker before and after the plan",
                               ids.PLAN_BARS), className="panel"),
         preview.diff_grid(len(draft.table) if draft.table is not None else p["partitions"],
-                          ids.PLAN_FILTER, ids.PLAN_GRID_BOX, ids.PLAN_GRID),
+                          ids.PLAN_FILTER, ids.PLAN_GRID_BOX, ids.PLAN_GRID,
+                          # no grid yet: a stored plan painted before its content is
+                          # read, whose grid is built on the cluster now
+                          sizes_now=draft.table is None or draft.table.sizes_now),
         preview.exports(p["throttle"], "plan.json", ids.PLAN_JSON_BUTTON,
                         ids.PLAN_JSON_DOWNLOAD, ids.PLAN_COMMAND),
     ]
@@ -35,7 +38,8 @@ def stored_draft(plan: Plan) -> plan_preview.Draft:
     by plan, so the next views page it without decoding the plan again)."""
     draft = plan_preview.Draft(plan.kind, plan.cluster, plan.title, plan.preview,
                                frozen=plan.content)
-    if plan.content is not None:
+    draft.table = plan_grid(plan.id)  # kept: the draft's own (Propose) or built before
+    if draft.table is None and plan.content is not None:
         draft.table = stored_table(plan)
         keep_plan_grid(plan.id, draft.table)
     return draft
