@@ -97,11 +97,23 @@ def _record_refusal(store: Store, actor: Actor, action: str, args: tuple,
                   str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
+def may_propose(store: Store, actor: Actor, kind: str | None = None) -> None:
+    """Forbidden (audited) for an actor who may not propose a plan of ``kind``: the API
+    asks before a preview's work, which propose checks again. A clear-throttles plan
+    takes its own right, and its refusal is audited as that attempt ("clear_throttles",
+    as throttle_leftovers.propose_clear audits it) for every role: an approver's read
+    "propose" and an operator's "clear_throttles" for the same request."""
+    (_may_clear if kind == CLEAR else _may_propose)(store, actor)
+
+
 @audits_refusal("propose")
-def may_propose(store: Store, actor: Actor) -> None:
-    """Forbidden (audited) for an actor who may not propose: the API asks before a
-    preview's work, which propose checks again."""
+def _may_propose(store: Store, actor: Actor) -> None:
     authorize(actor, "propose")
+
+
+@audits_refusal(CLEAR)
+def _may_clear(store: Store, actor: Actor) -> None:
+    authorize(actor, CLEAR)
 
 
 def _now(now: datetime | None) -> datetime:
