@@ -7,7 +7,8 @@
 - Prometheus scraping them (a fresh TSDB each run: the cluster starts from t=0), with
   the twin's 90 days of daily partition counts before that backfilled with promtool
   (backend/twin/history.py: the cluster growing into the demo snapshot), so a capacity
-  review runs on the demo;
+  review runs on the demo (not with ``--kafka``: its new cluster has no past, and the
+  log says so);
 - a second Prometheus serving the recorded incident hour (incident.yaml rendered by the
   twin and backfilled with promtool once, kept under the demo's home), so incident review
   over an absolute range works out of the box;
@@ -70,6 +71,12 @@ LIVE_RETENTION = "100d"  # the live Prometheus keeps the 90 days of backfilled h
 # the backfilled history ends this long before the twin starts, so Prometheus's 5-minute
 # lookback never adds a backfilled count to a scraped one
 HISTORY_GAP_SECONDS = 600
+# --kafka: its brokers are created at start, so they have no partition history to backfill
+NO_HISTORY_LINE = ("prometheus: no partition history backfilled (Apache Kafka's cluster is "
+                   "new): /capacity forecasts once Prometheus holds its partition counts on "
+                   "two days, about a day from now, against the limits typed in its knobs "
+                   "(Apache Kafka has none); `railyard demo` without --kafka backfills the "
+                   "twin's 90 days")
 # name, role; the admin may also propose clearing leftover throttles (the Overview's list)
 DEMO_USERS = (("olivia", "operator"), ("adam", "approver"), ("ines", "admin"))
 
@@ -107,8 +114,7 @@ class DemoStack:
             name, targets = "demo", self._start_twin(say)
         live = PrometheusProcess(home / "prometheus", s.prometheus_port or None)
         shutil.rmtree(live.data_dir, ignore_errors=True)  # the cluster starts from t=0
-        if self.twin is not None:
-            self._grown_history(live.data_dir, say)
+        self._history(live.data_dir, say)
         live.write_config(scrape_config(targets, name, s.scrape_interval))
         self.prometheus.append(live.start(retention=LIVE_RETENTION))
         say(f"prometheus: {live.url} scraping {len(targets)} exporters every "
@@ -148,6 +154,16 @@ class DemoStack:
         say(f"twin: cluster 'demo' ({self.twin.twin.snap.n_brokers} brokers, demo scenario "
             f"at x{s.speed:g}), exporters on {', '.join(targets.values())}")
         return targets
+
+    def _history(self, tsdb_dir: Path, say) -> None:
+        """The live Prometheus's partition history before now: the twin's 90 days, or, on
+        Apache Kafka, none, and the log says so (a cluster the demo created minutes ago has
+        no past to backfill: /capacity says how long Prometheus has scraped it, and from
+        when it forecasts)."""
+        if self.twin is not None:
+            self._grown_history(tsdb_dir, say)
+        else:
+            say(NO_HISTORY_LINE)
 
     def _grown_history(self, tsdb_dir: Path, say) -> None:
         """The demo cluster's daily partition counts over the 90 days before now, as it

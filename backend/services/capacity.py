@@ -9,6 +9,7 @@ whether the limits accept it today)."""
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 
@@ -36,6 +37,8 @@ PLANNED_TOPIC = "planned-topic"
 # a limit further off than a century is written as such (pandas' dates end in 2262, and
 # a limit raised a million-fold is days away like 1e15)
 HORIZON_DAYS = 36_525
+MIN_DAYS = 2  # daily peaks a growth fit needs (engines.forecast.fit_growth): "two"
+FIRST_COUNT_POINTS = 2_000  # the most points a search for the first count asks for
 
 
 def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
@@ -55,15 +58,13 @@ def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
     except PrometheusUnavailable as e:
         raise Unavailable(f"Prometheus at {client.url}", f"unreachable ({e})") from None
     except MetricMissing:
-        raise Unavailable("Partition history", f"Prometheus at {client.url} has no partition "
-                          f"counts from {_day(start)} to {_day(end)}: a forecast needs daily "
-                          "peaks of ReplicaManager PartitionCount over those days (pick a "
-                          "window its data covers, or wait until it has been scraped for "
-                          "days)") from None
+        raise Unavailable("Partition history", _too_little(client, start, end, 0)) from None
     except MetricsError as e:
         raise Unavailable("Partition history", str(e)) from None
     by = client.by
     wide = per_broker.pivot_table(index=by, columns="timestamp", values="value", aggfunc="max")
+    if wide.shape[1] < MIN_DAYS:  # one day: the growth fit would refuse it (a BadInput)
+        raise Unavailable("Partition history", _too_little(client, start, end, wide.shape[1]))
     wide = wide.reindex(sorted(wide.index, key=_id_order))
     times = np.array([t.timestamp() for t in wide.columns])
     try:
@@ -75,6 +76,69 @@ def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
             "broker_values": wide.to_numpy(np.float64), "cluster_values": total,
             "start": start, "end": end, "prometheus": client.url,
             "dialect": client.dialect.name}
+
+
+def _too_little(client, start: float, end: float, days: int) -> str:
+    """Why the window holds fewer than MIN_DAYS daily peaks (``days`` of them), in what
+    Prometheus holds: when its partition counts begin, if they do after ``start`` (a
+    cluster minutes old, as the Kafka demo's, read "no partition counts from 2026-10-31 to
+    2026-11-29" while Prometheus had scraped it for minutes that day, after the window's
+    end at the top of the hour), and from when a forecast can be made."""
+    need = "a forecast needs daily peaks of ReplicaManager PartitionCount on at least two days"
+    lead = f"Prometheus at {client.url} has " + (
+        f"no partition counts from {_day(start)} to {_until(end)}" if not days else
+        f"partition counts on only {days} day from {_day(start)} to {_until(end)}")
+    first = _first_count(client, start)
+    if first is None:
+        return (f"{lead}: a forecast needs daily peaks of ReplicaManager PartitionCount over "
+                "those days (pick a window its data covers, or wait until it has been "
+                "scraped for days)")
+    ready = math.ceil((first + DAY) / 3600) * 3600  # the first hour whose day before holds it
+    if ready <= end:  # counts for long enough, with gaps: nothing to wait for
+        return f"{lead}: {need} (pick a window its data covers)"
+    since = (f"its counts begin {_minute(first)} UTC ({_age(time.time() - first)} ago)"
+             + (", after the window's end" if first > end else ""))
+    return (f"{lead}; {since}: {need}, so the first can be made as of about "
+            f"{_minute(ready)} UTC")
+
+
+def _first_count(client, start: float) -> float | None:
+    """When Prometheus' first partition count since ``start`` was scraped, to the minute
+    (None: none up to now, or no answer). A window's peak per coarse step finds the step
+    (a plain range query would skip whatever lies between its points); the step's minutes
+    find the sample."""
+    now = time.time()
+    if now <= start:
+        return None
+    step = max(300, math.ceil((now - start) / FIRST_COUNT_POINTS / 300) * 300)
+    try:
+        # a point past now: the last one covers the minutes since the one before
+        coarse = client.range("cluster_replicas_peak", start, now + step, step=f"{step}s",
+                              window=f"{step}s")
+        point = coarse["timestamp"].min().timestamp()
+        fine = max(60, math.ceil((step + 300) / FIRST_COUNT_POINTS / 60) * 60)
+        near = client.range("cluster_replicas", point - step - 300, point, step=f"{fine}s")
+        # the first point that sees it: the sample lies within the step before
+        return max(start, near["timestamp"].min().timestamp() - fine)
+    except MetricsError:
+        return None
+
+
+def _until(t: float) -> str:
+    """A window's end: its day when it ends at midnight, else the day and hour."""
+    return _day(t) if t % DAY == 0 else f"{_minute(t)} UTC"
+
+
+def _minute(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _age(seconds: float) -> str:
+    minutes = max(int(seconds // 60), 1)
+    if minutes < 120:
+        return f"{minutes} minute{'' if minutes == 1 else 's'}"
+    hours = minutes // 60
+    return f"{hours} hours" if hours < 48 else f"{hours // 24} days"
 
 
 def _id_order(label: str) -> tuple:
