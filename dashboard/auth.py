@@ -50,6 +50,11 @@ ASSETS = "/assets/"  # ... the static files under this folder (a missing one is 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SECRET_ENV = "RAILYARD_SECRET_KEY"
 LOCAL_USER = "local"  # who everyone is under auth: none
+# the API's answer to HTTP Basic credentials checked and wrong, as the sign-in page says it
+# (neither the name nor the password is said back: a password typed as the name is kept
+# out of answers as out of the audit log); none given stays "credentials required"
+WRONG_CREDENTIALS = "wrong user name or password"
+BASIC_CHALLENGE = 'Basic realm="Railyard", charset="UTF-8"'
 # checked when the user name is unknown, so a wrong name costs as long as a wrong password
 _DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
 VERIFIED_MAX = 1024  # verified (user, password) pairs remembered, oldest dropped first
@@ -276,6 +281,7 @@ def identify_api() -> Identity | None:
     role = check_password(auth, name, password)
     if role is None:
         _failed_password(name, "api")
+        g.credentials_wrong = True  # the gate says so (_wrong_credentials)
         return None
     return Identity(normal_name(name), role, proxy.client_address(auth), "users")
 
@@ -321,7 +327,9 @@ def _gate_request(path: str) -> flask.Response | tuple | None:
         return _refusal(403, "Refused: with auth: none Railyard answers only requests "
                              "addressed to 127.0.0.1 or localhost.")
     if is_api(path):
-        return None  # the API authenticates each request itself (dashboard/api.py)
+        # the API authenticates each request itself (dashboard/api.py: "credentials
+        # required" when none came); credentials given and wrong are answered here
+        return _wrong_credentials()
     if request.method in UNSAFE_METHODS and not _csrf_ok():
         log.warning("refused %s %s from %s: missing or wrong CSRF token", request.method,
                     path, request.remote_addr)
@@ -335,6 +343,16 @@ def _gate_request(path: str) -> flask.Response | tuple | None:
                                  "single-sign-on proxy in front of it.")
         return flask.redirect(flask.url_for("login", next=request.full_path.rstrip("?")))
     return _refusal(401, "Not signed in (the session ended): reload the page to sign in.")
+
+
+def _wrong_credentials() -> tuple | None:
+    """The API's 401 for HTTP Basic credentials that were checked and are wrong; None for
+    any other request, and when this failure made the address wait (the API says how
+    long, 429)."""
+    if settings().mode != "users" or current_identity() is not None \
+            or not g.get("credentials_wrong") or retry_after():
+        return None
+    return flask.jsonify(error=WRONG_CREDENTIALS), 401, {"WWW-Authenticate": BASIC_CHALLENGE}
 
 
 def _addressed_to_loopback(host: str) -> bool:
