@@ -55,18 +55,21 @@ def layout(**query) -> html.Div:
 @dash.callback(Output(ids.BR_GRID, "rowData"), Output(ids.BR_BANNERS, "children"),
                Input(ids.VIEW, "data"), Input(ids.REFRESH, "n_intervals"))
 def show_grid(state, _tick):
-    w, notes = monitor.window(state)
-    source = runtime.current().source(state["cluster"])
-    notes = [*notes, *monitor.data_elsewhere(monitoring.data_ends_before(source, w), w.start,
-                                             state["cluster"], "/brokers", ids.JUMP_TO_DATA)]
+    view = _view(state)
+    w = view.window
+    notes = [*view.notes, *monitor.data_elsewhere(view.data_end, w.start, view.cluster,
+                                                  "/brokers", ids.JUMP_TO_DATA)]
     try:
-        g = limits.guard_rails(source)
+        g = limits.guard_rails(view.source)
     except Unavailable as e:
         return [], [banners.banner(str(e), "error"), *notes]
     try:
-        m = monitoring.broker_figures(source, w)
+        m = monitoring.broker_figures(view.source, w)
+        # the cluster's data ending before the window's end is why, and the banner above
+        # says so (as the Overview does): "the brokers do not export it" would send people
+        # to their exporters
         notes += [banners.banner(f"Some broker figures are missing: {e}", "info")
-                  for e in m["errors"][:1]]
+                  for e in m["errors"][:1] if view.data_end is None]
     except Unavailable as e:
         m = {"bytes_in": {}, "lag": {}, "up": {}}
         notes.insert(0, banners.banner(str(e), "warning"))
@@ -85,6 +88,18 @@ def show_grid(state, _tick):
             "stored": b["bytes"],
         })
     return rows, notes
+
+
+def _view(state: dict, w=None) -> monitor.View:
+    """The window asked for (or ``w``, read from it already), the cluster's source, and
+    when its data ends if before the window does (monitoring.data_ends_before), as the
+    other monitoring pages draw it."""
+    notes = []
+    if w is None:
+        w, notes = monitor.window(state)
+    source = runtime.current().source(state["cluster"])
+    return monitor.View(state["cluster"], w, source, notes=notes,
+                        data_end=monitoring.data_ends_before(source, w))
 
 
 def _rounded(v: float | None) -> float | None:
@@ -115,10 +130,13 @@ def show_broker(selected, state, _tick):
         "" if picked else ": the fullest broker; select a row to see another")
     # drawn once per broker and window: every refresh triggers this callback again
     return (title, *caches.drawn(f"brokers:{broker}", state, w,
-                                 lambda: _broker_charts(source, broker, w)))
+                                 lambda: _broker_charts(_view(state, w), broker)))
 
 
-def _broker_charts(source, broker: str, w) -> tuple:
+def _broker_charts(view: monitor.View, broker: str) -> tuple:
+    """The broker's charts; an empty one says why (View.figure: where the cluster's data
+    ends, when the window lies after it)."""
+    w, source = view.window, view.source
     try:
         s = monitoring.broker_series(source, broker, w)
     except Unavailable as e:
@@ -126,12 +144,11 @@ def _broker_charts(source, broker: str, w) -> tuple:
         return empty, empty, empty
     limit = source.limits.max_broker_partitions
     plans = plan_views.events_in(source.name, w.start, w.end)  # and execution batches
-    return (monitor.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", w,
-                           events=plans),
-            monitor.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages", w,
-                           events=plans),
-            monitor.figure(s["partitions"], f"Broker {broker}: partition replicas", "replicas",
-                           w, limit=limit, limit_name="max.broker.partitions", events=plans))
+    return (view.figure(s["bytes"], f"Broker {broker}: bytes in", "bytes/s", events=plans),
+            view.figure(s["lag"], f"Broker {broker}: replica lag (MaxLag)", "messages",
+                        events=plans),
+            view.figure(s["partitions"], f"Broker {broker}: partition replicas", "replicas",
+                        limit=limit, limit_name="max.broker.partitions", events=plans))
 
 
 @dash.callback(Output(ids.URL, "search", allow_duplicate=True),
