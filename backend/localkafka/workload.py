@@ -234,8 +234,11 @@ class SteadyProducer:
 
 
 class SteadyConsumer:
-    """A daemon thread reading ``topics`` as consumer group ``group``, each from its start,
-    committing what it read (every second, and on leaving a topic), until ``stop``.
+    """A daemon thread reading ``topics`` for consumer group ``group``, each from its start,
+    committing what it read (every second, and on leaving a topic), until ``stop``. It
+    takes every partition itself (no group membership, so no rebalance ever holds its
+    commits up): to the cluster the group is its committed offsets, as kafka-consumer-groups
+    and a shrink migration's step 3 read them.
 
     It looks every ``look`` seconds. ``moves`` ({topic of ``topics``: the topic its traffic
     goes to now}, as a SteadyProducer's ``moved``) adds the topic moved to, once the cluster
@@ -245,7 +248,7 @@ class SteadyConsumer:
     as an application's consumers drained (a shrink migration's step 3). Its end counts as
     reached when the group is there and the end did not move since the last look (the
     producer's last records there have landed). A deleted topic is no longer read. Errors
-    (a broker restarting, a rebalance) are counted, never raised."""
+    (a broker restarting) are counted, never raised."""
 
     def __init__(self, bootstrap: Sequence[str], topics: Sequence[str], group: str,
                  look: float = LOOK_SECONDS, moves: Moves | None = None,
@@ -253,7 +256,7 @@ class SteadyConsumer:
         self.bootstrap, self.topics, self.group = list(bootstrap), list(topics), group
         self.look, self.moves, self.left_line, self.tick = look, moves, left_line, tick
         self.records = self.errors = 0
-        self.reading: frozenset[str] = frozenset()  # the topics subscribed to now
+        self.reading: frozenset[str] = frozenset()  # the topics read now
         self.left: frozenset[str] = frozenset()  # topics moved from, read to their end
         self._ends: dict[str, dict[TopicPartition, int]] = {}  # at the last look
         self._told: dict[str, str] = {}
@@ -280,20 +283,16 @@ class SteadyConsumer:
                           client_id="railyard-steady-consumer", auto_offset_reset="earliest",
                           enable_auto_commit=True, auto_commit_interval_ms=1_000,
                           request_timeout_ms=15_000)
-        subscribed, looked = frozenset(), None
+        looked = None
         try:
             while not self._stop.is_set():
                 try:
                     if looked is None or time.monotonic() - looked >= self.look:
                         looked = time.monotonic()
-                        self._look(c)
-                        if self.reading != subscribed:
-                            subscribed = self.reading
-                            if subscribed:
-                                c.subscribe(topics=sorted(subscribed))
-                            else:
-                                c.unsubscribe()
-                    if subscribed:
+                        c.assign([TopicPartition(t, i)
+                                  for t, n in sorted(self._look(c).items())
+                                  for i in range(n)])
+                    if self.reading:
                         self.records += sum(map(len, c.poll(timeout_ms=200).values()))
                     else:
                         self._stop.wait(self.tick)
@@ -307,9 +306,9 @@ class SteadyConsumer:
             except Exception as e:  # any: done with either way
                 log.debug("steady consumer: closing: %s", e)
 
-    def _look(self, c: KafkaConsumer) -> None:
-        """What to read now: ``topics`` where their traffic goes, and the topics moved from
-        until read to their end."""
+    def _look(self, c: KafkaConsumer) -> dict[str, int]:
+        """{topic: partitions} to read now: ``topics`` where their traffic goes, and the
+        topics moved from until read to their end."""
         if self.moves is not None:
             try:
                 self._told = dict(self.moves())
@@ -319,12 +318,13 @@ class SteadyConsumer:
         targets = {follow(t, self._told) for t in self.topics}
         live = existing_partitions(self.bootstrap, sorted(self.reading | targets))
         reading = {t for t in self.reading | targets if t in live}
-        for topic in sorted(reading - targets):
+        for topic in sorted(reading & self.reading - targets):
             if self._read_to_end(c, topic, live[topic]):
                 reading.discard(topic)
                 self.left |= {topic}
                 log.warning(self.left_line.format(group=self.group, topic=topic))
         self.reading = frozenset(reading)
+        return {t: live[t] for t in reading}
 
     def _read_to_end(self, c: KafkaConsumer, topic: str, partitions: int) -> bool:
         """Whether the group has read ``topic`` to an end that did not move since the last
