@@ -185,7 +185,7 @@ def _queue(cluster: str | None, state: str | None, needs: str | None):
 def propose():
     body = _body()
     who = auth.current_actor()
-    plan_service.may_propose(_store(), who)  # before the preview's work
+    plan_service.may_propose(_store(), who, body.get("kind"))  # before the preview's work
     rt = runtime.current()
     cluster = _cluster(body.get("cluster"))
     title = _text(body, "title")

@@ -72,9 +72,6 @@ def test_other_kinds_are_still_asked_and_audited_as_propose(world):
 env = test_api.env  # the API tests' app on a twin, with a user per role
 
 
-@pytest.mark.xfail(strict=True, reason="dashboard/api.py's propose asks plan_service."
-                   "may_propose(_store(), who) without the body's kind; it needs "
-                   "may_propose(_store(), who, body.get('kind')) (a file outside this change)")
 def test_the_api_audits_every_roles_refused_clear_plan_as_clear_throttles(env):
     client = env["client"]
     for user in ("approver1", "operator1"):
