@@ -111,6 +111,7 @@ class SteadyProducer:
         self.look, self.moves, self.move_line = look, moves, move_line
         self.sent = self.errors = 0
         self.dropped: set[str] = set()  # topics written to (``topics``, moved) that are not now
+        self._returning: set[str] = set()  # dropped ones one look found again
         # {topic of ``topics``: the topic its traffic goes to instead}; replaced, never
         # changed in place, so another thread may read it
         self.moved: dict[str, str] = {}
@@ -206,11 +207,19 @@ class SteadyProducer:
         self.dropped &= set(targets)  # a topic moved from is no longer written to at all
         for topic in targets:
             if topic not in live:
+                self._returning.discard(topic)
                 self._drop(topic, "no longer on the cluster")
+            elif topic in self.dropped and topic not in self._returning:
+                # a broker that has not applied the deletion yet still lists the topic
+                # (Metadata is answered from each broker's own cache): back only when the
+                # next look finds it too, not dropped, back and dropped again
+                self._returning.add(topic)
             elif topic in self.dropped:
+                self._returning.discard(topic)
                 self.dropped.discard(topic)
                 log.warning("steady producer: topic '%s' is back: writing to it again", topic)
-        return [(t, i) for t in targets if t in live for i in range(live[t])]
+        return [(t, i) for t in targets if t in live and t not in self.dropped
+                for i in range(live[t])]
 
     def _moves(self) -> Mapping[str, str]:
         """What ``moves`` says now; its last answer when it fails (a store not answering)."""

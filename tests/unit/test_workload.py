@@ -76,6 +76,36 @@ def test_a_deleted_topic_is_dropped_and_the_others_keep_their_traffic(monkeypatc
     assert cluster.closed and not writer._thread.is_alive()
 
 
+def test_a_deleted_topic_one_broker_still_lists_is_not_taken_back(monkeypatch, caplog):
+    """Metadata comes from whichever broker answers, and one that has not applied the
+    deletion yet still lists the topic: a look that finds it once is not "back" (under
+    load the log read stopped, back, stopped for one deletion)."""
+    cluster = FakeCluster({"orders": 1, "clicks": 1})
+    looks = {"n": 0, "gone": None}  # gone: the first look that did not find it
+
+    def stale_once(bootstrap, topics):
+        looks["n"] += 1
+        found = cluster.partitions(bootstrap, topics)
+        if "clicks" not in found and looks["gone"] is None:
+            looks["gone"] = looks["n"]
+        if looks["gone"] is not None and looks["n"] == looks["gone"] + 1:
+            return {**found, "clicks": 1}  # the next look asks a stale broker
+        return found
+
+    monkeypatch.setattr(workload, "producer", cluster.producer)
+    monkeypatch.setattr(workload, "existing_partitions", stale_once)
+    caplog.set_level(logging.WARNING, logger=workload.__name__)
+    with SteadyProducer(["fake:9092"], {"orders": 1, "clicks": 1}, rate=100 * RECORD_BYTES,
+                        tick=0.01, look=0.05) as writer:
+        assert _wait(lambda: looks["n"] >= 2 and cluster.got["clicks"] >= 1)
+        del cluster.topics["clicks"]
+        assert _wait(lambda: looks["gone"] is not None and looks["n"] >= looks["gone"] + 4)
+        assert writer.dropped == {"clicks"}
+    lines = [r.getMessage() for r in caplog.records
+             if r.name == workload.__name__ and "'clicks'" in r.getMessage()]
+    assert len(lines) == 1 and "stopped writing" in lines[0]
+
+
 def test_a_failed_look_keeps_the_topics_it_had(monkeypatch):
     cluster = FakeCluster({"orders": 1})
     looks = {"n": 0}
