@@ -105,7 +105,7 @@ def test_the_page_and_the_csv_say_it_first(app, monkeypatch):  # noqa: F811
     monkeypatch.setattr(capacity, "history", history)
     ctx = as_user(app, "olga")
     try:
-        notes, said, rows, *_ = page("/capacity").draw(
+        _, said, rows, *_ = page("/capacity").draw(
             "30", "", "", "200", "500", "", "", {"cluster": "demo", "end": None})
         answer, label = reports.capacity_answer(
             {"cluster": "demo", "window": 30, "growth": 0.0, "add": 0, "mbp": 200, "mp": 500,
