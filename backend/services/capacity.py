@@ -83,30 +83,35 @@ def _too_little(client, start: float, end: float, days: int) -> str:
     Prometheus holds: when its partition counts begin, if they do after ``start`` (a
     cluster minutes old, as the Kafka demo's, read "no partition counts from 2026-10-31 to
     2026-11-29" while Prometheus had scraped it for minutes that day, after the window's
-    end at the top of the hour), and from when a forecast can be made."""
+    end at the top of the hour), and, while it still scrapes them, from when a forecast
+    can be made."""
     need = "a forecast needs daily peaks of ReplicaManager PartitionCount on at least two days"
     lead = f"Prometheus at {client.url} has " + (
         f"no partition counts from {_day(start)} to {_until(end)}" if not days else
         f"partition counts on only {days} day from {_day(start)} to {_until(end)}")
-    first = _first_count(client, start)
-    if first is None:
+    counts = _counts_since(client, start)
+    if counts is None:
         return (f"{lead}: a forecast needs daily peaks of ReplicaManager PartitionCount over "
                 "those days (pick a window its data covers, or wait until it has been "
                 "scraped for days)")
+    first, recent = counts
     ready = math.ceil((first + DAY) / 3600) * 3600  # the first hour whose day before holds it
     if ready <= end:  # counts for long enough, with gaps: nothing to wait for
         return f"{lead}: {need} (pick a window its data covers)"
     since = (f"its counts begin {_minute(first)} UTC ({_age(time.time() - first)} ago)"
              + (", after the window's end" if first > end else ""))
+    if not recent:  # they stopped: waiting would not bring the second day
+        return f"{lead}; {since}, and none are recent: {need} (pick a window its data covers)"
     return (f"{lead}; {since}: {need}, so the first can be made as of about "
             f"{_minute(ready)} UTC")
 
 
-def _first_count(client, start: float) -> float | None:
-    """When Prometheus' first partition count since ``start`` was scraped, to the minute
+def _counts_since(client, start: float) -> tuple[float, bool] | None:
+    """When Prometheus' first partition count since ``start`` was scraped, to the second,
+    and whether it has counts from the last ``step`` before now, as one it still scrapes
     (None: none up to now, or no answer). A window's peak per coarse step finds the step
     (a plain range query would skip whatever lies between its points); the step's minutes
-    find the sample."""
+    find the minute, its seconds the sample (the first point at or after it sees it)."""
     now = time.time()
     if now <= start:
         return None
@@ -116,10 +121,12 @@ def _first_count(client, start: float) -> float | None:
         coarse = client.range("cluster_replicas_peak", start, now + step, step=f"{step}s",
                               window=f"{step}s")
         point = coarse["timestamp"].min().timestamp()
+        recent = coarse["timestamp"].max().timestamp() >= now
         fine = max(60, math.ceil((step + 300) / FIRST_COUNT_POINTS / 60) * 60)
         near = client.range("cluster_replicas", point - step - 300, point, step=f"{fine}s")
-        # the first point that sees it: the sample lies within the step before
-        return max(start, near["timestamp"].min().timestamp() - fine)
+        seen = near["timestamp"].min().timestamp()  # the sample lies within the step before
+        exact = client.range("cluster_replicas", seen - fine, seen, step="1s")
+        return max(start, exact["timestamp"].min().timestamp()), recent
     except MetricsError:
         return None
 

@@ -2,11 +2,16 @@
 read "Prometheus at ... has no partition counts from 2026-10-31 to 2026-11-29 ... (pick
 a window its data covers ...)" while it held minutes of them, taken after the window's
 end at the top of the hour, and no window could work. The refusal now says when its
-counts begin and from when a forecast can be made; an hour later, with one day of peaks,
-it says the same instead of the growth fit's "need at least two days" (a BadInput the
-page showed as a bad knob). On a real Prometheus holding 40 minutes of counts."""
+counts begin and, while they go on, from when a forecast can be made; an hour later, with
+one day of peaks, it says the same instead of the growth fit's "need at least two days"
+(a BadInput the page showed as a bad knob). On a real Prometheus: 40 minutes of counts up
+to now, and an hour of them in 2024 (counts that stopped: nothing to wait for)."""
 
 from __future__ import annotations
+
+import math
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,59 +23,97 @@ from backend.services.cluster import ClusterSource
 from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.integration
-HOUR = 1_710_086_400  # 2024-03-10T16:00Z
-FIRST = HOUR + 3600 + 398  # the first scrape: 17:06:38
-LAST = FIRST + 40 * 60
+NAME = "kafka_server_replicamanager_partitioncount"
+OLD = 1_710_345_600  # 2024-03-13T16:00Z: an hour of counts from then, on the minute
+
+
+def minute(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))
+
+
+def prometheus(home, name: str, times) -> ClusterSource:
+    lines = [f"# TYPE {NAME} gauge"]
+    for b in ("1", "2", "3"):
+        lines += [f'{NAME}{{broker="{b}"}} 12 {t}' for t in times]
+    (home / f"{name}.om").write_text("\n".join([*lines, "# EOF", ""]))
+    return history_prometheus(home / f"{name}.om")
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory):
-    home = tmp_path_factory.mktemp("short-history")
-    name = "kafka_server_replicamanager_partitioncount"
-    lines = [f"# TYPE {name} gauge"]
-    for b in ("1", "2", "3"):
-        lines += [f'{name}{{broker="{b}"}} 12 {t}' for t in np.arange(FIRST, LAST, 15)]
-    (home / "short.om").write_text("\n".join([*lines, "# EOF", ""]))
-    with history_prometheus(home / "short.om") as prom:
-        yield ClusterSource("kafka", None, Limits(), prometheus_url=prom.url, metrics_ttl=0)
+def scraped(tmp_path_factory):
+    """Counts every 15 s from 40 minutes ago (first at hh:mm:38) to now, as Prometheus
+    scraping a new cluster holds; the source, the first count, the top of its hour (a
+    window ending there has none of them) and the first hour a day after it."""
+    home = tmp_path_factory.mktemp("scraped")
+    now = math.floor(time.time())
+    first = now - 2400 - (now - 2400) % 60 + 38
+    with prometheus(home, "scraped", np.arange(first, now - 5, 15)) as prom:
+        yield SimpleNamespace(
+            source=ClusterSource("kafka", None, Limits(), prometheus_url=prom.url,
+                                 metrics_ttl=0),
+            first=first, top=first // 3600 * 3600,
+            ready=math.ceil((first + 86_400) / 3600) * 3600)
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory):
+    """An hour of counts from OLD, none since (the recorded incident is so)."""
+    home = tmp_path_factory.mktemp("stopped")
+    with prometheus(home, "stopped", range(OLD, OLD + 3600, 30)) as prom:
+        yield ClusterSource("hour", None, Limits(), prometheus_url=prom.url, metrics_ttl=0)
 
 
 @pytest.mark.parametrize("days", capacity.WINDOWS)
-def test_counts_after_the_windows_end_say_when_they_begin(source, days):
+def test_counts_after_the_windows_end_say_when_they_begin(scraped, days):
     with pytest.raises(Unavailable) as e:
-        capacity.history(source, days, end=HOUR + 3600)  # the top of the hour before them
+        capacity.history(scraped.source, days, end=scraped.top)  # the hour before them
     said = str(e.value)
-    assert said.startswith(f"Partition history: Prometheus at {source.prometheus_url} has no "
-                           "partition counts from ")
-    assert " to 2024-03-10 17:00 UTC; its counts begin 2024-03-10 17:06 UTC (" in said
-    assert said.endswith(" ago), after the window's end: a forecast needs daily peaks of "
-                         "ReplicaManager PartitionCount on at least two days, so the first "
-                         "can be made as of about 2024-03-11 18:00 UTC"), said
+    assert said.startswith(f"Partition history: Prometheus at {scraped.source.prometheus_url}"
+                           " has no partition counts from ")
+    assert (f" to {minute(scraped.top)} UTC; its counts begin {minute(scraped.first)} UTC "
+            "(") in said, said
+    assert said.endswith(" minutes ago), after the window's end: a forecast needs daily peaks "
+                         "of ReplicaManager PartitionCount on at least two days, so the "
+                         f"first can be made as of about {minute(scraped.ready)} UTC"), said
 
 
-def test_one_day_of_counts_is_refused_the_same_way(source):
+def test_one_day_of_counts_is_refused_the_same_way(scraped):
     with pytest.raises(Unavailable) as e:
-        capacity.history(source, 7, end=HOUR + 2 * 3600)
+        capacity.history(scraped.source, 7, end=scraped.top + 3600)
     said = str(e.value)
-    assert "has partition counts on only 1 day from 2024-03-04 to 2024-03-10 18:00 UTC; its " \
-           "counts begin 2024-03-10 17:06 UTC (" in said
-    assert said.endswith("so the first can be made as of about 2024-03-11 18:00 UTC"), said
+    assert "has partition counts on only 1 day from " in said
+    assert f"; its counts begin {minute(scraped.first)} UTC (" in said
+    assert said.endswith(f"so the first can be made as of about {minute(scraped.ready)} UTC")
 
 
-def test_a_window_long_after_the_counts_still_says_it_has_none(source):
-    """The counts a day before a window that ends weeks later: nothing to wait for."""
+def test_counts_that_stopped_are_nothing_to_wait_for(stopped):
+    """A first count on the minute is that minute (the recorded incident's, 00:00:00, read
+    23:59), and a day with none since does not promise a forecast."""
     with pytest.raises(Unavailable) as e:
-        capacity.history(source, 7, end=HOUR + 30 * 86_400)
-    assert str(e.value).endswith("has no partition counts from 2024-04-03 to 2024-04-09 16:00 "
+        capacity.history(stopped, 7, end=OLD + 3600)
+    said = str(e.value)
+    assert "has partition counts on only 1 day from 2024-03-07 to 2024-03-13 17:00 UTC; its " \
+           "counts begin 2024-03-13 16:00 UTC (" in said, said
+    assert said.endswith(" days ago), and none are recent: a forecast needs daily peaks of "
+                         "ReplicaManager PartitionCount on at least two days (pick a window "
+                         "its data covers)"), said
+
+
+def test_one_day_in_a_window_past_it_has_nothing_to_wait_for(stopped):
+    with pytest.raises(Unavailable) as e:
+        # the points of 18:00: one day holds the hour and the 5 minutes Prometheus
+        # looks back past its last sample
+        capacity.history(stopped, 7, end=OLD + 3 * 86_400 + 7200)
+    assert str(e.value).endswith("has partition counts on only 1 day from 2024-03-10 to "
+                                 "2024-03-16 18:00 UTC: a forecast needs daily peaks of "
+                                 "ReplicaManager PartitionCount on at least two days (pick a "
+                                 "window its data covers)")
+
+
+def test_a_window_long_after_the_counts_still_says_it_has_none(stopped):
+    with pytest.raises(Unavailable) as e:
+        capacity.history(stopped, 7, end=OLD + 30 * 86_400)
+    assert str(e.value).endswith("has no partition counts from 2024-04-06 to 2024-04-12 16:00 "
                                  "UTC: a forecast needs daily peaks of ReplicaManager "
                                  "PartitionCount over those days (pick a window its data "
                                  "covers, or wait until it has been scraped for days)")
-
-
-def test_one_day_in_a_window_past_it_has_nothing_to_wait_for(source):
-    with pytest.raises(Unavailable) as e:
-        capacity.history(source, 7, end=HOUR + 3 * 86_400)
-    assert str(e.value).endswith("has partition counts on only 1 day from 2024-03-07 to "
-                                 "2024-03-13 16:00 UTC: a forecast needs daily peaks of "
-                                 "ReplicaManager PartitionCount on at least two days (pick a "
-                                 "window its data covers)")

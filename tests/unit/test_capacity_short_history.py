@@ -22,16 +22,21 @@ FIRST = HOUR + 60  # Prometheus's first partition count: after it
 
 
 class MinutesOfHistory:
-    """A Prometheus that has scraped the cluster since FIRST: no daily peak up to the top
-    of the hour, counts since."""
+    """A Prometheus that has scraped the cluster since FIRST, and still does: no daily
+    peak up to the top of the hour, counts since."""
 
     url = "http://prometheus.test:9090"
 
     def range(self, concept, start, end, step="15s", window="1m"):
         if concept == "partitions_per_broker_peak":
             raise MetricMissing("no series")
-        seen = pd.Timestamp(FIRST + 60, unit="s", tz="UTC")  # the first point that sees it
-        return pd.DataFrame({"timestamp": [seen], "value": [36.0]})
+        # the first point that sees it (by the second, at it), and the window's peaks go
+        # on to the point past now
+        seen = [FIRST if step == "1s" else FIRST + 60]
+        if concept == "cluster_replicas_peak":
+            seen.append(end)
+        return pd.DataFrame({"timestamp": pd.to_datetime(seen, unit="s", utc=True),
+                             "value": 36.0})
 
 
 def test_the_banner_and_the_exports_say_when_the_counts_begin(app, monkeypatch):  # noqa: F811
