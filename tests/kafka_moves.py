@@ -162,3 +162,14 @@ def raw_rates(raw, brokers: Iterable[int]) -> dict[str, dict[str, str]]:
         if rates:
             out[str(b)] = rates
     return out
+
+
+def delete_group(bootstrap: Iterable[str], group: str) -> None:
+    """Delete consumer group ``group`` when the cluster has it (a test's own, at its end)."""
+    from kafka import KafkaAdminClient
+    admin = KafkaAdminClient(bootstrap_servers=list(bootstrap))
+    try:
+        if any(g["group_id"] == group for g in admin.list_groups()):
+            admin.delete_groups([group])
+    finally:
+        admin.close()

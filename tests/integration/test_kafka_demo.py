@@ -12,7 +12,8 @@ import pytest
 from backend.services import plans
 from backend.store.store import open_store
 from backend.store.workflow import Actor
-from dashboard.demo_kafka import DEMO_THROTTLE, DRAINED, TOPICS, KafkaDemo
+from dashboard.demo_kafka import DEMO_THROTTLE, DRAINED, READERS, TOPICS, KafkaDemo
+from tests.kafka_moves import delete_group
 
 pytestmark = pytest.mark.integration
 
@@ -57,5 +58,6 @@ def test_the_kafka_demo_fills_its_topics_and_proposes_a_drain_of_broker_3(
         demo.stop(said.append)
         store.close()
         kafka_gateway.delete_topics(list(TOPICS))
+        delete_group(kafka_cluster.bootstrap_servers, READERS)  # the demo's own group
     assert any("stopped the producer" in line for line in said)
     assert kafka_cluster.live_brokers() == {1, 2, 3}  # the session's cluster is not stopped

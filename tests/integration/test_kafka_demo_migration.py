@@ -14,7 +14,6 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from kafka import KafkaAdminClient
 
 from backend.errors import Conflict
 from backend.localkafka import workload
@@ -25,7 +24,7 @@ from backend.store.store import open_store
 from dashboard import demo_kafka
 from dashboard.demo_kafka import KafkaDemo
 from tests.integration.kafka_prometheus import kafka_prometheus, poll
-from tests.kafka_moves import wait_until
+from tests.kafka_moves import delete_group, wait_until
 from tests.plan_helpers import APPROVER, OPERATOR
 
 pytestmark = pytest.mark.integration
@@ -136,10 +135,5 @@ def test_a_shrink_migration_in_the_kafka_demo_has_its_steps_confirmed_by_the_clu
             store.close()
         gw.delete_topics([t for t in (*TOPICS, NEW)
                           if gw.describe_topics([t], missing_ok=True)])
-        admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers)
-        try:
-            if any(g["group_id"] == GROUP for g in admin.list_groups()):
-                admin.delete_groups([GROUP])
-        finally:
-            admin.close()
+        delete_group(kafka_cluster.bootstrap_servers, GROUP)
     assert any(f"stopped consumer group '{GROUP}'" in line for line in said)

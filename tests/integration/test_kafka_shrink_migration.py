@@ -16,7 +16,6 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from kafka import KafkaAdminClient
 
 from backend.errors import Conflict
 from backend.gateways.config import parse_kafka
@@ -26,7 +25,7 @@ from backend.services import execution, plan_preview, plans, shrink_execution
 from backend.services.cluster import ClusterSource
 from backend.store.store import open_store
 from tests.integration.kafka_prometheus import poll
-from tests.kafka_moves import create_placed, delete_topics, producer, wait_until
+from tests.kafka_moves import create_placed, delete_group, delete_topics, producer, wait_until
 from tests.kafka_tools import kafka_group_lag
 from tests.plan_helpers import APPROVER, OPERATOR
 
@@ -54,12 +53,7 @@ def gw(kafka_cluster, kafka_gateway):
         own.close()
         kafka_gateway.alter_client_quota(None, CLIENT, None)
         delete_topics(kafka_gateway, [TOPIC, NEW, DRAINER])
-        admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers)
-        try:
-            if any(g["group_id"] == GROUP for g in admin.list_groups()):
-                admin.delete_groups([GROUP])
-        finally:
-            admin.close()
+        delete_group(kafka_cluster.bootstrap_servers, GROUP)
 
 
 def commit(bootstrap: list[str], offsets: dict[int, int]) -> None:

@@ -16,11 +16,12 @@ import threading
 import time
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer, TopicPartition
 
 from backend.errors import Unavailable
 from backend.localkafka import workload
 from backend.localkafka.workload import SteadyConsumer, SteadyProducer
+from tests.kafka_moves import delete_group
 
 pytestmark = pytest.mark.integration
 
@@ -51,9 +52,7 @@ def test_the_steady_producer_drops_a_deleted_topic_and_keeps_writing_the_others(
     raised: list[str] = []  # a thread of the producer's that ended on an exception
     monkeypatch.setattr(threading, "excepthook", lambda a: raised.append(a.thread.name))
     bootstrap = kafka_cluster.bootstrap_servers
-    created = kafka_gateway.create_topics([{"name": t, "partitions": n, "rf": 2}
-                                           for t, n in TOPICS.items()])
-    assert not [r for r in created if r["error"]]
+    _create(kafka_gateway, TOPICS)
     try:
         with SteadyProducer(bootstrap, TOPICS, rate=200_000, look=1.0) as writer:
             assert _wait(lambda: min(_ends(bootstrap, TOPICS).values()) >= 5, 60)
@@ -72,6 +71,13 @@ def test_the_steady_producer_drops_a_deleted_topic_and_keeps_writing_the_others(
         kafka_gateway.delete_topics([t for t in TOPICS if t != "wl-clicks"])
 
 
+def _create(gateway, topics: dict[str, int]) -> None:
+    """``topics`` (name -> partitions) created at replication factor 2."""
+    created = gateway.create_topics([{"name": t, "partitions": n, "rf": 2}
+                                     for t, n in topics.items()])
+    assert not [r for r in created if r["error"]], created
+
+
 def _offsets(bootstrap, topics: dict[str, int]) -> dict[TopicPartition, int]:
     """Each partition's end offset now."""
     c = KafkaConsumer(bootstrap_servers=list(bootstrap), client_id="wl-test")
@@ -86,15 +92,6 @@ def _written(bootstrap, topics: dict[str, int]) -> dict[str, int]:
     """Records in each topic now."""
     ends = _offsets(bootstrap, topics)
     return {t: sum(v for tp, v in ends.items() if tp.topic == t) for t in topics}
-
-
-def _delete_group(bootstrap, group: str) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=list(bootstrap))
-    try:
-        if any(g["group_id"] == group for g in admin.list_groups()):
-            admin.delete_groups([group])
-    finally:
-        admin.close()
 
 
 def _lags(gateway, topic: str) -> dict[str, int]:
@@ -114,9 +111,7 @@ def test_the_steady_producer_moves_a_topics_traffic_to_the_new_topic_once_it_exi
         kafka_cluster, kafka_gateway, caplog):
     caplog.set_level(logging.WARNING, logger=workload.__name__)
     bootstrap = kafka_cluster.bootstrap_servers
-    created = kafka_gateway.create_topics([{"name": t, "partitions": n, "rf": 2}
-                                           for t, n in MOVING.items()])
-    assert not [r for r in created if r["error"]]
+    _create(kafka_gateway, MOVING)
     told: dict[str, str] = {}
     try:
         with SteadyProducer(bootstrap, MOVING, rate=200_000, look=1.0,
@@ -128,9 +123,7 @@ def test_the_steady_producer_moves_a_topics_traffic_to_the_new_topic_once_it_exi
             time.sleep(2.5)  # two looks
             assert writer.moved == {}
             assert _written(bootstrap, MOVING)["wl-mv-clicks"] >= before + 20
-            created = kafka_gateway.create_topics([{"name": MOVED_TO, "partitions": 3,
-                                                    "rf": 2}])
-            assert not [r for r in created if r["error"]]
+            _create(kafka_gateway, {MOVED_TO: 3})
             assert _wait(lambda: writer.moved == {"wl-mv-clicks": MOVED_TO}, 30)
             time.sleep(1.0)  # the records sent before the move have landed
             old = _offsets(bootstrap, {"wl-mv-clicks": 2})
@@ -162,9 +155,7 @@ def test_the_steady_consumer_reads_the_old_topic_to_its_end_then_the_new_one(
         kafka_cluster, kafka_gateway, caplog):
     caplog.set_level(logging.WARNING, logger=workload.__name__)
     bootstrap = kafka_cluster.bootstrap_servers
-    created = kafka_gateway.create_topics([{"name": t, "partitions": n, "rf": 2}
-                                           for t, n in READING.items()])
-    assert not [r for r in created if r["error"]]
+    _create(kafka_gateway, READING)
     told: dict[str, str] = {}
     try:
         with SteadyProducer(bootstrap, READING, rate=200_000, look=1.0,
@@ -175,9 +166,7 @@ def test_the_steady_consumer_reads_the_old_topic_to_its_end_then_the_new_one(
             # the group commits what it reads: some lag now and then, never the whole log
             assert _wait(lambda: READERS in _lags(kafka_gateway, "wl-rd-clicks"), 60)
             assert readers.records > 0
-            created = kafka_gateway.create_topics([{"name": READ_TO, "partitions": 1,
-                                                    "rf": 2}])
-            assert not [r for r in created if r["error"]]
+            _create(kafka_gateway, {READ_TO: 1})
             told["wl-rd-clicks"] = READ_TO
             assert _wait(lambda: writer.moved == {"wl-rd-clicks": READ_TO}, 30)
             # the producer moved: the group reads the new topic beside the old one until
@@ -197,6 +186,6 @@ def test_the_steady_consumer_reads_the_old_topic_to_its_end_then_the_new_one(
                          "its end and left it"]
         assert kafka_gateway.group_lags("wl-rd-clicks") == {READERS: 0}
     finally:
-        _delete_group(bootstrap, READERS)
+        delete_group(bootstrap, READERS)
         kafka_gateway.delete_topics([t for t in (*READING, READ_TO)
                                      if kafka_gateway.describe_topics([t], missing_ok=True)])
