@@ -120,62 +120,64 @@ def cluster_chart(answer: dict) -> go.Figure:
 
 
 def brokers_to_add_text(answer: dict, by_label: str, rows: list[dict]) -> str:
-    """The forecast's answer for the date: first, when the replicas projected for it pass
-    max.partitions (``answer["cluster_limit"]``), that, when, and that brokers cannot
-    fix it; then brokers to add, likely and cautious; and, when the cluster's total fits
-    but a broker fills up before the date (``rows``: the time-to-limit table, most urgent
-    first), which broker and when."""
-    cluster = _cluster_limit_text(answer.get("cluster_limit"), by_label, rows)
-    brokers = _brokers_text(answer["brokers_to_add"], by_label, rows, cluster is not None)
-    return brokers if cluster is None else f"{cluster} {brokers}"
+    """The forecast's answer for the date: the replicas projected for it, likely and
+    cautious; first, when they pass max.partitions (``answer["cluster_limit"]``), that,
+    from when, and that brokers cannot fix it; then brokers to add; and, when the
+    cluster's total fits but a broker fills up before the date (``rows``: the
+    time-to-limit table, most urgent first), which broker and when."""
+    b = answer["brokers_to_add"]
+    likely, cautious = b["likely"], b["cautious"]
+    figures = (f"By {by_label}: {likely['replicas']:,} replicas likely "
+               f"({cautious['replicas']:,} cautious)")
+    cluster = _cluster_limit_text(answer.get("cluster_limit"), rows)
+    if cluster is None:
+        if b["broker_ceiling"] is None:
+            return "No max.broker.partitions: brokers are not limited by partition count."
+        return _full_broker(b, rows, f"{figures} on {_brokers(b)}.")
+    if b["broker_ceiling"] is None:
+        return (f"{figures}{cluster} No max.broker.partitions: brokers are not limited by "
+                "partition count.")
+    return _full_broker(b, rows, f"{figures}{cluster} Per broker (max.broker.partitions), "
+                                 f"on {_brokers(b)}.")
 
 
-def _cluster_limit_text(limit: dict | None, by_label: str, rows: list[dict]) -> str | None:
-    """max.partitions passed by the date, likely (or cautious only), and the date the
-    table gives for it (None: not passed). KIP-578 counts every broker's partitions
-    together against it and refuses CreateTopics and CreatePartitions past it
-    (POLICY_VIOLATION) whatever the broker count: adding brokers cannot help."""
+def _cluster_limit_text(limit: dict | None, rows: list[dict]) -> str | None:
+    """What follows the projected replicas when they pass max.partitions by the date,
+    likely (or cautious only), with the date the table gives for it (None: not passed).
+    KIP-578 counts every broker's partitions together against it and refuses CreateTopics
+    and CreatePartitions past it (POLICY_VIOLATION) whatever the broker count: adding
+    brokers cannot help."""
     if limit is None or not limit["cautious"]["over"]:
         return None
-    likely, cautious = limit["likely"], limit["cautious"]
     row = next((r for r in rows if r["scope"] == "cluster"
                 and r["limit_name"] == "max.partitions"), None)
-    on = None if row is None else row["date" if likely["over"] else "earliest"]
-    already = row is not None and row["days"] == 0
-    figures = (f"{likely['replicas']:,} replicas likely ({cautious['replicas']:,} cautious) "
-               f"against max.partitions = {limit['limit']:,}")
-    if already:
-        head = f"The cluster is over max.partitions already; by {by_label}: {figures}."
-    elif likely["over"]:
-        head = (f"The cluster passes max.partitions{f' on {on}' if on else ''}, before "
-                f"{by_label}: by then {figures}.")
+    mp = f"max.partitions = {limit['limit']:,}"
+    if row is not None and row["days"] == 0:
+        passed = f", over {mp} already."
+    elif limit["likely"]["over"]:
+        passed = f", past {mp}" + (f" from {row['date']}." if row and row["date"] else ".")
     else:
-        head = (f"The cluster may pass max.partitions by {by_label}"
-                f"{f' (cautious: from {on})' if on else ''}: {figures}.")
-    return (f"{head} Adding brokers cannot fix that: past max.partitions CreateTopics and "
+        passed = (f": the cautious figure passes {mp}"
+                  + (f", from {row['earliest']}." if row and row["earliest"] else "."))
+    return (f"{passed} Adding brokers cannot fix that: past max.partitions CreateTopics and "
             "CreatePartitions fail whatever the broker count (KIP-578); raise "
             "max.partitions or remove partitions.")
 
 
-def _brokers_text(b: dict, by_label: str, rows: list[dict], after_cluster: bool) -> str:
-    """Brokers to add by the date against max.broker.partitions (``after_cluster``: it
-    follows the max.partitions sentence, so it says it is the per-broker limit's)."""
-    if b["broker_ceiling"] is None:
-        return "No max.broker.partitions: brokers are not limited by partition count."
-    likely, cautious = b["likely"], b["cautious"]
-    add, safe = likely["brokers_to_add"], cautious["brokers_to_add"]
+def _brokers(b: dict) -> str:
+    """'9 brokers of 12,500: add 2 brokers (2 to be safe)' (against max.broker.partitions)."""
+    add, safe = b["likely"]["brokers_to_add"], b["cautious"]["brokers_to_add"]
     verdict = "no broker to add" if not (add or safe) else \
         f"add {add} broker{'' if add == 1 else 's'} ({safe} to be safe)"
-    if after_cluster:
-        text = (f"Against max.broker.partitions, {b['brokers_now']} brokers of "
-                f"{b['broker_ceiling']:,}: {verdict}.")
-    else:
-        text = (f"By {by_label}: {likely['replicas']:,} replicas likely "
-                f"({cautious['replicas']:,} cautious) on {b['brokers_now']} brokers of "
-                f"{b['broker_ceiling']:,}: {verdict}.")
+    return f"{b['brokers_now']} brokers of {b['broker_ceiling']:,}: {verdict}"
+
+
+def _full_broker(b: dict, rows: list[dict], text: str) -> str:
+    """``text``, and when no broker is to be added but one fills up before the date, which
+    and when."""
     full = next((r for r in rows if r["scope"].startswith("broker ") and r["date"]
                  and r["days"] <= b["days_ahead"]), None)
-    if full is None or likely["brokers_to_add"]:
+    if full is None or b["likely"]["brokers_to_add"]:
         return text
     return (f"{text} {full['scope'].capitalize()} reaches {full['limit_name']} first, on "
             f"{full['date']}: new replicas skip it from then (KIP-578), so rebalance before.")

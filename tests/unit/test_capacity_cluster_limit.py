@@ -44,14 +44,13 @@ BROKER_3 = {"scope": "broker 3", "limit_name": "max.broker.partitions", "days": 
             "date": "2026-12-21", "earliest": "2026-12-20"}
 
 
-def test_passing_max_partitions_comes_first_with_its_date_and_what_fixes_it():
+def test_passing_max_partitions_is_said_first_with_its_date_and_what_fixes_it():
     rows = [BROKER_3, cluster_row(160.3, "2027-05-09", "2027-05-03")]
     text = cap.brokers_to_add_text(demo_answer(127_187, 128_466, 2, 2), "2027-06-30", rows)
     assert text == (
-        "The cluster passes max.partitions on 2027-05-09, before 2027-06-30: by then "
-        "127,187 replicas likely (128,466 cautious) against max.partitions = 120,000. "
-        f"{CANNOT} Against max.broker.partitions, 9 brokers of 12,500: add 2 brokers "
-        "(2 to be safe).")
+        "By 2027-06-30: 127,187 replicas likely (128,466 cautious), past max.partitions = "
+        f"120,000 from 2027-05-09. {CANNOT} Per broker (max.broker.partitions), on 9 "
+        "brokers of 12,500: add 2 brokers (2 to be safe).")
 
 
 def test_when_only_the_cluster_limit_binds_no_broker_is_to_add():
@@ -59,24 +58,24 @@ def test_when_only_the_cluster_limit_binds_no_broker_is_to_add():
     cluster does not; and a broker filling first is still named."""
     rows = [BROKER_3, cluster_row(10.0, "2026-12-09", "2026-12-08")]
     text = cap.brokers_to_add_text(demo_answer(127_187, 128_466, 0, 0), "2027-06-30", rows)
-    assert text.startswith("The cluster passes max.partitions on 2026-12-09, before ")
-    assert text.endswith(f"{CANNOT} Against max.broker.partitions, 9 brokers of 12,500: no "
-                         "broker to add. Broker 3 reaches max.broker.partitions first, on "
-                         "2026-12-21: new replicas skip it from then (KIP-578), so "
+    assert text.startswith("By 2027-06-30: 127,187 replicas likely (128,466 cautious), past "
+                           "max.partitions = 120,000 from 2026-12-09. ")
+    assert text.endswith(f"{CANNOT} Per broker (max.broker.partitions), on 9 brokers of "
+                         "12,500: no broker to add. Broker 3 reaches max.broker.partitions "
+                         "first, on 2026-12-21: new replicas skip it from then (KIP-578), so "
                          "rebalance before.")
 
 
 def test_over_only_cautiously_or_already_over():
     rows = [cluster_row(250.0, "2027-08-06", "2027-06-20")]
     maybe = cap.brokers_to_add_text(demo_answer(119_000, 121_000, 0, 0), "2027-06-30", rows)
-    assert maybe.startswith("The cluster may pass max.partitions by 2027-06-30 (cautious: "
-                            "from 2027-06-20): 119,000 replicas likely (121,000 cautious) "
-                            f"against max.partitions = 120,000. {CANNOT}")
+    assert maybe.startswith("By 2027-06-30: 119,000 replicas likely (121,000 cautious): the "
+                            "cautious figure passes max.partitions = 120,000, from "
+                            f"2027-06-20. {CANNOT}")
     over = cap.brokers_to_add_text(demo_answer(130_000, 131_000, 2, 2), "2027-06-30",
                                    [cluster_row(0.0, "2026-11-29", "2026-11-29")])
-    assert over.startswith("The cluster is over max.partitions already; by 2027-06-30: "
-                           "130,000 replicas likely (131,000 cautious) against "
-                           "max.partitions = 120,000.")
+    assert over.startswith("By 2027-06-30: 130,000 replicas likely (131,000 cautious), over "
+                           f"max.partitions = 120,000 already. {CANNOT}")
 
 
 def test_under_max_partitions_the_line_is_as_it_was():
@@ -113,9 +112,9 @@ def test_the_page_and_the_csv_say_it_first(app, monkeypatch):  # noqa: F811
     finally:
         ctx.pop()
     said = text_of(said)
-    assert said.startswith("The cluster passes max.partitions on "), said
-    assert CANNOT in said and "Against max.broker.partitions, 2 brokers of 200: add " in said
     cluster = next(r for r in rows if r["scope"] == "cluster")
-    assert f"on {cluster['date']}, before " in said
+    assert said.startswith("By "), said
+    assert f", past max.partitions = 500 from {cluster['date']}. {CANNOT}" in said, said
+    assert "Per broker (max.broker.partitions), on 2 brokers of 200: add " in said
     _, csv = reports.capacity_documents(answer, label)
     assert f"# Brokers to add: {said}" in csv().splitlines()
