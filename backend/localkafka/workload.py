@@ -9,6 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Self
 
 from kafka import (
     KafkaAdminClient,
@@ -89,7 +90,33 @@ def fill(bootstrap: Sequence[str], topic: str, partitions: int, total_bytes: int
     return count * record_bytes
 
 
-class SteadyProducer:
+class _Daemon:
+    """A daemon thread running ``_run`` from ``start`` until ``stop`` (or the ``with``
+    block's end), which waits up to 30 s for it to end."""
+
+    def __init__(self, name: str) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class SteadyProducer(_Daemon):
     """A daemon thread writing ``rate`` bytes/s round-robin over the partitions of those of
     ``topics`` that exist, until ``stop``. It looks them up every ``look`` seconds: a topic
     deleted (a shrink migration's last step) is dropped with one log line, the others keep
@@ -116,23 +143,7 @@ class SteadyProducer:
         # changed in place, so another thread may read it
         self.moved: dict[str, str] = {}
         self._told: dict[str, str] = {}  # the last answer of ``moves``
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="railyard-producer",
-                                        daemon=True)
-
-    def start(self) -> SteadyProducer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def __enter__(self) -> SteadyProducer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__("railyard-producer")
 
     def _run(self) -> None:
         p = self._producer()
@@ -242,7 +253,7 @@ class SteadyProducer:
         self.errors += 1
 
 
-class SteadyConsumer:
+class SteadyConsumer(_Daemon):
     """A daemon thread reading ``topics`` for consumer group ``group``, each from its start,
     committing what it read (every second, and on leaving a topic), until ``stop``. It
     takes every partition itself (no group membership, so no rebalance ever holds its
@@ -269,23 +280,7 @@ class SteadyConsumer:
         self.left: frozenset[str] = frozenset()  # topics moved from, read to their end
         self._ends: dict[str, dict[TopicPartition, int]] = {}  # at the last look
         self._told: dict[str, str] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="railyard-consumer",
-                                        daemon=True)
-
-    def start(self) -> SteadyConsumer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def __enter__(self) -> SteadyConsumer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__("railyard-consumer")
 
     def _run(self) -> None:
         c = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group,
