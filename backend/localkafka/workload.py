@@ -101,6 +101,17 @@ class _Daemon:
     def _run(self) -> None:
         raise NotImplementedError
 
+    def _moves(self) -> Mapping[str, str]:
+        """What ``moves`` (a subclass's: {old topic: new}) says now; its last answer when
+        it fails (a store not answering): the traffic goes on where it went."""
+        if self.moves is not None:
+            try:
+                self._told = dict(self.moves())
+            except Exception as e:  # any
+                self.errors += 1
+                log.debug("%s: asking for moves failed: %s", self._thread.name, e)
+        return self._told
+
     def start(self) -> Self:
         self._thread.start()
         return self
@@ -200,7 +211,8 @@ class SteadyProducer(_Daemon):
         """(topic, partition) to write to, of the topics that exist now, each topic of
         ``topics`` at the topic its traffic moved to once that one exists; the last ones
         when the cluster does not answer (a broker restarting)."""
-        wanted = {t: follow(t, self._moves()) for t in self.topics}
+        moves = self._moves()  # asked once a look (a plan store read)
+        wanted = {t: follow(t, moves) for t in self.topics}
         at = {t: self.moved.get(t, t) for t in self.topics}
         try:
             live = existing_partitions(self.bootstrap,
@@ -231,16 +243,6 @@ class SteadyProducer(_Daemon):
                 log.warning("steady producer: topic '%s' is back: writing to it again", topic)
         return [(t, i) for t in targets if t in live and t not in self.dropped
                 for i in range(live[t])]
-
-    def _moves(self) -> Mapping[str, str]:
-        """What ``moves`` says now; its last answer when it fails (a store not answering)."""
-        if self.moves is not None:
-            try:
-                self._told = dict(self.moves())
-            except Exception as e:  # any: the traffic goes on where it went
-                self.errors += 1
-                log.debug("steady producer: asking for moves failed: %s", e)
-        return self._told
 
     def _drop(self, topic: str, why: str) -> None:
         """Stop writing to ``topic`` until a look finds it; one log line per drop."""
@@ -313,13 +315,8 @@ class SteadyConsumer(_Daemon):
     def _look(self, c: KafkaConsumer) -> dict[str, int]:
         """{topic: partitions} to read now: ``topics`` where their traffic goes, and the
         topics moved from until read to their end."""
-        if self.moves is not None:
-            try:
-                self._told = dict(self.moves())
-            except Exception as e:  # any: read on where it read
-                self.errors += 1
-                log.debug("steady consumer: asking for moves failed: %s", e)
-        targets = {follow(t, self._told) for t in self.topics}
+        moves = self._moves()
+        targets = {follow(t, moves) for t in self.topics}
         live = existing_partitions(self.bootstrap, sorted(self.reading | targets))
         reading = {t for t in self.reading | targets if t in live}
         for topic in sorted(reading & self.reading - targets):
