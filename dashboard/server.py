@@ -122,13 +122,23 @@ def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
                     interface=Interfaces.WSGI, workers=settings.workers,
                     blocking_threads=settings.threads, websockets=False,
                     log_level=LogLevels.warning, respawn_failed_workers=True)
-    announce(f"http://{settings.host}:{settings.port}")
+    logging.getLogger("_granian").addFilter(_intended_threads)
+    announce(f"http://{settings.host}:{settings.port} ({settings.workers} worker"
+             f"{'s' if settings.workers != 1 else ''} x {settings.threads} threads)")
     try:
         server.serve(target_loader=partial(_in_worker, loader, os.getpid()),
                      wrap_loader=False)
     finally:
         if executor is not None:
             executor.stop()
+
+
+def _intended_threads(record: logging.LogRecord) -> bool:
+    """Drop Granian's warning that ``server.threads`` exceeds 2 x CPUs + 1 (granian
+    server/mp.py, which says to ignore it when intended): a dashboard thread mostly waits
+    on Prometheus or Kafka, so threads beyond the cores are the point; the start line
+    says how many there are."""
+    return not record.getMessage().startswith("Configuration allows spawning up to")
 
 
 def _in_worker(loader: AppLoader, parent: int) -> Callable:
