@@ -10,6 +10,9 @@
 #   what CPU is left, at the lowest CPU and I/O priority.
 # pytest-xdist on two equal workers failed 2 runs in 4 (stale scrapes under load);
 # SCHED_IDLE was no better than nice 19 for the third.
+# - The second's Kafka tests end first (10 of the second's 18 minutes at 259 tests), so
+#   it then runs a few browser files that scrape nothing (LATE), one after another, while
+#   the second goes on with the rest: `make test` ends with its longest process.
 #
 # The logs of the second and third are printed after the first's; any failing fails
 # `make test` (and pytest fails when it collects no test).
@@ -17,17 +20,28 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 IDLE=(tests/unit tests/integration/test_spark_*.py tests/integration/test_capacity_fleet.py)
+LATE=(tests/e2e/test_pause_browser.py tests/e2e/test_execution_browser.py
+      tests/e2e/test_plan_facts_browser.py tests/e2e/test_dashboard_celery.py)
 mkdir -p var
 kafka_log=var/kafka-tests.log
 idle_log=var/idle-tests.log
 
 nice -n 19 ionice -c 3 "$PY" -m pytest -q -p no:cacheprovider "${IDLE[@]}" > "$idle_log" 2>&1 &
 idle=$!
-"$PY" -m pytest -q -p no:cacheprovider -m kafka "${IDLE[@]/#/--ignore=}" > "$kafka_log" 2>&1 &
+(
+  "$PY" -m pytest -q -p no:cacheprovider -m kafka "${IDLE[@]/#/--ignore=}"
+  on_kafka=$?
+  echo
+  echo "== ${LATE[*]} (after the tests on Apache Kafka, in the same process) =="
+  "$PY" -m pytest -q -p no:cacheprovider -m "not kafka" "${LATE[@]}"
+  late=$?
+  [ "$on_kafka" -eq 0 ] && [ "$late" -eq 0 ]
+) > "$kafka_log" 2>&1 &
 kafka=$!
 trap 'kill "$idle" "$kafka" 2>/dev/null' INT TERM
 
-"$PY" -m pytest -q -p no:cacheprovider -m "not kafka" "${IDLE[@]/#/--ignore=}"
+"$PY" -m pytest -q -p no:cacheprovider -m "not kafka" "${IDLE[@]/#/--ignore=}" \
+  "${LATE[@]/#/--ignore=}"
 rest=$?
 wait "$kafka"
 kafkas=$?
@@ -35,13 +49,13 @@ wait "$idle"
 idles=$?
 
 echo
-echo "== the tests on Apache Kafka (-m kafka; ran beside the tests above) =="
+echo "== the tests on Apache Kafka (-m kafka), then ${LATE[*]} (ran beside the tests above) =="
 cat "$kafka_log"
 echo
 echo "== ${IDLE[*]} (ran beside the tests above, at the lowest priority) =="
 cat "$idle_log"
 if [ "$rest" -ne 0 ] || [ "$kafkas" -ne 0 ] || [ "$idles" -ne 0 ]; then
-  echo "make test: failed (the tests above: exit $rest; on Apache Kafka: exit $kafkas;" \
+  echo "make test: failed (the tests above: exit $rest; on Apache Kafka and ${LATE[*]}: exit $kafkas;" \
        "${IDLE[*]}: exit $idles)"
   exit 1
 fi
