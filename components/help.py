@@ -18,7 +18,13 @@ TERMS = {
                 "broker spends copying throttled replicas (reassignments).",
     "safe band": "KIP-73 Q&A 4: a throttle T is safe when BytesIn < T < N - BytesIn/R: "
                  "above the write rate so the move finishes, below the network left for "
-                 "clients.",
+                 "clients (N: each broker's network capacity).",
+    "network capacity": "N, the bytes/s each broker's network carries each way. KIP-73's "
+                        "safe band tops at N - BytesIn/R, and the suggested throttle "
+                        "(kafka-kit's autothrottle) is 90% of what N leaves, at least "
+                        "10 MB/s. A plan's preview takes it from the cluster's config, "
+                        "adaptive_throttle.network_capacity, as the adaptive throttle does "
+                        "(1 GbE, 125 MB/s, where the config sets none).",
     "eta": "Observed ETA: bytes still to copy over how fast they shrank in the last 2 "
            "minutes (a past window: over the copy rate, which also carries new writes, so "
            "the move may take longer). Predicted ETA: the throttle engine's estimate (KIP-73's "

@@ -194,7 +194,11 @@ def propose():
                                                 configs=body.get("configs"), title=title)
         return _proposed(plan)
     snap = rt.snapshot_of(cluster)
-    draft = plan_kinds.draft_from_request(snap, body, drained.remembered(_store(), snap))
+    # the safe band and the suggested throttle (frozen when none is given) for the
+    # brokers' network as configured, which the adaptive throttle uses too
+    draft = plan_kinds.draft_from_request(
+        snap, body, drained.remembered(_store(), snap),
+        rt.cluster(cluster).adaptive_throttle.network_capacity)
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,

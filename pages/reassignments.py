@@ -134,8 +134,11 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         snap = cluster_snapshot(rt.source(cluster))
         throttle = fields.number(throttle_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
                                  unit="MB/s", empty="the suggested rate")
+        # the safe band and the suggested throttle (which Propose freezes) for the brokers'
+        # network as configured, which the adaptive throttle uses too
+        capacity = rt.cluster(cluster).adaptive_throttle.network_capacity
         if throttle is not None:
-            _refuse_past_network(throttle, rt.cluster(cluster).adaptive_throttle.network_capacity)
+            _refuse_past_network(throttle, capacity)
         # whole bytes/s (a LONG config, KIP-73), the figure Propose freezes: 12.3456789
         # MB/s previewed "--throttle 12345678" and froze 12345679, and 0.0000001 MB/s
         # previewed but was refused at Propose (0 B/s)
@@ -146,7 +149,8 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
             obj, filename = drafts.upload(upload_token)
             if obj is None:
                 raise BadInput("upload: choose a reassignment JSON file first")
-            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle, source=filename,
+            draft = plan_preview.from_kafka_json(snap, obj, throttle=throttle,
+                                                 network_capacity=capacity, source=filename,
                                                  drained=memory)
         else:
             draft = plan_preview.from_goal(snap, {
@@ -157,7 +161,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
                 "threshold": fields.number(threshold, "balance threshold",
                                            default=BALANCE_THRESHOLD,
                                            **GOAL_RANGES["threshold"])},
-                throttle=throttle, where="", drained=memory)
+                throttle=throttle, network_capacity=capacity, where="", drained=memory)
     except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
         return None, None, str(e), []
     except Unavailable as e:
@@ -190,8 +194,19 @@ def reassignment_preview(draft: plan_preview.Draft) -> list:
         return [banners.banner(f"Nothing to move: {draft.title}. The cluster already meets "
                                "the goal.", "info"), *preview_blocks.left_out(draft.preview)]
     return kinds.block(draft.kind, draft, [
-        html.H2(draft.title, className="plan-title"),
+        html.H2(draft.title, className="plan-title"), _network_line(draft.preview),
         plan_views.propose_row(auth.current_actor(), draft.title, draft.kind)])
+
+
+def _network_line(p: dict) -> html.P:
+    """Which network capacity the safe band and the suggested throttle assume, and where
+    the figure came from (preview passed the cluster's configured one): a reader of 1
+    GbE's figures on a cluster of 10 GbE brokers would not know why."""
+    return html.P([term("Network capacity", "network capacity"),
+                   f" {charts.rate_text(p['network_capacity'])} per broker each way, from "
+                   "this cluster's config (adaptive_throttle.network_capacity, 1 GbE unless "
+                   "set): the safe band's top and the suggested throttle assume it."],
+                  className="hint")
 
 
 def _cluster(search: str | None) -> str | None:

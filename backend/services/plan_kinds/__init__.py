@@ -33,11 +33,13 @@ def kind_of(name: str) -> PlanKind:
     return kind
 
 
-def draft_from_request(snap: Snapshot, body: Any,
-                       drained: dict[int, dict] | None = None) -> Draft:
+def draft_from_request(snap: Snapshot, body: Any, drained: dict[int, dict] | None = None,
+                       network_capacity: float | None = None) -> Draft:
     """The draft an API request asks for (POST /api/v1/plans), or BadInput naming the
     first thing wrong; a planner goal keeps the ``drained`` brokers empty
-    (services.drained.remembered)."""
+    (services.drained.remembered); a throttled kind's safe band and suggested throttle
+    are for brokers of ``network_capacity`` bytes/s (the cluster's configured
+    adaptive_throttle.network_capacity; None: the throttle engine's 1 GbE)."""
     if not isinstance(body, dict):
         raise BadInput("request: expected a JSON object with cluster and kind")
     drafted = [name for name, k in KINDS.items() if k.draft is not None]
@@ -45,7 +47,7 @@ def draft_from_request(snap: Snapshot, body: Any,
     if kind not in drafted:
         raise BadInput(f"kind: must be one of {', '.join(drafted)}, got {kind!r}")
     throttle = request_throttle(body)
-    made = KINDS[kind].draft(snap, body, throttle, drained)
+    made = KINDS[kind].draft(snap, body, throttle, drained, network_capacity)
     title = body.get("title")
     if title is not None:
         if not isinstance(title, str) or not title.strip() or len(title) > 200:

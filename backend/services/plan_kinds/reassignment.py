@@ -40,19 +40,23 @@ def affects(content: dict, _preview: dict, basis: dict) -> tuple[set[int], set[s
 
 
 def draft(snap: Snapshot, body: dict, throttle: float | None,
-          drained: dict[int, dict] | None = None) -> Draft:
+          drained: dict[int, dict] | None = None,
+          network_capacity: float | None = None) -> Draft:
     """Exactly one of plan (Kafka's reassignment JSON, whose replicas on a ``drained``
-    broker are a risk it names) or generate (a planner goal, which keeps them empty);
-    refused when it moves nothing (there would be nothing to approve)."""
+    broker are a risk it names) or generate (a planner goal, which keeps them empty),
+    its safe band and suggested throttle for brokers of ``network_capacity``; refused
+    when it moves nothing (there would be nothing to approve)."""
     given = [k for k in ("plan", "generate") if k in body]
     if len(given) != 1:
         raise BadInput("kind reassignment: give exactly one of plan (Kafka's "
                        "reassignment JSON) or generate (a planner goal)")
     if given == ["plan"]:
         made = plan_preview.from_kafka_json(snap, body["plan"], throttle=throttle,
+                                            network_capacity=network_capacity,
                                             drained=drained)
     else:
         made = plan_preview.from_goal(snap, body["generate"], throttle=throttle,
+                                      network_capacity=network_capacity,
                                       drained=drained)
     if made.empty:
         raise BadInput(f"{given[0]}: nothing to move on cluster '{snap.cluster}': "

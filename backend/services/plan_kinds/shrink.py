@@ -35,9 +35,10 @@ def basis(snap: Snapshot | None, content: dict) -> dict:
 
 
 def draft(snap: Snapshot, body: dict, _throttle: float | None,
-          drained: dict[int, dict] | None = None) -> Draft:
-    """A topic and the partitions to keep (a shrink runs without a throttle); its
-    migration leaves the ``drained`` brokers out."""
+          drained: dict[int, dict] | None = None,
+          _network_capacity: float | None = None) -> Draft:
+    """A topic and the partitions to keep (a shrink runs without a throttle, so the
+    network capacity does not matter); its migration leaves the ``drained`` brokers out."""
     if "plan" in body or "generate" in body:
         raise BadInput("kind shrink: give topic and partitions, not plan or generate")
     return plan_preview.from_shrink(snap, body.get("topic"), body.get("partitions"),
