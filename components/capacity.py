@@ -141,13 +141,31 @@ def brokers_to_add_text(answer: dict, by_label: str, rows: list[dict]) -> str:
                                  f"on {_brokers(b)}.")
 
 
+BROKERS_HEADING = "Brokers to add"
+CLUSTER_LIMIT_HEADING = "Cluster limit (max.partitions)"
+
+
+def answer_heading(answer: dict) -> str:
+    """What brokers_to_add_text's line is about, as the reports head it (the HTML and PDF
+    section, the CSV key): the cluster limit when the line leads with max.partitions, which
+    no broker added fixes ("Brokers to add" over "Adding brokers cannot fix that" read as a
+    contradiction), else brokers to add."""
+    return CLUSTER_LIMIT_HEADING if _passes(answer.get("cluster_limit")) else BROKERS_HEADING
+
+
+def _passes(limit: dict | None) -> bool:
+    """Whether the date's replicas pass max.partitions (services.capacity.cluster_limit),
+    cautiously at least: then the answer leads with it."""
+    return limit is not None and limit["cautious"]["over"]
+
+
 def _cluster_limit_text(limit: dict | None, rows: list[dict]) -> str | None:
     """What follows the projected replicas when they pass max.partitions by the date,
     likely (or cautious only), with the date the table gives for it (None: not passed).
     KIP-578 counts every broker's partitions together against it and refuses CreateTopics
     and CreatePartitions past it (POLICY_VIOLATION) whatever the broker count: adding
     brokers cannot help."""
-    if limit is None or not limit["cautious"]["over"]:
+    if not _passes(limit):
         return None
     row = next((r for r in rows if r["scope"] == "cluster"
                 and r["limit_name"] == "max.partitions"), None)
@@ -184,6 +202,19 @@ def _full_broker(b: dict, rows: list[dict], text: str) -> str:
 
 
 HISTORY = "Partition history"  # what services.capacity.history's Unavailable names
+# what its refusal for too few daily peaks says a forecast needs (services.capacity
+# ._too_little, every branch): the history is short, nothing is wrong with the cluster
+TOO_LITTLE = "a forecast needs daily peaks of ReplicaManager PartitionCount"
+
+
+def refusal_kind(error: BadInput | Unavailable) -> str:
+    """The banner kind (components.banners) of a refused forecast: a caveat, amber like
+    the page's other caveats, for a bad knob or too short a history (it was red, an alarm,
+    while the cluster was fine and Prometheus had only scraped it for hours); an error for
+    a source that did not answer or failed."""
+    short = (isinstance(error, Unavailable) and error.what == HISTORY
+             and TOO_LITTLE in error.detail)
+    return "warning" if isinstance(error, BadInput) or short else "error"
 
 
 def export_refusal(cluster: str, error: BadInput | Unavailable) -> str:

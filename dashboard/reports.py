@@ -81,15 +81,16 @@ def capacity_documents(answer: dict, label: str):
     frame = capacity.table_frame(answer)
     table = cap.report_table(frame)
     verdict = cap.brokers_to_add_text(answer, label, cap.table_records(frame))
+    heading = cap.answer_heading(answer)  # max.partitions when the line leads with it
     return (lambda: reports.html_document(
                 f"Capacity review: {answer['cluster']}", meta,
                 [("Time to each limit, most urgent first",
                   reports.readable(table, CAPACITY_COLUMNS)),
-                 ("Brokers to add", verdict),
+                 (heading, verdict),
                  reports.figure_section(cap.cluster_chart(answer)),
                  reports.figure_section(cap.broker_chart(answer))]),
             lambda: reports.csv_document(  # the answer line too: the page's first words
-                {**meta, "Brokers to add": verdict},
+                {**meta, heading: verdict},
                 {"time to limit": reports.plain(table, CAPACITY_COLUMNS)}))
 
 

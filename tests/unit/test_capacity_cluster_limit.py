@@ -117,4 +117,4 @@ def test_the_page_and_the_csv_say_it_first(app, monkeypatch):  # noqa: F811
     assert f", past max.partitions = 500 from {cluster['date']}. {CANNOT}" in said, said
     assert "Per broker (max.broker.partitions), on 2 brokers of 200: add " in said
     _, csv = reports.capacity_documents(answer, label)
-    assert f"# Brokers to add: {said}" in csv().splitlines()
+    assert f"# Cluster limit (max.partitions): {said}" in csv().splitlines()
