@@ -44,7 +44,7 @@ from backend.model.snapshot import Limits, Snapshot
 from backend.twin.deletions import PartitionDeletions
 from backend.twin.faults import GatewayFaults
 from backend.twin.quotas import MutationQuotas
-from backend.twin.replication import StepFlows, step
+from backend.twin.replication import StepFlows, fetch_overhead_rate, step
 from backend.twin.state import (
     DEFAULT_RETENTION_MS,
     MODE_NAMES,
@@ -111,7 +111,10 @@ class TwinCluster:
         n_b = snap.n_brokers
         self.counters = {k: np.zeros(n_b) for k in (
             "replication_in", "replication_out", "reassignment_in", "reassignment_out")}
-        self.throttled_rate = {"leader": np.zeros(n_b), "follower": np.zeros(n_b)}
+        # a snapshot is of a running cluster, whose followers already fetch: the leader side
+        # reads their response overhead before the first step (replication.py)
+        self.throttled_rate = {"leader": fetch_overhead_rate(self.state).copy(),
+                               "follower": np.zeros(n_b)}
         self.version = 0  # bumped whenever series (not just values) may change
         self._rates_cache: tuple[np.ndarray, np.ndarray] | None = None
 

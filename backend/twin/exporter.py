@@ -119,10 +119,13 @@ SENSOR_EXPIRY_MS = 3600 * 1000  # ClientQuotaManager.InactiveSensorExpirationTim
 
 
 def _sensor_alive(derived: dict, key: str, rate: np.ndarray, now_ms: int) -> np.ndarray:
-    """Whether each broker's KIP-73 byte-rate bean exists: Kafka creates the
-    LeaderReplication/FollowerReplication sensor when a broker first moves throttled bytes
-    (core .../ReplicationQuotaManager.scala record) and removes it after an hour without
-    any (its sensor expiry), so a throttle that is configured but idle has no series."""
+    """Whether each broker's KIP-73 byte-rate bean exists: Kafka creates a side's sensor on
+    its first record (core .../ReplicationQuotaManager.scala record) and removes it after an
+    hour without any (its sensor expiry). The leader side records every follower fetch
+    (core .../KafkaApis.scala handleFetchRequest, replication.fetch_overhead_rate), so its
+    bean exists wherever followers fetch; the follower side records throttled partitions'
+    bytes only (core .../ReplicaFetcherThread.scala processPartitionData), so a throttle
+    that is configured but idle has no follower series."""
     last = derived.setdefault(("throttle_seen_ms", key), np.full(len(rate), -1, np.int64))
     last[rate > 0] = now_ms
     return (last >= 0) & (now_ms - last < SENSOR_EXPIRY_MS)
@@ -138,7 +141,8 @@ _GAUGE_HELP = {
     "offline_partitions": "Partitions without a leader (every controller)",
     "global_partitions": "Partitions in the cluster (every controller)",
     "max_lag": "Largest follower lag on this broker, in messages",
-    "leader_byte_rate": "KIP-73 throttled bytes/s sent (leader side)",
+    "leader_byte_rate": "KIP-73 leader side bytes/s: throttled bytes sent plus every "
+                        "follower fetch's response overhead",
     "follower_byte_rate": "KIP-73 throttled bytes/s fetched (follower side)",
 }
 

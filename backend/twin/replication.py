@@ -12,7 +12,10 @@ Kafka's rules, as arrays over replicas (KIP-73, Kafka's ReplicationQuotaManager,
   what it wants, as Kafka's fetcher gives every partition its turn); unthrottled
   catch-up is bounded by the follower broker's network; what is not fetched stays lag,
   so a throttle below the write rate makes lag grow and the move never completes;
-- a follower whose lag reaches zero joins the ISR; replicas on dead brokers fall behind.
+- a follower whose lag reaches zero joins the ISR; replicas on dead brokers fall behind;
+- the leader side's byte-rate also records every follower fetch's response overhead,
+  throttled partitions or not (``fetch_overhead_rate``), so it never reads 0 while
+  followers fetch; the follower side records throttled partitions' bytes only.
 """
 
 from __future__ import annotations
@@ -25,6 +28,27 @@ from backend.twin.state import READ_WRITE, TwinState
 
 CAUGHT_UP_BYTES = 1.0  # below one byte of lag a follower is at the log end
 
+# The leader's LeaderReplication sensor records every follower fetch, throttled or not:
+# KafkaApis.handleFetchRequest calls quotas.leader.record(sizeOfThrottledPartitions(...))
+# for each fetch from a follower, and sizeOfThrottledPartitions is FetchResponse.sizeOf over
+# the throttled partitions only (core/src/main/scala/kafka/server/KafkaApis.scala). With
+# none, sizeOf is still 4 (its size prefix) plus the response body without partitions
+# (clients/src/main/java/org/apache/kafka/common/requests/FetchResponse.java). A replica
+# fetcher sends fetch version 12 or later on every KRaft metadata version
+# (MetadataVersion.fetchRequestVersion, RemoteLeaderEndPoint.buildFetch), all flexible
+# versions of clients/src/main/resources/common/message/FetchResponse.json: ThrottleTimeMs
+# int32, ErrorCode int16, SessionId int32, Responses a compact array (an unsigned varint
+# length + 1: one byte for none) and the tagged-field count (one byte: NodeEndpoints is
+# tagged and empty in sizeOf).
+EMPTY_FETCH_RESPONSE_BYTES = 4 + 4 + 2 + 4 + 1 + 1
+# replica.fetch.wait.max.ms and replica.fetch.min.bytes (1) by default
+# (server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java): with no
+# new byte the leader holds a follower's fetch this long (ReplicaManager.fetchMessages ->
+# DelayedFetch), and the fetcher sends the next one at once (AbstractFetcherThread
+# backs off only when it has no partition to fetch)
+REPLICA_FETCH_WAIT_MAX_MS = 500
+IDLE_FETCHES_PER_SECOND = 1000 / REPLICA_FETCH_WAIT_MAX_MS
+
 
 @dataclass
 class StepFlows:
@@ -34,7 +58,8 @@ class StepFlows:
     replication_out: np.ndarray
     reassignment_in: np.ndarray
     reassignment_out: np.ndarray
-    leader_throttled: np.ndarray  # bytes of throttled partitions sent (leader side)
+    leader_throttled: np.ndarray  # bytes the leader side records: throttled partitions'
+    # bytes sent plus every follower fetch's response overhead (fetch_overhead_rate)
     follower_throttled: np.ndarray  # bytes of throttled partitions received (follower side)
     produced: np.ndarray  # per partition
 
@@ -48,6 +73,25 @@ def partition_rates(state: TwinState, topic_factor: np.ndarray) -> np.ndarray:
     open_ = np.bincount(snap.part_topic, weights=base * writable, minlength=snap.n_topics)
     scale = np.divide(total, open_, out=np.zeros_like(total), where=open_ > 0)
     return base * writable * scale[snap.part_topic]
+
+
+def fetch_overhead_rate(state: TwinState) -> np.ndarray:
+    """Bytes/s of follower-fetch response overhead each broker's leader side records:
+    one replica fetcher per follower broker and leader broker (num.replica.fetchers = 1,
+    ReplicationConfigs.java) for every live broker holding a follower of a partition the
+    broker leads, each fetching IDLE_FETCHES_PER_SECOND times, EMPTY_FETCH_RESPONSE_BYTES
+    each. It is the idle floor: under writes Kafka answers a fetch as soon as a byte is
+    there, so a busy broker's followers fetch more often and it records more. Kafka also
+    checks leader.replication.throttled.rate against this sensor, overhead included; the
+    twin's throttle arithmetic (step) leaves the overhead out, tens of bytes/s a fetcher."""
+    def compute():
+        n_b = state.snap.n_brokers
+        lead_b, rb = state.replica_leader_broker, state.snap.replica_broker
+        fetching = ~state.is_leader_replica & (lead_b >= 0) & state.alive[rb]
+        pairs = np.unique(lead_b[fetching].astype(np.int64) * n_b + rb[fetching])
+        fetchers = np.bincount(pairs // n_b, minlength=n_b)
+        return fetchers * IDLE_FETCHES_PER_SECOND * EMPTY_FETCH_RESPONSE_BYTES
+    return state.cached("fetch_overhead_rate", compute)
 
 
 def throttle_flags(state: TwinState, leader_rate: np.ndarray,
@@ -156,7 +200,8 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
         reassignment_in=np.bincount(rb[adding_idx], weights=got[adding_idx], minlength=n_b),
         reassignment_out=np.bincount(lead_b[adding_idx], weights=got[adding_idx],
                                      minlength=n_b),
-        leader_throttled=np.bincount(np.maximum(lead_b, 0), weights=got * lthr, minlength=n_b),
+        leader_throttled=np.bincount(np.maximum(lead_b, 0), weights=got * lthr, minlength=n_b)
+        + fetch_overhead_rate(state) * dt,
         follower_throttled=np.bincount(rb, weights=got * fthr, minlength=n_b),
         produced=produced,
     )

@@ -15,6 +15,7 @@ from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.exporter import Exporters, TwinCollector
 from backend.twin.gateway import TwinGateway
 from backend.twin.generate import generate_snapshot
+from backend.twin.replication import EMPTY_FETCH_RESPONSE_BYTES, IDLE_FETCHES_PER_SECOND
 from backend.twin.scenario import move_plan, throttled_reassign
 
 
@@ -121,14 +122,20 @@ def test_quota_principals_are_encoded_as_kafkas_mbean_tags():
     assert told[2] > 0
 
 
-def test_replication_byte_rate_exists_only_after_throttled_traffic():
-    """KIP-73's LeaderReplication/FollowerReplication sensors are made on a broker's first
-    throttled bytes: a configured but idle throttle exports no byte-rate series."""
+def test_replication_byte_rate_exists_as_kafkas_sensors_do():
+    """KIP-73's FollowerReplication sensor is made on a broker's first throttled bytes: a
+    configured but idle throttle exports no follower series. The LeaderReplication one
+    records every follower fetch's response overhead, throttled or not (KafkaApis's
+    sizeOfThrottledPartitions), so every broker that leads a replicated partition exports
+    it, at the idle fetch floor."""
     twin = TwinCluster(generate_snapshot(3, 0, 2, 6, 3, seed=1), TwinSettings(seed=1))
-    names = {s[0] for b in twin.snap.broker_ids.tolist()
-             for s in samples(TwinCollector(twin, b, STRIMZI).exposition())}
-    assert STRIMZI.leader_byte_rate not in names
-    assert STRIMZI.follower_byte_rate not in names
+    got = {b: {s[0]: s[2] for s in samples(TwinCollector(twin, b, STRIMZI).exposition())}
+           for b in twin.snap.broker_ids.tolist()}
+    leaders = set(twin.snap.broker_ids[twin.state.leader].tolist())
+    floor = 2 * IDLE_FETCHES_PER_SECOND * EMPTY_FETCH_RESPONSE_BYTES  # RF 3: 2 followers
+    assert {b: g[STRIMZI.leader_byte_rate] for b, g in got.items()
+            if STRIMZI.leader_byte_rate in g} == dict.fromkeys(leaders, floor)
+    assert not any(STRIMZI.follower_byte_rate in g for g in got.values())
     busy = busy_twin()  # leaders 1-3 send throttled bytes; 4 is down, 5 and 6 send none
     for b in busy.snap.broker_ids.tolist():
         pos = int(busy.snap.broker_positions([b])[0])
