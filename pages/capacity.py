@@ -115,8 +115,7 @@ def draw(window, growth, add, mbp, mp, topic, by, view):
         state = capacity_view.parse_view({**values, **view})
         answer, label = reports.capacity_answer(state)
     except (BadInput, Unavailable) as e:
-        level = "warning" if isinstance(e, BadInput) else "error"
-        return ([banners.banner(str(e), level)], "", [], *_no_charts(),
+        return ([banners.banner(str(e), cap.refusal_kind(e))], "", [], *_no_charts(),
                 *cap.export_links(cap.export_refusal(view["cluster"], e), len(EXPORT_IDS)))
     notes = [banners.banner(f"The forecast ran without the cluster: {answer['warning']}.",
                             "warning")] if answer.get("warning") else []
