@@ -114,7 +114,9 @@ def rules(t: AlertTarget) -> list[dict]:
     # it reads 0 without a throttle. The leader side never does: every follower fetch's
     # response overhead is recorded, throttled partitions or not (KafkaApis's
     # sizeOfThrottledPartitions: FetchResponse.sizeOf over none of them is still its
-    # header), about 125 B/s per broker on an idle 3-broker cluster.
+    # header: 16 B at fetch v12+), 64 B/s per broker on an idle 3-broker cluster (two
+    # followers, each fetch held replica.fetch.wait.max.ms = 500 ms), more while producers
+    # write (fetches return sooner: about 125 B/s on the Kafka demo).
     throttled = f"(sum({q('follower_throttled_rate')}) > 0)"
     moving = f"(sum({q('reassigning_per_broker')}) > 0)"
     out.append(_alert(
