@@ -125,6 +125,19 @@ class GroupReader(Protocol):
         read of it (kafka-consumer-groups --describe's LAG, summed): group -> records."""
 
 
+@runtime_checkable
+class ReplicaSizeReader(Protocol):
+    """A cluster that reports each replica's log size on its broker (Apache Kafka's
+    DescribeLogDirs, KIP-113; the twin): a replica a reassignment adds starts empty and
+    its log grows as it copies, so its size is what the move has copied to it."""
+
+    def replica_sizes(self, wanted: dict[int, list[tuple[str, int]]]
+                      ) -> dict[tuple[str, int, int], int]:
+        """{(topic, partition, broker): bytes} of the replicas ``wanted`` names per broker
+        id (only those brokers are asked, and only of those partitions); a replica the
+        broker does not report is absent."""
+
+
 def can_delete_partitions(gw: ClusterReader) -> bool:
     """The capability a shrink's execution asks for: a gateway that implements the KIP's
     calls and a cluster that has them enabled."""

@@ -189,6 +189,17 @@ def delete_topics_request(names: list[str], timeout_ms: int) -> DeleteTopicsRequ
         timeout_ms=timeout_ms)
 
 
+def describe_log_dirs_request(partitions: list[tuple[str, int]]) -> DescribeLogDirsRequest:
+    """DescribeLogDirs of only ``partitions`` (KIP-113's topic filter, as kafka-log-dirs
+    --describe --topic-list asks), not every log the broker holds."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, pid in sorted(set(partitions)):
+        by_topic.setdefault(topic, []).append(pid)
+    T = DescribeLogDirsRequest.DescribableLogDirTopic
+    return DescribeLogDirsRequest(topics=[T(topic=t, partitions=ps)
+                                          for t, ps in by_topic.items()])
+
+
 def describe_client_quotas_request() -> DescribeClientQuotasRequest:
     """Every quota entity (no filter component, not strict), as kafka-configs --describe
     --entity-type users --entity-type clients asks for all of them."""
@@ -268,6 +279,15 @@ def reassignments_from(resp: Any) -> list[dict]:
             for t in sorted(resp.topics, key=lambda t: t.name)
             for p in sorted(t.partitions, key=lambda p: p.partition_index)
             if p.adding_replicas or p.removing_replicas]
+
+
+def log_sizes_from(resp: Any) -> list[tuple[str, int, int]]:
+    """(topic, partition, bytes) of each replica a DescribeLogDirs answer reports: its
+    current log in each log dir that answered, not the future one an intra-broker move
+    (AlterReplicaLogDirs) copies to (an offline log dir has nothing to report)."""
+    return [(t.name, p.partition_index, p.partition_size)
+            for d in resp.results if not d.error_code
+            for t in d.topics for p in t.partitions if not p.is_future_key]
 
 
 def reassign_outcome(resp: Any, cancelling: bool) -> tuple[list[str], list[tuple]]:
@@ -631,17 +651,27 @@ class KafkaGateway:
             for node in [b["id"] for b in self.describe_cluster()["brokers"] if b["alive"]]:
                 resp = self._send("DescribeLogDirs", DescribeLogDirsRequest(topics=None), node,
                                   read=True)
-                for d in resp.results:
-                    if d.error_code:
-                        continue  # an offline log dir has nothing to report
-                    for t in d.topics:
-                        for p in t.partitions:
-                            if not p.is_future_key:
-                                key = (t.name, p.partition_index)
-                                sizes[key] = max(sizes.get(key, 0), p.partition_size)
+                for topic, pid, size in log_sizes_from(resp):
+                    sizes[(topic, pid)] = max(sizes.get((topic, pid), 0), size)
         except Unavailable as e:
             notes.append(f"log sizes unknown (0): {e}")
             return {}
+        return sizes
+
+    def replica_sizes(self, wanted: dict[int, list[tuple[str, int]]]
+                      ) -> dict[tuple[str, int, int], int]:
+        """DescribeLogDirs of the partitions ``wanted`` names per broker, sent to those
+        brokers only (each answers for its own logs): Unavailable when one does not
+        answer or refuses, as a whole."""
+        sizes: dict[tuple[str, int, int], int] = {}
+        for node, partitions in sorted(wanted.items()):
+            if not partitions:
+                continue
+            resp = self._send("DescribeLogDirs", describe_log_dirs_request(partitions),
+                              int(node), read=True)
+            self._refused("DescribeLogDirs", resp.error_code)
+            sizes.update({(topic, pid, int(node)): size
+                          for topic, pid, size in log_sizes_from(resp)})
         return sizes
 
     def _retention(self, names: list[str], notes: list[str]) -> list[int]:

@@ -23,10 +23,11 @@ from backend.errors import BadInput, Conflict, Unavailable
 from backend.executor.guards import WINDOW
 from backend.executor.journal import at
 from backend.executor.thread import ExecutorThread, GatewayOf
+from backend.gateways.base import ReplicaSizeReader
 from backend.metrics.client import MetricsError
 from backend.model.snapshot import Snapshot
 from backend.services import monitoring, plan_preview, plans
-from backend.services.cluster import ClusterSource
+from backend.services.cluster import ClusterSource, cluster_read
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store.executions import (
     ACTIVE,
@@ -140,9 +141,10 @@ def progress(store: Store, plan_id: int, now: float | None = None,
 
     Both count a partition when it finishes. With the cluster's ``source`` (its Prometheus
     and gateway), a batch in flight also has ``copy_rate``: the bytes/s its receiving
-    brokers copy now, as Kafka counts them (copy_rate_now); the observed ETA falls back
-    on it while no partition has finished (``observed_eta_basis`` says which rate it
-    used, ``observed_eta_why`` why there is none). Without a source (or with no batch in
+    brokers copy now, as Kafka counts them (copy_rate_now), and ``copy_rate["copied"]``
+    what their new replicas hold already; the observed ETA falls back on them while no
+    partition has finished (``observed_eta_basis`` says which rate it used,
+    ``observed_eta_why`` why there is none). Without a source (or with no batch in
     flight) ``copy_rate`` is None and Prometheus is not asked."""
     now = time.time() if now is None else now
     records = ExecutionRecords(store)
@@ -171,9 +173,11 @@ def progress(store: Store, plan_id: int, now: float | None = None,
     } for b in batches]
     eta = 0.0 if ex.state == "completed" else None  # no ETA once failed or cancelled
     plan = plans.summary(store, plan_id)
+    running = [b for b in batches if b["state"] == "running"]
     copying = source is not None and ex.state in COPYING and kind_of(plan.kind).throttled \
-        and any(b["state"] == "running" for b in batches)
-    live = copy_rate_now(source, records, ex) if copying else None
+        and bool(running)
+    live = copy_rate_now(source, records, ex, running[0]["bytes_total"]
+                         - running[0]["bytes_done"]) if copying else None
     observed, basis, why = observed_eta(elapsed, remaining, rate, partitions_done,
                                         ex.partitions_total, live) \
         if ex.state in ACTIVE else (eta, None, None)
@@ -238,20 +242,27 @@ def observed_eta(elapsed: float, bytes_left: int, rate: float | None, partitions
     partition is done. Before that (the first partitions still copy, or only empty ones
     finished: their pace says nothing of the bytes left, and an ETA from it grew with the
     clock, 1m 25s to 4m 2s, on the Apache Kafka demo) the bytes left at the live copy rate
-    (``live``, copy_rate_now; at most the copy done of the partitions in flight too long),
-    or None with the reason in words: never a time with no rate behind it."""
+    (``live``, copy_rate_now), less what the new replicas of the partitions in flight
+    already hold (``live["copied"]``: without it the ETA reads high by up to the batch's
+    time so far), or None with the reason in words: never a time with no rate behind it."""
     if rate or bytes_left <= 0 or partitions_done >= partitions_total:
         eta = observed_left(elapsed, bytes_left, rate, partitions_done, partitions_total)
         return eta, None if eta is None else FINISHED, None
     nothing = "no bytes counted yet (a partition's count when it finishes)"
     if live is None:
         return None, None, nothing
-    if live["bytes_per_second"]:
-        return bytes_left / live["bytes_per_second"], COPY_RATE, None
-    return None, None, f"{nothing} and {live['why'] or 'nothing copied in the last minute'}"
+    if not live["bytes_per_second"]:
+        return None, None, \
+            f"{nothing} and {live['why'] or 'nothing copied in the last minute'}"
+    left = bytes_left - (live.get("copied") or 0)
+    if left <= 0:
+        return None, None, (f"{nothing} and the partitions in flight hold all the bytes the "
+                            "plan counted (producers wrote to them since)")
+    return left / live["bytes_per_second"], COPY_RATE, None
 
 
-def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Execution) -> dict:
+def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Execution,
+                  batch_bytes: int) -> dict:
     """How fast the batch in flight copies now, from what the cluster reports: Kafka's
     ReassignmentBytesInPerSec (KIP-542; kafka.server:type=BrokerTopicMetrics, counted by
     the receiving broker's fetcher as it appends reassignment bytes: core
@@ -259,10 +270,17 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
     .reassignment_rates, the /throttles page's series), summed over the brokers receiving
     the batch's partitions (the ``adding`` replicas Kafka lists in flight; every broker's
     when the gateway does not answer). {bytes_per_second (None when not known), brokers
-    (None: all), why (None, or why not known, in words)}: never a rate Prometheus did not
-    report."""
-    into = _receiving(source, records, ex)
-    out = {"bytes_per_second": None, "brokers": into, "why": None}
+    (None: all), why (None, or why not known, in words), copied, copied_why}: never a rate
+    Prometheus did not report. With a rate, ``copied`` is what those adding replicas'
+    logs hold (copied_in_flight), at most ``batch_bytes`` (the batch's bytes, as sized
+    when it started, not yet counted: producers grow logs as they move, and the plan's
+    other bytes are other batches'); None with ``copied_why`` when the cluster cannot
+    say."""
+    moves = _batch_moves(source, records, ex)
+    into = None if moves is None else sorted(
+        {str(b) for m in moves for b in m.get("adding") or ()}, key=lambda b: (len(b), b))
+    out = {"bytes_per_second": None, "brokers": into, "why": None, "copied": None,
+           "copied_why": None}
     if into == []:
         return out | {"why": "Kafka lists none of the batch's partitions in flight"}
     try:
@@ -278,7 +296,33 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
         which = "any broker" if into is None else \
             f"broker{'s' if len(into) > 1 else ''} {', '.join(into)}"
         return out | {"why": f"Prometheus has no reassignment bytes yet for {which}"}
-    return out | {"bytes_per_second": float(sum(seen))}
+    copied, copied_why = copied_in_flight(source, moves)
+    return out | {"bytes_per_second": float(sum(seen)), "copied_why": copied_why,
+                  "copied": None if copied is None else min(copied, batch_bytes)}
+
+
+def copied_in_flight(source: ClusterSource, moves: list[dict] | None
+                     ) -> tuple[int | None, str | None]:
+    """(bytes, None): what the new replicas of the partitions in flight (``moves``, with
+    their ``adding`` brokers) hold now, by the cluster's own count (Kafka's DescribeLogDirs,
+    KIP-113: an adding replica's log grows as its fetcher copies it, core
+    .../server/ReplicaFetcherThread.scala), asked of the adding brokers about those
+    partitions only; or (None, why in words) when the cluster cannot say."""
+    gw = source.gateway
+    if moves is None:
+        return None, "the moves in flight not known"
+    if not isinstance(gw, ReplicaSizeReader):
+        return None, "the gateway reads no replica log sizes"
+    wanted: dict[int, list[tuple[str, int]]] = {}
+    for m in moves:
+        for b in m.get("adding") or ():
+            wanted.setdefault(int(b), []).append((m["topic"], int(m["partition"])))
+    question = f"replica sizes {sorted((b, sorted(ps)) for b, ps in wanted.items())}"
+    try:
+        sizes = cluster_read(source, question, lambda: gw.replica_sizes(wanted))
+    except Unavailable as e:
+        return None, f"log sizes not read: {e.detail}"
+    return sum(sizes.get((t, p, b), 0) for b, ps in wanted.items() for t, p in ps), None
 
 
 # (sha256, plan id, start, batch) -> the batch's partitions
@@ -286,10 +330,10 @@ _BATCHES: dict[tuple[str, int, float, int], frozenset] = {}
 _MOST_BATCHES = 256
 
 
-def _receiving(source: ClusterSource, records: ExecutionRecords,
-               ex: Execution) -> list[str] | None:
-    """The brokers receiving the batch in flight's partitions, as Kafka lists its moves in
-    flight (broker ids as Prometheus labels them); None when the gateway cannot say."""
+def _batch_moves(source: ClusterSource, records: ExecutionRecords,
+                 ex: Execution) -> list[dict] | None:
+    """The batch in flight's partitions as Kafka lists its moves in flight ({topic,
+    partition, adding, ...}); None when the gateway cannot say."""
     if source.gateway is None:
         return None
     moves = monitoring.in_flight(source)
@@ -298,8 +342,7 @@ def _receiving(source: ClusterSource, records: ExecutionRecords,
     mine = _batch_partitions(records, ex)
     if mine is None:
         return None
-    return sorted({str(b) for m in moves if (m["topic"], int(m["partition"])) in mine
-                   for b in m.get("adding") or ()}, key=lambda b: (len(b), b))
+    return [m for m in moves if (m["topic"], int(m["partition"])) in mine]
 
 
 def _batch_partitions(records: ExecutionRecords, ex: Execution) -> frozenset | None:

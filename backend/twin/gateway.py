@@ -73,6 +73,27 @@ class TwinGateway:
     def topics_assignment(self, names: list[str]) -> Snapshot:
         return self.twin.assignment().only_topics(names)
 
+    def replica_sizes(self, wanted: dict[int, list[tuple[str, int]]]
+                      ) -> dict[tuple[str, int, int], int]:
+        """As DescribeLogDirs answers: a replica's log is the leader's less what it still
+        lags (an adding replica starts empty and grows as it copies); only the replicas
+        asked for are looked at, and one the twin does not have is absent."""
+        out: dict[tuple[str, int, int], int] = {}
+        with self.twin.lock:
+            snap, st = self.twin.snap, self.twin.state
+            for broker, partitions in wanted.items():
+                for topic, pid in partitions:
+                    if not snap.has_topic(topic) or not 0 <= pid < \
+                            snap.topic_partition_count(snap.topic_index(topic)):
+                        continue
+                    row = snap.partition_row(topic, pid)
+                    first = int(snap.replica_offsets[row])
+                    on = snap.replicas_of(row)
+                    if int(broker) in on:
+                        lag = st.lag[first + on.index(int(broker))]
+                        out[(topic, pid, int(broker))] = max(int(st.log_size[row] - lag), 0)
+        return out
+
     def _read_fault(self, op: str) -> None:
         """A fault on a read is Unavailable, as the Kafka gateway answers a refused read."""
         try:

@@ -137,8 +137,14 @@ def _eta_line(p: dict) -> str:
         return f"no ETA: {p['state']}, nothing more will move"
     predicted = f"ETA predicted {_duration(p['predicted_eta_seconds'])}"
     if p.get("observed_eta_basis") == "copy rate":
+        live = p.get("copy_rate") or {}
+        left = (f"the bytes not yet copied: {_bytes(live['copied'])} already in the new "
+                "replicas, by their log sizes") if live.get("copied") is not None else (
+            "the bytes not yet counted: none has finished" + (
+                f"; what the partitions in flight copied is not known "
+                f"({live['copied_why']})" if live.get("copied_why") else ""))
         return (f"{predicted}, observed {_duration(p['observed_eta_seconds'])} at the copy "
-                "rate now (the bytes not yet counted: none has finished)")
+                f"rate now ({left})")
     if p["observed_eta_seconds"] is None and p.get("observed_eta_why"):
         return f"{predicted}, observed: none yet, {p['observed_eta_why']}"
     return f"{predicted}, observed {_duration(p['observed_eta_seconds'])}"
