@@ -97,7 +97,7 @@ def capacity_documents(answer: dict, label: str):
 def capacity_meta(answer: dict) -> dict[str, str]:
     s = answer["scenario"]
     knobs = [f"growth +{s['growth_pct_month']:g}%/month" if s["growth_pct_month"] else "",
-             f"{s['add_brokers']} brokers added" if s["add_brokers"] else "",
+             f"{charts.counted(s['add_brokers'], 'broker')} added" if s["add_brokers"] else "",
              f"max.broker.partitions raised to {s['max_broker_partitions']}"
              if s["max_broker_partitions"] is not None else "",
              f"max.partitions raised to {s['max_partitions']}"

@@ -68,7 +68,7 @@ def test_html_report_is_self_contained_and_says_what_it_is():
     assert "<script src" not in page and "<link" not in page  # opens with no network
     assert page.count("Plotly.newPlot") == 2 and "plotly.js (basic - minified) v" in page
     for text in ("Capacity review: prod", "last 30 days to 2024-01-30 23:00 UTC",
-                 "1 brokers added", "2024-01-31T08:00:00+00:00", "daily peaks from test",
+                 "1 broker added", "2024-01-31T08:00:00+00:00", "daily peaks from test",
                  "max.broker.partitions = 1,200", "By 2024-03-31"):
         assert text in page, text
     lines = csv().splitlines()
