@@ -56,12 +56,13 @@ def shown_url(url: str) -> str:
     reach pages, logs and reports; the secrets a URL can carry must not. Everything before
     the last '@' is taken as the user part (a password may hold '/'), and a parameter
     whose name only looks like a secret's is masked too: masking too much is the safe
-    side."""
-    head, sep, _ = url.partition(";")
-    scheme, slashes, rest = head.partition("://")
+    side. The password is masked before ';' is looked for, as a password may hold ';'
+    too: cut there first, its start was shown."""
+    scheme, slashes, rest = url.partition("://")
     user, at, tail = rest.rpartition("@")
     if slashes and at and ":" in user:
-        head = f"{scheme}://{user.split(':', 1)[0]}:***@{tail}"
+        url = f"{scheme}://{user.split(':', 1)[0]}:***@{tail}"
+    head, sep, _ = url.partition(";")
     return _masked_query(head) + (";..." if sep else "")
 
 
