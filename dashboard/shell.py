@@ -13,7 +13,8 @@ import dash
 from dash import ClientsideFunction, Input, Output, State, dcc, html, no_update
 
 from backend.errors import Unavailable
-from backend.services import plan_actions
+from backend.services import plan_actions, plan_queue
+from backend.store.workflow import Actor
 from components import timerange, urlstate
 from dashboard import account, auth, ids, runtime
 from dashboard.config import DashboardConfig
@@ -104,6 +105,19 @@ def time_control(key: str | None, start: str | None, end: str | None,
     ], className="time-control")
 
 
+def plans_link(rt: runtime.Runtime, user: Actor) -> str:
+    """The nav's Plans link: "Plans (1 for you, 1 stale)" while plans wait for ``user``'s
+    approval, those whose cluster changed under their basis counted apart (Approve would
+    refuse them: re-propose). Judged on each cluster's cached snapshot, read at most
+    once per CLUSTER_TTL_SECONDS and only for clusters with plans waiting, as it runs at
+    each page change; Approve itself still checks the live cluster."""
+    ready, stale = plan_actions.waiting_seen(
+        rt.plan_store(), user, plan_queue.cached_snapshots(rt.known_source))
+    if not ready and not stale:
+        return "Plans"
+    return f"Plans ({len(ready)} for you{f', {len(stale)} stale' if stale else ''})"
+
+
 def register(app: dash.Dash) -> None:
     """Shell callbacks: the URL names the cluster; the time control writes the view state
     and the URL in the browser (no server round trip); nav links keep the view."""
@@ -121,11 +135,9 @@ def register(app: dash.Dash) -> None:
         """'Plans (2 for you)' on every page while plans wait for the signed-in user's
         approval, counted again at each page change (an approver sees new ones)."""
         try:
-            waiting = plan_actions.waiting_for(runtime.current().plan_store(),
-                                               auth.current_actor())
+            return plans_link(runtime.current(), auth.current_actor())
         except (PermissionError, Unavailable):  # signed out meanwhile; store down
             return "Plans"
-        return f"Plans ({len(waiting)} for you)" if waiting else "Plans"
 
     @app.callback([Output(ids.nav_link(label), "href") for _, label in NAV_ITEMS],
                   Input(ids.URL, "search"))

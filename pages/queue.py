@@ -33,7 +33,9 @@ COLUMNS = [tables.sized(c, filterable=False) for c in (
     {"field": "id", "headerName": "plan", "cellRenderer": "PlanLink", "width": 80},
     {"field": "cluster", "width": 85}, {"field": "state", "width": STATE_PX},
     {"field": "kind", "width": KIND_PX},
-    {"field": "title", "flex": 2, "minWidth": 120},  # its tooltip: TITLE_TOOLTIP
+    # its tooltip: TITLE_TOOLTIP; a plan Approve would refuse as stale says so first
+    {"field": "title", "flex": 2, "minWidth": 120, "valueFormatter": {
+        "function": f'(params.data.stale ? "{plan_queue.STALE}: " : "") + params.value'}},
     {"field": "author", "width": 85},
     {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
      "width": 90},
@@ -85,24 +87,28 @@ def _label(col: dict) -> str:
 
 
 def _title_tooltip() -> dict:
-    """The whole title, then each hidden column's header and value, a line each
-    (railyard.css keeps the lines)."""
+    """The whole title, what the queue says of its basis when not that it holds (Approve's
+    refusal of a stale plan, or why it was not checked), then each hidden column's header
+    and value, a line each (railyard.css keeps the lines)."""
     by_field = {c["field"]: c for c in COLUMNS}
+    basis = f'(params.data.basis_note ? {json.dumps(chr(10))} + params.data.basis_note : "")'
     lines = [f'(params.api.getColumn("{field}").isVisible() ? "" : '
              f'{json.dumps(chr(10) + _label(by_field[field]) + ": ")} + '
              f'{_value_js(by_field[field])})' for field in OPTIONAL]
-    return {"function": " + ".join(["params.data.title", *lines])}
+    return {"function": " + ".join(["params.data.title", basis, *lines])}
 
 
 TITLE_TOOLTIP = _title_tooltip()
 
 
-# what the grid reads of a queue row: its columns, the row id, the tooltip, the flag
-SHOWN = ("key", *(c["field"] for c in COLUMNS), "approval_text", "for_you")
+# what the grid reads of a queue row: its columns, the row id, the tooltips, the flags
+SHOWN = ("key", *(c["field"] for c in COLUMNS), "approval_text", "basis_note", "stale",
+         "for_you")
 # the filters above the grid filter; the grid sorts
 COLUMN_DEFAULTS = {**tables.COLUMN_DEFAULTS, "filter": False, "minWidth": 70}
 ROW_STYLE = {"styleConditions": [
-    {"condition": "params.data.for_you", "style": {"backgroundColor": "#eef5ff"}}]}
+    {"condition": "params.data.for_you", "style": {"backgroundColor": "#eef5ff"}},
+    {"condition": "params.data.stale", "style": {"backgroundColor": "#fff4e5"}}]}
 
 
 def layout(cluster: str | None = None, state: str | None = None, mine: str | None = None,
@@ -122,8 +128,10 @@ def layout(cluster: str | None = None, state: str | None = None, mine: str | Non
     return html.Div([
         html.H1(["Queue", html.Small("every plan of every cluster")]),
         html.P("What is proposed, approved, running and done across the fleet. Filter it, "
-               "sort it by any column, and share the link: it shows the same view. In a "
-               "narrow window some columns give way: a title's tooltip shows their values.",
+               "sort it by any column, and share the link: it shows the same view. A plan "
+               "whose cluster changed since it was proposed is marked stale (Approve would "
+               "refuse it: re-propose; its title's tooltip says what changed). In a narrow "
+               "window some columns give way: a title's tooltip shows their values.",
                className="hint"),
         *unknown,
         html.Div([
@@ -192,13 +200,16 @@ dash.clientside_callback(  # assets/railyard.js: the view into the address bar a
 
 def _rows(cluster: str, state: str | None, mine: bool) -> tuple[list[dict], object]:
     """The queue as the filters ask, for the signed-in user, newest first (the grid sorts
-    it as the view asks); an error banner instead when the store does not answer."""
+    it as the view asks), open plans checked against each cluster's cached snapshot
+    (plan_queue.seen: "needs my approval" leaves out those Approve would refuse as
+    stale); an error banner instead when the store does not answer."""
     rt = runtime.current()
     who = auth.current_actor()
     try:
         rows = plan_queue.queue(rt.plan_store(), [c.name for c in rt.config.clusters],
                                 cluster=cluster, state=state, viewer=who,
-                                needs_approval_by=who if mine else None)
+                                needs_approval_by=who if mine else None,
+                                snapshot_of=plan_queue.cached_snapshots(rt.known_source))
         return [{k: r[k] for k in SHOWN} for r in rows], None
     except (BadInput, Unavailable) as e:
         return [], banners.banner(str(e), "error")
@@ -221,10 +232,14 @@ def _href(cluster: str, state: str | None, mine: bool, sort: str) -> str:
 
 
 def _count(rows: list[dict]) -> str:
+    """"3 plans; 1 needs your approval; 1 stale (re-propose)": how many rows, how many
+    wait for the viewer, how many Approve would refuse as stale."""
     waiting = sum(r["for_you"] for r in rows)
+    stale = sum(r["stale"] is not None for r in rows)
     return (f"{len(rows):,} plan{'s' if len(rows) != 1 else ''}"
             + (f"; {waiting:,} need{'s' if waiting == 1 else ''} your approval"
-               if waiting else ""))
+               if waiting else "")
+            + (f"; {stale:,} stale (re-propose)" if stale else ""))
 
 
 def _digests(rows: list[dict]) -> dict[str, int]:

@@ -7,7 +7,7 @@ its kind allows on this cluster."""
 from __future__ import annotations
 
 from backend.gateways.base import ClusterReader
-from backend.services import approval_status, plans
+from backend.services import approval_status, plan_queue, plans
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store.executions import LIVE
 from backend.store.store import Plan, Store
@@ -52,3 +52,15 @@ def waiting_for(store: Store, user: Actor) -> list[Plan]:
     them, across every cluster."""
     proposed = plans.list_plans(store, state="proposed")
     return [p for p in reversed(proposed) if "approve" in allowed_actions(p, user)]
+
+
+def waiting_seen(store: Store, user: Actor, snapshot_of: plan_queue.SnapshotOf | None
+                 ) -> tuple[list[Plan], list[Plan]]:
+    """``waiting_for`` split as the lists see it: (the plans ``user`` may approve, those
+    whose cluster changed under their basis so that Approve would refuse them), from
+    each cluster's cached snapshot (plan_queue.seen; a plan not checked counts as
+    waiting). What the navigation counts; Approve still checks the cluster live."""
+    waiting = waiting_for(store, user)
+    bases = plan_queue.seen(store, waiting, snapshot_of)
+    stale = {i for i, b in bases.items() if b.stale is not None}
+    return [p for p in waiting if p.id not in stale], [p for p in waiting if p.id in stale]

@@ -6,18 +6,27 @@ The /queue page and `GET /api/v1/plans?cluster=*` ask ``queue``; the store answe
 clusters at once (backend/store/queue.py: no statement per plan or per cluster; what
 never changes is read once per process), and the approvals come from
 ``approval_status`` on the decisions loaded in bulk.
+
+An open plan whose cluster changed under its basis cannot be approved or started
+(services.plans refuses it: re-propose); ``seen`` says so for the lists (this queue, the
+navigation's "Plans (N for you)") from each cluster's cached snapshot, so an approver
+does not click through plans that Approve would refuse.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from backend.errors import BadInput
-from backend.services import approval_status, execution
+from backend.errors import BadInput, Conflict, Unavailable
+from backend.model.snapshot import Snapshot
+from backend.services import approval_status, execution, plans
+from backend.services.cluster import ClusterSource, assignment_note, cluster_snapshot
 from backend.store import queue as repo
 from backend.store.store import Plan, Store
 from backend.store.workflow import STATES, Actor
@@ -28,6 +37,10 @@ QUEUE_ROWS = 10_000  # the newest plans the queue holds
 SORTS = ("id", "cluster", "state", "kind", "title", "author", "approvals", "still_needed",
          "bytes_to_move", "schedule", "progress", "eta_seconds", "created_at")
 DEFAULT_SORT = "-id"  # newest first
+CHECKED = ("proposed", "approved")  # the states whose basis Approve or Execute re-checks
+HOLDS, STALE, NOT_CHECKED = "holds", "stale", "not checked"  # what a list says of a basis
+# cluster name -> its cached snapshot, None when there is none to judge by
+SnapshotOf = Callable[[str], Snapshot | None]
 
 
 def checked(clusters: Sequence[str], cluster: str | None, state: str | None,
@@ -51,10 +64,13 @@ def checked(clusters: Sequence[str], cluster: str | None, state: str | None,
 def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
           state: str | None = None, needs_approval_by: Actor | None = None,
           viewer: Actor | None = None, sort: str | None = None,
-          limit: int = QUEUE_ROWS) -> list[dict]:
+          limit: int = QUEUE_ROWS, snapshot_of: SnapshotOf | None = None) -> list[dict]:
     """The plans of ``clusters`` (or of ``cluster`` among them; ``*`` is all), in
-    ``state``, only those waiting for ``needs_approval_by``'s approval when given, as
-    rows sorted by ``sort``; ``viewer``: whose "for you" flag each row carries."""
+    ``state``, only those waiting for ``needs_approval_by``'s approval when given (not
+    those seen stale: Approve would refuse them), as rows sorted by ``sort``; ``viewer``:
+    whose "for you" flag each row carries; ``snapshot_of``: each cluster's cached
+    snapshot, what the open plans' bases are checked against (``seen``; without it
+    they are not checked)."""
     cluster, state, sort = checked(clusters, cluster, state, sort)
     if needs_approval_by is not None and state not in (None, "proposed"):
         return []  # only a proposed plan waits for an approval
@@ -62,16 +78,107 @@ def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
     with store.read() as conn:
         entries = repo.queue_entries(conn, [cluster] if cluster else list(clusters), states,
                                      limit, _frozen(store))
+    bases = seen(store, (e.plan for e in entries), snapshot_of)
     if needs_approval_by is not None:
-        entries = [e for e in entries
-                   if approval_status.needs_approval_by(e.plan, needs_approval_by)]
+        entries = [e for e in entries if _for(e.plan, needs_approval_by, bases.get(e.plan.id))]
     viewer = viewer or needs_approval_by
     made = _made(store)
-    return sort_rows([_row(made, e, viewer) for e in entries], sort)
+    return sort_rows([_row(made, e, viewer, bases.get(e.plan.id)) for e in entries], sort)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a list says of an open plan's basis: HOLDS, STALE (``stale``: the words
+    Approve would refuse it with) or NOT_CHECKED; ``note``: the reason, or why it was
+    not checked."""
+
+    basis: str
+    stale: str | None = None
+    note: str | None = None
+
+
+def seen(store: Store, listed: Iterable[Plan], snapshot_of: SnapshotOf | None) -> dict[int, Seen]:
+    """The bases of the ``listed`` plans that are proposed or approved, by plan id, checked
+    against their cluster's cached snapshot (``snapshot_of``, asked once per cluster):
+    whether Approve would refuse them as stale, for the lists to say before anyone
+    clicks. Only what the lists show: approving and executing still re-read the plan's
+    topics live (services.plans), since a cached snapshot may be seconds old either way.
+
+    The check reads no cluster: the whole cached snapshot is the ``topics_of`` answer
+    (TopicsOf allows one holding more; a copy of the plan's topics, Snapshot.only_topics,
+    would only cost more), and a verdict is kept while the cluster's snapshot is the same
+    object. Not checked (NOT_CHECKED, never guessed): a plan whose basis is throttle
+    configs (a clear-throttles plan; the snapshot holds none), a cluster with no
+    snapshot at hand. The bases are read in bulk, once per plan (frozen at proposal)."""
+    bases, judged = _bases(store), _judged(store)
+    by_cluster: dict[str, list[Plan]] = {}
+    for plan in listed:
+        if plan.state in CHECKED:
+            by_cluster.setdefault(plan.cluster, []).append(plan)
+        else:  # past approval: its basis is never checked here again
+            bases.pop(plan.id, None)
+    out: dict[int, Seen] = {}
+    todo: list[tuple[Plan, Snapshot, dict[int, Seen]]] = []
+    for name, open_plans in by_cluster.items():
+        snap = snapshot_of(name) if snapshot_of is not None else None
+        if snap is None:
+            unread = Seen(NOT_CHECKED, note=f"not checked: cluster {name}'s assignment is not "
+                                            f"at hand here (Approve reads it live)")
+            out.update((p.id, unread) for p in open_plans)
+            continue
+        kept = judged.get(name)
+        if kept is None or kept[0]() is not snap:  # a newer snapshot: judge again
+            kept = judged[name] = (weakref.ref(snap), {})
+        for plan in open_plans:
+            hit = kept[1].get(plan.id)
+            if hit is None:
+                todo.append((plan, snap, kept[1]))
+            else:
+                out[plan.id] = hit
+    unread_ids = [p.id for p, _, _ in todo if p.id not in bases]
+    if unread_ids:
+        with store.read() as conn:
+            bases.update(repo.plan_bases(conn, unread_ids))
+    for plan, snap, kept_here in todo:
+        out[plan.id] = kept_here[plan.id] = _judge(replace(plan, basis=bases[plan.id]), snap)
+    return out
+
+
+def _judge(plan: Plan, snap: Snapshot) -> Seen:
+    """``plan``'s basis (loaded) against ``snap``, with Approve's own check and words."""
+    if "configs" in plan.basis:
+        return Seen(NOT_CHECKED, note="not checked: its basis is the throttle configs it "
+                                      "deletes, read live when it is approved")
+    try:
+        plans._check_basis(plan, lambda _cluster, _topics: snap, None)
+    except Conflict as e:
+        return Seen(STALE, str(e), str(e))
+    return Seen(HOLDS)
+
+
+def cached_snapshots(source_of: Callable[[str], ClusterSource | None]) -> SnapshotOf:
+    """``SnapshotOf`` from the dashboard's kept cluster reads (``cluster_snapshot``, the
+    assignment every page shows, read at most once per CLUSTER_TTL_SECONDS): None for a
+    cluster ``source_of`` does not know, one that cannot be read, or one whose gateway
+    did not answer (its snapshot file is not the cluster now)."""
+    def snapshot_of(name: str) -> Snapshot | None:
+        source = source_of(name)
+        if source is None:
+            return None
+        try:
+            snap = cluster_snapshot(source)
+        except Unavailable:
+            return None
+        return None if assignment_note(source) is not None else snap
+    return snapshot_of
 
 
 _FROZEN: WeakKeyDictionary[Store, repo.Frozen] = WeakKeyDictionary()
 _MADE: WeakKeyDictionary[Store, dict] = WeakKeyDictionary()
+_BASES: WeakKeyDictionary[Store, dict[int, dict]] = WeakKeyDictionary()
+# cluster -> the snapshot last judged by (not kept alive) and the verdicts on it, by plan id
+_JUDGED: WeakKeyDictionary[Store, dict[str, tuple[weakref.ref, dict[int, Seen]]]] = \
+    WeakKeyDictionary()
 
 
 def _frozen(store: Store) -> repo.Frozen:
@@ -80,6 +187,23 @@ def _frozen(store: Store) -> repo.Frozen:
     if frozen is None:
         frozen = _FROZEN.setdefault(store, repo.Frozen())
     return frozen
+
+
+def _bases(store: Store) -> dict[int, dict]:
+    """The bases read before by plan id, for this process (started afresh past
+    repo.Frozen.MOST)."""
+    bases = _BASES.get(store)
+    if bases is None or len(bases) > repo.Frozen.MOST:
+        bases = _BASES[store] = {}
+    return bases
+
+
+def _judged(store: Store) -> dict[str, tuple[weakref.ref, dict[int, Seen]]]:
+    """The verdicts kept per cluster, for this process."""
+    judged = _JUDGED.get(store)
+    if judged is None:
+        judged = _JUDGED.setdefault(store, {})
+    return judged
 
 
 def _made(store: Store) -> dict:
@@ -91,21 +215,24 @@ def _made(store: Store) -> dict:
     return made
 
 
-def _row(made: dict, entry: repo.QueueEntry, viewer: Actor | None) -> dict:
+def _row(made: dict, entry: repo.QueueEntry, viewer: Actor | None,
+         basis: Seen | None = None) -> dict:
     """``row``, from what was made before for a plan that is not executing."""
     if entry.execution is not None:
-        return row(entry, viewer)
+        return row(entry, viewer, basis)
     key = (entry.plan.id, entry.plan.version)
     base = made.get(key)
     if base is None:
         base = made[key] = _plan_row(entry)
-    return {**base, "for_you": _for(entry.plan, viewer)}
+    return {**base, **_basis_fields(basis), "for_you": _for(entry.plan, viewer, basis)}
 
 
-def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
+def row(entry: repo.QueueEntry, viewer: Actor | None = None,
+        basis: Seen | None = None) -> dict:
     """One queue row, JSON-ready: the plan, its approvals, bytes to move, schedule, and
-    its execution's state, progress, predicted ETA and pause reason while it runs; and
-    whether it waits for ``viewer``'s approval."""
+    its execution's state, progress, predicted ETA and pause reason while it runs; what
+    ``seen`` says of its basis (``basis``: None for a plan past approval); and whether
+    it waits for ``viewer``'s approval (never when seen stale)."""
     out = _plan_row(entry)
     ex = entry.execution
     if ex is not None:
@@ -119,7 +246,15 @@ def row(entry: repo.QueueEntry, viewer: Actor | None = None) -> dict:
         if said["next_window"] is not None:
             out["schedule"] = schedule_text({**entry.schedule,
                                              "next_window": said["next_window"]})
-    return {**out, "for_you": _for(entry.plan, viewer)}
+    return {**out, **_basis_fields(basis), "for_you": _for(entry.plan, viewer, basis)}
+
+
+def _basis_fields(basis: Seen | None) -> dict:
+    """A row's "basis" (HOLDS, STALE, NOT_CHECKED; None: nothing to check), "stale"
+    (Approve's refusal, or None) and "basis_note" (its reason, or why not checked)."""
+    if basis is None:
+        return {"basis": None, "stale": None, "basis_note": None}
+    return {"basis": basis.basis, "stale": basis.stale, "basis_note": basis.note}
 
 
 def _plan_row(entry: repo.QueueEntry) -> dict:
@@ -143,8 +278,10 @@ def _plan_row(entry: repo.QueueEntry) -> dict:
         "execution": None, "progress": None, "eta_seconds": None, "pause_reason": None}
 
 
-def _for(plan: Plan, viewer: Actor | None) -> bool:
-    return viewer is not None and approval_status.needs_approval_by(plan, viewer)
+def _for(plan: Plan, viewer: Actor | None, basis: Seen | None = None) -> bool:
+    """Whether ``plan`` waits for ``viewer``'s approval and was not seen stale."""
+    return (viewer is not None and approval_status.needs_approval_by(plan, viewer)
+            and (basis is None or basis.stale is None))
 
 
 def schedule_text(schedule: dict) -> str:

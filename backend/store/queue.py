@@ -144,6 +144,16 @@ def _read_figures(conn: Connection, figures: dict[int, tuple[dict, dict]], ids) 
             {k: r[f"content.{k}"] for k in SCHEDULE_KEYS if r[f"content.{k}"] is not None})
 
 
+def plan_bases(conn: Connection, ids: list[int]) -> dict[int, dict]:
+    """The stored basis of plans ``ids`` by id, BY_ID plans a statement (a basis is
+    frozen at proposal: the caller keeps what it read)."""
+    out: dict[int, dict] = {}
+    for i in range(0, len(ids), BY_ID):
+        q = select(plans.c.id, plans.c.basis).where(plans.c.id.in_(ids[i:i + BY_ID]))
+        out.update((plan_id, basis) for plan_id, basis in conn.execute(q))
+    return out
+
+
 def _executions(conn: Connection, plan_ids: list[int]) -> dict[int, tuple[Execution, int, int]]:
     """Active executions of ``plan_ids`` with what their unfinished batches (running, or
     stopped by a cancel) did so far: (execution, partitions, bytes)."""
