@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from backend.errors import BadInput
+from backend.errors import BadInput, shown_url
 from backend.model.io import atomic_output, check_output_path, load_snapshot
 from backend.model.reassignment import Reassignment, load_reassignment
 from backend.model.snapshot import Snapshot
@@ -121,8 +121,9 @@ def sweep(spec_path: str, settings: spark_session.SparkSettings, out: str | None
         check_output_path(out, "--out", OUT_SUFFIXES)
     spec = load_spec(spec_path)
     table = run(spec, settings, progress, cancel)
+    # the Connect URL may carry ;token=..., a master URL a password: shown masked
     answer = {"kind": spec.kind, "scenarios": count_scenarios(spec),
-              "spark": settings.where, "columns": table.column_names}
+              "spark": shown_url(settings.where), "columns": table.column_names}
     if out is None:
         return {**answer, "rows": rows_as_json(table)}
     write_rows(table, out)

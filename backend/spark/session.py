@@ -113,7 +113,7 @@ def _validate_url(s: SparkSettings) -> None:
         return
     if not (s.master.startswith(("local", "spark://", "yarn", "k8s://"))):
         raise BadInput(f"Spark master must be local[N], spark://host:port, yarn or k8s://..., "
-                       f"got '{s.master}'")
+                       f"got '{shown_url(s.master)}'")
 
 
 # ---- checks a user can act on ------------------------------------------------------------
@@ -303,7 +303,7 @@ def build_session(s: SparkSettings):
         _launch_jvm(conf, s.jvm_log)
         return builder.getOrCreate()
     except Exception as e:  # JVM failed to start: JAVA_GATEWAY_EXITED and friends
-        raise BadInput(f"Spark ({s.master}) did not start: {str(e).splitlines()[0]} "
+        raise BadInput(f"Spark ({shown_url(s.master)}) did not start: {str(e).splitlines()[0]} "
                        f"(JVM log: {s.jvm_log})") from e
 
 

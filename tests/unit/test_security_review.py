@@ -3,9 +3,13 @@ messages, whatever order their parts come in."""
 
 from __future__ import annotations
 
+import json
+from types import SimpleNamespace
+
+import pyarrow as pa
 import pytest
 
-from backend.errors import shown_url
+from backend.errors import BadInput, shown_url
 
 
 @pytest.mark.parametrize(("url", "shown"), [
@@ -19,3 +23,36 @@ def test_a_password_holding_a_semicolon_is_masked_whole(url, shown):
     """shown_url cut the URL at ';' before it masked the user part, so a password with
     ';' in it was shown up to there ('railyard:s3cr;...')."""
     assert shown_url(url) == shown
+
+
+def test_the_sweep_answer_names_spark_without_its_token(monkeypatch):
+    """`railyard whatif sweep` printed the Connect URL as given, ;token=... and all."""
+    from backend.services import whatif
+    from backend.spark.session import settings_from
+
+    monkeypatch.setattr(whatif, "load_spec", lambda path: SimpleNamespace(kind="limits"))
+    monkeypatch.setattr(whatif, "count_scenarios", lambda spec: 1)
+    monkeypatch.setattr(whatif, "run", lambda *args: pa.table({"x": [1]}))
+    settings = settings_from(remote="sc://spark:15002/;token=SparkT0ken", env={})
+    answer = whatif.sweep("sweep.yaml", settings)
+    assert answer["spark"] == "sc://spark:15002/;..."
+    assert "SparkT0ken" not in json.dumps(answer)
+
+
+def test_a_spark_master_url_is_shown_without_its_password(monkeypatch):
+    from backend.spark import session
+
+    with pytest.raises(BadInput) as e:
+        session.settings_from(master="mesos://u:S3cret@mesos:5050", env={})
+    assert "S3cret" not in str(e.value) and "'mesos://u:***@mesos:5050'" in str(e.value)
+
+    def no_jvm(conf, log_path):
+        raise RuntimeError("Java gateway process exited")
+
+    monkeypatch.setattr(session, "java_executable", lambda: "/usr/bin/java")
+    monkeypatch.setattr(session, "_launch_jvm", no_jvm)
+    settings = session.settings_from(master="k8s://u:S3cret@k8s.example:6443", env={})
+    with pytest.raises(BadInput) as e:
+        session.build_session(settings)
+    assert "S3cret" not in str(e.value)
+    assert str(e.value).startswith("Spark (k8s://u:***@k8s.example:6443) did not start")
