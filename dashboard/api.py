@@ -175,9 +175,11 @@ def _queue(cluster: str | None, state: str | None, needs: str | None):
     if needs is not None and needs != "me":
         raise BadInput(f"needs_approval_by: expected me, got {needs[:40]!r}")
     who = auth.current_actor()
-    rows = plan_queue.queue(_store(), [c.name for c in runtime.current().config.clusters],
+    rt = runtime.current()
+    rows = plan_queue.queue(_store(), [c.name for c in rt.config.clusters],
                             cluster=cluster, state=state, sort=request.args.get("sort"),
-                            needs_approval_by=who if needs else None, viewer=who)
+                            needs_approval_by=who if needs else None, viewer=who,
+                            snapshot_of=plan_queue.cached_snapshots(rt.known_source))
     return jsonify(plans=rows)
 
 

@@ -8,7 +8,7 @@ import dash
 from dash import Input, Output, dcc, html
 
 from backend.errors import Unavailable
-from backend.services import plan_actions
+from backend.services import plan_actions, plan_queue
 from backend.services import plans as plan_service
 from components import banners, urlstate
 from dashboard import auth, ids, runtime
@@ -43,14 +43,22 @@ def layout(state: str | None = None, **_query) -> html.Div:
 
 @dash.callback(Output(ids.PL_WAITING, "children"), Input(ids.PL_WAITING, "id"))
 def waiting(_shown):
-    """The plans that wait for the signed-in user's approval, when the page shows."""
+    """The plans that wait for the signed-in user's approval, when the page shows; those
+    whose cluster changed under their basis (judged on its cached snapshot, as the nav
+    counts them: plan_actions.waiting_seen) apart, as Approve would refuse them."""
+    rt = runtime.current()
     try:
-        plans = plan_actions.waiting_for(runtime.current().plan_store(), auth.current_actor())
+        ready, stale = plan_actions.waiting_seen(rt.plan_store(), auth.current_actor(),
+                                                 plan_queue.cached_snapshots(rt.known_source))
     except Unavailable as e:
         return banners.banner(str(e), "error")
-    if not plans:
-        return html.P("No plan waits for your approval.", className="hint")
-    return plans_table(plans, f"Waiting for your approval ({len(plans)})")
+    shown = [plans_table(ready, f"Waiting for your approval ({len(ready)})") if ready
+             else html.P("No plan waits for your approval.", className="hint")]
+    if stale:
+        shown.append(plans_table(stale, f"Stale: their cluster changed since they were "
+                                        f"proposed, Approve would refuse them; their authors "
+                                        f"re-propose ({len(stale)})"))
+    return html.Div(shown)
 
 
 def _filters(state: str | None) -> html.Div:

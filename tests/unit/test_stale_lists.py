@@ -6,6 +6,7 @@ cluster has no snapshot at hand, is "not checked"."""
 
 from __future__ import annotations
 
+import base64
 import sys
 
 import dash
@@ -30,6 +31,7 @@ from tests.plan_helpers import (
     orders_cluster,
     shrink_content,
 )
+from tests.unit.test_plan_view import text_of
 
 SNAP = orders_cluster()
 GROWN = cluster({**ORDERS, "orders": ORDERS["orders"] + [[1, 3]]})  # orders gained one
@@ -266,8 +268,21 @@ def test_the_dashboard_s_queue_and_nav_say_it_from_the_runtime_s_cached_read(tmp
         assert queue_page._count(rows) == "2 plans; 1 needs your approval; 1 stale (re-propose)"
         mine, _ = queue_page._rows(plan_queue.ALL, None, True)
         assert [r["id"] for r in mine] == [move]
+        # the /plans page's waiting list sets the stale plan apart, under the same count
+        plans_page = sys.modules[next(p["module"] for p in dash.page_registry.values()
+                                      if p["path"] == "/plans")]
+        listed = text_of(plans_page.waiting(None))
+        assert "Waiting for your approval (1)" in listed
+        assert "Approve would refuse them; their authors re-propose (1)" in listed
     finally:
         ctx.pop()
+    # the API's queue row: the same reason, from the runtime's kept read
+    basic = {"Authorization": "Basic " + base64.b64encode(b"anna:x").decode()}
+    api = app.server.test_client().get("/api/v1/plans?cluster=*", headers=basic)
+    assert api.status_code == 200, api.get_data(as_text=True)
+    by = {r["id"]: r for r in api.get_json()["plans"]}
+    assert (by[shrink]["stale"], by[shrink]["for_you"]) == (why, False)
+    assert (by[move]["stale"], by[move]["for_you"]) == (None, True)
 
 
 def refusal_as(store, actor, plan_id: int, rt) -> str:
