@@ -3,8 +3,9 @@
 Three modes (config ``auth:``): ``users`` (a sign-in page and sessions kept on the server
 for the browser, dashboard/sessions.py; HTTP Basic for the API), ``trusted_header`` (a
 single-sign-on proxy names the user and role, believed only from its listed addresses),
-``none`` (loopback only, everyone is the local admin, and every page says so). User names
-are compared as ``config.normal_name`` makes them, in every mode.
+``none`` (loopback only and never through a proxy, everyone is the local admin, and
+every page says so). User names are compared as ``config.normal_name`` makes them, in
+every mode.
 
 CSRF: every state-changing browser request (the sign-in form, logout, and Dash's callback
 POSTs to /_dash-update-component) must carry the session's token. dash-renderer already
@@ -50,6 +51,10 @@ ASSETS = "/assets/"  # ... the static files under this folder (a missing one is 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SECRET_ENV = "RAILYARD_SECRET_KEY"
 LOCAL_USER = "local"  # who everyone is under auth: none
+# headers a reverse proxy adds to what it relays: under auth: none, which makes everyone
+# admin, a relayed request may come from anywhere (nginx passes Host: 127.0.0.1 upstream)
+PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
+                 "X-Real-IP", "Via")
 # the API's answer to HTTP Basic credentials checked and wrong, as the sign-in page says it
 # (neither the name nor the password is said back: a password typed as the name is kept
 # out of answers as out of the audit log); none given stays "credentials required"
@@ -319,13 +324,10 @@ def _gate() -> flask.Response | tuple | None:
 
 
 def _gate_request(path: str) -> flask.Response | tuple | None:
-    if settings().mode == "none" and not _addressed_to_loopback(request.host):
-        # DNS rebinding: a page on another site, its name re-pointed at 127.0.0.1, would
-        # otherwise reach a server that makes everyone admin, in its own origin
-        log.warning("refused %s %s from %s: Host %r is no loopback name (auth: none)",
-                    request.method, path, request.remote_addr, request.host)
-        return _refusal(403, "Refused: with auth: none Railyard answers only requests "
-                             "addressed to 127.0.0.1 or localhost.")
+    if settings().mode == "none":
+        refused = _not_local(path)
+        if refused is not None:
+            return refused
     if is_api(path):
         # the API authenticates each request itself (dashboard/api.py: "credentials
         # required" when none came); credentials given and wrong are answered here
@@ -343,6 +345,28 @@ def _gate_request(path: str) -> flask.Response | tuple | None:
                                  "single-sign-on proxy in front of it.")
         return flask.redirect(flask.url_for("login", next=request.full_path.rstrip("?")))
     return _refusal(401, "Not signed in (the session ended): reload the page to sign in.")
+
+
+def _not_local(path: str) -> tuple | None:
+    """Under auth: none, which makes everyone admin, the 403 for a request that did not
+    come straight from this machine's browser; None for one that did."""
+    if not _addressed_to_loopback(request.host):
+        # DNS rebinding: a page on another site, its name re-pointed at 127.0.0.1, would
+        # otherwise reach a server that makes everyone admin, in its own origin
+        log.warning("refused %s %s from %s: Host %r is no loopback name (auth: none)",
+                    request.method, path, request.remote_addr, request.host)
+        return _refusal(403, "Refused: with auth: none Railyard answers only requests "
+                             "addressed to 127.0.0.1 or localhost.")
+    relayed = next((h for h in PROXY_HEADERS if h in request.headers), None)
+    if relayed is not None:
+        # a proxy on this machine connects from loopback and (nginx's default) passes
+        # Host: 127.0.0.1 on: the client behind it may be anywhere
+        log.warning("refused %s %s from %s: it carries %s, so a proxy relayed it "
+                    "(auth: none)", request.method, path, request.remote_addr, relayed)
+        return _refusal(403, f"Refused: auth: none serves only this machine's browser, and "
+                             f"this request came through a proxy ({relayed}); configure "
+                             f"auth users or trusted_header to serve through one.")
+    return None
 
 
 def _wrong_credentials() -> tuple | None:

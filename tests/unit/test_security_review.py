@@ -1,15 +1,17 @@
-"""Findings of a security review, one test group each: secrets in URLs stay out of
-messages, whatever order their parts come in."""
+"""Findings of a security review: secrets in URLs stay out of messages, whatever order
+their parts come in; auth: none answers only this machine's browser, never a proxy."""
 
 from __future__ import annotations
 
 import json
+import logging
 from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
 
 from backend.errors import BadInput, shown_url
+from tests.unit.test_auth import make_app as make_auth_app
 
 
 @pytest.mark.parametrize(("url", "shown"), [
@@ -56,3 +58,26 @@ def test_a_spark_master_url_is_shown_without_its_password(monkeypatch):
         session.build_session(settings)
     assert "S3cret" not in str(e.value)
     assert str(e.value).startswith("Spark (k8s://u:***@k8s.example:6443) did not start")
+
+
+@pytest.mark.parametrize(("header", "value"), [
+    ("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=203.0.113.9"),
+    ("X-Forwarded-Host", "railyard.example.com"), ("X-Forwarded-Proto", "https"),
+    ("X-Real-IP", "203.0.113.9"), ("Via", "1.1 nginx")])
+def test_auth_none_refuses_what_a_local_proxy_relays(tmp_path, caplog, header, value):
+    """nginx on this host connects from 127.0.0.1 and passes Host: 127.0.0.1:8050 on, so
+    under auth: none a remote client behind it was the local admin."""
+    client = make_auth_app(tmp_path, None).server.test_client()
+    local = {"Host": "127.0.0.1:8050"}
+    assert client.get("/api/v1/plans", headers=local).status_code == 200
+    caplog.set_level(logging.WARNING, logger="railyard.auth")
+    for path in ("/api/v1/plans", "/_dash-layout", "/"):
+        refused = client.get(path, headers={**local, header: value})
+        assert refused.status_code == 403, path
+    assert client.get("/api/v1/plans", headers={**local, header: value}).get_json() == {
+        "error": f"Refused: auth: none serves only this machine's browser, and this request "
+                 f"came through a proxy ({header}); configure auth users or trusted_header "
+                 f"to serve through one."}
+    posted = client.post("/api/v1/plans", json={}, headers={**local, header: value})
+    assert posted.status_code == 403
+    assert f"it carries {header}, so a proxy relayed it (auth: none)" in caplog.text
