@@ -117,6 +117,15 @@ class TwinHttpGateway:
     def list_reassignments(self) -> list[dict]:
         return self._json("/v1/reassignments")
 
+    def replica_sizes(self, wanted: dict[int, list[tuple[str, int]]]
+                      ) -> dict[tuple[str, int, int], int]:
+        """ReplicaSizeReader over the API, in batches of URL-sized queries."""
+        keys = [f"{b}:{t}:{p}" for b, partitions in wanted.items() for t, p in partitions]
+        return {(str(t), int(p), int(b)): int(size)
+                for batch in _batches(keys, "replica")
+                for t, p, b, size in self._json(
+                    "/v1/replica-sizes?" + urlencode([("replica", k) for k in batch]))}
+
 
 class TwinHttpWriter(TwinHttpGateway):
     """The whole ClusterGateway over the twin's API: writes carry the twin's token (read
@@ -178,13 +187,13 @@ class TwinHttpWriter(TwinHttpGateway):
                            "client_id": client_id})
 
 
-def _batches(names: list[str]) -> list[list[str]]:
-    """``names`` in batches whose query (``&name=N`` or ``&topic=N`` each) stays under
-    MAX_QUERY: a plan touching thousands of topics would exceed the server's URL limit."""
+def _batches(names: list[str], key: str = "topic") -> list[list[str]]:
+    """``names`` in batches whose query (``&key=N`` each) stays under MAX_QUERY: a plan
+    touching thousands of topics would exceed the server's URL limit."""
     batches: list[list[str]] = []
     size = MAX_QUERY
     for n in names:
-        cost = len(quote(n, safe="")) + len("&topic=")
+        cost = len(quote(n, safe="")) + len(f"&{key}=")
         if size + cost > MAX_QUERY:
             batches.append([])
             size = 0

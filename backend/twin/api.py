@@ -12,6 +12,7 @@ Reads (GET, the ClusterReader half) are open to anyone on the loopback:
   /v1/quotas                     describe_client_quotas
   /v1/reassignments              list_reassignments
   /v1/partition-deletion         {enabled}: whether DeletePartitions is accepted (the KIP)
+  /v1/replica-sizes?replica=B:T:P&...  replica_sizes: [[topic, partition, broker, bytes]]
 
 Writes (POST, JSON bodies, the rest of the ClusterGateway) need ``Authorization: Bearer
 TOKEN`` with the token of `--api-token-file`: 401 without it or with another one, 403 when
@@ -44,6 +45,7 @@ from backend.gateways.base import (
     ClusterReader,
     GatewayError,
     PartitionDeleter,
+    ReplicaSizeReader,
     can_delete_partitions,
 )
 from backend.model.io import snapshot_to_parquet_bytes
@@ -82,7 +84,22 @@ def _reads(gw: ClusterReader, path: str, query: dict) -> tuple[str, object]:
             return "json", gw.list_reassignments()
         case ["partition-deletion"]:
             return "json", {"enabled": can_delete_partitions(gw)}
+        case ["replica-sizes"] if isinstance(gw, ReplicaSizeReader):
+            sizes = gw.replica_sizes(_replicas(query.get("replica", [])))
+            return "json", [[t, p, b, size] for (t, p, b), size in sizes.items()]
     raise LookupError(path)
+
+
+def _replicas(keys: list[str]) -> dict[int, list[tuple[str, int]]]:
+    """``B:T:P`` query values as replica_sizes takes them (a topic name has no colon:
+    Kafka allows only ASCII letters, digits, '.', '_' and '-')."""
+    wanted: dict[int, list[tuple[str, int]]] = {}
+    for key in keys:
+        broker, topic, partition = key.split(":") if key.count(":") == 2 else ("", "", "")
+        if not (broker.isdigit() and topic and partition.isdigit()):
+            raise BadInput(f"replica: expected BROKER:TOPIC:PARTITION, got {key[:80]!r}")
+        wanted.setdefault(int(broker), []).append((topic, int(partition)))
+    return wanted
 
 
 def _writes(gw: ClusterGateway, path: str, body: dict) -> object:

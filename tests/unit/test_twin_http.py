@@ -8,7 +8,7 @@ import pytest
 
 from backend.errors import BadInput, Unavailable
 from backend.gateways import twin_http
-from backend.gateways.base import ClusterGateway, ClusterReader
+from backend.gateways.base import ClusterGateway, ClusterReader, ReplicaSizeReader
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster, TwinSettings
@@ -180,3 +180,24 @@ def test_bad_entity_names_get_400_with_one_line(pair, path):
     error = json.loads(e.value.read())["error"]
     assert "\n" not in error and "Traceback" not in error
     assert remote.describe_cluster() == local.describe_cluster()  # still serving
+
+
+def test_replica_sizes_over_http_are_the_in_process_gateways(pair):
+    """The log sizes the live copy-rate ETA reads (a replica a move adds grows as it
+    copies) come over the API as the in-process twin answers them, so `railyard serve`
+    on a twin in another process subtracts them too."""
+    local, remote = pair
+    assert isinstance(remote, ReplicaSizeReader)
+    topic = local.describe_topics()[0]
+    p0 = topic["partitions"][0]
+    spare = next(b for b in (1, 2, 3, 4) if b not in p0["replicas"])
+    local.alter_reassignments({"version": 1, "partitions": [
+        {"topic": topic["name"], "partition": 0, "replicas": [*p0["replicas"][:-1], spare]}]})
+    local.twin.advance(2)
+    wanted = {spare: [(topic["name"], 0), (topic["name"], 1), ("no-such-topic", 0)],
+              p0["replicas"][0]: [(topic["name"], 0)]}
+    sizes = remote.replica_sizes(wanted)
+    assert sizes == local.replica_sizes(wanted)
+    assert (topic["name"], 0, spare) in sizes and ("no-such-topic", 0, spare) not in sizes
+    with pytest.raises(BadInput, match="replica: expected BROKER:TOPIC:PARTITION"):
+        remote._json("/v1/replica-sizes?replica=1:a")
