@@ -60,6 +60,10 @@ PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarde
 # out of answers as out of the audit log); none given stays "credentials required"
 WRONG_CREDENTIALS = "wrong user name or password"
 BASIC_CHALLENGE = 'Basic realm="Railyard", charset="UTF-8"'
+# what a browser is told when the store that keeps the sessions does not answer: its
+# error names the database's host, port, user and name, for the server's log only (the
+# asker may not be signed in at all)
+STORE_DOWN = "Plan store is not answering; try again shortly."
 # checked when the user name is unknown, so a wrong name costs as long as a wrong password
 _DUMMY_HASH = generate_password_hash(secrets.token_hex(8))
 VERIFIED_MAX = 1024  # verified (user, password) pairs remembered, oldest dropped first
@@ -315,12 +319,12 @@ def _identify_without_password(auth: AuthSettings) -> Identity | None:
 
 def _gate() -> flask.Response | tuple | None:
     """Before every request: CSRF on state changes, then sign-in for everything private
-    (503 naming the cause when the store that keeps the sessions does not answer)."""
+    (503 when the store that keeps the sessions does not answer: the cause in the log)."""
     try:
         return _gate_request(request.path)
     except Unavailable as e:
         log.warning("refused %s %s: %s", request.method, request.path, e)
-        return _refusal(503, f"Cannot check your session: {e}")
+        return _refusal(503, f"Cannot check your session: {STORE_DOWN}")
 
 
 def _gate_request(path: str) -> flask.Response | tuple | None:
@@ -464,7 +468,8 @@ def _login():
     try:
         sessions.sign_in(auth, user)  # a new session id: none planted before sign-in survives
     except Unavailable as e:
-        return _login_page(target, f"Cannot sign in now: {e}"), 503
+        log.warning("%s could not sign in: %s", user.name, e)
+        return _login_page(target, f"Cannot sign in now: {STORE_DOWN}"), 503
     log.info("%s (%s) signed in from %s", user.name, role, proxy.client_address(auth))
     return flask.redirect(target)
 

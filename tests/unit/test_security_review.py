@@ -1,5 +1,6 @@
 """Findings of a security review: secrets in URLs stay out of messages, whatever order
-their parts come in; auth: none answers only this machine's browser, never a proxy."""
+their parts come in; auth: none answers only this machine's browser, never a proxy; a
+store that does not answer is named in the log, not to the browser."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from backend.errors import BadInput, shown_url
+from tests.unit.helpers import login_token
 from tests.unit.test_auth import make_app as make_auth_app
 
 
@@ -81,3 +83,33 @@ def test_auth_none_refuses_what_a_local_proxy_relays(tmp_path, caplog, header, v
     posted = client.post("/api/v1/plans", json={}, headers={**local, header: value})
     assert posted.status_code == 403
     assert f"it carries {header}, so a proxy relayed it (auth: none)" in caplog.text
+
+
+def test_a_store_that_does_not_answer_is_not_named_to_the_browser(tmp_path, caplog):
+    """With the plan store down, any 43-character session cookie got a 503 naming the
+    database's host, port, user and name to someone not signed in; the sign-in page named
+    them too, and logged nothing."""
+    from tests.unit.test_sessions import config_doc, replay
+    from tests.unit.test_sessions import make_app as make_sessions_app
+
+    doc = config_doc(tmp_path)
+    doc["store"] = {"url": "postgresql+psycopg://railyard:Sup3rSecret@127.0.0.1:1/ledger"}
+    app = make_sessions_app(doc)
+    caplog.set_level(logging.WARNING, logger="railyard.auth")
+    client = app.server.test_client()
+    signing_in = client.post("/login", data={"username": "olivia", "password": "o-secret",
+                                             "next": "/", "csrf_token": login_token(client)})
+    assert signing_in.status_code == 503
+    page = signing_in.get_data(as_text=True)
+    assert "Cannot sign in now: Plan store is not answering; try again shortly." in page
+    assert "127.0.0.1:1" not in page and "ledger" not in page
+    assert "olivia could not sign in: Plan store: postgresql+psycopg://railyard:***@" \
+        in caplog.text
+    caplog.clear()
+    answer = replay(app, "A" * 43).get("/_dash-layout")
+    assert answer.status_code == 503
+    assert answer.get_json() == {"error": "Cannot check your session: Plan store is not "
+                                          "answering; try again shortly."}
+    detail = [r.getMessage() for r in caplog.records if "127.0.0.1:1/ledger" in r.getMessage()]
+    assert len(detail) == 1 and "railyard:***@" in detail[0]
+    assert "Sup3rSecret" not in caplog.text
