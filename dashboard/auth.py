@@ -39,7 +39,15 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from backend.errors import Unavailable
 from backend.store.workflow import Actor
 from dashboard import proxy, sessions
-from dashboard.config import MAX_NAME, ROLES, AuthSettings, normal_name
+from dashboard.config import (
+    LOCAL_USER,
+    MAX_NAME,
+    ROLES,
+    UNKNOWN_USER,
+    AuthSettings,
+    name_refusal,
+    normal_name,
+)
 
 log = logging.getLogger("railyard.auth")
 
@@ -50,7 +58,6 @@ PUBLIC_PATHS = frozenset({"/login", "/_favicon.ico"})  # exactly these paths, an
 ASSETS = "/assets/"  # ... the static files under this folder (a missing one is a 404)
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SECRET_ENV = "RAILYARD_SECRET_KEY"
-LOCAL_USER = "local"  # who everyone is under auth: none
 # headers a reverse proxy adds to what it relays: under auth: none, which makes everyone
 # admin, a relayed request may come from anywhere (nginx passes Host: 127.0.0.1 upstream)
 PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
@@ -128,9 +135,6 @@ def retry_after() -> int:
     wait = flask.current_app.extensions["railyard.failures"].wait(
         proxy.client_address(settings()))
     return int(wait) + 1 if wait > 0 else 0
-
-
-UNKNOWN_USER = "(unknown user)"  # what the audit log says of a name no user has
 
 
 def _failed_password(name: str, via: str) -> None:
@@ -314,6 +318,12 @@ def _identify_without_password(auth: AuthSettings) -> Identity | None:
     role = request.headers.get(header.role, "").strip().lower()
     if not name or len(name) > MAX_NAME or role not in ROLES:
         return None
+    refused = name_refusal(name)
+    if refused is not None:
+        log.warning("refused %s %s from %s: the proxy named the user %r: %s", request.method,
+                    request.path, request.remote_addr, name, refused)
+        g.name_refused = refused  # the gate answers 403 saying so (_refused_name)
+        return None
     return Identity(name, role, proxy.client_address(auth), "trusted_header")
 
 
@@ -335,7 +345,7 @@ def _gate_request(path: str) -> flask.Response | tuple | None:
     if is_api(path):
         # the API authenticates each request itself (dashboard/api.py: "credentials
         # required" when none came); credentials given and wrong are answered here
-        return _wrong_credentials()
+        return _wrong_credentials() or _refused_name()
     if request.method in UNSAFE_METHODS and not _csrf_ok():
         log.warning("refused %s %s from %s: missing or wrong CSRF token", request.method,
                     path, request.remote_addr)
@@ -343,6 +353,9 @@ def _gate_request(path: str) -> flask.Response | tuple | None:
                              "Reload the page and try again.")
     if is_public(path) or current_identity() is not None:
         return None
+    refused = _refused_name()
+    if refused is not None:
+        return refused
     if request.method == "GET" and not path.startswith("/_dash"):
         if settings().mode == "trusted_header":
             return _refusal(401, "Not signed in: this dashboard is signed into through the "
@@ -381,6 +394,16 @@ def _wrong_credentials() -> tuple | None:
             or not g.get("credentials_wrong") or retry_after():
         return None
     return flask.jsonify(error=WRONG_CREDENTIALS), 401, {"WWW-Authenticate": BASIC_CHALLENGE}
+
+
+def _refused_name() -> tuple | None:
+    """The 403 for a user the single-sign-on proxy named but Railyard does not take
+    (config.name_refusal says why); None for any other request."""
+    why = g.get("name_refused") if current_identity() is None else None
+    if why is None:
+        return None
+    return _refusal(403, f"Refused: the single-sign-on proxy named a user Railyard does "
+                         f"not take: {why}.")
 
 
 def _addressed_to_loopback(host: str) -> bool:

@@ -29,12 +29,20 @@ from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
 from backend.model.yamlfile import DuplicateKey, load_yaml
 from backend.services.approval_status import Policies, Policy, check_users, parse_policy
 from backend.services.uploads import DEFAULT_MAX_BYTES as DEFAULT_MAX_UPLOAD_BYTES
+from backend.store.workflow import SYSTEM
 
 CACHE_TYPES = ("simple", "redis")
 ROLES = ("viewer", "operator", "approver", "admin")  # what each may do: backend.store.workflow
 HASH_METHODS = ("scrypt:", "pbkdf2:")  # werkzeug.security; `railyard auth hash-password`
 LOOPBACK = ("127.0.0.1", "::1")
 MAX_NAME = 200  # characters in a user name (the store's user columns)
+LOCAL_USER = "local"  # who everyone is under auth: none
+UNKNOWN_USER = "(unknown user)"  # what the audit log says of a name no user has
+# the audit log's names for who is no person (and cli:USER, an OS account running `railyard
+# auth revoke`): no user may have one, or their actions would pass for Railyard's own
+RESERVED_NAMES = {SYSTEM.name: "the executor and plan expiry",
+                  LOCAL_USER: "everyone under auth: none",
+                  UNKNOWN_USER: "failed sign-ins under a name no user has"}
 COOKIE_SECURE = ("auto", True, False)
 
 
@@ -162,6 +170,20 @@ def normal_name(name: str) -> str:
     'Olivia', 'OLIVIA ' and 'ｏｌｉｖｉａ' are one user, who cannot approve their own plan
     under another spelling (docs/deploy.md, docs/plans.md)."""
     return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+def name_refusal(name: str) -> str | None:
+    """Why a user name (as normal_name makes it) cannot be a person's, None when it can:
+    one of the audit log's names for Railyard itself (RESERVED_NAMES), a colon (cli:USER
+    is the command line's), or a control or invisible character (a name that forges a log
+    line or looks like another one)."""
+    if name in RESERVED_NAMES:
+        return f"'{name}' is reserved (the audit log's name for {RESERVED_NAMES[name]})"
+    if ":" in name:
+        return "a user name has no colons (the audit log's cli:USER is the command line)"
+    if not name.isprintable():
+        return "a user name has no control or invisible characters"
+    return None
 
 
 @dataclass(frozen=True)
@@ -507,6 +529,9 @@ def _user(node: _Node) -> User:
     name = node.str("name", required=True)
     if ":" in name or name != name.strip():
         raise BadInput(f"{node.where('name')}: no colons or surrounding spaces, got {name!r}")
+    refused = name_refusal(normal_name(name))
+    if refused is not None:
+        raise BadInput(f"{node.where('name')}: {refused}, got {name!r}")
     digest = node.str("password_hash", required=True)
     if not digest.startswith(HASH_METHODS):
         raise BadInput(f"{node.where('password_hash')}: expected a hash from "

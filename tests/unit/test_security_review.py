@@ -1,6 +1,7 @@
 """Findings of a security review: secrets in URLs stay out of messages, whatever order
 their parts come in; auth: none answers only this machine's browser, never a proxy; a
-store that does not answer is named in the log, not to the browser."""
+store that does not answer is named in the log, not to the browser; no user, configured
+or named by the proxy, takes a name the audit log keeps for Railyard itself."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pyarrow as pa
 import pytest
 
 from backend.errors import BadInput, shown_url
+from dashboard.config import normal_name, parse_config
 from tests.unit.helpers import login_token
+from tests.unit.test_auth import CLUSTER
 from tests.unit.test_auth import make_app as make_auth_app
 
 
@@ -113,3 +116,50 @@ def test_a_store_that_does_not_answer_is_not_named_to_the_browser(tmp_path, capl
     detail = [r.getMessage() for r in caplog.records if "127.0.0.1:1/ledger" in r.getMessage()]
     assert len(detail) == 1 and "railyard:***@" in detail[0]
     assert "Sup3rSecret" not in caplog.text
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("railyard", "'railyard' is reserved (the audit log's name for the executor and plan "
+                 "expiry), got 'railyard'"),
+    ("Local", "'local' is reserved (the audit log's name for everyone under auth: none), "
+              "got 'Local'"),
+    ("(Unknown User)", "'(unknown user)' is reserved (the audit log's name for failed "
+                       "sign-ins under a name no user has), got '(Unknown User)'"),
+    ("sam\nsigned in as adam", "a user name has no control or invisible characters, "
+                               "got 'sam\\nsigned in as adam'"),
+])
+def test_config_users_may_not_take_the_audit_logs_own_names(name, message):
+    """A config user called railyard or local acted, in the audit log, as the executor
+    or as everyone under auth: none."""
+    user = {"name": name, "role": "admin", "password_hash": "scrypt:x"}
+    with pytest.raises(BadInput) as e:
+        parse_config({"clusters": [CLUSTER], "auth": {"users": [user]}}, "cfg")
+    assert str(e.value) == f"cfg: auth.users[0].name: {message}"
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("railyard", "'railyard' is reserved (the audit log's name for the executor and plan "
+                 "expiry)"),
+    (" LOCAL", "'local' is reserved (the audit log's name for everyone under auth: none)"),
+    ("cli:root", "a user name has no colons (the audit log's cli:USER is the command line)"),
+    ("sam\x1b[2Kadam", "a user name has no control or invisible characters"),
+    ("rail\u200byard", "a user name has no control or invisible characters"),
+])
+def test_the_proxy_may_not_name_a_user_as_the_audit_log_names_railyard(tmp_path, caplog,
+                                                                       name, why):
+    """The trusted header's name was taken as it came (normalised): 'railyard', 'local',
+    'cli:root' or a name with control characters acted as one of Railyard's own actors."""
+    app = make_auth_app(tmp_path, {"trusted_header": {"from": ["127.0.0.1"]},
+                                   "secret_key_file": str(tmp_path / "key")})
+    client = app.server.test_client()
+    caplog.set_level(logging.WARNING, logger="railyard.auth")
+    sso = {"X-Forwarded-User": name, "X-Forwarded-Role": "admin"}
+    answer = client.get("/api/v1/plans", headers=sso)
+    assert answer.status_code == 403
+    assert answer.get_json() == {"error": f"Refused: the single-sign-on proxy named a user "
+                                          f"Railyard does not take: {why}."}
+    for path in ("/_dash-layout", "/"):
+        assert client.get(path, headers=sso).status_code == 403, path
+    assert f"the proxy named the user {normal_name(name)!r}: {why}" in caplog.text
+    assert client.get("/api/v1/plans", headers={**sso, "X-Forwarded-User": "Sam"}) \
+        .get_json() == {"plans": []}
