@@ -27,7 +27,7 @@ from backend.gateways.base import ReplicaSizeReader
 from backend.metrics.client import MetricsError
 from backend.model.snapshot import Snapshot
 from backend.services import monitoring, plan_preview, plans
-from backend.services.cluster import ClusterSource, cluster_read
+from backend.services.cluster import CLUSTER_TTL_SECONDS, ClusterSource, cluster_read
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store.executions import (
     ACTIVE,
@@ -281,8 +281,9 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
         {str(b) for m in moves for b in m.get("adding") or ()}, key=lambda b: (len(b), b))
     out = {"bytes_per_second": None, "brokers": into, "why": None, "copied": None,
            "copied_why": None}
-    if into == []:
-        return out | {"why": "Kafka lists none of the batch's partitions in flight"}
+    if into == []:  # a batch shorter than a kept read may start and end between two
+        return out | {"why": f"Kafka listed none of the batch's partitions in flight when "
+                             f"last read (its list is kept {CLUSTER_TTL_SECONDS:g} s)"}
     try:
         rates = monitoring.reassignment_rates(source)
     except Unavailable as e:  # no Prometheus configured for the cluster

@@ -103,7 +103,7 @@ def copying_text(live: dict) -> str:
     """The batch in flight's copy now (services.execution.copy_rate_now), as the receiving
     brokers count it: data moves before any partition finishes."""
     into = live["brokers"]
-    where = "" if into is None else \
+    where = "" if not into else \
         f" into broker{'s' if len(into) > 1 else ''} {', '.join(into)}"
     said = "Kafka's ReassignmentBytesInPerSec, from Prometheus"
     if live["bytes_per_second"] is None:

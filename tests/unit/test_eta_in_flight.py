@@ -270,3 +270,23 @@ def test_replica_sizes_asks_each_broker_about_its_own_replicas(monkeypatch):
     with pytest.raises(Unavailable, match="DescribeLogDirs refused: "
                                           "CLUSTER_AUTHORIZATION_FAILED"):
         gw.replica_sizes({3: [("a", 0)]})
+
+
+class ListsNothing(TwinGateway):
+    """The twin's gateway as a kept read taken before the batch started: no move listed."""
+
+    def list_reassignments(self) -> list[dict]:
+        return []
+
+
+def test_a_batch_kafka_does_not_list_yet_says_so_without_an_empty_broker_list(world):
+    """On the demo, batches of five partitions ended within the 5 s a cluster read is
+    kept: the line read "copying now into broker : rate not known (Kafka lists none of the
+    batch's partitions in flight)". It names no broker and says the list was last read."""
+    plan_id = world.executing(moves(A0), throttle=THROTTLE)
+    copying_until(world, plan_id, 1)
+    p = progress_through(world, plan_id, ListsNothing(world.twin))
+    why = ("Kafka listed none of the batch's partitions in flight when last read (its "
+           "list is kept 5 s)")
+    assert p["copy_rate"]["brokers"] == [] and p["copy_rate"]["why"] == why
+    assert f"copying now: rate not known ({why})" in text_of(progress_view(p, "bar"))
