@@ -19,10 +19,12 @@ class BadInput(ValueError):
 
 
 class Unavailable(RuntimeError):
-    """A source the page needs is unreachable: ``what`` is shown in the banner."""
+    """A source the page needs is unreachable: ``what`` is shown in the banner.
+    ``not_yet``: it answered but holds too little yet (a history scraped for hours), a
+    caveat to wait out rather than a fault to fix."""
 
-    def __init__(self, what: str, detail: str) -> None:
-        self.what, self.detail = what, " ".join(detail.split())
+    def __init__(self, what: str, detail: str, not_yet: bool = False) -> None:
+        self.what, self.detail, self.not_yet = what, " ".join(detail.split()), not_yet
         super().__init__(f"{what}: {self.detail}")
 
 

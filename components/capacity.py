@@ -202,9 +202,6 @@ def _full_broker(b: dict, rows: list[dict], text: str) -> str:
 
 
 HISTORY = "Partition history"  # what services.capacity.history's Unavailable names
-# what its refusal for too few daily peaks says a forecast needs (services.capacity
-# ._too_little, every branch): the history is short, nothing is wrong with the cluster
-TOO_LITTLE = "a forecast needs daily peaks of ReplicaManager PartitionCount"
 
 
 def refusal_kind(error: BadInput | Unavailable) -> str:
@@ -212,8 +209,7 @@ def refusal_kind(error: BadInput | Unavailable) -> str:
     the page's other caveats, for a bad knob or too short a history (it was red, an alarm,
     while the cluster was fine and Prometheus had only scraped it for hours); an error for
     a source that did not answer or failed."""
-    short = (isinstance(error, Unavailable) and error.what == HISTORY
-             and TOO_LITTLE in error.detail)
+    short = isinstance(error, Unavailable) and error.not_yet
     return "warning" if isinstance(error, BadInput) or short else "error"
 
 

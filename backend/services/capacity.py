@@ -58,13 +58,15 @@ def history(source: ClusterSource, days: int, end: float | None = None) -> dict:
     except PrometheusUnavailable as e:
         raise Unavailable(f"Prometheus at {client.url}", f"unreachable ({e})") from None
     except MetricMissing:
-        raise Unavailable("Partition history", _too_little(client, start, end, 0)) from None
+        raise Unavailable("Partition history", _too_little(client, start, end, 0),
+                          not_yet=True) from None
     except MetricsError as e:
         raise Unavailable("Partition history", str(e)) from None
     by = client.by
     wide = per_broker.pivot_table(index=by, columns="timestamp", values="value", aggfunc="max")
     if wide.shape[1] < MIN_DAYS:  # one day: the growth fit would refuse it (a BadInput)
-        raise Unavailable("Partition history", _too_little(client, start, end, wide.shape[1]))
+        raise Unavailable("Partition history", _too_little(client, start, end, wide.shape[1]),
+                          not_yet=True)
     wide = wide.reindex(sorted(wide.index, key=_id_order))
     times = np.array([t.timestamp() for t in wide.columns])
     try:

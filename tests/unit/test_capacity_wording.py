@@ -120,7 +120,7 @@ def test_too_short_a_history_is_a_caveat_not_an_alarm(app, monkeypatch,  # noqa:
     assert shown.className == "banner banner-warning" and shown.role == "status"
     assert shown.children.startswith("Partition history: Prometheus at "
                                      "http://prometheus.test:9090 has no partition counts")
-    assert cap.TOO_LITTLE in shown.children
+    assert "a forecast needs daily peaks of ReplicaManager PartitionCount" in shown.children
     style = css_rule(".banner-warning")
     assert style["border-color"] == "var(--near)" and style["background"] == "#fff6e0"
     assert css_rule(".banner-error")["border-color"] == "var(--over)"
