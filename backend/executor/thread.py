@@ -23,7 +23,7 @@ from backend.executor.shrink import ShrinkExecutor
 from backend.gateways.base import ClusterGateway
 from backend.model.snapshot import Snapshot
 from backend.store.executions import BATCHES, ENDED, LIVE, MIGRATION, STAGES, ExecutionRecords
-from backend.store.store import Store, load_plan, query_plans
+from backend.store.store import Plan, Store, load_plan, query_plans
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
 # cluster name -> where its adaptive throttle reads traffic, and its knobs
 TrafficOf = Callable[[str], tuple[TrafficReader | None, ControlSettings]]
 INTERVAL = 1.0  # seconds between the executor's looks at each executing plan
+SEAL_WAIT = 30.0  # seconds a start waits for its plan's audit rows to be sealed
 # the executor that ticks an execution, by the mode its row was started in
 EXECUTORS: dict[str, type[Executor]] = {BATCHES: Executor, STAGES: ShrinkExecutor,
                                         MIGRATION: MigrationExecutor}
@@ -41,7 +42,8 @@ class ExecutorThread(threading.Thread):
     """Runs the executing plans of the configured clusters, one tick per interval.
 
     Per cluster: take (or renew) the cluster's lease; start executions for plans that
-    just became executing (one plan at a time per cluster, oldest first), pass cancel
+    just became executing (one plan at a time per cluster, oldest first; one whose content
+    or sealed audit trail does not show it approved ends failed instead), pass cancel
     requests on, tick the running one, and finish plans whose execution ended.
     """
 
@@ -69,6 +71,7 @@ class ExecutorThread(threading.Thread):
         self._executors: dict[tuple[str, str], Executor] = {}  # (cluster, mode)
         self._modes: dict[int, str] = {}  # plan -> batches | stages | migration
         self._tries: dict[int, tuple[int, float]] = {}  # one-go runs: (attempts, retry at)
+        self._unsealed: dict[int, float] = {}  # plan -> when its start first met an unsealed row
         self._halt = threading.Event()
 
     def run(self) -> None:
@@ -146,6 +149,8 @@ class ExecutorThread(threading.Thread):
             plan = load_plan(conn, waiting[0].id)
         if plan is None:
             raise NotFound(f"no plan {waiting[0].id}")
+        if not self._trusted(plan, now):
+            return False
         site = Site(self.records, self.journal, lambda: self.gateways(cluster),
                     lambda: self.snapshot_of(cluster), self.retry, self._tries)
         if not self.starts[plan.kind](site, plan, now):
@@ -153,3 +158,23 @@ class ExecutorThread(threading.Thread):
         if plan.cancel_requested_at is not None:  # cancelled before it started
             self.records.request(plan.id, ("running",), "cancelling", now)
         return True
+
+    def _trusted(self, plan: Plan, now: float) -> bool:
+        """Whether ``plan`` may start: what runs is what its sealed audit trail shows
+        approved (services.plans.execution_doubt), checked here, where every start goes
+        through, as the database can be written past the services. A one-go run's
+        retries re-check only its content. A plan that fails is ended as failed with
+        the cause; one whose audit rows PostgreSQL has not sealed yet (Store.write seals
+        just after the commit) waits up to SEAL_WAIT first."""
+        # the plan rules' module imports this one (plan_preview reads INTERVAL): here
+        from backend.services.plans import execution_doubt
+        doubt = execution_doubt(self.store, plan, "executing", trail=plan.id not in self._tries)
+        if doubt is not None and doubt.unsealed and \
+                now < self._unsealed.setdefault(plan.id, now) + SEAL_WAIT:
+            return False
+        self._unsealed.pop(plan.id, None)
+        if doubt is None:
+            return True
+        log.warning("executor: not starting plan %s: %s", plan.id, doubt.cause)
+        self.journal.ended(plan.id, "failed", doubt.cause, now)
+        return False

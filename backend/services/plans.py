@@ -13,10 +13,11 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TypeVar
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
@@ -29,7 +30,8 @@ from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles ki
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
-from backend.store.audit import append, canonical_json
+from backend.store.approvals import Requirement
+from backend.store.audit import NOT_SEALED, append, canonical_json, row_alone
 from backend.store.store import AUDIT_COMMENT_CHARS, AuditEntry, AuditPage, Decision, Plan, Store
 from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authorize, next_state
 
@@ -387,12 +389,83 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: Topi
     """approved -> executing, after re-checking expiry and the cluster (the executor
     then runs it)."""
     now = _now(now)
-    plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
+    plan = _load(store, plan_id)  # the moves too: they must hash to the approved sha256
     authorize(actor, "execute", plan.author)
     _check_state(plan, "execute")
     _check_unexpired(plan, now)
+    doubt = execution_doubt(store, plan, "approved")
+    if doubt is not None:
+        raise Conflict(doubt.cause)
     _check_basis(plan, topics_of, configs_of)
     return _change(store, actor, plan, "execute", now)
+
+
+# a plan's audit rows that tell its state (its proposal, decisions, execute and end), and
+# the executor's first step of a run (backend/executor/runs.py)
+TRAIL_ACTIONS = ("propose", *TRANSITIONS, "execution_started")
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """Why a plan may not run, in one line. ``unsealed``: only because one of its audit
+    rows is not sealed, which on PostgreSQL holds for a moment after every commit
+    (Store.write seals the rows once the transaction has committed)."""
+
+    cause: str
+    unsealed: bool = False
+
+
+def execution_doubt(store: Store, plan: Plan, state: str, trail: bool = True) -> Doubt | None:
+    """Why ``plan`` (loaded with its content) may not run, None when it may: its content
+    must hash to its sha256 (plan_sha256, as propose computed it), and, with ``trail``,
+    its own sealed audit rows (backend/store/audit.py row_alone) must show it proposed
+    with that sha256, approved by as many users other than its proposer as the
+    requirement its proposal recorded asks for (one, for a plan proposed before
+    requirements were: the stored column is the plans table's, which is not sealed),
+    and now in ``state`` (approved at the Execute request, executing at its start, with no
+    earlier start). Someone who can write the database but not read the audit key can
+    change the plans table, not these rows. The approve rows hold neither the sha256 nor
+    the approver's role: the proposal's sha256 stands for what was approved, and a rule's
+    roles and admin are not re-checked here."""
+    try:
+        sha = plan_sha256(plan.kind, plan.cluster, plan.content, plan.throttle,
+                          plan.throttle_mode)
+    except (TypeError, ValueError):  # not JSON: edited outside Railyard
+        sha = None
+    if sha != plan.sha256:
+        return Doubt(f"plan {plan.id}'s content does not hash to the sha256 its approvers "
+                     f"signed")
+    if not trail:
+        return None
+    rows = audit_entries(store, plan=plan.id, actions=TRAIL_ACTIONS)
+    for e in rows:
+        problem = row_alone(store.keys, asdict(e))
+        if problem is not None:
+            return Doubt(f"plan {plan.id}'s audit row {e.id} ({e.action} by {e.user}): "
+                         f"{problem}", unsealed=problem == NOT_SEALED and store.postgres)
+    if not rows or rows[0].action != "propose":
+        return Doubt(f"plan {plan.id} has no proposal in its audit trail")
+    proposal = rows[0]
+    recorded = proposal.detail if isinstance(proposal.detail, dict) else {}
+    if recorded.get("sha256") != plan.sha256:
+        return Doubt(f"plan {plan.id}'s sha256 is not the one its proposal in the audit "
+                     f"trail recorded")
+    needed = Requirement.from_dict(recorded.get("approval")).approvers
+    approvers = {e.user for e in rows if e.action == "approve" and e.user != proposal.user}
+    if len(approvers) < needed:
+        return Doubt(f"plan {plan.id} has {len(approvers)} approval"
+                     f"{'s' * (len(approvers) != 1)} in its audit trail, its rule asks for "
+                     f"{needed}")
+    last = [e for e in rows if e.action != "execution_started"][-1]
+    if last.after != state:
+        return Doubt(f"plan {plan.id} is {plan.state} but its audit trail says it is "
+                     f"{last.after}")
+    started = next((e for e in rows if e.action == "execution_started" and e.id > last.id),
+                   None)
+    if started is not None:
+        return Doubt(f"plan {plan.id} already started (audit row {started.id}): its "
+                     f"execution row is gone")
+    return None
 
 
 @audits_refusal("cancel")
@@ -431,12 +504,16 @@ def finish(store: Store, actor: Actor, plan_id: int, outcome: str, *, detail: An
 
 
 def record(store: Store, actor: Actor, plan_id: int | None, action: str, *,
-           detail: Any = None, now: datetime | None = None) -> None:
-    """An audit-only event (an executor step, a throttle set): no state change."""
+           detail: Any = None, now: datetime | None = None,
+           also: Callable[[Connection], bool] | None = None) -> bool:
+    """An event that changes no plan's state (an executor step, a throttle set), with
+    ``also`` the change it records in its transaction (Store.record); whether it was
+    written (False: ``also`` matched nothing)."""
     if action in TRANSITIONS or action in ("propose", "cancel-requested"):
         raise ValueError(f"'{action}' is a state change: use its own function")
-    store.record(_now(now), {"user": actor.name, "action": action, "plan_id": plan_id,
-                             "address": actor.address, "detail": detail})
+    return store.record(_now(now), {"user": actor.name, "action": action,
+                                    "plan_id": plan_id, "address": actor.address,
+                                    "detail": detail}, also=also)
 
 
 def expire_due(store: Store, now: datetime | None = None) -> list[int]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -166,6 +167,36 @@ def verify_audit(engine: Engine, keys: AuditKeys,
                            f"{gone.at} names it but the log ends at row {last_id} (its "
                            f"newest rows were deleted)")
     return walk.result(None, None)
+
+
+NOT_SEALED = "it is not sealed"  # row_alone's answer for a row no seal vouches for yet
+
+
+def row_alone(keys: AuditKeys, r: Mapping[str, Any]) -> str | None:
+    """What is wrong with row ``r`` taken alone, or None: its digest is its fields', its
+    hash the formula of its kind over its own ``prev_hash``, its seal (or 0005's keyed
+    hash) the key's. Only Railyard, holding the key, writes a row that passes, so a plan's
+    own rows are checked without walking the chain (the executor at each start); a row
+    deleted is found only by ``verify_audit``. A row written before the keys vouches for
+    nothing alone (only the keyed row after the last of them seals them)."""
+    if r["key_id"] is None:
+        return "it was written before the audit keys"
+    if r["key_id"] not in keys.keys:
+        return f"it was signed with key {r['key_id']!r}, which {keys.source} does not hold"
+    digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"], r["before"],
+                        r["after"], r["address"], r["detail"])
+    edited = "its content does not match its hash (the row was edited)"
+    if r["digest"] != digest:
+        return edited
+    if r["seal"] is None:  # migration 0005's keyed chain, or not (yet) sealed
+        if r["hash"] == keyed_hash(keys, r["key_id"], r["prev_hash"], digest):
+            return None
+        return NOT_SEALED if r["hash"] == legacy_hash(r["prev_hash"], digest) else edited
+    if r["hash"] != legacy_hash(r["prev_hash"], digest):
+        return edited
+    if r["seal"] != seal_of(keys, r["key_id"], r["id"], r["hash"]):
+        return "its seal does not match it (it was edited or moved)"
+    return None
 
 
 class _Walk:
