@@ -5,12 +5,26 @@ from __future__ import annotations
 import flask
 from dash import dcc, html
 
+from backend.errors import Unavailable
 from dashboard import auth, ids
 
 
+def _identity() -> auth.Identity | None:
+    """Who is signed in; None outside a request (layout validation) and while the plan
+    store, which keeps the sessions, does not answer: Dash draws the frame at a worker's
+    first request before the sign-in check answers it 503, and a badge raising there made
+    it a 500."""
+    if not flask.has_request_context():
+        return None
+    try:
+        return auth.current_identity()
+    except Unavailable:
+        return None
+
+
 def badge() -> html.Div:
-    """The signed-in user and role (empty outside a request, e.g. layout validation)."""
-    who = auth.current_identity() if flask.has_request_context() else None
+    """The signed-in user and role (empty when nobody can be named: _identity)."""
+    who = _identity()
     if who is None:
         return html.Div(id=ids.ACCOUNT, className="account")
     parts = [html.Span(who.name, id=ids.ACCOUNT_USER, className="account-user"),
@@ -28,7 +42,7 @@ def badge() -> html.Div:
 
 def banner() -> html.Div | None:
     """Under auth: none, every page says that nobody signs in."""
-    who = auth.current_identity() if flask.has_request_context() else None
+    who = _identity()
     if who is None or who.mode != "none":
         return None
     return html.Div("Authentication is off (auth: none): anyone who can reach this address "

@@ -87,24 +87,27 @@ def signed_in(auth: AuthSettings) -> User | None:
     """The user this browser's session is signed in as (None: nobody), ending the session
     when it went idle, outlived session_hours, or its user's password or name changed."""
     session = _session()
-    if session.looked_up:
-        return session.user
-    session.looked_up = True
+    if not session.looked_up:  # a lookup the store failed (Unavailable) is asked again:
+        # kept as "nobody", it sent the request on to the sign-in page instead of a 503
+        session.user, session.looked_up = _look_up(auth, session.session_id), True
+    return session.user
+
+
+def _look_up(auth: AuthSettings, session_id: str) -> User | None:
     lookups, now = _lookups(), clock()
-    row = lookups.lookup(session.session_id)
+    row = lookups.lookup(session_id)
     if row is not None and _idle(auth, row, now):  # kept here: another process used it since?
-        row = lookups.lookup(session.session_id, fresh=True)
+        row = lookups.lookup(session_id, fresh=True)
     if row is None:
         return None
     user = auth.user(row.user)
     if user is None or row.password_mark != password_mark(user) or _idle(auth, row, now) \
             or now - row.created_at > auth.session_hours * 3600:
-        stored.end(lookups.store, session.session_id)
+        stored.end(lookups.store, session_id)
         return None
     if now - row.seen_at > TOUCH_SECONDS:
-        stored.touch(lookups.store, session.session_id, now)
-        lookups.touched(session.session_id, replace(row, seen_at=now))
-    session.user = user
+        stored.touch(lookups.store, session_id, now)
+        lookups.touched(session_id, replace(row, seen_at=now))
     return user
 
 

@@ -163,3 +163,18 @@ def test_the_proxy_may_not_name_a_user_as_the_audit_log_names_railyard(tmp_path,
     assert f"the proxy named the user {normal_name(name)!r}: {why}" in caplog.text
     assert client.get("/api/v1/plans", headers={**sso, "X-Forwarded-User": "Sam"}) \
         .get_json() == {"plans": []}
+
+
+def test_a_first_request_with_a_cookie_while_the_store_is_down_is_a_503(tmp_path):
+    """A worker's first request draws the page frame (Dash's first-request setup) before
+    the sign-in check answers: the account badge asked the store who was signed in and the
+    request ended in a 500, where every later one is the 503 above."""
+    from tests.unit.test_sessions import config_doc, replay
+    from tests.unit.test_sessions import make_app as make_sessions_app
+
+    doc = config_doc(tmp_path)
+    doc["store"] = {"url": "postgresql+psycopg://railyard:Sup3rSecret@127.0.0.1:1/ledger"}
+    app = make_sessions_app(doc)
+    first = replay(app, "A" * 43).get("/")
+    assert first.status_code == 503, first.get_data(as_text=True)[:300]
+    assert "Sup3rSecret" not in first.get_data(as_text=True)
