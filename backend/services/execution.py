@@ -35,6 +35,8 @@ from backend.store.executions import (
     MIGRATION,
     Execution,
     ExecutionRecords,
+    requesting,
+    switching_throttle,
 )
 from backend.store.store import Plan, Store
 from backend.store.workflow import SYSTEM, Actor, authorize
@@ -64,11 +66,11 @@ def _request(store: Store, actor: Actor, plan_id: int, action: str, allowed: tup
     if records.get(plan_id) is None:
         raise Conflict(f"plan {plan_id} is {plan.state}: it is not running, so it cannot "
                        f"{action}")
-    if not records.request(plan_id, allowed, state, now):
+    if not plans.record(store, actor, plan_id, f"execution_{action}", detail=None,
+                        now=at(now), also=requesting(plan_id, allowed, state, now)):
         current = records.get(plan_id).state
         raise Conflict(f"plan {plan_id}'s execution is {current}: it can {action} only when "
                        f"{' or '.join(allowed)}")
-    plans.record(store, actor, plan_id, f"execution_{action}", detail=None, now=at(now))
     return progress(store, plan_id, now)
 
 
@@ -95,11 +97,10 @@ def switch_throttle(store: Store, actor: Actor, plan_id: int, mode: str,
             floor = (plan.throttle_mode or {}).get("floor") \
                 or min(int(AUTOTHROTTLE_MIN_RATE), ex.throttle or 0)
         plans.checked_throttle_mode({"mode": mode, "floor": floor}, ex.throttle)
-    records.set_throttle_mode(plan_id, mode, floor if mode == "adaptive" else None,
-                              actor.name, now)
     plans.record(store, actor, plan_id, "throttle_mode_switched",
                  detail={"mode": mode, **({"floor": floor} if mode == "adaptive" else {})},
-                 now=at(now))
+                 now=at(now), also=switching_throttle(
+                     plan_id, mode, floor if mode == "adaptive" else None, actor.name, now))
     return throttle_history(store, plan_id)
 
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TypeVar
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from backend.errors import BadInput, Conflict, Forbidden, NotFound, Unavailable
@@ -503,12 +504,16 @@ def finish(store: Store, actor: Actor, plan_id: int, outcome: str, *, detail: An
 
 
 def record(store: Store, actor: Actor, plan_id: int | None, action: str, *,
-           detail: Any = None, now: datetime | None = None) -> None:
-    """An audit-only event (an executor step, a throttle set): no state change."""
+           detail: Any = None, now: datetime | None = None,
+           also: Callable[[Connection], bool] | None = None) -> bool:
+    """An event that changes no plan's state (an executor step, a throttle set), with
+    ``also`` the change it records in its transaction (Store.record); whether it was
+    written (False: ``also`` matched nothing)."""
     if action in TRANSITIONS or action in ("propose", "cancel-requested"):
         raise ValueError(f"'{action}' is a state change: use its own function")
-    store.record(_now(now), {"user": actor.name, "action": action, "plan_id": plan_id,
-                             "address": actor.address, "detail": detail})
+    return store.record(_now(now), {"user": actor.name, "action": action,
+                                    "plan_id": plan_id, "address": actor.address,
+                                    "detail": detail}, also=also)
 
 
 def expire_due(store: Store, now: datetime | None = None) -> list[int]:

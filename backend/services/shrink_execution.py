@@ -22,7 +22,7 @@ from backend.model.snapshot import Snapshot
 from backend.services import migration_checks, plans
 from backend.services.cluster import ClusterSource
 from backend.services.plan_kinds import shrink as shrink_kind
-from backend.store.executions import MIGRATION, STAGES, ExecutionRecords
+from backend.store.executions import MIGRATION, STAGES, ExecutionRecords, checking_off
 from backend.store.store import Store
 from backend.store.workflow import Actor, authorize
 
@@ -84,7 +84,7 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int, *,
         raise Conflict(f"step {step + 1}: the migration has steps 2 to {len(steps)} to check "
                        "(step 1 is Railyard's)")
     if steps[step]["state"] == "done":
-        raise Conflict(f"step {step + 1} is already checked off")
+        raise _checked_already(step)
     if steps[step - 1]["state"] != "done":
         raise Conflict(f"step {step + 1} comes after step {step}, which is not done yet")
     old, new = str(plan.content["topic"]), str(plan.content["migration"]["new_topic"])
@@ -98,9 +98,15 @@ def check_step(store: Store, actor: Actor, plan_id: int, step: int, *,
         raise Conflict(f"step {step + 1}: topic '{old}' is still on cluster {plan.cluster}: "
                        f"delete it (once no group reads it), then check this step off (a "
                        f"deletion takes a few seconds to reach every broker)")
-    records.save_batch(plan_id, step, state="done", started_at=now, ended_at=now, done=1)
     text = plan.content["migration"]["steps"][step]
-    plans.record(store, actor, plan_id, "migration_step_done",
-                 detail={"step": step + 1, "text": text, "cluster": said}, now=at(now))
+    if not plans.record(store, actor, plan_id, "migration_step_done",
+                        detail={"step": step + 1, "text": text, "cluster": said}, now=at(now),
+                        also=checking_off(plan_id, step, now)):
+        raise _checked_already(step)  # by another operator since it was read
     return {**shrink_kind.progress(records, ex, now),
             "checked": {"step": step + 1, "cluster": said}}
+
+
+def _checked_already(step: int) -> Conflict:
+    """One refusal for a step checked twice, seen at the read or at the write."""
+    return Conflict(f"step {step + 1} is already checked off")

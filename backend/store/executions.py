@@ -14,7 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from backend.store.schema import (
@@ -145,13 +156,11 @@ class ExecutionRecords:
         return saved
 
     def request(self, plan_id: int, allowed: tuple[str, ...], state: str, now: float) -> bool:
-        """A user's pause, resume or cancel: ``state`` when the execution is in ``allowed``."""
+        """A pause, resume or cancel with no audit row in its transaction (the executor's
+        own; a user's goes with its row: ``requesting``): ``state`` when the execution is
+        in ``allowed``."""
         with self.store.write() as c:
-            n = c.execute(update(executions).where(
-                executions.c.plan_id == plan_id, executions.c.state.in_(allowed)).values(
-                state=state, updated_at=now, retry_at=None,
-                version=executions.c.version + 1)).rowcount
-        return n == 1
+            return requesting(plan_id, allowed, state, now)(c)
 
     # ---- batches ----------------------------------------------------------------------
     def batches(self, plan_id: int) -> list[dict]:
@@ -185,8 +194,7 @@ class ExecutionRecords:
 
     def save_batch(self, plan_id: int, idx: int, **changes: Any) -> None:
         with self.store.write() as c:
-            c.execute(update(exec_batches).where(exec_batches.c.plan_id == plan_id,
-                                                 exec_batches.c.idx == idx).values(**changes))
+            _save_batch(c, plan_id, idx, changes)
 
     # ---- the book of changed configs (backend/executor/book.py) ---------------------------
     def booked(self, plan_id: int, active_only: bool = True) -> list[dict]:
@@ -247,11 +255,8 @@ class ExecutionRecords:
     def set_throttle_mode(self, plan_id: int, mode: str, floor: int | None, user: str,
                           now: float) -> None:
         """Switch the execution's throttle to ``mode`` (replacing an earlier switch)."""
-        row = {"plan_id": plan_id, "mode": mode, "floor": floor, "changed_by": user,
-               "changed_at": now}
         with self.store.write() as c:
-            c.execute(delete(exec_throttle_mode).where(exec_throttle_mode.c.plan_id == plan_id))
-            c.execute(insert(exec_throttle_mode).values(**row))
+            switching_throttle(plan_id, mode, floor, user, now)(c)
 
     def add_throttle_tick(self, plan_id: int, at: float, mode: str, brokers: dict,
                           eta_seconds: float | None, note: str | None) -> None:
@@ -311,6 +316,44 @@ _KEY = (exec_configs.c.plan_id == bindparam("p"), exec_configs.c.entity_type == 
 
 def _key(plan_id: int, r: dict) -> dict:
     return {"p": plan_id, "e": r["entity_type"], "n": r["name"], "k": r["key"]}
+
+
+def requesting(plan_id: int, allowed: tuple[str, ...], state: str,
+               now: float) -> Callable[[Connection], bool]:
+    """A user's pause, resume or cancel for the transaction of its audit row (Store.record's
+    ``also``): ``state`` when the execution is in ``allowed``; whether it was."""
+    q = update(executions).where(
+        executions.c.plan_id == plan_id, executions.c.state.in_(allowed)).values(
+        state=state, updated_at=now, retry_at=None, version=executions.c.version + 1)
+    return lambda c: c.execute(q).rowcount == 1
+
+
+def switching_throttle(plan_id: int, mode: str, floor: int | None, user: str,
+                       now: float) -> Callable[[Connection], bool]:
+    """A switch of the execution's throttle to ``mode`` (replacing an earlier switch), for
+    the transaction of its audit row (Store.record's ``also``): always True."""
+    def write(c: Connection) -> bool:
+        c.execute(delete(exec_throttle_mode).where(exec_throttle_mode.c.plan_id == plan_id))
+        c.execute(insert(exec_throttle_mode).values(
+            plan_id=plan_id, mode=mode, floor=floor, changed_by=user, changed_at=now))
+        return True
+    return write
+
+
+def checking_off(plan_id: int, idx: int, now: float) -> Callable[[Connection], bool]:
+    """An operator's check of migration step ``idx``, for the transaction of its audit row
+    (Store.record's ``also``): done at ``now`` unless it already was (two operators at
+    once: one row, one audit entry); whether it was."""
+    changes = {"state": "done", "started_at": now, "ended_at": now, "done": 1}
+    return lambda c: _save_batch(c, plan_id, idx, changes, exec_batches.c.state != "done")
+
+
+def _save_batch(c: Connection, plan_id: int, idx: int, changes: dict,
+                *where: ColumnElement[bool]) -> bool:
+    """Write ``changes`` to batch ``idx`` (where ``where`` holds too); whether it matched."""
+    return c.execute(update(exec_batches).where(
+        exec_batches.c.plan_id == plan_id, exec_batches.c.idx == idx, *where)
+        .values(**changes)).rowcount == 1
 
 
 def saving(ex: Execution, **changes: Any) -> tuple[Execution, Callable[[Connection], None]]:

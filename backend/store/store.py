@@ -242,10 +242,18 @@ class Store:
                 log.error("audit checkpoint for row %s not written to %s: %s", head[0],
                           self.checkpoints, e.strerror or e)
 
-    def record(self, at: datetime, audit_row: dict) -> None:
-        """An audit-only event (an executor step, a throttle set): no state change."""
+    def record(self, at: datetime, audit_row: dict,
+               also: Callable[[Connection], bool] | None = None) -> bool:
+        """An event that changes no plan's state (an executor step, a throttle set), and
+        with ``also`` the change it records, in one transaction: no change stands without
+        its audit row, nor the row without its change (a full or locked store, a crash
+        between two writes). The row is written only when ``also`` returns True (its
+        conditional update matched); whether it was."""
         with self.write() as conn:
+            if also is not None and not also(conn):
+                return False
             append(conn, at=at, **audit_row)
+            return True
 
     def transition(self, plan_id: int, expect_state: str, expect_version: int, *,
                    state: str, at: datetime, audit_row: dict,
