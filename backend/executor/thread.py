@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from backend.errors import Conflict, NotFound, Unavailable
 from backend.executor.adaptive import ControlSettings, ThrottleControl, TrafficReader
@@ -31,6 +32,18 @@ LEASE_SECONDS = 30.0  # a lease not renewed for this long is taken over
 GatewayOf = Callable[[str], ClusterGateway]  # cluster name -> its gateway
 # cluster name -> where its adaptive throttle reads traffic, and its knobs
 TrafficOf = Callable[[str], tuple[TrafficReader | None, ControlSettings]]
+
+
+class Doubt(Protocol):
+    """Why a plan may not start (services.plans.execution_doubt answers one)."""
+
+    cause: str
+    unsealed: bool  # only because an audit row is not sealed yet (PostgreSQL, a moment)
+
+
+# (plan loaded with its content, whether to read its audit trail) -> why it may not
+# start, None when what would run is what its sealed audit trail shows approved
+DoubtOf = Callable[[Plan, bool], Doubt | None]
 INTERVAL = 1.0  # seconds between the executor's looks at each executing plan
 SEAL_WAIT = 30.0  # seconds a start waits for its plan's audit rows to be sealed
 # the executor that ticks an execution, by the mode its row was started in
@@ -51,10 +64,11 @@ class ExecutorThread(threading.Thread):
                  snapshot_of: Callable[[str], Snapshot], interval: float = INTERVAL,
                  clock: Callable[[], float] = time.time, holder: str | None = None,
                  retry: RetryPolicy | None = None, *, starts: Mapping[str, Start],
-                 watches: Callable[[str], Watch | None] | None = None,
+                 doubt_of: DoubtOf, watches: Callable[[str], Watch | None] | None = None,
                  traffic: TrafficOf | None = None) -> None:
         """``starts``: how each kind of plan starts (the plan kinds' registry,
         backend/services/plan_kinds, hands them over: services.execution.executor_thread);
+        ``doubt_of``: the check every start passes first (services.plans.execution_doubt);
         ``watches``: each cluster's guard-rail stops and windows (services.guards);
         ``traffic``: each cluster's traffic reader for adaptive throttles (none: adaptive
         plans hold, then run at their floor)."""
@@ -64,7 +78,7 @@ class ExecutorThread(threading.Thread):
         self.holder = holder or f"executor-{uuid.uuid4().hex[:12]}"
         self.records = ExecutionRecords(store)
         self.retry = retry or RetryPolicy()
-        self.starts = starts
+        self.starts, self.doubt_of = starts, doubt_of
         self.watches = watches
         self.traffic = traffic
         self.journal = StoreJournal(store)
@@ -166,9 +180,7 @@ class ExecutorThread(threading.Thread):
         retries re-check only its content. A plan that fails is ended as failed with
         the cause; one whose audit rows PostgreSQL has not sealed yet (Store.write seals
         just after the commit) waits up to SEAL_WAIT first."""
-        # the plan rules' module imports this one (plan_preview reads INTERVAL): here
-        from backend.services.plans import execution_doubt
-        doubt = execution_doubt(self.store, plan, "executing", trail=plan.id not in self._tries)
+        doubt = self.doubt_of(plan, plan.id not in self._tries)
         if doubt is not None and doubt.unsealed and \
                 now < self._unsealed.setdefault(plan.id, now) + SEAL_WAIT:
             return False

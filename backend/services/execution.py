@@ -453,7 +453,9 @@ def executor_thread(store: Store, clusters: list[str], gateways: GatewayOf,
     interval, clock, holder, retry, traffic (each cluster's adaptive throttle:
     services.throttle_traffic.control_for) (backend/executor/thread.py)."""
     return ExecutorThread(store, clusters, gateways, snapshot_of,
-                          starts={name: kind.start for name, kind in KINDS.items()}, **options)
+                          starts={name: kind.start for name, kind in KINDS.items()},
+                          doubt_of=lambda plan, trail: plans.execution_doubt(
+                              store, plan, "executing", trail=trail), **options)
 
 
 # ---- the demo ---------------------------------------------------------------------------------
