@@ -30,7 +30,7 @@ from backend.services.plan_kinds import CLEAR as CLEAR  # the clear-throttles ki
 from backend.services.plan_kinds import KINDS, REASSIGNMENT, kind_of
 from backend.store import store as repo
 from backend.store.approvals import DEFAULT as DEFAULT_APPROVAL
-from backend.store.approvals import Requirement
+from backend.store.approvals import Progress, Requirement
 from backend.store.audit import NOT_SEALED, append, canonical_json, row_alone
 from backend.store.store import AUDIT_COMMENT_CHARS, AuditEntry, AuditPage, Decision, Plan, Store
 from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authorize, next_state
@@ -330,9 +330,12 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
             _check_basis(plan, topics_of, configs_of)
             checked = True
         after = progress.after(actor)
-        detail = None if progress.requirement == DEFAULT_APPROVAL else {
-            "rule": after.requirement.rule, "approvals": len(after.approvers),
-            "required": after.requirement.approvers}
+        # the sealed row says what was approved and in which role: what the start checks
+        # (execution_doubt), where the decisions table could be written past the services
+        detail = {"sha256": sha256, "role": actor.role}
+        if progress.requirement != DEFAULT_APPROVAL:
+            detail |= {"rule": after.requirement.rule, "approvals": len(after.approvers),
+                       "required": after.requirement.approvers}
         changed = _try_change(store, actor, plan, "approve", now,
                               decision=("approve", comment, sha256), detail=detail,
                               target=None if after.met else plan.state)
@@ -424,9 +427,9 @@ def execution_doubt(store: Store, plan: Plan, state: str, trail: bool = True) ->
     requirements were: the stored column is the plans table's, which is not sealed),
     and now in ``state`` (approved at the Execute request, executing at its start, with no
     earlier start). Someone who can write the database but not read the audit key can
-    change the plans table, not these rows. The approve rows hold neither the sha256 nor
-    the approver's role: the proposal's sha256 stands for what was approved, and a rule's
-    roles and admin are not re-checked here."""
+    change the plans table, not these rows. Each approve row holds the sha256 approved
+    and the approver's role, so the rule's roles and admin are checked too (rows written
+    before they did: the proposal's sha256 stands for what was approved, roles unknown)."""
     try:
         sha = plan_sha256(plan.kind, plan.cluster, plan.content, plan.throttle,
                           plan.throttle_mode)
@@ -450,12 +453,27 @@ def execution_doubt(store: Store, plan: Plan, state: str, trail: bool = True) ->
     if recorded.get("sha256") != plan.sha256:
         return Doubt(f"plan {plan.id}'s sha256 is not the one its proposal in the audit "
                      f"trail recorded")
-    needed = Requirement.from_dict(recorded.get("approval")).approvers
-    approvers = {e.user for e in rows if e.action == "approve" and e.user != proposal.user}
-    if len(approvers) < needed:
-        return Doubt(f"plan {plan.id} has {len(approvers)} approval"
-                     f"{'s' * (len(approvers) != 1)} in its audit trail, its rule asks for "
-                     f"{needed}")
+    requirement = Requirement.from_dict(recorded.get("approval"))
+    roles: dict[str, str | None] = {}  # approver -> role, as their approve rows say
+    for e in rows:
+        said = e.detail if isinstance(e.detail, dict) else {}
+        if e.action != "approve" or e.user == proposal.user or e.user in roles:
+            continue
+        if said.get("sha256", plan.sha256) != plan.sha256:  # rows before 2026-11-29: none
+            return Doubt(f"plan {plan.id}'s approval by {e.user} (audit row {e.id}) is of "
+                         f"sha256 {str(said['sha256'])[:12]}..., not the plan's")
+        roles[e.user] = said.get("role")
+    if len(roles) < requirement.approvers:
+        return Doubt(f"plan {plan.id} has {len(roles)} approval{'s' * (len(roles) != 1)} "
+                     f"in its audit trail, its rule asks for {requirement.approvers}")
+    if None not in roles.values():  # each row says its role: the rule's roles and admin
+        progress = Progress(requirement, tuple(roles), tuple(r or "" for r in roles.values()))
+        odd = [u for u, r in roles.items() if r not in requirement.roles]
+        if odd or not progress.met:
+            return Doubt(f"plan {plan.id}'s approvals in its audit trail do not meet rule "
+                         f"'{requirement.rule}': {progress.text()}"
+                         + (f" ({', '.join(odd)} approved in a role it does not count)"
+                            if odd else ""))
     last = [e for e in rows if e.action != "execution_started"][-1]
     if last.after != state:
         return Doubt(f"plan {plan.id} is {plan.state} but its audit trail says it is "

@@ -114,7 +114,7 @@ def test_transitions_write_the_same_rows_on_both_stores(store_url):
                 for e in plans.audit_entries(store) if e.action != "propose"]
         assert rows == [
             ("approver0", "approve", first.id, "proposed", "approved", "10.1.0.0",
-             {"comment": "ok ✓ «ünïcode»"}, at),
+             {"sha256": first.sha256, "role": "approver", "comment": "ok ✓ «ünïcode»"}, at),
             ("olga", "execute", first.id, "approved", "executing", "10.0.0.7", None, at),
             (SYSTEM.name, "complete", first.id, "executing", "completed", SYSTEM.address,
              detail, at),
@@ -148,7 +148,8 @@ def test_a_decisions_comment_is_in_its_audit_row(store_url):
         rows = {e.plan_id: (e.user, e.action, e.after, e.detail)
                 for e in plans.audit_entries(store) if e.action != "propose"}
         assert rows == {first.id: ("approver1", "reject", "rejected", {"comment": why}),
-                        second.id: ("approver2", "approve", "approved", None)}
+                        second.id: ("approver2", "approve", "approved",
+                                    {"sha256": second.sha256, "role": "approver"})}
         # the store merges it with a detail (an approval rule's) and caps it
         assert MAX_COMMENT_CHARS == AUDIT_COMMENT_CHARS
         long = "x" * (MAX_COMMENT_CHARS + 500)

@@ -198,3 +198,45 @@ def test_a_properly_approved_plan_still_runs(world):
     actions = [e.action for e in plans.audit_entries(world.store, plan=plan.id)]
     assert actions[:4] == ["propose", "approve", "execute", "execution_started"]
     assert "fail" not in actions
+
+
+def test_an_approval_of_other_bytes_does_not_count(world):
+    """Content and sha256 replaced before the approval and put back after: the approver
+    signed other bytes, which their sealed approve row now says."""
+    plan = proposed(world)
+    other = moves(("a", 0, [4, 2]))
+    other_sha = plans.plan_sha256("reassignment", "small", other, MB)
+    sql(world, update(plan_rows).where(plan_rows.c.id == plan.id).values(
+        content=other, sha256=other_sha))
+    approve(world, plans.get(world.store, plan.id))  # what the approver was shown
+    sql(world, update(plan_rows).where(plan_rows.c.id == plan.id).values(
+        content=MOVE, sha256=plan.sha256))
+    with pytest.raises(Conflict, match=f"^plan {plan.id}'s approval by "
+                                       f"{APPROVER.name} \\(audit row \\d+\\) is of sha256 "
+                                       f"{other_sha[:12]}\\.\\.\\., not the plan's$"):
+        execute(world, plan.id)
+
+
+def test_an_admin_rule_is_met_only_by_the_roles_the_rows_say(tmp_path):
+    """A rule asking for an admin among two approvers, its stored requirement rewritten to
+    two approvers of any role: two approvers approve through the service, and the sealed
+    rows (their roles, the proposal's requirement) do not meet the rule."""
+    world = World(tmp_path)
+    world.store.close()
+    rule = Requirement(approvers=2, rule="two incl. admin", admin=True)
+    world.store = open_store(f"sqlite:///{tmp_path}/admin.db",
+                             approval=Policies(Policy((Rule("two incl. admin", Condition(),
+                                                            rule),))))
+    try:
+        plan = proposed(world)
+        sql(world, update(plan_rows).where(plan_rows.c.id == plan.id).values(
+            approval=Requirement(approvers=2, rule="two incl. admin").to_dict()))
+        approve(world, plan)
+        approve(world, plan, APPROVER2)
+        assert plans.get(world.store, plan.id).state == "approved"  # as the column said
+        with pytest.raises(Conflict, match=f"^plan {plan.id}'s approvals in its audit trail "
+                                           f"do not meet rule 'two incl. admin': needs 2 "
+                                           f"approvers incl. an admin: 2 of 2 so far"):
+            execute(world, plan.id)
+    finally:
+        world.store.close()

@@ -86,9 +86,11 @@ def test_a_plan_stays_proposed_until_its_requirement_is_met(store):
     rows = [(e.user, e.before, e.after, e.detail) for e in plans.audit_entries(store)
             if e.action == "approve"]
     assert rows == [
-        ("anna", "proposed", "proposed", {"rule": "audit topics", "approvals": 1,
+        ("anna", "proposed", "proposed", {"sha256": plan.sha256, "role": "approver",
+                                          "rule": "audit topics", "approvals": 1,
                                           "required": 2}),
-        ("ada", "proposed", "approved", {"rule": "audit topics", "approvals": 2,
+        ("ada", "proposed", "approved", {"sha256": plan.sha256, "role": "admin",
+                                         "rule": "audit topics", "approvals": 2,
                                          "required": 2})]
     assert store.verify_audit()["intact"]
 
