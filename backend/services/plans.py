@@ -373,13 +373,16 @@ def withdraw(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
                    detail={"comment": comment} if comment else None)
 
 
+@audits_refusal("execute")
 def execute(store: Store, actor: Actor, plan_id: int, *, gateway: ClusterReader | None,
             topics_of: TopicsOf, configs_of: ConfigsOf | None = None, migration: bool = False,
             now: datetime | None = None) -> Plan:
-    """Execute, for every kind of plan (the API's and the plan page's): the plan's kind
-    first says whether this cluster (``gateway``) can run it the way asked
+    """Execute, for every kind of plan (the API's and the plan page's): who asks may
+    execute (a refused viewer is audited, before any question about the cluster), then
+    the plan's kind says whether this cluster (``gateway``) can run it the way asked
     (``migration``: a shrink's migration instead of its stages), then request_execute."""
     plan = _load(store, plan_id, content=False)
+    authorize(actor, "execute", plan.author)
     kind = kind_of(plan.kind)
     kind.check_execute(plan if kind.large else get(store, plan_id), gateway, migration)
     return request_execute(store, actor, plan_id, topics_of=topics_of, configs_of=configs_of,

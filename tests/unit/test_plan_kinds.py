@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from backend.errors import BadInput, Conflict
+from backend.errors import BadInput, Conflict, Forbidden
 from backend.services import execution, plans
 from backend.services.plan_kinds import KINDS, kind_of, touched
 from backend.store.store import open_store
 from backend.store.workflow import KINDS as STORED_KINDS
-from tests.plan_helpers import ADMIN, APPROVER, OPERATOR, T0, moves, orders_cluster
+from tests.plan_helpers import ADMIN, APPROVER, OPERATOR, T0, VIEWER, moves, orders_cluster
 
 SNAP = orders_cluster()
 
@@ -57,5 +57,23 @@ def test_execute_asks_the_kind_whether_this_cluster_can_run_it(tmp_path):
         with pytest.raises(Conflict, match="is executing, not approved"):
             plans.execute(store, OPERATOR, plan.id, gateway=None, topics_of=lambda *_: SNAP,
                           now=T0)
+    finally:
+        store.close()
+
+
+def test_a_viewer_s_execute_is_refused_and_audited_before_the_kind_is_asked(tmp_path):
+    """The kind's question about the cluster came first: a viewer asking to run a plan
+    the way this cluster cannot got a 409 about the cluster, and no "refused" row."""
+    store = open_store(f"sqlite:///{tmp_path}/plans.db")
+    try:
+        plan = plans.propose(store, OPERATOR, cluster="c", kind="reassignment",
+                             content=moves(("orders", 0, [2, 3, 4])), preview={},
+                             snapshot=SNAP, now=T0)
+        with pytest.raises(Forbidden, match="the viewer role may not execute"):
+            plans.execute(store, VIEWER, plan.id, gateway=None, migration=True,
+                          topics_of=lambda *_: SNAP, now=T0)
+        refused = [e for e in plans.audit_entries(store, plan=plan.id)
+                   if e.action == "refused"]
+        assert [(e.user, e.detail["attempted"]) for e in refused] == [(VIEWER.name, "execute")]
     finally:
         store.close()
