@@ -17,14 +17,14 @@ from backend.gateways.base import ReplicaSizeReader
 from backend.gateways.config import parse_kafka
 from backend.services import execution
 from backend.services.cluster import ClusterSource
-from backend.twin.cluster import TwinCluster, TwinSettings
+from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
 from dashboard.plan_views.progress import progress_view
 from tests.plan_helpers import moves
 from tests.unit.test_execution_service import World
-from tests.unit.test_executor import MB, small_cluster
+from tests.unit.test_executor import MB
 from tests.unit.test_plan_view import text_of
-from tests.unit.test_progress_copy_rate import TwinPrometheus
+from tests.unit.test_progress_copy_rate import scraped_world
 
 THROTTLE = 200_000  # bytes/s into broker 3
 A0 = ("a", 0, [3, 2])  # 10 MB from broker 1 into broker 3: 50 twin seconds at the throttle
@@ -106,12 +106,8 @@ class Sizes(TwinGateway):
 
 @pytest.fixture
 def world(tmp_path):
-    w = World(tmp_path)
     # a-0 as big as the plan counts (10 MB) and b-1 empty: it finishes at once
-    w.twin = TwinCluster(small_cluster({("a", 0): 10 * MB, ("b", 1): 0}),
-                         TwinSettings(traffic_noise=0.0))
-    w.gw = TwinGateway(w.twin)
-    w.prom = TwinPrometheus(w.twin)
+    w = scraped_world(tmp_path, {("a", 0): 10 * MB, ("b", 1): 0})
     yield w
     w.prom.stop()
     w.store.close()

@@ -166,15 +166,20 @@ def test_a_running_plan_whose_execution_row_was_deleted_is_not_started_again(wor
                  f"row is gone"}
 
 
-def test_a_plan_needing_two_approvals_runs_only_with_both(tmp_path):
+def under_rule(tmp_path, requirement: Requirement) -> World:
+    """A world whose store's one approval rule, for every plan, is ``requirement``."""
     world = World(tmp_path)
     world.store.close()
-    two = Requirement(approvers=2, rule="two")
-    world.store = open_store(f"sqlite:///{tmp_path}/two.db",
-                             approval=Policies(Policy((Rule("two", Condition(), two),))))
+    world.store = open_store(f"sqlite:///{tmp_path}/ruled.db", approval=Policies(
+        Policy((Rule(requirement.rule, Condition(), requirement),))))
     world.thread = execution.executor_thread(
         world.store, ["small"], lambda _c: world.gw, lambda _c: world.twin.assignment(),
         clock=world.now, holder="test")
+    return world
+
+
+def test_a_plan_needing_two_approvals_runs_only_with_both(tmp_path):
+    world = under_rule(tmp_path, Requirement(approvers=2, rule="two"))
     try:
         short, full = proposed(world), proposed(world, moves(("b", 1, [2, 3])))
         approve(world, short)
@@ -221,12 +226,8 @@ def test_an_admin_rule_is_met_only_by_the_roles_the_rows_say(tmp_path):
     """A rule asking for an admin among two approvers, its stored requirement rewritten to
     two approvers of any role: two approvers approve through the service, and the sealed
     rows (their roles, the proposal's requirement) do not meet the rule."""
-    world = World(tmp_path)
-    world.store.close()
-    rule = Requirement(approvers=2, rule="two incl. admin", admin=True)
-    world.store = open_store(f"sqlite:///{tmp_path}/admin.db",
-                             approval=Policies(Policy((Rule("two incl. admin", Condition(),
-                                                            rule),))))
+    world = under_rule(tmp_path, Requirement(approvers=2, rule="two incl. admin",
+                                             admin=True))
     try:
         plan = proposed(world)
         sql(world, update(plan_rows).where(plan_rows.c.id == plan.id).values(

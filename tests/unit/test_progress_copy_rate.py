@@ -80,15 +80,21 @@ class TwinPrometheus:
         self.server.server_close()
 
 
-@pytest.fixture
-def world(tmp_path):
+def scraped_world(tmp_path, sizes: dict[tuple[str, int], int]) -> World:
+    """A world on a noiseless twin of partitions of ``sizes`` bytes, with a stand-in
+    Prometheus scraping it (stop ``prom`` and close ``store`` after)."""
     w = World(tmp_path)
-    # a-0 of 6 MB, and b-1 empty: it finishes at once and counts 0 bytes (an "add" moves
-    # empty partitions too)
-    w.twin = TwinCluster(small_cluster({("a", 0): 6 * MB, ("b", 1): 0}),
-                         TwinSettings(traffic_noise=0.0))
+    w.twin = TwinCluster(small_cluster(sizes), TwinSettings(traffic_noise=0.0))
     w.gw = TwinGateway(w.twin)
     w.prom = TwinPrometheus(w.twin)
+    return w
+
+
+@pytest.fixture
+def world(tmp_path):
+    # a-0 of 6 MB, and b-1 empty: it finishes at once and counts 0 bytes (an "add" moves
+    # empty partitions too)
+    w = scraped_world(tmp_path, {("a", 0): 6 * MB, ("b", 1): 0})
     cycle = w.cycle
 
     def scraped(n: int = 1) -> None:
