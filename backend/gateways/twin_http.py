@@ -27,6 +27,18 @@ from backend.model.snapshot import Snapshot
 MAX_QUERY = 8000  # characters of a GET's query: http.server refuses lines over 64 KiB
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """The twin's API never redirects: a redirect is answered as the HTTP error it is,
+    never followed (urllib carries a request's Authorization header to where it points,
+    the write token with it)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 class TwinHttpGateway:
     """ClusterReader for a twin another process runs; Unavailable when it does not answer."""
 
@@ -42,7 +54,7 @@ class TwinHttpGateway:
         req = urllib.request.Request(self.url + path, data=body, headers=headers or {},
                                      method="GET" if body is None else "POST")
         try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as r:
+            with _OPENER.open(req, timeout=timeout or self.timeout) as r:
                 return r.read()
         except urllib.error.HTTPError as e:
             try:

@@ -204,3 +204,50 @@ def test_twin_serve_reads_the_token_file_and_says_writes_are_on(tmp_path, capsys
     assert main([*common, "--api-token-file", str(tmp_path / "t")]) == 0
     out = capsys.readouterr().out
     assert json.loads(out)["serving"]["api_writes"] is True and TOKEN not in out
+
+
+def test_a_redirect_is_not_followed_with_the_token(tmp_path):
+    """Something answering at the twin's address with a redirect: urllib followed a POST's
+    302 to where it pointed and carried the Authorization header there, the write token
+    with it. A redirect is now an error, and the other address hears nothing."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    heard: list[dict] = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            heard.append(dict(self.headers))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{elsewhere.server_port}/x")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    redirecting = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    for server in (elsewhere, redirecting):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    token = tmp_path / "twin.token"
+    token.write_text(TOKEN + "\n")
+    try:
+        writer = TwinHttpWriter(f"http://127.0.0.1:{redirecting.server_port}",
+                                Secret(file=str(token), where="token_file"))
+        with pytest.raises(Unavailable, match="HTTP 302"):
+            writer.alter_configs("broker", "1", {RATE: "1"})
+        assert heard == []
+    finally:
+        for server in (elsewhere, redirecting):
+            server.shutdown()
+            server.server_close()
