@@ -10,7 +10,7 @@
 #   what CPU is left, at the lowest CPU and I/O priority.
 # pytest-xdist on two equal workers failed 2 runs in 4 (stale scrapes under load);
 # SCHED_IDLE was no better than nice 19 for the third.
-# - The second's Kafka tests end first (10 of the second's 18 minutes at 259 tests), so
+# - The Kafka tests end first (10 of the first's 18 minutes at 259 tests), so
 #   it then runs a few browser files that scrape nothing (LATE), one after another, while
 #   the second goes on with the rest: `make test` ends with its longest process.
 #
@@ -21,7 +21,9 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 IDLE=(tests/unit tests/integration/test_spark_*.py tests/integration/test_capacity_fleet.py)
 LATE=(tests/e2e/test_pause_browser.py tests/e2e/test_execution_browser.py
-      tests/e2e/test_plan_facts_browser.py tests/e2e/test_dashboard_celery.py)
+      tests/e2e/test_plan_facts_browser.py tests/e2e/test_dashboard_celery.py
+      tests/e2e/test_plan_audit_follow_browser.py tests/e2e/test_guards_browser.py
+      tests/e2e/test_approvals_browser.py)
 mkdir -p var
 kafka_log=var/kafka-tests.log
 idle_log=var/idle-tests.log
