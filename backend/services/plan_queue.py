@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from backend.errors import BadInput, Conflict, Unavailable
+from backend.errors import BadInput, Unavailable
 from backend.model.snapshot import Snapshot
 from backend.services import approval_status, execution, plans
 from backend.services.cluster import ClusterSource, assignment_note, cluster_snapshot
@@ -149,11 +149,8 @@ def _judge(plan: Plan, snap: Snapshot) -> Seen:
     if "configs" in plan.basis:
         return Seen(NOT_CHECKED, note="not checked: its basis is the throttle configs it "
                                       "deletes, read live when it is approved")
-    try:
-        plans._check_basis(plan, lambda _cluster, _topics: snap, None)
-    except Conflict as e:
-        return Seen(STALE, str(e), str(e))
-    return Seen(HOLDS)
+    refusal = plans.basis_refusal(plan, lambda _cluster, _topics: snap)
+    return Seen(HOLDS) if refusal is None else Seen(STALE, refusal, refusal)
 
 
 def cached_snapshots(source_of: Callable[[str], ClusterSource | None]) -> SnapshotOf:

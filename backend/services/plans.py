@@ -648,20 +648,27 @@ def stale(store: Store, plan_id: int, topics_of: TopicsOf,
     plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
     if plan.state not in ("proposed", "approved"):
         return None
-    try:
-        _check_basis(plan, topics_of, configs_of)
-    except Conflict as e:
-        return str(e)
-    return None
+    return basis_refusal(plan, topics_of, configs_of)
+
+
+def basis_refusal(plan: Plan, topics_of: TopicsOf,
+                  configs_of: ConfigsOf | None = None) -> str | None:
+    """What Approve and Execute answer for ``plan`` (its basis loaded) on the cluster
+    ``topics_of`` shows: the changes under its basis, or None when it holds; the lists'
+    stale marks (services.plan_queue) say it in the same words."""
+    changes = changes_since(plan.cluster, plan.basis, topics_of, configs_of)
+    if not changes:
+        return None
+    named = "; ".join(changes[:MAX_CHANGES_NAMED])
+    more = len(changes) - MAX_CHANGES_NAMED
+    return (f"cluster {plan.cluster} changed since plan {plan.id} was proposed: "
+            f"{named}{f' (and {more} more)' if more > 0 else ''}: re-propose")
 
 
 def _check_basis(plan: Plan, topics_of: TopicsOf, configs_of: ConfigsOf | None) -> None:
-    changes = changes_since(plan.cluster, plan.basis, topics_of, configs_of)
-    if changes:
-        named = "; ".join(changes[:MAX_CHANGES_NAMED])
-        more = len(changes) - MAX_CHANGES_NAMED
-        raise Conflict(f"cluster {plan.cluster} changed since plan {plan.id} was proposed: "
-                       f"{named}{f' (and {more} more)' if more > 0 else ''}: re-propose")
+    refusal = basis_refusal(plan, topics_of, configs_of)
+    if refusal is not None:
+        raise Conflict(refusal)
 
 
 def _past(action: str) -> str:

@@ -151,17 +151,17 @@ def test_one_snapshot_per_cluster_and_a_verdict_kept_while_it_is_the_same(world,
     store, _p = world
     asked: list[str] = []
     checks: list[int] = []
-    check = plans._check_basis
+    check = plans.basis_refusal
 
     def snapshot_of(name):
         asked.append(name)
         return GROWN
 
-    def counted(plan, topics_of, configs_of):
+    def counted(plan, topics_of, configs_of=None):
         checks.append(plan.id)
         return check(plan, topics_of, configs_of)
 
-    monkeypatch.setattr(plans, "_check_basis", counted)
+    monkeypatch.setattr(plans, "basis_refusal", counted)
     first = plan_queue.queue(store, CLUSTERS, viewer=APPROVER, snapshot_of=snapshot_of)
     assert sorted(asked) == CLUSTERS and len(checks) == 4  # each open plan once
     assert plan_queue.queue(store, CLUSTERS, viewer=APPROVER, snapshot_of=snapshot_of) \
