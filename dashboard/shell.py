@@ -113,9 +113,8 @@ def plans_link(rt: runtime.Runtime, user: Actor) -> str:
     each page change; Approve itself still checks the live cluster."""
     ready, stale = plan_actions.waiting_seen(
         rt.plan_store(), user, plan_queue.cached_snapshots(rt.known_source))
-    if not ready and not stale:
-        return "Plans"
-    return f"Plans ({len(ready)} for you{f', {len(stale)} stale' if stale else ''})"
+    said = [f"{len(ready)} for you"] * bool(ready) + [f"{len(stale)} stale"] * bool(stale)
+    return f"Plans ({', '.join(said)})" if said else "Plans"
 
 
 def register(app: dash.Dash) -> None:

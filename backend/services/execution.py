@@ -284,7 +284,7 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
            "copied_why": None}
     if into == []:  # a batch shorter than a kept read may start and end between two
         return out | {"why": f"Kafka listed none of the batch's partitions in flight when "
-                             f"last read (its list is kept {CLUSTER_TTL_SECONDS:g} s)"}
+                             f"last read, a list kept {CLUSTER_TTL_SECONDS:g} s"}
     try:
         rates = monitoring.reassignment_rates(source)
     except Unavailable as e:  # no Prometheus configured for the cluster

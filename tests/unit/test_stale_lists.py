@@ -197,6 +197,9 @@ def test_the_nav_counts_stale_plans_apart_from_the_cached_snapshot(world, tmp_pa
     assert shell.plans_link(FakeRuntime(store, {"c1": ClusterSource(
         "c1", str(same), Limits())}), APPROVER) == "Plans (3 for you)"  # c2: not checked
     assert shell.plans_link(FakeRuntime(store, sources), OPERATOR) == "Plans"
+    for waiting in (_p["move"], _p["c2"]):  # only the stale one left: no "0 for you"
+        plans.withdraw(store, OPERATOR, waiting)
+    assert shell.plans_link(FakeRuntime(store, sources), APPROVER) == "Plans (1 stale)"
 
 
 def test_the_dashboard_s_queue_and_nav_say_it_from_the_runtime_s_cached_read(tmp_path):
