@@ -88,13 +88,16 @@ def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
 
 @dataclass(frozen=True)
 class Seen:
-    """What a list says of an open plan's basis: HOLDS, STALE (``stale``: the words
-    Approve would refuse it with) or NOT_CHECKED; ``note``: the reason, or why it was
-    not checked."""
+    """What a list says of an open plan's basis: HOLDS, STALE or NOT_CHECKED; ``note``:
+    the words Approve would refuse it with (STALE), or why it was not checked."""
 
     basis: str
-    stale: str | None = None
     note: str | None = None
+
+    @property
+    def stale(self) -> str | None:
+        """Approve's refusal of a plan seen stale, None otherwise."""
+        return self.note if self.basis == STALE else None
 
 
 def seen(store: Store, listed: Iterable[Plan], snapshot_of: SnapshotOf | None) -> dict[int, Seen]:
@@ -150,7 +153,7 @@ def _judge(plan: Plan, snap: Snapshot) -> Seen:
         return Seen(NOT_CHECKED, note="not checked: its basis is the throttle configs it "
                                       "deletes, read live when it is approved")
     refusal = plans.basis_refusal(plan, lambda _cluster, _topics: snap)
-    return Seen(HOLDS) if refusal is None else Seen(STALE, refusal, refusal)
+    return Seen(HOLDS) if refusal is None else Seen(STALE, refusal)
 
 
 def cached_snapshots(source_of: Callable[[str], ClusterSource | None]) -> SnapshotOf:
@@ -197,10 +200,7 @@ def _bases(store: Store) -> dict[int, dict]:
 
 def _judged(store: Store) -> dict[str, tuple[weakref.ref, dict[int, Seen]]]:
     """The verdicts kept per cluster, for this process."""
-    judged = _JUDGED.get(store)
-    if judged is None:
-        judged = _JUDGED.setdefault(store, {})
-    return judged
+    return _JUDGED.setdefault(store, {})
 
 
 def _made(store: Store) -> dict:
