@@ -40,7 +40,8 @@ THROTTLE_OUTPUTS = (Output(ids.PV_THROTTLE, "children"), Output(ids.PV_THROTTLE_
                     Output(ids.PV_THROTTLE_SWITCH, "value"),
                     Output(ids.PV_THROTTLE_SWITCH, "hidden"))
 NEXT_STEP_OUTPUTS = (Output(ids.PV_STEPS, "children"), Output(ids.PV_CHECK_NEXT, "children"),
-                     Output(ids.PV_CHECK_NEXT, "value"), Output(ids.PV_CHECK_NEXT, "hidden"))
+                     Output(ids.PV_CHECK_NEXT, "value"), Output(ids.PV_CHECK_NEXT, "hidden"),
+                     Output(ids.PV_STEPS, stored.STEPS_SHOWN))
 
 
 def _also(outputs: tuple[Output, ...]) -> tuple[Output, ...]:
@@ -124,10 +125,11 @@ def _missing(message: str) -> html.Div:
                Input(ids.PV_CANCEL_CONFIRM, "submit_n_clicks"),
                Input(ids.PV_MIGRATE, "n_clicks"),
                Input(ids.PV_TICK, "n_intervals"), State(ids.PV_PLAN, "data"),
-               prevent_initial_call=True)
-def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
+               State(ids.PV_STEPS, stored.STEPS_SHOWN), prevent_initial_call=True)
+def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown, steps_shown=None):
     """Execute, pause, resume, cancel or run a shrink's migration, or just refresh the
-    progress on the timer (outputs: stored.ExecutionAnswer)."""
+    progress on the timer (outputs: stored.ExecutionAnswer; ``steps_shown``: the mark of
+    the migration steps the page showed when it asked, execution_answer)."""
     if not shown:
         return ExecutionAnswer.unchanged()
     clicks = {ids.PV_EXECUTE: _execute, ids.PV_PAUSE: _pause, ids.PV_RESUME: _resume,
@@ -136,7 +138,7 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown):
     action = next((i for i in dash.ctx.triggered_prop_ids.values() if clicks.get(i)), None)
     if action == ids.PV_CANCEL_CONFIRM:  # Cancel is sent once its dialog is confirmed
         action = ids.PV_CANCEL
-    return execution_answer(action, shown["id"])
+    return execution_answer(action, shown["id"], steps_shown)
 
 
 @dash.callback(Output(ids.PV_AUDIT, "children", allow_duplicate=True),

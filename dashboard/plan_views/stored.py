@@ -27,6 +27,7 @@ from dashboard.plan_views.throttle import NO_SWITCH, ThrottleView, switch_button
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 AUDIT_SEEN = "data-rows"  # the audit panel's mark: how many rows its trail had when drawn
 FACTS_STATE = "data-state"  # the facts' mark: the plan state they were drawn for (mark)
+STEPS_SHOWN = "data-shown"  # the migration steps' mark: what they showed when drawn (steps_mark)
 WAITING = "executing, not started"  # the mark of an executing plan the executor has not started
 # said as a rule, so it stays true when the plan is approved without reloading the page
 NOT_YET = ("A plan can be executed once someone other than its author has approved it, "
@@ -83,10 +84,12 @@ class ExecutionAnswer(NamedTuple):
     tick_disabled: bool
     steps: object
     next_step: NextStep  # spread into three
+    steps_shown: object  # the steps' mark (steps_mark)
 
     def outputs(self) -> tuple:
         """The answer as Dash's outputs: the buttons and the next step spread one by one."""
-        return (*self[:5], *self.hidden, self.tick_disabled, self.steps, *self.next_step)
+        return (*self[:5], *self.hidden, self.tick_disabled, self.steps, *self.next_step,
+                self.steps_shown)
 
     @classmethod
     def unchanged(cls) -> tuple:
@@ -267,7 +270,7 @@ def execution_panel(plan: Plan, who: Actor, p: dict | None) -> html.Div:
             "so far stay where they are, and the throttles are put back.")),
         html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
         html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if p else None, id=ids.PV_PROGRESS),
-        html.Div(steps, id=ids.PV_STEPS),
+        html.Div(steps, id=ids.PV_STEPS, **{STEPS_SHOWN: steps_mark(p, step)}),
         html.Button(step.label, id=ids.PV_CHECK_NEXT, value=step.step, hidden=step.hidden,
                     className="button"),
         html.Div(id=ids.PV_CHECK_RESULT, className="inline-error", role="alert"),
@@ -341,12 +344,24 @@ def migration_view(p: dict | None, may: frozenset[str]) -> tuple[html.Ol | None,
     return listed, NextStep(f"Step {todo[0]} is done: check it off", str(todo[0]), False)
 
 
-def execution_answer(action: str | None, plan_id: int) -> tuple:
+def steps_mark(p: dict | None, following: NextStep) -> str:
+    """What migration_view drew, as text: each step done or not, and the next step's
+    button ('xx--|3|False'). A refresh compares it with the mark the page sent."""
+    done = "".join("x" if st["done"] else "-" for st in migration_steps(p) or [])
+    return f"{done}|{following.step}|{following.hidden}"
+
+
+def execution_answer(action: str | None, plan_id: int, steps_shown: str | None = None) -> tuple:
     """Take ``action`` (a button id; None: only refresh) through the services (which
     decide whether this user may) and answer run_plan's outputs. A refresh leaves the
     last click's answer while the plan executes (paused included); the refresh that
     finds the plan ended (it stops the timer) says how it ended instead, as "Resumed:
-    the next batch starts within seconds" is no longer true of a completed plan."""
+    the next batch starts within seconds" is no longer true of a completed plan.
+
+    A refresh draws a migration's steps only when they differ from ``steps_shown``, the
+    mark of what the page showed when it asked: on a slow server a refresh asked before
+    a step's click can land after the click's answer, and would put back the steps and
+    the button ('Step 2 is done') as they were before it."""
     message, css = no_update, no_update
     if action is not None:
         try:
@@ -359,8 +374,12 @@ def execution_answer(action: str | None, plan_id: int) -> tuple:
     if action is None and plan.state in ENDED:  # the refresh that sees it end (the last)
         message, css = ended_text(plan, p), ENDED[plan.state]
     may = allowed(plan, who, p)
-    steps = migration_view(p, may) if migration_steps(p) is not None \
-        else (no_update, STEP_UNCHANGED)
+    steps = (no_update, STEP_UNCHANGED, no_update)
+    if migration_steps(p) is not None:
+        listed, following = migration_view(p, may)
+        shown = steps_mark(p, following)
+        if action is not None or shown != steps_shown:
+            steps = (listed, following, shown)
     return ExecutionAnswer(
         message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None,
         *badge(plan.state, p), buttons_hidden(may), plan.state != "executing",
@@ -464,7 +483,7 @@ def check_step(step: str | None, plan_id: int) -> tuple:
     plan = plan_service.get(store, plan_id)
     p = progress_of(plan)
     steps, following = migration_view(p, allowed(plan, who, p))
-    return (message, css, steps, *following)
+    return (message, css, steps, *following, steps_mark(p, following))
 
 
 def _step_number(step: str | None) -> int:
