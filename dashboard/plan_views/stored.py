@@ -22,7 +22,13 @@ from dashboard import auth, ids, runtime
 from dashboard.plan_views import kinds
 from dashboard.plan_views.progress import progress_view
 from dashboard.plan_views.shared import REFUSALS, audit_grid
-from dashboard.plan_views.throttle import NO_SWITCH, ThrottleView, switch_button, throttle_view
+from dashboard.plan_views.throttle import (
+    NO_SWITCH,
+    SWITCH_UNCHANGED,
+    ThrottleView,
+    switch_button,
+    throttle_view,
+)
 
 AUDIT_ROWS_SHOWN = 200  # a plan's first audit rows on its page; /audit pages through all
 AUDIT_SEEN = "data-rows"  # the audit panel's mark: how many rows its trail had when drawn
@@ -294,10 +300,14 @@ def throttle_panel(plan: Plan, who: Actor) -> ThrottleView:
     return throttle_view(h, "cancel" in allowed(plan, who))
 
 
-def throttle_answer(plan_id: int, switch_to: str | None = None) -> tuple:
+def throttle_answer(plan_id: int, switch_to: str | None = None,
+                    switch_shown: tuple[str, bool] | None = None) -> tuple:
     """Switch the throttle to ``switch_to`` (the mode the clicked button showed) or only
     refresh; the panel's outputs (ThrottleView.outputs) and the switch's message. A
-    refresh leaves the message of the last switch where it is."""
+    refresh leaves the message of the last switch where it is, and the switch too while
+    it is the one the page showed when it asked (``switch_shown``: its mode and whether
+    it was hidden): a refresh asked before a switch's click and answered after it would
+    put back the button that was clicked (execution_answer's steps, likewise)."""
     rt = runtime.current()
     store, who = rt.plan_store(), auth.current_actor()
     plan = plan_service.summary(store, plan_id)
@@ -310,7 +320,11 @@ def throttle_answer(plan_id: int, switch_to: str | None = None) -> tuple:
             message = f"Done: the throttle is switched to {switch_to}."
         except REFUSALS as e:
             message = f"Refused: {e}"
-    return (*throttle_panel(plan, who).outputs(), message)
+    view = throttle_panel(plan, who)
+    if switch_to is None and switch_shown is not None \
+            and (view.switch.mode, view.switch.hidden) == tuple(switch_shown):
+        view = view._replace(switch=SWITCH_UNCHANGED)
+    return (*view.outputs(), message)
 
 
 def buttons_hidden(may: frozenset[str]) -> Buttons:

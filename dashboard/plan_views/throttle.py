@@ -37,6 +37,7 @@ class Switch(NamedTuple):
 
 
 NO_SWITCH = Switch("", "", True)
+SWITCH_UNCHANGED = Switch(no_update, no_update, no_update)  # a refresh leaves it as it is
 
 
 class ThrottleView(NamedTuple):
