@@ -63,9 +63,18 @@ def reassignment_cards(p: dict) -> list[html.Div]:
              None if band is None else ("the throttle is inside on every broker that moves"
                                         if inside else
                                         f"throttle {rate(p['throttle'])} is outside on "
-                                        f"brokers {', '.join(map(str, p['outside_safe_band']))}")),
+                                        f"brokers {', '.join(map(str, p['outside_safe_band']))}")
+             + _capacity_note(p)),
         _headroom_card(headroom),
     ]
+
+
+def _capacity_note(p: dict) -> str:
+    """The network capacity the band's top assumes, as the preview was made (a stored
+    plan's page says it too: its throttle was suggested for that network). Plans proposed
+    before the preview kept it say nothing."""
+    capacity = p.get("network_capacity")
+    return "" if capacity is None else f"; brokers of {rate(capacity)} each way"
 
 
 def shrink_cards(p: dict, content: dict) -> list[html.Div]:

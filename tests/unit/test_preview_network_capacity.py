@@ -118,3 +118,18 @@ def test_the_page_previews_at_the_configured_capacity_and_says_where_it_came_fro
     shown = " ".join(text_of(block).split())  # text_of joins a term and its text with " "
     assert f"Network capacity {rate_text(CONFIGURED[cluster])} per broker" in shown
     assert "from this cluster's config (adaptive_throttle.network_capacity" in shown
+
+
+def test_the_stored_plans_page_says_which_capacity_its_safe_band_assumed(app):
+    """The plan page of a plan proposed on the 10 GbE cluster says so beside its safe
+    band (the approver reads the throttle suggested for that network)."""
+    from components.charts import rate_text
+
+    made = app.server.test_client().post("/api/v1/plans", json={
+        "cluster": "fast", "kind": "reassignment", "plan": one_move(snapshot("fast"))})
+    assert made.status_code == 201, made.get_json()
+    page = sys.modules[next(p["module"] for p in dash.page_registry.values()
+                            if p["path_template"] == "/plans/<plan_id>")]
+    with app.server.test_request_context("/"):
+        shown = " ".join(text_of(page.layout(str(made.get_json()["id"]))).split())
+    assert f"brokers of {rate_text(TEN_GBE)} each way" in shown
