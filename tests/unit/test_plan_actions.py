@@ -72,11 +72,14 @@ def test_only_admins_propose_clear_throttles_plans():
 
 
 def test_the_plan_page_answers_by_name():
-    from dashboard.plan_views.stored import NO_STEP, Buttons, ExecutionAnswer
+    from dashboard.plan_views.stored import NO_STEP, Buttons, ExecutionAnswer, steps_mark
 
+    assert steps_mark(None, NO_STEP) == "||True"  # no steps, no step next, its button hidden
     answer = ExecutionAnswer("Done", "inline-done", None, "executing", "state",
-                             Buttons(True, False, True, False, True), False, None, NO_STEP)
+                             Buttons(True, False, True, False, True), False, None, NO_STEP,
+                             "||True")
     out = answer.outputs()
-    assert len(out) == len(ExecutionAnswer.unchanged()) == 15
+    assert len(out) == len(ExecutionAnswer.unchanged()) == 16
     assert out[3] == "executing" and out[5:10] == (True, False, True, False, True)
-    assert out[11:] == (None, "", "", True)  # the steps, then the next step's button
+    # the steps, the next step's button, then the steps' mark
+    assert out[11:] == (None, "", "", True, "||True")
