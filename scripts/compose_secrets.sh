@@ -12,6 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${RAILYARD_SECRETS_DIR:-deploy/secrets}
 mkdir -p "$out"
+# only their owner (and dockerd, as root, mounting them) reaches the files: postgres-password
+# and railyard.yaml are 0644 for the containers' users, not for the host's other users
+chmod 0700 "$out"
 random() { head -c 24 /dev/urandom | base64 | tr -d '/+=\n'; }
 hash_password() {  # one line on stdin -> the hash
   local railyard=${RAILYARD:-.venv/bin/railyard}

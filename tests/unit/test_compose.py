@@ -36,6 +36,7 @@ def rendered(tmp_path_factory) -> Path:
     if not railyard.exists():
         pytest.skip("the railyard command is not installed in this environment")
     out = tmp_path_factory.mktemp("secrets")
+    out.chmod(0o755)  # as `mkdir -p` makes it under the usual umask 022
     env = {**os.environ, "RAILYARD_SECRETS_DIR": str(out), "RAILYARD": str(railyard)}
     subprocess.run(["bash", str(ROOT / "scripts" / "compose_secrets.sh")], env=env,
                    check=True, capture_output=True, timeout=120)
@@ -47,6 +48,9 @@ def test_compose_secrets_writes_users_and_the_config(rendered):
     roles = {role for _, role, _ in users}
     assert {"operator", "approver"} <= roles and all(len(p) >= 20 for *_, p in users)
     assert oct((rendered / "users").stat().st_mode & 0o777) == "0o600"
+    # the 0644 database password and config are out of reach of the host's other users
+    assert oct(rendered.stat().st_mode & 0o777) == "0o700"
+    assert oct((rendered / "postgres-password").stat().st_mode & 0o777) == "0o644"
     config = load_config(rendered / "railyard.yaml")
     assert [u.name for u in config.auth.users] == [name for name, _, _ in users]
     text = (rendered / "railyard.yaml").read_text()
