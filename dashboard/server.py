@@ -4,6 +4,10 @@
 processes of ``server.threads`` threads each), so concurrent users are not queued behind
 one Python process. The executor and the plan-expiry sweep run once, in the parent.
 The demo keeps its twin in its own process, so it serves from that process (waitress).
+
+Granian serves the WSGI app through its ASGI interface (a2wsgi runs the app in the
+worker's threads), because there the request's headers arrive as sent and
+without_underscore_headers can drop the ones that would pass for others.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import secrets
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 AppLoader = Callable[[], Callable]  # picklable: each worker process calls it for its app
+ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 
 def warm_spark(config: DashboardConfig) -> None:
@@ -119,33 +124,54 @@ def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
     # mid-step, locks held
     multiprocessing.set_start_method("spawn", force=True)
     server = Server(target="railyard", address=settings.host, port=settings.port,
-                    interface=Interfaces.WSGI, workers=settings.workers,
-                    blocking_threads=settings.threads, websockets=False,
+                    interface=Interfaces.ASGINL, workers=settings.workers, websockets=False,
                     log_level=LogLevels.warning, respawn_failed_workers=True)
-    logging.getLogger("_granian").addFilter(_intended_threads)
     announce(f"http://{settings.host}:{settings.port} ({settings.workers} worker"
              f"{'s' if settings.workers != 1 else ''} x {settings.threads} threads)")
     try:
-        server.serve(target_loader=partial(_in_worker, loader, os.getpid()),
+        server.serve(target_loader=partial(_in_worker, loader, os.getpid(), settings.threads),
                      wrap_loader=False)
     finally:
         if executor is not None:
             executor.stop()
 
 
-def _intended_threads(record: logging.LogRecord) -> bool:
-    """Drop Granian's warning that ``server.threads`` exceeds 2 x CPUs + 1 (granian
-    server/mp.py, which says to ignore it when intended): a dashboard thread mostly waits
-    on Prometheus or Kafka, so threads beyond the cores are the point; the start line
-    says how many there are."""
-    return not record.getMessage().startswith("Configuration allows spawning up to")
+def without_underscore_headers(app: ASGIApp) -> ASGIApp:
+    """``app`` without the request headers whose names hold '_'. WSGI names a header
+    HTTP_ and its name upper-cased, '-' made '_' (PEP 3333), so X_Forwarded_User and
+    X-Forwarded-User are one key, and Granian's WSGI environ keeps whichever came last: a
+    client of a proxy that sets X-Forwarded-User but passes X_Forwarded_User on (Apache's
+    mod_proxy, oauth2-proxy; nginx drops them) could name itself, or its address. Dropped,
+    as gunicorn, waitress and werkzeug's server drop them."""
+
+    async def dropping(scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, "headers": [(name, value) for name, value in scope["headers"]
+                                          if b"_" not in name]}
+        await app(scope, receive, send)
+    return dropping
 
 
-def _in_worker(loader: AppLoader, parent: int) -> Callable:
+def _coroutine_receive(app: ASGIApp) -> ASGIApp:
+    """``app`` given a ``receive`` that is a coroutine function: Granian's answers a
+    future, and a2wsgi reads the request body with asyncio.run_coroutine_threadsafe,
+    which takes coroutines only (a form's POST was a 500)."""
+
+    async def adapted(scope: dict, receive: Callable, send: Callable) -> None:
+        async def receiving() -> dict:
+            return await receive()
+        await app(scope, receiving, send)
+    return adapted
+
+
+def _in_worker(loader: AppLoader, parent: int, threads: int) -> ASGIApp:
     """A worker's start: it ends with its parent, even one killed outright (a worker left
-    behind would keep the port and serve without the executor), then loads the app.
-    SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it starts, can hang in
-    its signal handler; the parent's own stop still stops them gently."""
+    behind would keep the port and serve without the executor), then loads the app, run
+    in ``threads`` threads. SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it
+    starts, can hang in its signal handler; the parent's own stop still stops them
+    gently."""
+    from a2wsgi import WSGIMiddleware
+
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
@@ -153,7 +179,7 @@ def _in_worker(loader: AppLoader, parent: int) -> Callable:
         sys.exit(0)
     app = loader()
     freeze_start_up()
-    return app
+    return without_underscore_headers(_coroutine_receive(WSGIMiddleware(app, workers=threads)))
 
 
 def freeze_start_up() -> None:

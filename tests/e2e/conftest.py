@@ -31,9 +31,13 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-
                   "--disable-sync", "--no-first-run", "--window-size=1400,1000")
 
 
-def wait_http(url: str, timeout: float, proc: subprocess.Popen, log: Path) -> None:
+def wait_http(url: str, timeout: float, proc: subprocess.Popen, log: Path,
+              headers: dict[str, str] | None = None) -> None:
+    """Until the dashboard answers ``url`` (asked with ``headers``: a single-sign-on
+    proxy's, where the page needs them)."""
     def railyard() -> bool:  # the dashboard itself, not something else on the port
-        with urllib.request.urlopen(url, timeout=2) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}),
+                                    timeout=2) as r:
             return r.status == 200 and b"<title>Railyard" in r.read()
 
     poll(railyard, proc, log, timeout, f"the dashboard at {url}")
@@ -46,7 +50,8 @@ class Dashboard:
         self.url, self.proc, self.log = url, proc, log
 
 
-def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashboard:
+def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False,
+                    headers: dict[str, str] | None = None) -> Dashboard:
     port = free_port()
     config = {**config, "server": {"refresh_seconds": 5, **config.get("server", {}),
                                    "host": "127.0.0.1", "port": port},
@@ -62,7 +67,7 @@ def start_dashboard(tmp: Path, config: dict, warm_spark: bool = False) -> Dashbo
                             env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_http(url + "/", 60, proc, log)
+        wait_http(url + "/", 60, proc, log, headers)
     except BaseException:
         stop(proc)
         raise
