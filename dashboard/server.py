@@ -129,7 +129,7 @@ def serve_workers(config: DashboardConfig, loader: AppLoader, announce) -> None:
     announce(f"http://{settings.host}:{settings.port} ({settings.workers} worker"
              f"{'s' if settings.workers != 1 else ''} x {settings.threads} threads)")
     try:
-        server.serve(target_loader=partial(_in_worker, loader, os.getpid(), settings.threads),
+        server.serve(target_loader=partial(_asgi_worker, loader, os.getpid(), settings.threads),
                      wrap_loader=False)
     finally:
         if executor is not None:
@@ -164,14 +164,20 @@ def _coroutine_receive(app: ASGIApp) -> ASGIApp:
     return adapted
 
 
-def _in_worker(loader: AppLoader, parent: int, threads: int) -> ASGIApp:
-    """A worker's start: it ends with its parent, even one killed outright (a worker left
-    behind would keep the port and serve without the executor), then loads the app, run
-    in ``threads`` threads. SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it
-    starts, can hang in its signal handler; the parent's own stop still stops them
-    gently."""
+def _asgi_worker(loader: AppLoader, parent: int, threads: int) -> ASGIApp:
+    """A worker's app as Granian's ASGI interface runs it: loaded by _in_worker, run in
+    ``threads`` threads, without the headers spelt with '_'."""
     from a2wsgi import WSGIMiddleware
 
+    app = WSGIMiddleware(_in_worker(loader, parent), workers=threads)
+    return without_underscore_headers(_coroutine_receive(app))
+
+
+def _in_worker(loader: AppLoader, parent: int) -> Callable:
+    """A worker's start: it ends with its parent, even one killed outright (a worker left
+    behind would keep the port and serve without the executor), then loads the app.
+    SIGKILL, not SIGTERM: Granian's worker, given SIGTERM while it starts, can hang in
+    its signal handler; the parent's own stop still stops them gently."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
@@ -179,7 +185,7 @@ def _in_worker(loader: AppLoader, parent: int, threads: int) -> ASGIApp:
         sys.exit(0)
     app = loader()
     freeze_start_up()
-    return without_underscore_headers(_coroutine_receive(WSGIMiddleware(app, workers=threads)))
+    return app
 
 
 def freeze_start_up() -> None:
