@@ -243,6 +243,8 @@ def slow_timer_answers(driver, interval_id: str, seconds: float) -> None:
         const tick = arguments[0] + '.n_intervals', ms = arguments[1] * 1000;
         const fetch0 = window.fetch;
         window.refreshing = 0;
+        window.sent = 0;
+        window.landed = 0;
         window.fetch = async function (url, init) {
             const body = init && typeof init.body === 'string' ? init.body : '';
             if (!String(url).includes('_dash-update-component')
@@ -250,14 +252,27 @@ def slow_timer_answers(driver, interval_id: str, seconds: float) -> None:
                 return fetch0.apply(this, arguments);
             }
             window.refreshing += 1;
+            window.sent += 1;
             try {
                 const answer = await fetch0.apply(this, arguments);
                 await new Promise(done => setTimeout(done, ms));
                 return answer;
             } finally {
                 window.refreshing -= 1;
+                window.landed += 1;
             }
         };""", interval_id, seconds)
+
+
+def refreshes_landed(driver, timeout: float = 30) -> None:
+    """Until every refresh slow_timer_answers held that was sent before now has landed
+    (the page then shows what the last of them answered, drawn over any click's)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    sent = driver.execute_script("return window.sent")
+    WebDriverWait(driver, timeout).until(
+        lambda d: d.execute_script("return window.landed") >= sent)
+    time.sleep(0.2)  # the last answer drawn
 
 
 def click_during_a_refresh(driver, find, timeout: float = 30) -> None:

@@ -23,6 +23,7 @@ from backend.model.snapshot import Snapshot
 from tests.e2e.conftest import (
     click_during_a_refresh,
     console_errors,
+    refreshes_landed,
     screenshot,
     serve_on_running_twin,
     shown_text,
@@ -115,6 +116,9 @@ def test_the_throttle_over_time_chart_and_the_switch_to_fixed(browser, stack):
             f"no answer to the click; result {shown_text(browser, 'pv-throttle-result')!r}, "
             f"panel {shown_text(browser, 'pv-throttle')!r}, audit "
             f"{[(e['action'], e['at'][11:22]) for e in entries][-8:]}") from None
+    # the refresh that was out at the click, answered before it, leaves the switch alone
+    refreshes_landed(browser)
+    assert shown_text(browser, "pv-throttle-switch") == "Switch to adaptive"
     wait(browser).until(ec.text_to_be_present_in_element(
         (By.ID, "pv-throttle"), "Throttle fixed at the approved 2 MB/s (switched by olga)"))
     wait(browser).until(lambda _d: broker_rates(stack["gw"]) == {str(CEILING)})
