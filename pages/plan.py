@@ -156,7 +156,7 @@ def follow_audit(_tick, _stopped, shown, seen):
 @dash.callback(*THROTTLE_OUTPUTS, Input(ids.PV_TICK, "n_intervals"),
                State(ids.PV_PLAN, "data"), State(ids.PV_THROTTLE_SWITCH, "value"),
                State(ids.PV_THROTTLE_SWITCH, "hidden"), prevent_initial_call=True)
-def refresh_throttle(_tick, shown, mode=None, hidden=None):
+def refresh_throttle(_tick, shown, mode, hidden):
     """The throttle's lines, chart and switch, drawn again while the plan executes (the
     switch only when it is not the one the page showed when it asked)."""
     return stored.throttle_answer(shown["id"], switch_shown=(mode, hidden))[:-1] if shown \
