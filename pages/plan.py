@@ -141,6 +141,19 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown, steps_s
     return execution_answer(action, shown["id"], steps_shown)
 
 
+# No refresh is sent while a click's answer is out: run_plan answers both, and
+# dash-renderer drops a callback's answer once the same callback is asked again, so a
+# refresh due before a slow server answered Pause would lose "Pausing: ..." for good.
+# The click's answer starts the timer again (its PV_TICK ``disabled``); a click the server
+# failed on leaves it stopped, under the page's error line, until the page is loaded again.
+dash.clientside_callback(
+    "function () { return true; }",
+    Output(ids.PV_TICK, "disabled", allow_duplicate=True),
+    Input(ids.PV_EXECUTE, "n_clicks"), Input(ids.PV_PAUSE, "n_clicks"),
+    Input(ids.PV_RESUME, "n_clicks"), Input(ids.PV_CANCEL_CONFIRM, "submit_n_clicks"),
+    Input(ids.PV_MIGRATE, "n_clicks"), prevent_initial_call=True)
+
+
 @dash.callback(Output(ids.PV_AUDIT, "children", allow_duplicate=True),
                Output(ids.PV_AUDIT, stored.AUDIT_SEEN), Input(ids.PV_TICK, "n_intervals"),
                Input(ids.PV_TICK, "disabled"), State(ids.PV_PLAN, "data"),

@@ -239,29 +239,37 @@ def slow_timer_answers(driver, interval_id: str, seconds: float) -> None:
     ``window.refreshing``: a click is then made while a refresh is on its way, as on a
     slow server, where it once lost its answer (dash-renderer holds a callback whose input
     is an outstanding output, and the refresh then writes the server's value over it)."""
+    hold_answers(driver, f"{interval_id}.n_intervals", seconds, "refreshing")
+
+
+def hold_answers(driver, prop_id: str, seconds: float, count: str) -> None:
+    """Hold every answer to a callback fired by ``prop_id`` ("id.prop") for ``seconds`` in
+    this page (until it is loaded again), as a slow server would: ``window[count]`` counts
+    those in flight, ``count + 'Sent'`` and ``count + 'Landed'`` those sent and landed.
+    Holds for several props stack (each wraps the fetch the page has)."""
     driver.execute_script("""
-        const tick = arguments[0] + '.n_intervals', ms = arguments[1] * 1000;
+        const prop = arguments[0], ms = arguments[1] * 1000, count = arguments[2];
         const fetch0 = window.fetch;
-        window.refreshing = 0;
-        window.sent = 0;
-        window.landed = 0;
+        window[count] = 0;
+        window[count + 'Sent'] = 0;
+        window[count + 'Landed'] = 0;
         window.fetch = async function (url, init) {
             const body = init && typeof init.body === 'string' ? init.body : '';
             if (!String(url).includes('_dash-update-component')
-                    || !(JSON.parse(body || '{}').changedPropIds || []).includes(tick)) {
+                    || !(JSON.parse(body || '{}').changedPropIds || []).includes(prop)) {
                 return fetch0.apply(this, arguments);
             }
-            window.refreshing += 1;
-            window.sent += 1;
+            window[count] += 1;
+            window[count + 'Sent'] += 1;
             try {
                 const answer = await fetch0.apply(this, arguments);
                 await new Promise(done => setTimeout(done, ms));
                 return answer;
             } finally {
-                window.refreshing -= 1;
-                window.landed += 1;
+                window[count] -= 1;
+                window[count + 'Landed'] += 1;
             }
-        };""", interval_id, seconds)
+        };""", prop_id, seconds, count)
 
 
 def refreshes_landed(driver, timeout: float = 30) -> None:
@@ -269,9 +277,9 @@ def refreshes_landed(driver, timeout: float = 30) -> None:
     (the page then shows what the last of them answered, drawn over any click's)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    sent = driver.execute_script("return window.sent")
+    sent = driver.execute_script("return window.refreshingSent")
     WebDriverWait(driver, timeout).until(
-        lambda d: d.execute_script("return window.landed") >= sent)
+        lambda d: d.execute_script("return window.refreshingLanded") >= sent)
     time.sleep(0.2)  # the last answer drawn
 
 

@@ -4,7 +4,10 @@ does and stays after the page's two-second refreshes (they wrote "" over it), th
 says "executing · pausing" and then "executing · paused" once the batch in flight is done
 (it said "executing"), and nothing moves; Resume says so while the plan executes, the
 badge is "executing" again, and the plan completes: then the line says when it completed
-(it still said "Resumed: ..." on the completed plan)."""
+(it still said "Resumed: ..." on the completed plan). The server answers each click
+later than the next refresh is due, as a slow one would: the line still says what the
+click did (a refresh sent meanwhile once made dash-renderer drop the click's answer, and
+the line never said "Resumed")."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from backend.model.snapshot import Snapshot
 from tests.e2e.conftest import (
     click_during_a_refresh,
     console_errors,
+    hold_answers,
     olga_and_arne,
     screenshot,
     serve_on_running_twin,
@@ -35,6 +39,7 @@ pytestmark = pytest.mark.e2e
 MB = 1_000_000
 USERS = {"olga": ("operator", "o-pass-4"), "arne": ("approver", "a-pass-4")}
 PARTITIONS = 20  # four batches of five under the per-broker limit
+CLICK_ANSWER_S = 3  # a click's answer is held this long: the page's timer fires every 2 s
 
 
 def cluster() -> Snapshot:
@@ -83,6 +88,8 @@ def test_pause_says_so_on_the_result_line_and_the_badge_then_resume(browser, sec
     execute(operator, url, plan_id)
     wait(operator).until(lambda d: shown(d, "pv-pause"))
     slow_timer_answers(operator, "pv-tick", 1.5)
+    for button in ("pv-pause", "pv-resume"):  # answered after the next refresh is due
+        hold_answers(operator, f"{button}.n_clicks", CLICK_ANSWER_S, button)
     click_during_a_refresh(operator, lambda d: d.find_element(By.ID, "pv-pause"))
     wait(operator, 30).until(lambda d: result(d).startswith("Pausing: "))
     assert "no new batch starts until Resume." in result(operator)

@@ -76,7 +76,8 @@ def test_the_audit_trail_follows_the_plan_while_it_runs_and_once_as_it_ends(env)
 def test_the_audit_refresh_runs_on_the_tick_and_when_the_timer_stops(env):
     """follow_audit is set off by the timer and by run_plan's stopping it (the last
     refresh, after run_plan: its input is run_plan's output), and writes the trail and its
-    mark only."""
+    mark only. The timer is stopped by run_plan and, in the browser, by each of run_plan's
+    clicks until their answer is in (a refresh sent meanwhile would drop the answer)."""
     app = env["app"]
     env["client"].get("/_dash-layout")  # Dash fills callback_map at a first request
     [(key, spec)] = [(k, s) for k, s in app.callback_map.items()
@@ -85,8 +86,14 @@ def test_the_audit_refresh_runs_on_the_tick_and_when_the_timer_stops(env):
         f"{ids.PV_TICK}.n_intervals", f"{ids.PV_TICK}.disabled"}
     assert {o.split("@")[0] for o in key.strip(".").split("...")} == {
         f"{ids.PV_AUDIT}.children", f"{ids.PV_AUDIT}.{AUDIT_SEEN}"}
-    run_plan = [k for k in app.callback_map if f"{ids.PV_TICK}.disabled" in k]
-    assert len(run_plan) == 1 and f"{ids.PV_PROGRESS}.children" in run_plan[0]
+    stopping = {k: s for k, s in app.callback_map.items() if f"{ids.PV_TICK}.disabled" in k}
+    run_plan = [k for k in stopping if f"{ids.PV_PROGRESS}.children" in k]
+    assert len(run_plan) == 1 and len(stopping) == 2
+    [(held, spec)] = [(k, s) for k, s in stopping.items() if k not in run_plan]
+    assert held.startswith(f"{ids.PV_TICK}.disabled@") and "callback" not in spec  # in JS
+    clicks = {f"{i['id']}.{i['property']}" for i in stopping[run_plan[0]]["inputs"]}
+    assert {f"{i['id']}.{i['property']}" for i in spec["inputs"]} == \
+        clicks - {f"{ids.PV_TICK}.n_intervals"}
 
 
 def proposed(env) -> int:
