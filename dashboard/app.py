@@ -10,7 +10,18 @@ import dash
 from dash import Dash
 from flask_caching import Cache
 
-from dashboard import api, auth, caches, guard, ids, jobs, reports, runtime, shell
+from dashboard import (
+    api,
+    auth,
+    caches,
+    guard,
+    ids,
+    jobs,
+    reports,
+    runtime,
+    shell,
+    sign_in_failures,
+)
 from dashboard.config import DashboardConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +44,8 @@ def create_app(config: DashboardConfig, gateways: dict | None = None) -> Dash:
         on_error=_on_error,
         csrf_token_name=auth.csrf_cookie_name(config.server.port),
     )
-    auth.install(app.server, config.auth, config.server.port)
+    auth.install(app.server, config.auth, config.server.port,
+                 sign_in_failures.counter(config.cache))
     api.install(app.server)
     reports.install(app.server)
     cache = Cache(app.server, config=caches.cache_config(config.cache))

@@ -26,7 +26,6 @@ import os
 import secrets
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -48,6 +47,7 @@ from dashboard.config import (
     name_refusal,
     normal_name,
 )
+from dashboard.sign_in_failures import Failures
 
 log = logging.getLogger("railyard.auth")
 
@@ -79,55 +79,6 @@ _VERIFIED_KEY = secrets.token_bytes(32)
 # HMAC of the pair -> (the password_hash it matched, when)
 _verified: dict[bytes, tuple[str, float]] = {}
 _verified_lock = threading.Lock()
-
-
-FAILURES_ALLOWED = 10  # failed password checks from one address within ...
-FAILURE_WINDOW = 600.0  # ... this many seconds; then it waits until the oldest ages out
-PRUNE_FROM = 1024  # addresses remembered before aged-out ones are first dropped
-
-
-class FailedSignIns:
-    """Failed password checks per client address, on the sign-in page and the API alike:
-    guessing passwords costs time, and a flood of wrong guesses cannot keep scrypt busy.
-    Addresses whose failures all aged out are dropped whenever the map doubles, so
-    guesses from ever new addresses cannot grow it without bound."""
-
-    def __init__(self, clock=time.monotonic) -> None:
-        self._seen: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-        self._clock = clock
-        self._prune_at = PRUNE_FROM
-
-    def wait(self, address: str) -> float:
-        """Seconds until ``address`` may try a password again (0: now)."""
-        with self._lock:
-            seen = self._recent(address)
-            if len(seen) < FAILURES_ALLOWED:
-                return 0.0
-            return seen[0] + FAILURE_WINDOW - self._clock()
-
-    def failed(self, address: str) -> None:
-        with self._lock:
-            self._recent(address)
-            self._seen.setdefault(address, deque()).append(self._clock())
-            if len(self._seen) > self._prune_at:
-                cutoff = self._clock() - FAILURE_WINDOW
-                self._seen = {a: d for a, d in self._seen.items() if d[-1] > cutoff}
-                self._prune_at = max(PRUNE_FROM, 2 * len(self._seen))
-
-    def __len__(self) -> int:
-        return len(self._seen)
-
-    def _recent(self, address: str) -> deque[float]:
-        """The address's failures within the window."""
-        seen = self._seen.get(address)
-        if seen is None:
-            return deque()
-        while seen and seen[0] <= self._clock() - FAILURE_WINDOW:
-            seen.popleft()
-        if not seen:
-            del self._seen[address]
-        return seen
 
 
 def retry_after() -> int:
@@ -190,13 +141,14 @@ def is_public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith(ASSETS)
 
 
-def install(server: Flask, auth: AuthSettings, port: int) -> None:
-    """Put sign-in, sessions and CSRF checks in front of every route of ``server``."""
+def install(server: Flask, auth: AuthSettings, port: int, failures: Failures) -> None:
+    """Put sign-in, sessions and CSRF checks in front of every route of ``server``;
+    ``failures`` counts wrong passwords per address (sign_in_failures.counter)."""
     server.secret_key = secret_key(auth)
     server.config.update(SESSION_COOKIE_NAME=session_cookie_name(port),
                          RAILYARD_CSRF_COOKIE=csrf_cookie_name(port))
     server.extensions["railyard.auth"] = auth
-    server.extensions["railyard.failures"] = FailedSignIns()
+    server.extensions["railyard.failures"] = failures
     server.session_interface = sessions.ServerSessions(is_api)
     server.before_request(_gate)
     server.after_request(_csrf_cookie)

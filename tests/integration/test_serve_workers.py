@@ -15,11 +15,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+import redis
 import requests
 from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
 from backend.twin.generate import generate_snapshot
+from dashboard.sign_in_failures import FAILURES_ALLOWED, KEY_PREFIX
 from tests.e2e.conftest import start_dashboard
 from tests.servers import redis_server, stop
 
@@ -130,3 +132,19 @@ def test_sigterm_stops_the_workers_and_the_parent(dashboard):
             return
         time.sleep(0.2)
     pytest.fail("the port still answers after SIGTERM")
+
+
+def test_the_workers_count_failed_sign_ins_together(dashboard, redis_url):
+    """An address's wrong passwords count on every worker (they once counted per worker:
+    with two, an address had twice the guesses before it was told to wait)."""
+    shared = redis.Redis.from_url(redis_url)
+    try:
+        for _ in range(FAILURES_ALLOWED):
+            assert _fresh(f"{dashboard.url}/api/v1/plans",
+                          auth=("olivia", "guess")).status_code in (401, 429)
+        assert shared.zcard(KEY_PREFIX + "127.0.0.1") == FAILURES_ALLOWED
+        for _ in range(6):  # whichever worker takes the connection: the right one waits too
+            refused = _fresh(f"{dashboard.url}/api/v1/plans", auth=("olivia", "o-pass-1"))
+            assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
+    finally:
+        shared.delete(KEY_PREFIX + "127.0.0.1")  # the module's other tests sign in

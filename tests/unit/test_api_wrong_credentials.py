@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 
 from dashboard import auth
+from dashboard.sign_in_failures import FAILURES_ALLOWED
 from tests.unit import test_api
 from tests.unit.test_api import PASSWORD, basic
 
@@ -52,8 +53,8 @@ def test_the_failure_that_makes_the_address_wait_says_how_long(env):
     """The guesses an address may make are wrong, one by one; the one that makes it wait
     is answered 429 with Retry-After, as before."""
     wrong = basic_of("operator1", "guess")
-    answers = [get(env, wrong, "10.7.0.3") for _ in range(auth.FAILURES_ALLOWED + 1)]
-    assert [a.status_code for a in answers] == [401] * (auth.FAILURES_ALLOWED - 1) + [429, 429]
+    answers = [get(env, wrong, "10.7.0.3") for _ in range(FAILURES_ALLOWED + 1)]
+    assert [a.status_code for a in answers] == [401] * (FAILURES_ALLOWED - 1) + [429, 429]
     assert all(a.get_json() == {"error": "wrong user name or password"}
                for a in answers[:-2])
     assert answers[-2].get_json()["error"].startswith("too many failed sign-ins")

@@ -17,6 +17,7 @@ from backend.cli import main as cli
 from backend.errors import BadInput
 from dashboard import auth
 from dashboard.config import parse_config
+from dashboard.sign_in_failures import FAILURE_WINDOW, FAILURES_ALLOWED, PRUNE_FROM, FailedSignIns
 from tests.unit.helpers import login_token
 
 PORT = 8050  # the config's default: cookie names carry it
@@ -178,12 +179,12 @@ def test_trusted_header_only_from_the_proxy(tmp_path):
 
 def test_password_guessing_waits(users_app):
     client = users_app.server.test_client()
-    for _ in range(auth.FAILURES_ALLOWED):
+    for _ in range(FAILURES_ALLOWED):
         assert sign_in(client, "olivia", "guess").status_code == 401
     refused = sign_in(client, "olivia")  # the right password waits too, now
     assert refused.status_code == 429
     assert "Too many failed sign-ins from your address" in refused.get_data(as_text=True)
-    assert 0 < int(refused.headers["Retry-After"]) <= auth.FAILURE_WINDOW + 1
+    assert 0 < int(refused.headers["Retry-After"]) <= FAILURE_WINDOW + 1
     token = base64.b64encode(b"olivia:o-secret").decode()
     api = client.get("/api/v1/plans", headers={"Authorization": f"Basic {token}"})
     assert api.status_code == 429 and api.get_json()["error"].startswith(
@@ -207,7 +208,7 @@ def test_sign_ins_sign_outs_and_wrong_passwords_are_in_the_audit_log(users_app, 
     sign_in(client, "olivia")
     client.post("/logout", data={"csrf_token": cookie(client, CSRF_COOKIE)})
     wrong = base64.b64encode(b"adam:nope").decode()
-    for _ in range(auth.FAILURES_ALLOWED - 2):
+    for _ in range(FAILURES_ALLOWED - 2):
         client.get("/api/v1/plans", headers={"Authorization": f"Basic {wrong}"})
     with runtime.current().plan_store().read() as conn:
         rows = [(r.user, r.action, r.address, r.detail) for r in conn.execute(
@@ -253,24 +254,24 @@ def test_addresses_whose_failures_aged_out_are_dropped():
     """Guesses from ever new addresses (IPv6 gives an attacker plenty) once grew the map
     for good: aged-out addresses go whenever it doubles."""
     now = [0.0]
-    failures = auth.FailedSignIns(clock=lambda: now[0])
-    for i in range(10 * auth.PRUNE_FROM):
+    failures = FailedSignIns(clock=lambda: now[0])
+    for i in range(10 * PRUNE_FROM):
         failures.failed(f"2001:db8::{i:x}")
-        now[0] += auth.FAILURE_WINDOW / auth.PRUNE_FROM  # a window holds PRUNE_FROM of them
-    assert len(failures) <= 2 * auth.PRUNE_FROM + 1
+        now[0] += FAILURE_WINDOW / PRUNE_FROM  # a window holds PRUNE_FROM of them
+    assert len(failures) <= 2 * PRUNE_FROM + 1
     assert failures.wait("2001:db8::0") == 0
 
 
 def test_failed_sign_ins_age_out_per_address():
     now = [1000.0]
-    failures = auth.FailedSignIns(clock=lambda: now[0])
-    for _ in range(auth.FAILURES_ALLOWED):
+    failures = FailedSignIns(clock=lambda: now[0])
+    for _ in range(FAILURES_ALLOWED):
         assert failures.wait("10.0.0.1") == 0
         failures.failed("10.0.0.1")
         now[0] += 1
-    assert failures.wait("10.0.0.1") == auth.FAILURE_WINDOW - auth.FAILURES_ALLOWED
+    assert failures.wait("10.0.0.1") == FAILURE_WINDOW - FAILURES_ALLOWED
     assert failures.wait("10.0.0.2") == 0  # another address is not held up
-    now[0] = 1000.0 + auth.FAILURE_WINDOW  # the oldest failure ages out
+    now[0] = 1000.0 + FAILURE_WINDOW  # the oldest failure ages out
     assert failures.wait("10.0.0.1") == 0
 
 
