@@ -96,18 +96,15 @@ class SharedSignInFailures:
     def wait(self, address: str) -> float:
         """Seconds until ``address`` may try a password again (0: now)."""
         now = self._clock()
-        key, recent = KEY_PREFIX + address, f"({now - FAILURE_WINDOW!r}"
-        try:
-            count, oldest = (self._redis.pipeline(transaction=False)
-                             .zcount(key, recent, "+inf")
-                             .zrangebyscore(key, recent, "+inf", start=0, num=1,
-                                            withscores=True)
-                             .execute())
+        try:  # the oldest FAILURES_ALLOWED within the window: enough to say
+            oldest = self._redis.zrangebyscore(KEY_PREFIX + address,
+                                               f"({now - FAILURE_WINDOW!r}", "+inf", start=0,
+                                               num=FAILURES_ALLOWED, withscores=True)
         except redis.RedisError as e:
             self._unanswered(e)
             return self._local.wait(address)
         self._down = False
-        if count < FAILURES_ALLOWED:
+        if len(oldest) < FAILURES_ALLOWED:
             return 0.0
         return oldest[0][1] + FAILURE_WINDOW - now
 
