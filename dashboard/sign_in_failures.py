@@ -30,6 +30,8 @@ REDIS_TIMEOUT = 2.0  # seconds; then the process counts on its own for that requ
 
 
 class Failures(Protocol):
+    """What auth asks of a count: how long an address waits, and one more failure."""
+
     def wait(self, address: str) -> float: ...
 
     def failed(self, address: str) -> None: ...
@@ -81,10 +83,11 @@ class FailedSignIns:
 class SharedSignInFailures:
     """The same count, kept in Redis for every process that shares it: an address is a
     sorted set of its failures' times (wall clock, as processes share no other), expiring
-    with the window. Each failure is counted in this process's memory too, and a Redis
-    that does not answer leaves each process its own count (as with one process), with a
-    warning in the log once until it answers again, rather than locking everyone out or
-    letting guesses through uncounted."""
+    with the window. Each failure is counted in this process's memory too, and an address
+    never waits less than that count says: a Redis that does not answer (or lost its keys)
+    leaves each process its own count, as with one process, with a warning in the log
+    once until it answers again, rather than locking everyone out or letting guesses
+    through uncounted."""
 
     def __init__(self, url: str, clock=time.time) -> None:
         self._redis = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT,
@@ -104,9 +107,8 @@ class SharedSignInFailures:
             self._unanswered(e)
             return self._local.wait(address)
         self._down = False
-        if len(oldest) < FAILURES_ALLOWED:
-            return 0.0
-        return oldest[0][1] + FAILURE_WINDOW - now
+        shared = oldest[0][1] + FAILURE_WINDOW - now if len(oldest) >= FAILURES_ALLOWED else 0.0
+        return max(shared, self._local.wait(address))
 
     def failed(self, address: str) -> None:
         self._local.failed(address)

@@ -59,6 +59,15 @@ def test_without_redis_each_process_counts_its_own(clock, caplog):
     assert caplog.text.count("sign-in failures are counted per process until Redis answers") == 1
 
 
+def test_a_redis_that_lost_the_count_leaves_each_process_its_own(redis_url, clock):
+    first, second = (SharedSignInFailures(redis_url, clock=lambda: clock[0]) for _ in "ab")
+    for _ in range(FAILURES_ALLOWED):
+        first.failed("10.0.0.4")
+    redis.Redis.from_url(redis_url).delete(KEY_PREFIX + "10.0.0.4")  # flushed, restarted
+    assert first.wait("10.0.0.4") == FAILURE_WINDOW  # the failures it saw itself
+    assert second.wait("10.0.0.4") == 0
+
+
 def test_the_cache_decides_which_counter(redis_url):
     assert isinstance(counter(CacheSettings("redis", redis_url)), SharedSignInFailures)
     assert isinstance(counter(CacheSettings()), FailedSignIns)
