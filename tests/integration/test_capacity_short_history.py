@@ -34,7 +34,7 @@ def minute(t: float) -> str:
 def until(t: float) -> str:
     """A window's end as the refusal writes it: the day alone when it ends at midnight (as
     test_capacity_browser's "to 2023-12-01"), which the scraped window does when this runs
-    from 00:40 to 01:00 UTC (its counts begin in the 00 hour)."""
+    from 00:40 to 01:40 UTC (its counts, from 40 minutes before, begin in the 00 hour)."""
     return time.strftime("%Y-%m-%d", time.gmtime(t)) if t % 86_400 == 0 \
         else f"{minute(t)} UTC"
 
