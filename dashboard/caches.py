@@ -12,7 +12,7 @@ import plotly.io as pio
 
 from components.timerange import Window
 from dashboard import runtime
-from dashboard.config import CacheSettings
+from dashboard.config import REDIS_TIMEOUTS, CacheSettings
 
 KEY_PREFIX = "railyard:"
 MAX_ENTRIES = 2000  # in process: Prometheus answers of a few pages and windows, drafts
@@ -23,7 +23,8 @@ def cache_config(settings: CacheSettings) -> dict:
     common = {"CACHE_DEFAULT_TIMEOUT": settings.default_timeout,
               "CACHE_KEY_PREFIX": KEY_PREFIX}
     if settings.type == "redis":
-        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url}
+        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
+                "CACHE_OPTIONS": dict(REDIS_TIMEOUTS)}
     return {**common, "CACHE_TYPE": "SimpleCache", "CACHE_THRESHOLD": MAX_ENTRIES}
 
 
@@ -35,7 +36,8 @@ def make_cache(redis_url: str | None = None, default_timeout: int = 5):
         return SimpleCache(threshold=MAX_ENTRIES, default_timeout=default_timeout)
     import redis  # only needed when configured
 
-    return RedisCache(host=redis.from_url(redis_url), default_timeout=default_timeout,
+    return RedisCache(host=redis.from_url(redis_url, **REDIS_TIMEOUTS),
+                      default_timeout=default_timeout,
                       key_prefix=KEY_PREFIX)
 
 

@@ -92,6 +92,12 @@ class AdaptiveThrottleSettings:
     network_capacity: float = 125_000_000.0  # 1 GbE
 
 
+# every Redis client of the dashboard's (cache, Celery, cancel flags): a Redis that stops
+# answering fails the request in seconds instead of holding its thread for good (redis-py
+# before 8 waits forever by default, and `redis>=5` is what pyproject.toml asks)
+REDIS_TIMEOUTS = {"socket_timeout": 3.0, "socket_connect_timeout": 3.0}
+
+
 @dataclass(frozen=True)
 class CacheSettings:
     type: str = "simple"

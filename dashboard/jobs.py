@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import diskcache
 from dash import CeleryManager, DiskcacheManager
 
-from dashboard.config import CacheSettings
+from dashboard.config import REDIS_TIMEOUTS, CacheSettings
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -85,7 +85,10 @@ def celery_app(redis_url: str) -> Celery:
 
     app = Celery("railyard", broker=redis_url, backend=redis_url)
     app.conf.update(broker_connection_retry_on_startup=True, result_expires=3600,
-                    worker_hijack_root_logger=False, task_acks_late=False)
+                    worker_hijack_root_logger=False, task_acks_late=False,
+                    broker_transport_options=dict(REDIS_TIMEOUTS),
+                    redis_socket_timeout=REDIS_TIMEOUTS["socket_timeout"],
+                    redis_socket_connect_timeout=REDIS_TIMEOUTS["socket_connect_timeout"])
     return app
 
 
@@ -93,7 +96,7 @@ def celery_app(redis_url: str) -> Celery:
 def _redis(url: str):
     import redis
 
-    return redis.Redis.from_url(url)
+    return redis.Redis.from_url(url, **REDIS_TIMEOUTS)
 
 
 def request_cancel(settings: CacheSettings, token: str) -> None:
