@@ -170,6 +170,7 @@ def verify_audit(engine: Engine, keys: AuditKeys,
 
 
 NOT_SEALED = "it is not sealed"  # row_alone's answer for a row no seal vouches for yet
+EDITED = "its content does not match its hash (the row was edited)"
 
 
 def row_alone(keys: AuditKeys, r: Mapping[str, Any]) -> str | None:
@@ -181,21 +182,27 @@ def row_alone(keys: AuditKeys, r: Mapping[str, Any]) -> str | None:
     nothing alone (only the keyed row after the last of them seals them)."""
     if r["key_id"] is None:
         return "it was written before the audit keys"
+    return _keyed_fault(keys, r, r["prev_hash"])
+
+
+def _keyed_fault(keys: AuditKeys, r: Mapping[str, Any], prev: str) -> str | None:
+    """What is wrong with keyed row ``r`` after a row whose hash is ``prev``, or None."""
     if r["key_id"] not in keys.keys:
-        return f"it was signed with key {r['key_id']!r}, which {keys.source} does not hold"
+        return (f"it was signed with key {r['key_id']!r}, which {keys.source} does not hold "
+                f"(keep every key that signed rows)")
     digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"], r["before"],
                         r["after"], r["address"], r["detail"])
-    edited = "its content does not match its hash (the row was edited)"
     if r["digest"] != digest:
-        return edited
+        return EDITED
     if r["seal"] is None:  # migration 0005's keyed chain, or not (yet) sealed
-        if r["hash"] == keyed_hash(keys, r["key_id"], r["prev_hash"], digest):
+        if r["hash"] == keyed_hash(keys, r["key_id"], prev, digest):
             return None
-        return NOT_SEALED if r["hash"] == legacy_hash(r["prev_hash"], digest) else edited
-    if r["hash"] != legacy_hash(r["prev_hash"], digest):
-        return edited
+        return NOT_SEALED if r["hash"] == legacy_hash(prev, digest) else EDITED
+    if r["hash"] != legacy_hash(prev, digest):
+        return EDITED
     if r["seal"] != seal_of(keys, r["key_id"], r["id"], r["hash"]):
-        return "its seal does not match it (it was edited or moved)"
+        return ("its seal does not match its place in the chain (it or a row before it was "
+                "edited, moved or deleted, and the links recomputed)")
     return None
 
 
@@ -215,30 +222,21 @@ class _Walk:
         if r["prev_hash"] != self.prev:
             return ("its prev_hash is not the hash of the row before it (a row was "
                     "deleted, inserted or reordered)")
-        digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"], r["before"],
-                            r["after"], r["address"], r["detail"])
         if r["key_id"] is None:
             if self.rows > self.legacy + 1:
                 return "it has no key id but keyed rows come before it (it was added)"
             self.legacy += 1
-            expected = legacy_hash(self.prev, digest)
-        elif r["key_id"] not in self.keys.keys:
-            return (f"it was signed with key {r['key_id']!r}, which {self.keys.source} "
-                    f"does not hold (keep every key that signed rows)")
-        elif r["seal"] is None:  # migration 0005's keyed chain, or never sealed
-            expected = keyed_hash(self.keys, r["key_id"], self.prev, digest)
-            if r["digest"] == digest and r["hash"] != expected \
-                    and r["hash"] == legacy_hash(self.prev, digest):
-                return ("it is not sealed (Railyard stopped between writing and sealing "
-                        "it, or it was added without the key)")
+            digest = row_digest(r["at"], r["user"], r["action"], r["plan_id"], r["before"],
+                                r["after"], r["address"], r["detail"])
+            if r["digest"] != digest or r["hash"] != legacy_hash(self.prev, digest):
+                return EDITED
         else:
-            expected = legacy_hash(self.prev, digest)
-        if r["digest"] != digest or r["hash"] != expected:
-            return "its content does not match its hash (the row was edited)"
-        if r["key_id"] is not None and r["seal"] is not None and \
-                r["seal"] != seal_of(self.keys, r["key_id"], r["id"], r["hash"]):
-            return ("its seal does not match its place in the chain (it or a row before "
-                    "it was edited, moved or deleted, and the links recomputed)")
+            fault = _keyed_fault(self.keys, r, self.prev)
+            if fault == NOT_SEALED:
+                return (f"{NOT_SEALED} (Railyard stopped between writing and sealing it, or "
+                        f"it was added without the key)")
+            if fault is not None:
+                return fault
         mark = next((c for c in self.expected.get(r["id"], ()) if c.hash != r["hash"]), None)
         if mark is not None:
             return (f"it is not the row the checkpoint written at {mark.at} names (the "
