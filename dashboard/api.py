@@ -121,13 +121,17 @@ def _store() -> Store:
     return runtime.current().plan_store()
 
 
-def _body() -> dict[str, Any]:
+def _body(known: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The request's JSON object; ``known``: the keys it may hold (a misspelt one is
+    refused rather than ignored; None: the caller checks them)."""
     data = request.get_data()
     if not data:
         return {}
     body = json_input.loads(data, "body")
     if not isinstance(body, dict):
         raise BadInput(f"body: expected a JSON object, got {type(body).__name__}")
+    if known is not None:
+        json_input.only_keys(body, known, "body")
     return body
 
 
@@ -188,6 +192,7 @@ def propose():
     body = _body()
     who = auth.current_actor()
     plan_service.may_propose(_store(), who, body.get("kind"))  # before the preview's work
+    plan_kinds.check_request_keys(body)
     rt = runtime.current()
     cluster = _cluster(body.get("cluster"))
     title = _text(body, "title")
@@ -231,7 +236,7 @@ def get_plan(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/approve")
 def approve(plan_id: int):
-    body = _body()
+    body = _body(("sha256", "comment"))
     rt = runtime.current()
     plan = plan_service.approve(_store(), auth.current_actor(), plan_id,
                                 sha256=_text(body, "sha256", required=True),
@@ -243,7 +248,7 @@ def approve(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/reject")
 def reject(plan_id: int):
-    body = _body()
+    body = _body(("sha256", "comment"))
     plan = plan_service.reject(_store(), auth.current_actor(), plan_id,
                                comment=_text(body, "comment") or "",
                                sha256=_text(body, "sha256"))
@@ -252,7 +257,7 @@ def reject(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/withdraw")
 def withdraw(plan_id: int):
-    body = _body()
+    body = _body(("comment",))
     plan = plan_service.withdraw(_store(), auth.current_actor(), plan_id,
                                  comment=_text(body, "comment") or "")
     return jsonify(id=plan.id, state=plan.state)
@@ -260,7 +265,7 @@ def withdraw(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/execute")
 def execute(plan_id: int):
-    body = _body()
+    body = _body(("migration",))
     migration = body.get("migration", False)
     if not isinstance(migration, bool):
         raise BadInput("migration: expected true or false")
@@ -277,7 +282,7 @@ def execute(plan_id: int):
 @api.post("/plans/<int:plan_id>/migration/steps/<int:step>")
 def check_step(plan_id: int, step: int):
     """An operator checks off step ``step`` (2..) of a shrink's migration."""
-    _body()
+    _body(())
     rt = runtime.current()
     return jsonify(shrink_execution.check_step(_store(), auth.current_actor(), plan_id,
                                                step - 1, topics_of=rt.topics_of,
@@ -286,7 +291,7 @@ def check_step(plan_id: int, step: int):
 
 @api.post("/plans/<int:plan_id>/cancel")
 def cancel(plan_id: int):
-    _body()
+    _body(())
     plan = plan_service.request_cancel(_store(), auth.current_actor(), plan_id)
     return jsonify(id=plan.id, state=plan.state,
                    cancel_requested_at=plan.cancel_requested_at.isoformat()), 202
@@ -294,7 +299,7 @@ def cancel(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/pause")
 def pause(plan_id: int):
-    _body()
+    _body(())
     return jsonify(execution.pause(_store(), auth.current_actor(), plan_id)), 202
 
 
@@ -307,7 +312,7 @@ def throttle_history(plan_id: int):
 @api.post("/plans/<int:plan_id>/throttle")
 def switch_throttle(plan_id: int):
     """Switch a running plan between fixed and adaptive (the execute right)."""
-    body = _body()
+    body = _body(("mode", "floor"))
     floor = body.get("floor")
     if floor is not None and (isinstance(floor, bool) or not isinstance(floor, int)):
         raise BadInput(f"floor: expected an integer (bytes/s), got {str(floor)[:30]}")
@@ -317,7 +322,7 @@ def switch_throttle(plan_id: int):
 
 @api.post("/plans/<int:plan_id>/resume")
 def resume(plan_id: int):
-    _body()
+    _body(())
     return jsonify(execution.resume(_store(), auth.current_actor(), plan_id)), 202
 
 

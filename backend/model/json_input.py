@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from typing import Any
 
 from backend.errors import BadInput
@@ -42,12 +43,23 @@ def _constant(name: str) -> float:
     raise _Refused(f"{name} is not a JSON number")
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are given once: JSON parsers keep the last of a key given
+    twice, so {"throttle": 1000000, "throttle": 2000000} read as 2000000 unseen."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Refused(f"the key {twice[:40]!r} is given twice in one object")
+    return obj
+
+
 def loads(data: bytes | str, where: str, invalid: str = "not valid JSON") -> Any:
     """``data`` parsed; BadInput naming ``where`` and what was wrong (``invalid``: for
     text that is not JSON at all)."""
     try:
         return json.loads(data, parse_int=_integer, parse_float=_float,
-                          parse_constant=_constant)
+                          parse_constant=_constant, object_pairs_hook=_object)
     except _Refused as e:
         raise BadInput(f"{where}: {e}") from None
     except RecursionError:
@@ -57,3 +69,12 @@ def loads(data: bytes | str, where: str, invalid: str = "not valid JSON") -> Any
         raise BadInput(f"{where}: not UTF-8 text") from None
     except ValueError:  # json.JSONDecodeError, or int()'s digit limit
         raise BadInput(f"{where}: {invalid}") from None
+
+
+def only_keys(obj: dict, known: Collection[str], where: str) -> None:
+    """BadInput naming the first key of ``obj`` outside ``known``: a misspelt key (throtle,
+    notbefore) was ignored, and the plan proposed without what it meant."""
+    unknown = next((k for k in obj if k not in known), None)
+    if unknown is not None:
+        raise BadInput(f"{where}: unknown key {str(unknown)[:40]!r} (known: "
+                       f"{', '.join(sorted(known))})")

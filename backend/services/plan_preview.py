@@ -29,6 +29,7 @@ from backend.errors import BadInput
 from backend.executor.thread import INTERVAL as EXECUTOR_INTERVAL
 from backend.model.bounds import MAX_LONG, check_long
 from backend.model.csr import padded_rows
+from backend.model.json_input import only_keys
 from backend.model.reassignment import (
     Reassignment,
     after_moves,
@@ -45,6 +46,7 @@ from backend.services.plan_basis import basis_changes, replica_changes
 GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
 MAX_BALANCE_THRESHOLD = planner.MAX_BALANCE_THRESHOLD
 # a goal's numbers, the page's fields and the API's alike (services.fields.number ranges)
+GOAL_KEYS = ("goal", "brokers", "target_utilization", "threshold")
 GOAL_RANGES = {"target_utilization": {"above": 0, "high": 1},
                "threshold": {"low": 1, "high": MAX_BALANCE_THRESHOLD}}
 MAX_THROTTLE = MAX_LONG  # bytes/s: the throttled.rate configs are LONGs (KIP-73)
@@ -261,6 +263,7 @@ def parse_goal(goal: Any, where: str = "generate.") -> planner.Goal:
     after ``where``."""
     if not isinstance(goal, dict):
         raise BadInput("generate: expected {\"goal\": \"limits|drain|add|balance\", ...}")
+    only_keys(goal, GOAL_KEYS, where.rstrip(".") or "goal")
     kind = goal.get("goal")
     if kind not in planner.GOALS:
         raise BadInput(f"{where}goal: must be one of {', '.join(planner.GOALS)}, got {kind!r}")

@@ -317,10 +317,7 @@ def approve(store: Store, actor: Actor, plan_id: int, *, sha256: str, comment: s
         authorize(actor, "approve", plan.author)
         _check_state(plan, "approve")
         _check_unexpired(plan, now)
-        if sha256 != plan.sha256:
-            raise Conflict(f"the sha256 you approved ({str(sha256)[:12]}...) is not plan "
-                           f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review "
-                           f"it")
+        _check_shown(plan, sha256, "approved")
         progress = plan.progress()
         refusal = progress.refusal(actor)
         if refusal is not None:
@@ -356,6 +353,8 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
     plan = summary(store, plan_id)
     authorize(actor, "reject", plan.author)
     _check_state(plan, "reject")
+    if sha256 is not None:  # the decision names the bytes it was about: they must be these
+        _check_shown(plan, sha256, "rejected")
     return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
 
 
@@ -669,6 +668,13 @@ def _check_basis(plan: Plan, topics_of: TopicsOf, configs_of: ConfigsOf | None) 
     refusal = basis_refusal(plan, topics_of, configs_of)
     if refusal is not None:
         raise Conflict(refusal)
+
+
+def _check_shown(plan: Plan, sha256: str, decided: str) -> None:
+    """Conflict unless ``sha256`` is the plan's: the decision was made on other bytes."""
+    if sha256 != plan.sha256:
+        raise Conflict(f"the sha256 you {decided} ({str(sha256)[:12]}...) is not plan "
+                       f"{plan.id}'s ({plan.sha256[:12]}...): reload the plan and review it")
 
 
 def _past(action: str) -> str:

@@ -27,6 +27,7 @@ from backend.engines.throttle import (
     LEADER_REPLICAS,
 )
 from backend.errors import BadInput, Conflict, Unavailable
+from backend.model.json_input import only_keys
 from backend.services import execution, plans
 from backend.services.cluster import ClusterSource, cluster_read
 from backend.store.executions import ExecutionRecords
@@ -165,6 +166,7 @@ def _chosen(configs: Any, current: dict[Config, str], held: dict[Config, int]) -
         if not isinstance(c, dict) or not all(isinstance(c.get(f), str)
                                               for f in ("entity_type", "name", "key")):
             raise BadInput(f"{where}: expected {{entity_type, name, key}} as strings")
+        only_keys(c, ("entity_type", "name", "key", "value"), where)
         key = (c["entity_type"], c["name"], c["key"])
         if key[2] not in KEYS.get(key[0], ()):
             raise BadInput(f"{where}: {key[0]} {key[2]} is not a replication throttle "

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import pytest
 from sqlalchemy import event
 
+from backend.services import plans as plan_service
 from dashboard import auth, ids
 from tests.unit import test_api
 from tests.unit.test_api import PASSWORD, basic, count, make_plan
@@ -219,12 +220,13 @@ def test_a_full_store_is_named_on_the_plan_page(env, caplog):
     from tests.unit.test_plan_uploads import _callback, _signed_in
 
     plan_ids = [make_plan(env, "operator1", "proposed") for _ in range(200)]
+    shown = {i: plan_service.get(env["store"], i).sha256 for i in plan_ids}  # as the page
     client, csrf = _signed_in(env, "approver1")
     with full_store(env), caplog.at_level("WARNING", logger="railyard.dashboard"):
         for plan_id in plan_ids:  # each decision writes rows, until there is no room
             answer = _callback(env, client, csrf, ids.PV_DECISIONS, {
                 f"{ids.PV_REJECT}.n_clicks": 1, f"{ids.PV_COMMENT}.value": "c" * 2000,
-                f"{ids.PV_PLAN}.data": {"id": plan_id, "sha256": "x"}},
+                f"{ids.PV_PLAN}.data": {"id": plan_id, "sha256": shown[plan_id]}},
                 f"{ids.PV_REJECT}.n_clicks", whole=True)
             if "sideUpdate" in answer:
                 break

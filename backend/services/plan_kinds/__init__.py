@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from backend.errors import BadInput
+from backend.model.json_input import only_keys
 from backend.model.snapshot import Snapshot
 from backend.services.plan_kinds import clear_throttles, reassignment, shrink
 from backend.services.plan_kinds.kind import PlanKind
@@ -21,8 +22,9 @@ from backend.services.plan_preview import Draft, request_throttle
 KINDS: dict[str, PlanKind] = {k.name: k for k in (reassignment.KIND, shrink.KIND,
                                                   clear_throttles.KIND)}
 REASSIGNMENT, SHRINK, CLEAR = reassignment.NAME, shrink.NAME, clear_throttles.NAME
+ANY_KIND = ("cluster", "kind", "title")  # what every API request for a plan may hold
 __all__ = ["CLEAR", "KINDS", "REASSIGNMENT", "SHRINK", "PlanKind", "basis_for",
-           "draft_from_request", "kind_of", "touched"]
+           "check_request_keys", "draft_from_request", "kind_of", "touched"]
 
 
 def kind_of(name: str) -> PlanKind:
@@ -31,6 +33,14 @@ def kind_of(name: str) -> PlanKind:
     if kind is None:
         raise BadInput(f"unknown plan kind '{name}' (kinds: {', '.join(KINDS)})")
     return kind
+
+
+def check_request_keys(body: dict) -> None:
+    """BadInput naming a key the request's kind does not read (an unknown kind is named
+    by what reads it)."""
+    kind = KINDS.get(body.get("kind")) if isinstance(body.get("kind"), str) else None
+    if kind is not None:
+        only_keys(body, ANY_KIND + kind.request_keys, f"a {kind.name} request")
 
 
 def draft_from_request(snap: Snapshot, body: Any, drained: dict[int, dict] | None = None,

@@ -33,4 +33,5 @@ def title(content: dict) -> str:
     return f"clear {len(content.get('configs', []))} leftover throttle configs"
 
 
-KIND = PlanKind(NAME, title, basis, run_clear, propose_right=NAME, affects=affects)
+KIND = PlanKind(NAME, title, basis, run_clear, propose_right=NAME, affects=affects,
+                request_keys=("configs",))

@@ -61,6 +61,9 @@ class PlanKind:
     # (brokers, topics) the approval rules count, given its content, preview and basis
     affects: Callable[[dict, dict, dict], tuple[set, set[str]]] = \
         lambda _c, _p, _b: (set(), set())
+    # the keys an API request for it may hold beyond cluster, kind and title (any other is
+    # refused, naming it)
+    request_keys: tuple[str, ...] = ()
     propose_right: str | None = None  # a right beyond "propose" its author needs
     large: bool = False  # content and basis can be megabytes: pages read them lazily
     throttled: bool = False  # it carries a replication throttle

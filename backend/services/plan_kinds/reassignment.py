@@ -69,4 +69,6 @@ def title(content: dict) -> str:
 
 
 KIND = PlanKind(NAME, title, basis, start_batches, large=True, throttled=True, scheduled=True,
-                touched=touched, affects=affects, draft=draft)
+                touched=touched, affects=affects, draft=draft,
+                request_keys=("plan", "generate", "throttle", "throttle_mode", "not_before",
+                              "outside_windows"))

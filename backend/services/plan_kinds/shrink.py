@@ -111,4 +111,5 @@ KIND = PlanKind(NAME, title, basis, start_shrink, check_execute=check_execute,
                 unpausable=("its stages run on the cluster's clock (cancel stops it before "
                             "DeletePartitions is sent)"),
                 touched=touched, affects=affects,
-                migration_here=lambda gw: mode_on(gw) == MIGRATION, draft=draft)
+                migration_here=lambda gw: mode_on(gw) == MIGRATION, draft=draft,
+                request_keys=("topic", "partitions", "delay_ms"))
