@@ -24,6 +24,7 @@ from backend.errors import BadInput, shown_url
 from backend.gateways.config import GatewayConfig as Gateway
 from backend.gateways.config import parse_gateway, parse_secret
 from backend.metrics.dialects import DIALECTS
+from backend.model.bounds import MAX_INT, MAX_LONG
 from backend.model.guards import DAYS, GuardSettings, WeeklyRange, Windows
 from backend.model.snapshot import NEAR_LIMIT_RATIO, Limits
 from backend.model.yamlfile import DuplicateKey, load_yaml
@@ -339,7 +340,7 @@ def _guards(node: _Node) -> GuardSettings:
         resume_after_seconds=node.number("resume_after_seconds",
                                          default=d.resume_after_seconds),
         auto_resume=node.flag("auto_resume", d.auto_resume),
-        floor=node.int("floor", default=d.floor, minimum=1))
+        floor=node.int("floor", default=d.floor, minimum=1, maximum=MAX_LONG))
 
 
 _WHEN = re.compile(r"^(mon|tue|wed|thu|fri|sat|sun)\w* +(\d{1,2}):(\d{2})$", re.IGNORECASE)
@@ -454,7 +455,7 @@ def _server(node: _Node | None) -> ServerSettings:
         return ServerSettings()
     node.only("host", "port", "refresh_seconds", "max_upload_bytes", "workers", "threads")
     return ServerSettings(node.str("host") or "127.0.0.1",
-                          node.int("port", default=8050, minimum=1),
+                          node.int("port", default=8050, minimum=1, maximum=65535),
                           node.int("refresh_seconds", default=15, minimum=1),
                           node.int("max_upload_bytes", default=DEFAULT_MAX_UPLOAD_BYTES,
                                    minimum=1),
@@ -638,12 +639,19 @@ class _Node:
                            f"and reports show it){'; ' + instead if instead else ''}")
         return value.rstrip("/")
 
-    def int(self, key: str, default: int | None = None, minimum: int = 0) -> int | None:
+    def int(self, key: str, default: int | None = None, minimum: int = 0,
+            maximum: int = MAX_INT) -> int | None:
+        """An integer from ``minimum`` to ``maximum`` (by default Java's int, the type of
+        every Kafka setting these stand for: a larger one passed here and overflowed
+        later, as a 500 on every proposal)."""
         value = self.value.get(key)
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise BadInput(f"{self.where(key)}: expected an integer >= {minimum}, got {value!r}")
+        if value > maximum:
+            raise BadInput(f"{self.where(key)}: expected an integer from {minimum} to "
+                           f"{maximum}, got {value}")
         return value
 
     def flag(self, key: str, default: bool) -> bool:

@@ -54,6 +54,16 @@ def test_several_server_processes_share_a_redis_cache():
      "cfg: clusters[0].gateway.bootstrap_servers: expected host:port entries"),
     ({"clusters": [{**GOOD["clusters"][0], "limits": {"max.broker.partitions": -1}}]},
      "cfg: clusters[0].limits.max.broker.partitions: expected an integer >= 0, got -1"),
+    # KIP-578's max.broker.partitions and max.partitions are ints: a limit past 2^31-1 was
+    # taken and every proposal then failed with a 500 (OverflowError)
+    ({"clusters": [{**GOOD["clusters"][0], "limits": {"max.partitions": 99999999999999999999}}]},
+     "cfg: clusters[0].limits.max.partitions: expected an integer from 0 to 2147483647, got "
+     "99999999999999999999"),
+    ({"clusters": [{**GOOD["clusters"][0], "quota": {"window_num": 99999999999}}]},
+     "cfg: clusters[0].quota.window_num: expected an integer from 1 to 2147483647, got "
+     "99999999999"),
+    ({**GOOD, "server": {"port": 65536}},
+     "cfg: server.port: expected an integer from 1 to 65535, got 65536"),
     ({"clusters": [GOOD["clusters"][0], GOOD["clusters"][0]]},
      "cfg: clusters: the name 'a' is used twice"),
     ({**GOOD, "cache": {"type": "redis"}}, "cfg: cache.redis_url: required when type is redis"),
