@@ -73,7 +73,7 @@ def manager(settings: CacheSettings) -> ThreadJobManager | CeleryManager:
     """Threads of this process by default; Celery workers when Redis is configured."""
     if settings.type == "redis":
         return CeleryManager(celery_app(settings.redis_url))
-    Path(settings.background_dir).mkdir(parents=True, exist_ok=True)
+    Path(settings.background_dir).mkdir(mode=0o700, parents=True, exist_ok=True)  # job results
     return ThreadJobManager(diskcache.Cache(settings.background_dir))
 
 

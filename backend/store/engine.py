@@ -8,7 +8,9 @@ the conditional updates and the audit lock in backend.store.audit keep it correc
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -60,6 +62,7 @@ def make_engine(url: str) -> Engine:
     if backend == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            _owner_only(parsed.database)
         engine = create_engine(parsed, connect_args={"check_same_thread": False,
                                                      "timeout": _BUSY_SECONDS},
                                json_serializer=json_dumps)
@@ -77,6 +80,14 @@ def make_engine(url: str) -> Engine:
             raise BadInput(f"store.url: no driver for {parsed.drivername}") from None
     raise BadInput(f"store.url: {backend} is not supported (use sqlite:///path or "
                    f"postgresql+psycopg://user@host/db)")
+
+
+def _owner_only(path: str) -> None:
+    """A new database file readable by its owner alone (plans, audit rows, client
+    addresses and session hashes live in it; SQLite gives its -wal and -shm files the
+    database file's mode). An existing file keeps the mode it was given."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 def _sqlite_transactions(engine: Engine) -> None:
