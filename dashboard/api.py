@@ -230,8 +230,10 @@ def get_plan(plan_id: int):
     store = _store()
     plan = plan_service.get(store, plan_id)
     source = runtime.current().known_source(plan.cluster)  # the live copy rate's Prometheus
-    return jsonify({**_with_status(plan.to_dict(), plan),
-                    "execution": execution.progress(store, plan_id, source=source)})
+    progress = execution.progress(store, plan_id, source=source)
+    return jsonify({**_with_status(plan.to_dict(), plan), "execution": progress,
+                    "waiting": execution.waiting(store, plan.cluster)
+                    if plan.state == "executing" and progress is None else None})
 
 
 @api.post("/plans/<int:plan_id>/approve")

@@ -374,6 +374,18 @@ def predicted_left(preview: dict, state: str, left: float) -> float | None:
     return 0.0 if state == "completed" else None
 
 
+def waiting(store: Store, cluster: str) -> str:
+    """Why an executing plan on ``cluster`` has no execution yet: one plan executes at a
+    time on a cluster (the executor thread starts the oldest when the one running ends),
+    so it is the plan running there first, or none (it starts at the executor's next
+    look). A plan waiting for its not-before time or a window is the one running."""
+    active = ExecutionRecords(store).active(cluster)
+    if not active:
+        return "the executor starts it within a few seconds"
+    return (f"plan {active[0].plan_id} executes on cluster {cluster} first (one plan "
+            f"executes at a time on a cluster): this one starts when it ends")
+
+
 def held(ex: Execution) -> dict:
     """Why a guard or a window holds the execution (backend/executor/guards.py), for the
     API and the plan page: ``status`` the state in words ("waiting for window", "paused

@@ -83,7 +83,14 @@ def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
         entries = [e for e in entries if _for(e.plan, needs_approval_by, bases.get(e.plan.id))]
     viewer = viewer or needs_approval_by
     made = _made(store)
-    return sort_rows([_row(made, e, viewer, bases.get(e.plan.id)) for e in entries], sort)
+    rows = [_row(made, e, viewer, bases.get(e.plan.id)) for e in entries]
+    said: dict[str, str] = {}
+    for r in rows:  # executing, not started: the plan it waits for
+        if r["state"] == "executing" and r["execution"] is None:
+            if r["cluster"] not in said:
+                said[r["cluster"]] = execution.waiting(store, r["cluster"])
+            r.update(execution="waiting", pause_reason=said[r["cluster"]])
+    return sort_rows(rows, sort)
 
 
 @dataclass(frozen=True)

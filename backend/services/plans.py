@@ -37,6 +37,9 @@ from backend.store.workflow import OUTCOMES, SYSTEM, TRANSITIONS, Actor, authori
 
 MAX_PLAN_ID = 2**31 - 1  # plans.id is an INTEGER column: PostgreSQL's is 32 bits
 MAX_TITLE_CHARS = 200
+# a start time at most this far off: an executing plan waiting for its start holds its
+# cluster's executor (one plan executes at a time there), so later plans wait behind it
+MAX_NOT_BEFORE_DAYS = 30
 # a decision's reason, kept whole in its audit row too; every GET of the plan returns them
 MAX_COMMENT_CHARS = AUDIT_COMMENT_CHARS
 AUDIT_PAGE_ROWS = 1000  # the most audit rows one page holds
@@ -174,6 +177,11 @@ def propose(store: Store, actor: Actor, *, cluster: str, kind: str, content: dic
         if start <= now.timestamp():  # a typo of the day or the zone, most likely
             raise BadInput(f"not_before: {str(not_before).strip()[:40]} is already past: give "
                            "a later time, or leave it empty to start once approved")
+        if start > now.timestamp() + MAX_NOT_BEFORE_DAYS * 86400:
+            raise BadInput(f"not_before: {str(not_before).strip()[:40]} is more than "
+                           f"{MAX_NOT_BEFORE_DAYS} days away: propose it nearer the time (a "
+                           f"plan waiting for its start holds its cluster's executor, and "
+                           f"plans executed after it wait behind it)")
         content = {**content, "not_before": start}
     if outside_windows not in (False, None):
         if outside_windows is not True:

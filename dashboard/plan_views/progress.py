@@ -36,11 +36,8 @@ def _duration(s: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60}m" if s >= 3600 else f"{s // 60}m {s % 60}s"
 
 
-def progress_view(p: dict | None, bar_id: str) -> html.Div:
-    """The bar and figures of one execution; a line saying so before it starts."""
-    if p is None:
-        return html.Div(html.P("Not started: the executor picks an executing plan up within "
-                               "a few seconds.", className="hint"))
+def progress_view(p: dict, bar_id: str) -> html.Div:
+    """The bar and figures of one execution."""
     if p.get("shrink"):
         return shrink_view(p, bar_id)
     pct = 100.0 * p["fraction"]

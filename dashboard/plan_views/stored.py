@@ -275,7 +275,7 @@ def execution_panel(plan: Plan, who: Actor, p: dict | None) -> html.Div:
             f"Cancel plan {plan.id}? The moves in flight are stopped, the partitions moved "
             "so far stay where they are, and the throttles are put back.")),
         html.Div(id=ids.PV_EXEC_RESULT, className="inline-error", role="alert"),
-        html.Div(progress_view(p, ids.PV_PROGRESS_BAR) if p else None, id=ids.PV_PROGRESS),
+        html.Div(progress_area(plan, p), id=ids.PV_PROGRESS),
         html.Div(steps, id=ids.PV_STEPS, **{STEPS_SHOWN: steps_mark(p, step)}),
         html.Button(step.label, id=ids.PV_CHECK_NEXT, value=step.step, hidden=step.hidden,
                     className="button"),
@@ -337,6 +337,17 @@ def progress_of(plan: Plan) -> dict | None:
     return execution.progress(rt.plan_store(), plan.id, source=rt.known_source(plan.cluster))
 
 
+def progress_area(plan: Plan, p: dict | None) -> html.Div | html.P | None:
+    """The execution's progress; before it starts, why it has not (the plan executing on
+    the cluster first)."""
+    if p is not None:
+        return progress_view(p, ids.PV_PROGRESS_BAR)
+    if plan.state != "executing":
+        return None
+    why = execution.waiting(runtime.current().plan_store(), plan.cluster)
+    return html.P(f"Not started: {why}.", className="hint")
+
+
 def migration_steps(p: dict | None) -> list[dict] | None:
     """A running migration's steps, or None."""
     s = (p or {}).get("shrink") or {}
@@ -395,7 +406,7 @@ def execution_answer(action: str | None, plan_id: int, steps_shown: str | None =
         if action is not None or shown != steps_shown:
             steps = (listed, following, shown)
     return ExecutionAnswer(
-        message, css, progress_view(p, ids.PV_PROGRESS_BAR) if p else None,
+        message, css, progress_area(plan, p),
         *badge(plan.state, p), buttons_hidden(may), plan.state != "executing",
         *steps).outputs()
 

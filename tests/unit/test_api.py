@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from werkzeug.security import generate_password_hash
 
-from backend.services import plan_kinds, plan_preview
+from backend.services import execution, plan_kinds, plan_preview
 from backend.services import plans as plan_service
 from backend.store.workflow import ACTIONS, ROLES, Actor, role_table_markdown
 from backend.twin.cluster import TwinCluster
@@ -359,8 +359,10 @@ def test_a_plan_shows_its_execution(env):
     started = client.post(f"/api/v1/plans/{plan_id}/execute", json={},
                           headers=basic("operator1"))
     assert started.status_code == 202 and started.get_json()["state"] == "executing"
-    # what the executor thread does next: the execution row of the approved plan
     store = env["store"]
+    queued = client.get(f"/api/v1/plans/{plan_id}", headers=basic("viewer1")).get_json()
+    assert (queued["execution"], queued["waiting"]) == (None, execution.waiting(store, "demo"))
+    # what the executor thread does next: the execution row of the approved plan
     site = Site(ExecutionRecords(store), StoreJournal(store), lambda: None,
                 lambda: env["rt"].snapshot_of("demo"), RetryPolicy())
     start_batches(site, plan_service.get(store, plan_id), 1_000.0)
@@ -368,6 +370,7 @@ def test_a_plan_shows_its_execution(env):
     assert shown["state"] == "executing"
     assert shown["execution"]["plan_id"] == plan_id
     assert shown["execution"]["partitions_total"] == 1
+    assert shown["waiting"] is None
     cancel = client.post(f"/api/v1/plans/{plan_id}/cancel", json={},
                          headers=basic("operator1"))
     assert cancel.status_code == 202 and cancel.get_json()["cancel_requested_at"]

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from backend.errors import Conflict, Forbidden
-from backend.services import execution, plan_events, plans
+from backend.services import execution, plan_events, plan_queue, plans
 from backend.store.store import open_store
 from backend.twin.cluster import TwinCluster, TwinSettings
 from backend.twin.gateway import TwinGateway
@@ -193,6 +193,26 @@ def test_one_plan_at_a_time_per_cluster_and_only_under_the_lease(world):
     world.until(first, "completed")
     world.until(second, "completed")
     assert world.throttles() == {}
+
+
+def test_a_plan_behind_another_says_which_it_waits_for(world):
+    """An executing plan queued behind the one running on its cluster said nothing (no
+    execution, an empty schedule and pause reason) until that one ended."""
+    first = world.executing(moves(("a", 0, [3, 2])))
+    second = world.executing(moves(("b", 0, [4, 3])))
+    assert execution.waiting(world.store, "small") == \
+        "the executor starts it within a few seconds"
+    world.cycle()
+    said = (f"plan {first} executes on cluster small first (one plan executes at a time on "
+            f"a cluster): this one starts when it ends")
+    assert execution.waiting(world.store, "small") == said
+    rows = {r["id"]: r for r in plan_queue.queue(world.store, ["small"])}
+    assert (rows[second]["execution"], rows[second]["pause_reason"]) == ("waiting", said)
+    assert (rows[first]["execution"], rows[first]["pause_reason"]) == ("running", None)
+    world.until(first, "completed")
+    world.cycle()
+    assert execution.progress(world.store, second)["state"] == "running"
+    assert plan_queue.queue(world.store, ["small"])[0]["execution"] == "running"
 
 
 def test_a_shrink_runs_beside_reassignments_under_the_same_thread(world):

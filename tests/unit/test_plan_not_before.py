@@ -3,6 +3,8 @@ the executor runs, refused in one line when it does not read or the kind cannot 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from backend.errors import BadInput
@@ -12,6 +14,7 @@ from backend.store.store import open_store
 from tests.plan_helpers import OPERATOR, T0, moves, orders_cluster, shrink_content
 
 SNAP = orders_cluster()
+NOVEMBER = datetime(2026, 11, 20, tzinfo=UTC)  # proposed within 30 days of 2026-12-01
 
 
 @pytest.fixture
@@ -29,7 +32,7 @@ def propose(store, **kw):
 
 def test_not_before_is_in_the_content_and_its_sha256(store):
     plain = propose(store)
-    later = propose(store, not_before="2026-12-01T22:00:00+01:00")
+    later = propose(store, not_before="2026-12-01T22:00:00+01:00", now=NOVEMBER)
     assert later.content["not_before"] == 1_796_158_800.0
     assert later.sha256 != plain.sha256
     assert later.sha256 == plans.plan_sha256("reassignment", "c1", later.content, None)
@@ -38,7 +41,8 @@ def test_not_before_is_in_the_content_and_its_sha256(store):
     assert spec["not_before"] == 1_796_158_800.0
     assert spec_from_dict(spec, 1).not_before == 1_796_158_800.0
     assert "not_before" not in executable_content(SNAP, plain.content, None)["execution"]
-    assert propose(store, not_before=1_796_158_800).content["not_before"] == 1_796_158_800.0
+    assert propose(store, not_before=1_796_158_800, now=NOVEMBER).content["not_before"] == \
+        1_796_158_800.0
     # the plan page reads it without decoding the content
     assert plans.start_terms(store, plans.summary(store, later.id)) == (1_796_158_800.0, False)
     assert plans.start_terms(store, plans.summary(store, plain.id)) == (None, False)
@@ -60,6 +64,19 @@ def test_a_time_already_past_is_refused(store):
             propose(store, not_before=past)
     assert propose(store, not_before=T0.timestamp() + 60).content["not_before"] == \
         T0.timestamp() + 60
+
+
+def test_a_time_more_than_30_days_away_is_refused(store):
+    """An executing plan waiting for its start holds its cluster's executor, and every
+    plan executed after it waited behind it: 9999-12-31 was taken, and held the cluster."""
+    days = plans.MAX_NOT_BEFORE_DAYS * 86400
+    for far in (T0.timestamp() + days + 1, "9999-12-31T00:00Z"):
+        with pytest.raises(BadInput, match=r"^not_before: .* is more than 30 days away: "
+                                           r"propose it nearer the time \(a plan waiting for "
+                                           r"its start holds its cluster's executor"):
+            propose(store, not_before=far)
+    assert propose(store, not_before=T0.timestamp() + days).content["not_before"] == \
+        T0.timestamp() + days
 
 
 def test_only_a_reassignment_waits(store):
