@@ -173,7 +173,15 @@ def _refills(brokers: list[dict], drained: dict[int, dict]) -> list[str]:
 
 def _refuse_moving(snap: Snapshot, plan: Reassignment, source: str) -> None:
     """BadInput naming the first partition of ``plan`` that is moving already."""
-    clash = np.intersect1d(plan.rows, in_flight_rows(snap))
+    _refuse_moving_rows(snap, plan.rows, source, "leave it out, or ")
+
+
+def _refuse_moving_rows(snap: Snapshot, rows: np.ndarray, source: str,
+                        leave_out: str = "") -> None:
+    """BadInput naming the first of the partitions ``rows`` that is moving already (a
+    shrink's topic too: its basis would hold the replicas mid-move, and the move's end
+    would make Approve refuse it as stale)."""
+    clash = np.intersect1d(rows, in_flight_rows(snap))
     if not len(clash):
         return
     name = _name(snap, int(clash[0]))
@@ -181,7 +189,7 @@ def _refuse_moving(snap: Snapshot, plan: Reassignment, source: str) -> None:
     more = f" (and {len(clash) - 1} more)" if len(clash) > 1 else ""
     raise BadInput(f"{source}: partition {name}{more} is being reassigned already (replicas "
                    f"{m['replicas']}, adding {m['adding']}, removing {m['removing']}): "
-                   "leave it out, or wait until its move finishes or cancel it")
+                   f"{leave_out}wait until its move finishes or cancel it")
 
 
 def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
@@ -229,6 +237,8 @@ def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | No
     s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields,
                                    keep_empty=drained)
     t = snap.topic_index(topic)
+    _refuse_moving_rows(snap, np.arange(snap.topic_starts[t], snap.topic_starts[t + 1]),
+                        "topic")
     rows = np.arange(snap.topic_starts[t] + partitions, snap.topic_starts[t + 1])
     before = snap.broker_replica_counts()
     after = np.array([s["broker_partitions_after"][str(b)] for b in snap.broker_ids.tolist()],

@@ -71,6 +71,27 @@ def test_an_uploaded_plan_touching_a_moving_partition_is_refused(demo_moving):
         plan_preview.from_kafka_json(snap, obj, source="cc.json")
 
 
+def test_a_shrink_of_a_topic_with_a_moving_partition_is_refused(demo_moving):
+    """Proposed, its basis held the replicas mid-move (topic-005-19 9,1,2,3), and Approve
+    refused it as stale once the move ended ("[9, 1, 2, 3] -> [9, 1, 2]: re-propose")."""
+    snap = TwinGateway(demo_moving).assignment()
+    topic = snap.in_flight[0]["topic"]
+    moving = [m for m in snap.in_flight if m["topic"] == topic]
+    m = min(moving, key=lambda x: x["partition"])
+    more = f" (and {len(moving) - 1} more)" if len(moving) > 1 else ""
+    count = snap.topic_partition_count(snap.topic_index(topic))
+    with pytest.raises(BadInput) as e:
+        plan_preview.from_shrink(snap, topic, count - 1)
+    assert str(e.value) == (
+        f"topic: partition {topic}-{m['partition']}{more} is being reassigned already "
+        f"(replicas {m['replicas']}, adding {m['adding']}, removing {m['removing']}): wait "
+        f"until its move finishes or cancel it")
+    calm = next(str(n) for n in snap.topic_names
+                if all(x["topic"] != str(n) for x in snap.in_flight))
+    calm_count = snap.topic_partition_count(snap.topic_index(calm))
+    assert plan_preview.from_shrink(snap, calm, calm_count - 1).content["topic"] == calm
+
+
 def test_headroom_at_the_limit_is_a_warning():
     assert plans._headroom_card(0).className == "card card-near"
     assert plans._headroom_card(-1).className == "card card-over"
