@@ -137,8 +137,10 @@ def is_api(path: str) -> bool:
 
 
 def is_public(path: str) -> bool:
-    """Routes anyone may load: the sign-in page, the favicon and the static assets."""
-    return path in PUBLIC_PATHS or path.startswith(ASSETS)
+    """Routes anyone may load: the sign-in page, the favicon and the static assets (a
+    file's name after /assets/: the folder itself is Dash's catch-all page, whose
+    skeleton names the server's Python and Dash versions)."""
+    return path in PUBLIC_PATHS or (path.startswith(ASSETS) and len(path) > len(ASSETS))
 
 
 def install(server: Flask, auth: AuthSettings, port: int, failures: Failures) -> None:

@@ -76,6 +76,10 @@ def test_private_pages_need_sign_in(users_app):
         "error": "Not signed in (the session ended): reload the page to sign in."}
     assert client.get("/login").status_code == 200
     assert client.get("/assets/railyard.css").status_code == 200
+    # the folder itself is the pages' catch-all: it answered the skeleton (with the
+    # server's Python and Dash versions) to anyone
+    folder = client.get("/assets/")
+    assert folder.status_code == 302 and folder.headers["Location"].startswith("/login")
 
 
 def test_sign_in_names_the_user_and_sign_out_ends_the_session(users_app):
