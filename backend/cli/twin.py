@@ -10,7 +10,7 @@ from backend.cli import emit, port_or_zero, positive_float, verb_parser
 from backend.errors import BadInput
 from backend.gateways.config import Secret
 from backend.metrics.dialects import DIALECTS
-from backend.model.io import load_snapshot
+from backend.model.io import check_output_path, load_snapshot
 from backend.twin.examples import demo_snapshot
 from backend.twin.runtime import TARGETS_FILE, TwinService
 from backend.twin.scenario import load_scenario
@@ -64,6 +64,9 @@ def _serve(a: argparse.Namespace) -> None:
         raise BadInput(f"--port-base {a.port_base}: the {snap.n_brokers} brokers need ports up "
                        f"to {a.port_base + snap.n_brokers - 1}, past 65535")
     _check_listen(a.api_port, "--api-port")
+    if a.targets_file == str(TARGETS_FILE):  # the default's folder (var/twin) is made
+        TARGETS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    check_output_path(a.targets_file, "--targets-file")  # before anything listens
     try:
         service = TwinService(snap, scenario, a.speed, a.port_base, DIALECTS[a.dialect],
                               api_port=a.api_port, api_token=token)

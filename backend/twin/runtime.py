@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from backend.metrics.dialects import STRIMZI, Dialect
+from backend.model.io import atomic_output
 from backend.model.snapshot import Snapshot
 from backend.twin.api import TwinApi
 from backend.twin.cluster import TwinCluster
@@ -72,6 +73,6 @@ class TwinService:
                "targets": {str(b): t for b, t in self.targets.items()},
                "api": None if self.api is None else self.api.url,
                "api_writes": self.api is not None and self.api.writable}
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(doc, indent=1))
+        with atomic_output(path, "--targets-file") as tmp:  # Prometheus reads it whole
+            tmp.write_text(json.dumps(doc, indent=1))
         return doc

@@ -424,6 +424,12 @@ ARG_CASES = [
     ("whatif-master-and-remote", [*SWEEP, "--spark-master", "local[1]", "--spark-remote",
                                   "sc://x"], None),
     ("twin-snapshot-missing", [*TWIN, "--snapshot", "{dir}/nope.json"], None),
+    # checked before anything listens: a folder was a traceback once the exporters ran,
+    # and a missing folder (/nonexist as root) was made
+    ("twin-targets-a-folder", [*TWIN[:4], "--snapshot", "{snap}", "--targets-file",
+                               "{dir}/a-dir"], "is a directory"),
+    ("twin-targets-no-folder", [*TWIN[:4], "--snapshot", "{snap}", "--targets-file",
+                                "{dir}/nope/t.json"], "no folder"),
     ("twin-snapshot-bad", [*TWIN, "--snapshot", "{dir}/bad.json"], None),
     ("twin-port-past-65535", [*TWIN, "--snapshot", "{snap}", "--port-base", "70000"], "65535"),
     ("twin-ports-run-past-65535", [*TWIN, "--snapshot", "{snap}", "--port-base", "65534"],
