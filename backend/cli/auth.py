@@ -82,8 +82,14 @@ def _revoke(a: argparse.Namespace) -> None:
     user = normal_name(a.user)
     if not user:
         raise BadInput("--user: empty user name")
-    _, store = _open(a.config)
+    config, store = _open(a.config)
     try:
+        # a user taken out of the config may still hold sessions; a name that is neither
+        # configured nor signed in is a typo, which "ended": 0 made look like success
+        if config.auth.mode == "users" and config.auth.user(user) is None \
+                and not sessions.has_sessions(store, user):
+            raise BadInput(f"--user {a.user}: no such user in {a.config} and no session of "
+                           f"theirs: nothing ended (check the name)")
         ended = sessions.revoke_user(store, user, by=f"cli:{getpass.getuser()}",
                                      address=None, reason=a.reason,
                                      now_at=datetime.now(UTC))

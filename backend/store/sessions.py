@@ -183,6 +183,13 @@ def active(store: Store, now: float, idle_seconds: float, lifetime_seconds: floa
             for user, n, first, last in rows]
 
 
+def has_sessions(store: Store, user: str) -> bool:
+    """Whether ``user`` holds a session now."""
+    with store.read() as conn:
+        return conn.execute(select(s.c.user).where(s.c.user == user).limit(1)).first() \
+            is not None
+
+
 def revoke_user(store: Store, user: str, *, by: str, address: str | None, reason: str,
                 now_at: datetime) -> int:
     """End every session of ``user``, with an audit row naming who did it and why

@@ -194,6 +194,30 @@ def test_an_admin_revokes_a_users_sessions_with_an_audit_row(tmp_path, doc, app,
     assert last.user.startswith("cli:")
 
 
+def test_revoking_a_name_nobody_has_is_refused(tmp_path, doc, app, capsys):
+    """`auth revoke --user nobody` said {"ended": 0} with exit 0, and wrote an audit row: a
+    mistyped name looked like success. A name the config lists, or one that still holds a
+    session (a user taken out of the config), is revoked as before."""
+    config = tmp_path / "railyard.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    from dashboard import runtime
+
+    store = runtime.current().plan_store()
+    rows = store.verify_audit()["rows"]
+    code, out, err = run_cli(capsys, "auth", "revoke", "--config", str(config), "--user",
+                             "olivai")
+    assert (code, out) == (2, "")
+    assert err == (f"railyard auth: error: --user olivai: no such user in {config} "
+                   f"and no session of theirs: nothing ended (check the name)\n")
+    assert store.verify_audit()["rows"] == rows  # nothing written
+    sign_in(app.server.test_client(), "adam")
+    gone = {**doc, "auth": {**doc["auth"], "users": [
+        u for u in doc["auth"]["users"] if u["name"] != "adam"]}}
+    config.write_text(yaml.safe_dump(gone))
+    code, out, _ = run_cli(capsys, "auth", "revoke", "--config", str(config), "--user", "adam")
+    assert code == 0 and json.loads(out)["ended"] == 1
+
+
 def test_an_idle_session_ends(tmp_path, monkeypatch):
     app = make_app(config_doc(tmp_path, idle_minutes=30))
     clock = [1_000_000.0]
