@@ -408,6 +408,8 @@ def request_execute(store: Store, actor: Actor, plan_id: int, *, topics_of: Topi
     _check_unexpired(plan, now)
     doubt = execution_doubt(store, plan, "approved")
     if doubt is not None:
+        if summary(store, plan_id).version != plan.version:  # another Execute came first
+            _lost(store, plan)
         raise Conflict(doubt.cause)
     _check_basis(plan, topics_of, configs_of)
     return _change(store, actor, plan, "execute", now)

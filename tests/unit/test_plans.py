@@ -195,6 +195,25 @@ def test_a_lost_race_is_a_clear_refusal(store, monkeypatch):
     assert [e.action for e in plans.audit_entries(store)] == ["propose", "reject"]
 
 
+def test_a_lost_execute_race_is_a_clear_refusal(store, monkeypatch):
+    """Two operators press Execute at once: the second read the plan approved, then found
+    the first's execute row in its audit trail, and answered "plan 1 is approved but its
+    audit trail says it is executing", words for a store edited behind Railyard's back."""
+    plan = approved(store)
+    stale = plans.get(store, plan.id)
+    at = T0 + timedelta(hours=2)
+    plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=at)
+    real, loads = plans._load, []
+
+    def load(s, i, **kw):  # the second Execute's first read came before the first's write
+        loads.append(i)
+        return stale if len(loads) == 1 else real(s, i, **kw)
+    monkeypatch.setattr(plans, "_load", load)
+    with pytest.raises(Conflict, match=r"^plan 1 changed while you acted \(it is now "
+                                       r"executing\): someone else decided first$"):
+        plans.request_execute(store, OPERATOR, plan.id, topics_of=same, now=at)
+
+
 def test_reject_and_withdraw(store):
     plan = propose(store)
     with pytest.raises(Forbidden, match="author of a plan may not reject"):
