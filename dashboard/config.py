@@ -553,16 +553,19 @@ def _trusted_header(node: _Node) -> TrustedHeader:
     node.only("user", "role", "from")
     return TrustedHeader(node.str("user") or TrustedHeader.user,
                          node.str("role") or TrustedHeader.role,
-                         _networks(node, "from", TrustedHeader.trusted_from))
+                         _networks(node, "from", TrustedHeader.trusted_from, empty=False))
 
 
-def _networks(node: _Node, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """A list of proxy addresses or networks (one string is a list of one)."""
+def _networks(node: _Node, key: str, default: tuple[str, ...],
+              empty: bool = True) -> tuple[str, ...]:
+    """A list of proxy addresses or networks (one string is a list of one; ``empty``: an
+    empty list may say there is no proxy, so no forwarded header is believed)."""
     trusted = node.value.get(key, list(default))
     if isinstance(trusted, str):
         trusted = [trusted]
-    if not isinstance(trusted, list) or not trusted:
-        raise BadInput(f"{node.where(key)}: list the proxy's addresses, e.g. [127.0.0.1]")
+    if not isinstance(trusted, list) or not (trusted or empty):
+        raise BadInput(f"{node.where(key)}: list the proxy's addresses, e.g. [127.0.0.1]"
+                       + (" ([] for none)" if empty else ""))
     for address in trusted:
         try:
             ipaddress.ip_network(str(address), strict=False)

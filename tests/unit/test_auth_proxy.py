@@ -64,6 +64,27 @@ def test_forwarded_headers_from_elsewhere_are_not_believed(tmp_path):
         assert auth.current_identity().address == "10.9.9.9"
 
 
+def test_no_proxy_believes_no_forwarded_header(tmp_path):
+    """By default loopback is a trusted proxy (one on the same host, the usual set-up), so
+    a client that reaches Railyard over loopback without it (an SSH tunnel, kubectl
+    port-forward) could name any address, the audit's and the sign-in lockout's. With no
+    proxy in front, `trusted_proxies: []` says so (an empty list was refused)."""
+    doc = config_doc(tmp_path)
+    headers = {"X-Forwarded-For": "203.0.113.9", "Authorization": "Basic " +
+               base64.b64encode(b"olivia:o-secret").decode()}
+    for proxies, seen in ((None, "203.0.113.9"), ([], "127.0.0.1")):
+        if proxies is not None:
+            doc["auth"]["trusted_proxies"] = proxies
+        app = make_app(doc)
+        with app.server.test_request_context("/api/v1/plans", headers=headers,
+                                             environ_base={"REMOTE_ADDR": "127.0.0.1"}):
+            assert auth.current_identity().address == seen
+    assert parse_config(doc, "cfg").auth.trusted_proxies == ()
+    bad = {**doc, "auth": {**doc["auth"], "trusted_proxies": "nope"}}
+    with pytest.raises(BadInput, match="'nope' is not an IP address or network"):
+        parse_config(bad, "cfg")
+
+
 def test_the_approval_audit_row_keeps_a_bounded_address(tmp_path):
     """318 characters of X-Forwarded-For once reached the audit row (PostgreSQL refused
     more than 100 with a 500)."""
