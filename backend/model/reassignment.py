@@ -23,6 +23,7 @@ from backend.errors import BadInput
 from backend.model.bounds import MAX_BROKER_ID, MAX_PARTITIONS
 from backend.model.csr import gather_index, offsets_from_lengths
 from backend.model.io import read_json
+from backend.model.names import check_topic_name
 from backend.model.snapshot import Snapshot
 
 
@@ -152,14 +153,7 @@ def _parse_validating(entries: list, snap: Snapshot, source: str) -> Parsed:
     any_dirs = False
     seen: set[int] = set()
     for i, e in enumerate(entries):
-        where = f"{source}: partitions[{i}]"
-        if not isinstance(e, dict):
-            raise BadInput(f"{where}: must be an object with topic, partition and replicas")
-        topic, part, reps = e.get("topic"), e.get("partition"), e.get("replicas")
-        if not isinstance(topic, str):
-            raise BadInput(f"{where}: 'topic' must be a string")
-        if isinstance(part, bool) or not isinstance(part, int):
-            raise BadInput(f"{where}: 'partition' must be an integer")
+        topic, part = _topic_partition(e, i, source)
         label = f"{source}: partition {topic}-{part}"
         t = topic_of.get(topic)
         if t is None:
@@ -170,23 +164,8 @@ def _parse_validating(entries: list, snap: Snapshot, source: str) -> Parsed:
         if row in seen:
             raise BadInput(f"{label}: listed twice")
         seen.add(row)
-        if not isinstance(reps, list) or not reps:
-            raise BadInput(f"{label}: 'replicas' must be a non-empty list of broker ids")
-        if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= MAX_BROKER_ID
-               for r in reps):
-            raise BadInput(f"{label}: replicas must be broker ids (integers from 0 to "
-                           f"{MAX_BROKER_ID}), got {str(reps)[:200]}")
-        if len(set(reps)) != len(reps):
-            raise BadInput(f"{label}: a broker appears twice in replicas {reps}")
-        ld = e.get("log_dirs")
-        if ld is not None:
-            if not isinstance(ld, list) or len(ld) != len(reps):
-                raise BadInput(f"{label}: 'log_dirs' must list one directory per replica")
-            for j, log_dir in enumerate(ld):
-                problem = log_dir_problem(log_dir)
-                if problem:
-                    raise BadInput(f"{label}: log_dirs[{j}] {problem}")
-            any_dirs = True
+        reps, ld = _replicas(e, label)
+        any_dirs = any_dirs or ld is not None
         rows.append(row)
         lengths.append(len(reps))
         flat.extend(reps)
@@ -195,6 +174,54 @@ def _parse_validating(entries: list, snap: Snapshot, source: str) -> Parsed:
     brokers = _positions(snap, np.asarray(flat, dtype=np.int64), lengths, labels)
     return (np.asarray(rows, dtype=np.int64), np.asarray(lengths, dtype=np.int64), brokers,
             dirs if any_dirs else None)
+
+
+def _topic_partition(e: Any, i: int, source: str) -> tuple[str, int]:
+    """Entry ``i``'s topic and partition, or BadInput naming its place in the file."""
+    where = f"{source}: partitions[{i}]"
+    if not isinstance(e, dict):
+        raise BadInput(f"{where}: must be an object with topic, partition and replicas")
+    topic, part = e.get("topic"), e.get("partition")
+    if not isinstance(topic, str):
+        raise BadInput(f"{where}: 'topic' must be a string")
+    if isinstance(part, bool) or not isinstance(part, int):
+        raise BadInput(f"{where}: 'partition' must be an integer")
+    return topic, part
+
+
+def _replicas(e: dict, label: str) -> tuple[list[int], list | None]:
+    """An entry's replicas and log_dirs (None when not given), or BadInput at ``label``."""
+    reps = e.get("replicas")
+    if not isinstance(reps, list) or not reps:
+        raise BadInput(f"{label}: 'replicas' must be a non-empty list of broker ids")
+    if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= MAX_BROKER_ID
+           for r in reps):
+        raise BadInput(f"{label}: replicas must be broker ids (integers from 0 to "
+                       f"{MAX_BROKER_ID}), got {str(reps)[:200]}")
+    if len(set(reps)) != len(reps):
+        raise BadInput(f"{label}: a broker appears twice in replicas {reps}")
+    ld = e.get("log_dirs")
+    if ld is not None:
+        if not isinstance(ld, list) or len(ld) != len(reps):
+            raise BadInput(f"{label}: 'log_dirs' must list one directory per replica")
+        for j, log_dir in enumerate(ld):
+            problem = log_dir_problem(log_dir)
+            if problem:
+                raise BadInput(f"{label}: log_dirs[{j}] {problem}")
+    return reps, ld
+
+
+def check_entries(entries: list, source: str) -> None:
+    """Each entry of Kafka's assignment JSON well formed, without a cluster to hold it
+    against (a snapshot built from the file alone): BadInput naming the entry, as
+    ``reassignment_from_dict`` would, and a topic name Kafka would refuse."""
+    for i, e in enumerate(entries):
+        topic, part = _topic_partition(e, i, source)
+        label = f"{source}: partition {topic}-{part}"
+        check_topic_name(topic, label)
+        if part < 0:
+            raise BadInput(f"{label}: partition {topic}-{part} does not exist")
+        _replicas(e, label)
 
 
 def _positions(snap: Snapshot, ids: np.ndarray, lengths: list[int], labels: list[str]

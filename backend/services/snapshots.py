@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from backend.engines.limits import broker_capacity
 from backend.errors import BadInput
 from backend.model.io import check_output_path, read_json, save_snapshot, snapshot_from_dict
-from backend.model.reassignment import reassignment_from_dict
+from backend.model.reassignment import check_entries, reassignment_from_dict
 from backend.model.snapshot import Limits, Snapshot
 
 if TYPE_CHECKING:
@@ -64,16 +64,13 @@ def assignment_only_snapshot(plan_path: str, cluster: str) -> Snapshot:
     entries = obj.get("partitions") if isinstance(obj, dict) else None
     if not isinstance(entries, list) or not entries:
         raise BadInput(f"{plan_path}: expected {{\"version\": 1, \"partitions\": [...]}}")
+    check_entries(entries, plan_path)  # named as the file names them, before the snapshot
     topics: dict[str, list] = {}
     ids: set[int] = set()
     for e in entries:
-        if not isinstance(e, dict):
-            raise BadInput(f"{plan_path}: each partition must be an object")
-        topics.setdefault(e.get("topic"), []).append(
-            {"partition": e.get("partition"), "replicas": e.get("replicas")})
-        reps = e.get("replicas")
-        if isinstance(reps, list):
-            ids.update(r for r in reps if isinstance(r, int) and not isinstance(r, bool))
+        topics.setdefault(e["topic"], []).append(
+            {"partition": e["partition"], "replicas": e["replicas"]})
+        ids.update(e["replicas"])
     doc = {"cluster": cluster, "brokers": [{"id": i} for i in sorted(ids)],
            "topics": [{"name": t, "partitions": p} for t, p in topics.items()]}
     snap = snapshot_from_dict(doc, source=plan_path)

@@ -526,3 +526,25 @@ def test_the_table_covers_every_verb():
     assert len(cases) >= 200
     verbs = {c.values[0][0] for c in cases if c.values[0]}
     assert set(VERBS) <= verbs | {"worker"}
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    ({"topic": "orders", "partition": 0, "replicas": [-1, 2]},
+     "partition orders-0: replicas must be broker ids (integers from 0 to 2147483647), got "
+     "[-1, 2]"),
+    ({"topic": "orders", "partition": 0, "replicas": []},
+     "partition orders-0: 'replicas' must be a non-empty list of broker ids"),
+    ({"topic": "a/b", "partition": 0, "replicas": [1]},
+     "partition a/b-0: topic name 'a/b' contains '/': Kafka allows only ASCII letters, "
+     "digits, '.', '_' and '-'"),
+])
+def test_an_assignment_alone_is_refused_in_its_own_fields(fx, capsys, entry, said):
+    """Without --snapshot the file's partitions were checked as the snapshot built from
+    them, so a bad replica was "brokers[0].id: must be at least 0" and an empty list
+    "'brokers' must be a non-empty list": fields the file does not have."""
+    path = fx / "one-entry.json"
+    _file(path, _plan(entry))
+    code, out, err = run_cli(capsys, "snapshot", "import-assignment", "--assignment",
+                             str(path), "--out", str(fx / "out" / "i.json"))
+    assert (code, out) == (2, "")
+    assert err.endswith(f": error: {path}: {said}\n"), err
