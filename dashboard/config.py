@@ -499,6 +499,9 @@ def _auth(root: _Node, server: ServerSettings) -> AuthSettings:
             raise BadInput(f"{root.where('auth')}: none is allowed only when server.host is "
                            f"127.0.0.1 (got {server.host}); list users or a trusted_header")
         return AuthSettings()
+    if not isinstance(root.value["auth"], dict):  # a misspelt none reads as text
+        raise BadInput(f"{root.where('auth')}: expected none, or a mapping with users or "
+                       f"trusted_header, got {str(root.value['auth'])[:40]!r}")
     node = root.mapping("auth")
     node.only("users", "trusted_header", "secret_key_file", "session_hours", "idle_minutes",
               "cookie_secure", "trusted_proxies", "trusted_hops")

@@ -62,6 +62,8 @@ def test_several_server_processes_share_a_redis_cache():
     ({"clusters": [{**GOOD["clusters"][0], "quota": {"window_num": 99999999999}}]},
      "cfg: clusters[0].quota.window_num: expected an integer from 1 to 2147483647, got "
      "99999999999"),
+    ({**GOOD, "auth": "nne"},
+     "cfg: auth: expected none, or a mapping with users or trusted_header, got 'nne'"),
     ({**GOOD, "server": {"port": 65536}},
      "cfg: server.port: expected an integer from 1 to 65535, got 65536"),
     ({"clusters": [GOOD["clusters"][0], GOOD["clusters"][0]]},
