@@ -55,9 +55,16 @@ def _check_listen(port: int, flag: str) -> None:
                            f"{e.strerror or e}") from None
 
 
+MIN_TOKEN_CHARS = 16  # the write token is all that stands between a caller and a change
+
+
 def _serve(a: argparse.Namespace) -> None:
     token = None if a.api_token_file is None else \
         Secret(file=a.api_token_file, where="--api-token-file").read()
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise BadInput(f"--api-token-file {a.api_token_file}: the token is {len(token)} "
+                       f"characters, give at least {MIN_TOKEN_CHARS} (e.g. `openssl rand "
+                       f"-hex 16`)")
     snap = demo_snapshot() if a.snapshot == "demo" else load_snapshot(a.snapshot)
     scenario = load_scenario(a.scenario) if a.scenario else None
     if a.port_base and a.port_base + snap.n_brokers - 1 > 65535:

@@ -200,6 +200,11 @@ def test_twin_serve_reads_the_token_file_and_says_writes_are_on(tmp_path, capsys
     assert main([*common, "--api-token-file", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--api-token-file: cannot read {tmp_path / 'none'}" in err
+    (tmp_path / "short").write_text("short\n")  # taken, once
+    assert main([*common, "--api-token-file", str(tmp_path / "short")]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"--api-token-file {tmp_path / 'short'}: the token is 5 characters, give at least 16 "
+        f"(e.g. `openssl rand -hex 16`)\n")
     (tmp_path / "t").write_text(TOKEN + "\n")
     assert main([*common, "--api-token-file", str(tmp_path / "t")]) == 0
     out = capsys.readouterr().out
