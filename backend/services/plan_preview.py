@@ -46,6 +46,9 @@ from backend.services.plan_basis import basis_changes, replica_changes
 GOALS, BALANCE_THRESHOLD = planner.GOALS, planner.BALANCE_THRESHOLD
 MAX_BALANCE_THRESHOLD = planner.MAX_BALANCE_THRESHOLD
 # a goal's numbers, the page's fields and the API's alike (services.fields.number ranges)
+# a shrink's delay at most this long: its execution runs until the partitions are removed,
+# and one plan executes at a time on a cluster (as plans.MAX_NOT_BEFORE_DAYS)
+MAX_SHRINK_DELAY_DAYS = 30
 GOAL_KEYS = ("goal", "brokers", "target_utilization", "threshold")
 GOAL_RANGES = {"target_utilization": {"above": 0, "high": 1},
                "threshold": {"low": 1, "high": MAX_BALANCE_THRESHOLD}}
@@ -236,6 +239,12 @@ def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | No
     limits = snap.limits if limits is None else limits
     s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields,
                                    keep_empty=drained)
+    if s["delay_ms"] > MAX_SHRINK_DELAY_DAYS * 86_400_000:
+        given = "" if delay_ms is not None else " (the topic's retention.ms, its default)"
+        raise BadInput(f"{fields[1]}: {s['delay_ms'] / 3.6e6:,.1f} h{given} is more than "
+                       f"{MAX_SHRINK_DELAY_DAYS} days ({MAX_SHRINK_DELAY_DAYS * 24} h): a shrink "
+                       f"waiting out its delay holds its cluster's executor, and the plans "
+                       f"executed after it wait behind it; give a shorter delay")
     t = snap.topic_index(topic)
     _refuse_moving_rows(snap, np.arange(snap.topic_starts[t], snap.topic_starts[t + 1]),
                         "topic")

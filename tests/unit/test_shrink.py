@@ -87,3 +87,26 @@ def test_migration_is_placed_by_the_limit_engine():
 def test_migration_name_clash():
     with pytest.raises(BadInput, match="already exists"):
         shrink_plan(snap(), "orders", 2, Limits(), new_topic="logs")
+
+
+def test_a_plans_delay_is_at_most_30_days():
+    """A shrink waits out its delay executing, and one plan executes at a time on a
+    cluster: a delay of 1e9 h (114,000 years) was proposed, and would have held the
+    cluster's executor for good. A plan's delay, given or retention.ms's, is at most 30
+    days; the engine (the CLI's what-if) keeps Kafka's range, a long."""
+    from backend.engines.shrink import API_FIELDS
+    from backend.services.plan_preview import MAX_SHRINK_DELAY_DAYS, from_shrink
+
+    days = MAX_SHRINK_DELAY_DAYS * 86_400_000
+    assert from_shrink(snap(), "orders", 2, delay_ms=days).content["delay_ms"] == days
+    with pytest.raises(BadInput) as e:
+        from_shrink(snap(), "orders", 2, delay_ms=days + 1, fields=API_FIELDS)
+    assert str(e.value) == (
+        "delay_ms: 720.0 h is more than 30 days (720 h): a shrink waiting out its delay holds "
+        "its cluster's executor, and the plans executed after it wait behind it; give a "
+        "shorter delay")
+    long = {**DOC, "topics": [{**DOC["topics"][0], "retention_ms": days + 1}]}
+    with pytest.raises(BadInput, match=r"^--delay-ms: 720.0 h \(the topic's retention.ms, its "
+                                       r"default\) is more than 30 days"):
+        from_shrink(snapshot_from_dict(long), "orders", 2)
+    assert plan_shrink(snap(), "orders", 2, delay_ms=10**15).delay_ms == 10**15
