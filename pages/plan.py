@@ -87,12 +87,14 @@ STALE_OFF = (ids.PV_APPROVE, ids.PV_EXECUTE, ids.PV_MIGRATE)
 @dash.callback(Output(ids.PV_BANNERS, "children"),
                *(Output(i, "disabled", allow_duplicate=True) for i in STALE_OFF),
                Output(ids.PV_NOTE, "children", allow_duplicate=True),
-               Input(ids.PV_PLAN, "data"), prevent_initial_call="initial_duplicate")
-def basis_warning(shown):
-    """Once the page has painted: whether the cluster still is what the plan was proposed
-    on (approving and executing re-check it, and refuse a changed one). A stale plan's
-    Approve and Execute are disabled and the note under Approve says why; the service
-    still refuses them on its own."""
+               Input(ids.PV_PLAN, "data"), Input(ids.PV_STATE, "children"),
+               prevent_initial_call="initial_duplicate")
+def basis_warning(shown, _state=None):
+    """Once the page has painted, and again when the plan's state changes: whether the
+    cluster still is what the plan was proposed on (approving and executing re-check it,
+    and refuse a changed one). A stale plan's Approve and Execute are disabled and the
+    note under Approve says why; the service still refuses them on its own. A plan past
+    approving and executing (rejected on this page, say) has no such warning left."""
     fresh = (None, *(no_update,) * (len(STALE_OFF) + 1))
     if not shown:
         return fresh

@@ -654,6 +654,8 @@ def stale(store: Store, plan_id: int, topics_of: TopicsOf,
     changed under its basis; None when the basis holds or the plan is past both. Read
     only: the plan's page says it before anyone clicks (an approver saw "Breaks nothing"
     on a plan whose moves another plan had made, and learnt it only from Approve)."""
+    if summary(store, plan_id).state not in ("proposed", "approved"):
+        return None  # without reading its basis, megabytes for a 100k-move plan
     plan = _load(store, plan_id, content=False)  # the basis is checked, not the moves
     if plan.state not in ("proposed", "approved"):
         return None

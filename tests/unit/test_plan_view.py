@@ -272,6 +272,19 @@ def test_a_stale_plan_offers_no_approve_and_says_why(app):
     assert "for the cluster as it is now. This plan" not in note
     assert refused[0].startswith("Refused: ") and "re-propose" in refused[0]
     assert plans.get(runtime.current().plan_store(), plan_id).state == "proposed"
+    # rejected on this page: the state it shows changes, and the warning goes (it stayed)
+    app.server.test_client().get("/_dash-layout")  # Dash fills callback_map at a first request
+    [spec] = [s for k, s in app.callback_map.items() if k.startswith(f"..{ids.PV_BANNERS}.")]
+    assert {f"{i['id']}.{i['property']}" for i in spec["inputs"]} == {
+        f"{ids.PV_PLAN}.data", f"{ids.PV_STATE}.children"}
+    with leader_swapped(app, plan):
+        ctx = as_user(app, "arne")
+        try:
+            click("pv-reject")
+            assert view.decide(None, 1, None, shown, "stale")[0].startswith("Done: ")
+            assert view.basis_warning(shown, "rejected")[0] is None
+        finally:
+            ctx.pop()
 
 
 def test_a_gateway_that_does_not_answer_is_refused_in_words(app):
