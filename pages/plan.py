@@ -127,11 +127,14 @@ def _missing(message: str) -> html.Div:
                Input(ids.PV_CANCEL_CONFIRM, "submit_n_clicks"),
                Input(ids.PV_MIGRATE, "n_clicks"),
                Input(ids.PV_TICK, "n_intervals"), State(ids.PV_PLAN, "data"),
-               State(ids.PV_STEPS, stored.STEPS_SHOWN), prevent_initial_call=True)
-def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown, steps_shown=None):
+               State(ids.PV_STEPS, stored.STEPS_SHOWN),
+               State(ids.PV_EXEC_RESULT, "children"), prevent_initial_call=True)
+def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown, steps_shown=None,
+             said=None):
     """Execute, pause, resume, cancel or run a shrink's migration, or just refresh the
     progress on the timer (outputs: stored.ExecutionAnswer; ``steps_shown``: the mark of
-    the migration steps the page showed when it asked, execution_answer)."""
+    the migration steps the page showed when it asked, and ``said`` its result line:
+    execution_answer)."""
     if not shown:
         return ExecutionAnswer.unchanged()
     clicks = {ids.PV_EXECUTE: _execute, ids.PV_PAUSE: _pause, ids.PV_RESUME: _resume,
@@ -140,7 +143,7 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown, steps_s
     action = next((i for i in dash.ctx.triggered_prop_ids.values() if clicks.get(i)), None)
     if action == ids.PV_CANCEL_CONFIRM:  # Cancel is sent once its dialog is confirmed
         action = ids.PV_CANCEL
-    return execution_answer(action, shown["id"], steps_shown)
+    return execution_answer(action, shown["id"], steps_shown, said)
 
 
 # No refresh is sent while a click's answer is out: run_plan answers both, and

@@ -376,7 +376,8 @@ def steps_mark(p: dict | None, following: NextStep) -> str:
     return f"{done}|{following.step}|{following.hidden}"
 
 
-def execution_answer(action: str | None, plan_id: int, steps_shown: str | None = None) -> tuple:
+def execution_answer(action: str | None, plan_id: int, steps_shown: str | None = None,
+                     said: str | None = None) -> tuple:
     """Take ``action`` (a button id; None: only refresh) through the services (which
     decide whether this user may) and answer run_plan's outputs. A refresh leaves the
     last click's answer while the plan executes (paused included); the refresh that
@@ -386,7 +387,10 @@ def execution_answer(action: str | None, plan_id: int, steps_shown: str | None =
     A refresh draws a migration's steps only when they differ from ``steps_shown``, the
     mark of what the page showed when it asked: on a slow server a refresh asked before
     a step's click can land after the click's answer, and would put back the steps and
-    the button ('Step 2 is done') as they were before it."""
+    the button ('Step 2 is done') as they were before it.
+
+    ``said``: the line the page shows; "Pausing: ..." becomes "Paused: ..." on the
+    refresh that finds the execution paused (it said "Pausing" under a paused badge)."""
     message, css = no_update, no_update
     if action is not None:
         try:
@@ -398,6 +402,9 @@ def execution_answer(action: str | None, plan_id: int, steps_shown: str | None =
     p = progress_of(plan)
     if action is None and plan.state in ENDED:  # the refresh that sees it end (the last)
         message, css = ended_text(plan, p), ENDED[plan.state]
+    elif action is None and p is not None and p["state"] == "paused" \
+            and isinstance(said, str) and said.startswith("Pausing: "):
+        message, css = PAUSED_TEXT, "inline-done"
     may = allowed(plan, who, p)
     steps = (no_update, STEP_UNCHANGED, no_update)
     if migration_steps(p) is not None:
@@ -427,6 +434,9 @@ def _act(action: str, plan_id: int) -> str:
                              topics_of=rt.topics_of, configs_of=rt.throttle_configs_of,
                              migration=action == ids.PV_MIGRATE)
     return f"Done: {SENT[action]} sent."
+
+
+PAUSED_TEXT = "Paused: no new batch starts until Resume."
 
 
 def paused_text(p: dict) -> str:

@@ -12,6 +12,7 @@ import sys
 import dash
 from dash import no_update
 
+from backend.services import execution
 from backend.services import plans as plan_service
 from backend.services.execution import executor_thread
 from backend.store.workflow import SYSTEM
@@ -194,4 +195,44 @@ def test_the_page_and_the_api_say_what_they_know_of_the_copy_rate(env):
     answer = env["client"].get(f"/api/v1/plans/{plan_id}", headers=basic("operator1"))
     rate = answer.get_json()["execution"]["copy_rate"]
     assert rate["bytes_per_second"] is None and rate["why"], rate  # unknown, and why
+    thread.stop()
+
+
+def test_the_line_says_paused_once_the_execution_is(env):
+    """After Pause, the line kept "Pausing: the batch in flight finishes ..." under the
+    badge "executing · paused" for as long as the plan stayed paused."""
+    from dashboard.plan_views.stored import PAUSED_TEXT
+
+    store, twin = env["store"], env["twin"]
+    view, plan_id, thread = approved_alone({**env, "body": test_api._body(twin)},
+                                           "paused-line-test")
+
+    def cycle() -> None:
+        thread.cycle(7e9 + twin.now_seconds)
+        twin.advance(1.0)
+
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        started = view.execution_answer(ids.PV_EXECUTE, plan_id)
+        assert started[1] == "inline-done", started[0]
+        for _ in range(30):  # until the executor has started it (after the plans before)
+            cycle()
+            if (execution.progress(store, plan_id) or {}).get("state") == "running":
+                break
+        said = view.execution_answer(ids.PV_PAUSE, plan_id)[0]
+        assert said.startswith("Pausing: ")
+        for _ in range(60):
+            refreshed = view.execution_answer(None, plan_id, None, said)
+            if refreshed[3] == "executing · paused":
+                break
+            assert refreshed[0] is no_update  # still pausing: the click's answer stays
+            cycle()
+        assert refreshed[3] == "executing · paused"
+        assert refreshed[:2] == (PAUSED_TEXT, "inline-done")
+        # a line that says something else (a refusal, say) is left as it is
+        assert view.execution_answer(None, plan_id, None, "Refused: x")[0] is no_update
+        view.execution_answer(ids.PV_CANCEL, plan_id)
+        for _ in range(20):
+            cycle()
+    assert plan_service.get(store, plan_id).state == "cancelled"
     thread.stop()
