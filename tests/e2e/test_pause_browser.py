@@ -2,7 +2,8 @@
 operator pauses a plan while a refresh is on its way; the result line says what pausing
 does and stays after the page's two-second refreshes (they wrote "" over it), the badge
 says "executing · pausing" and then "executing · paused" once the batch in flight is done
-(it said "executing"), and nothing moves; Resume says so while the plan executes, the
+(it said "executing"), the line "Paused: ..." then (it kept "Pausing: ..."), and nothing
+moves; Resume says so while the plan executes, the
 badge is "executing" again, and the plan completes: then the line says when it completed
 (it still said "Resumed: ..." on the completed plan). The server answers each click
 later than the next refresh is due, as a slow one would: the line still says what the
@@ -95,11 +96,12 @@ def test_pause_says_so_on_the_result_line_and_the_badge_then_resume(browser, sec
     assert "no new batch starts until Resume." in result(operator)
     wait(operator, 30).until(lambda d: badge(d) in ("executing · pausing",
                                                     "executing · paused"))
-    # once the batch in flight is done: paused, nothing moving, the answer still there
+    # once the batch in flight is done: paused, nothing moving, and the answer says so
+    # (it said "Pausing: ..." under the paused badge; a refresh once wrote "" over it)
     wait(operator, 120).until(lambda d: badge(d) == "executing · paused")
     assert "state-paused" in operator.find_element(By.ID, "pv-state").get_attribute("class")
     time.sleep(5)  # two refreshes and more
-    assert result(operator).startswith("Pausing: ")
+    assert result(operator) == "Paused: no new batch starts until Resume."
     assert badge(operator) == "executing · paused" and gw.list_reassignments() == []
     assert "batch" in shown_text(operator, "pv-progress")
     screenshot(operator, "pause-1-paused")
