@@ -221,6 +221,27 @@ def rate_text(bytes_per_second: float) -> str:
 # the time ticks' labels sit this far below the axis: the y axis's lowest label ("0B/s"),
 # centred on the axis line, touched the first time label ("09:00") in the corner
 CORNER_STANDOFF_PX = 8
+# a time axis writes two lines under the plot ("03:28" and, under the first tick, "Nov 30,
+# 2026"), ending about 40 px below it: the legend starts under them, and the bottom margin
+# holds both (a legend at a share of the plot's height, -0.2, sat on the date)
+TIME_TICKS_PX = 46
+LEGEND_ROW_PX = 30
+SERIES_BOTTOM_PX = TIME_TICKS_PX + LEGEND_ROW_PX + 4
+
+
+def _plot_px(layout: dict) -> float:
+    """The plot's height in pixels: the figure's less its top and bottom margins."""
+    margin = layout.get("margin", {})
+    return max(layout.get("height", 320) - margin.get("t", 44) - margin.get("b", 44), 1)
+
+
+def _legend_under_ticks(layout: dict) -> dict:
+    """The layout with its legend TIME_TICKS_PX under the plot, below the time ticks and
+    their date line; plotly places a legend in shares of the plot's height, so this is
+    recomputed whenever a margin changes the plot's height. A legend of several rows
+    still grows the bottom margin (plotly's automargin), the plot giving way."""
+    return {**layout, "legend": {**layout.get("legend", {}), "orientation": "h",
+                                 "yanchor": "top", "y": -TIME_TICKS_PX / _plot_px(layout)}}
 
 
 def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "series",
@@ -250,7 +271,9 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     axis = BYTE_RATE_AXIS if unit == "bytes/s" else {}
     # the legend names the series even when there is one (plotly hides a lone trace's:
     # "Replica lag per broker" showed a line of no broker)
-    layout = {**_base_layout(title), "template": _TEMPLATE_JSON, "showlegend": True,
+    base = _base_layout(title)
+    base = _legend_under_ticks({**base, "margin": {**base["margin"], "b": SERIES_BOTTOM_PX}})
+    layout = {**base, "template": _TEMPLATE_JSON, "showlegend": True,
               "yaxis": {"title": {"text": unit}, "rangemode": "tozero", **axis},
               "xaxis": {"ticklabelstandoff": CORNER_STANDOFF_PX,
                         **({} if x_range is None else {"range": list(x_range)})}}
@@ -284,8 +307,9 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
     and one shaded band per plan's execution batches in the window, its batches listed on
     hovering its label (a plan of 300 batches drew 600 stacked labels); band labels sit in
     a row above the plot, off the lines. Events too close
-    for labels of their own share one ("#12 proposed +2", each named on hovering it), and
-    labels take three rows in turn. A label near the right edge reads leftwards, so it is
+    for labels of their own share one ("#12 proposed +2 events", each named on hovering
+    it), and labels take three rows in turn, at the plot's top, the y axis raised so they
+    sit above every line and limit. A label near the right edge reads leftwards, so it is
     not cut off. Figures without a time axis (a chart that says why it is empty) are
     returned as they are."""
     if not events or not isinstance(figure, dict):
@@ -302,20 +326,26 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
                                                   "width": 1, "dash": "dot"}})
     groups = _label_groups(plan_events, _seconds_per_px(figure, plan_events)) \
         if plan_events else []
-    for i, group in enumerate(groups):
-        first = group[0]
-        colour = MARKER_COLOURS.get(first["state"], GREY)
-        notes.append({"text": _marker_label(group), "showarrow": False, "xref": "x",
-                      "x": _x(first["at"]), "yref": "paper", "y": 1 - 0.07 * (i % 3),
-                      "yanchor": "top",
-                      "xanchor": "right" if near_right(first["at"]) else "left",
-                      "font": {"size": MARKER_FONT_PX, "color": colour},
-                      "hovertext": "<br>".join(_marker_hover(e, len(group) > 1)
-                                               for e in group)})
     batches: dict[int, list[dict]] = {}
     for e in events:
         if e.get("kind") == "batch":
             batches.setdefault(e["plan_id"], []).append(e)
+    if batches:
+        layout = _band_label_room(layout)
+    plot_px = _plot_px(layout)
+    for i, group in enumerate(groups):
+        first = group[0]
+        colour = MARKER_COLOURS.get(first["state"], GREY)
+        notes.append({"text": _marker_label(group), "showarrow": False, "xref": "x",
+                      "x": _x(first["at"]), "yref": "paper",
+                      "y": 1 - MARKER_ROW_PX * (i % MARKER_ROWS) / plot_px,
+                      "yanchor": "top",
+                      "xanchor": "right" if near_right(first["at"]) else "left",
+                      "font": {"size": MARKER_FONT_PX, "color": colour},
+                      # the group's later lines run under its label: it stays readable
+                      "bgcolor": LABEL_BACKGROUND,
+                      "hovertext": "<br>".join(_marker_hover(e, len(group) > 1)
+                                               for e in group)})
     for marks in batches.values():
         start, end = min(m["at"] for m in marks), max(m["at"] for m in marks)
         shapes.append({"type": "rect", "xref": "x", "x0": _x(start), "x1": _x(end),
@@ -334,15 +364,49 @@ def with_plan_markers(figure: dict | go.Figure, events: Sequence[dict]) -> dict 
                       "font": {"size": BAND_FONT_PX, "color": BATCH_COLOUR},
                       "hovertext": "<br>".join(_band_hover(plan_id, marks)
                                                for plan_id, marks in group)})
-    if batches:
-        layout = _band_label_room(layout)
+    if groups:
+        layout = _room_for_marker_labels(figure.get("data", []), layout, shapes,
+                                         min(len(groups), MARKER_ROWS))
     return {**figure, "layout": {**layout, "shapes": shapes, "annotations": notes}}
+
+
+LABEL_BACKGROUND = "rgba(255, 255, 255, 0.85)"
+MARKER_ROWS = 3  # rows the plan markers' labels take in turn, from the plot's top down
+MARKER_ROW_PX = 14  # a 10 px label with the gap to the next row
+LIMIT_LABEL_PX = 18  # a limit line's label, over the line ("max.broker.partitions = 4,000")
+HEADROOM = 1.05  # over the highest line, as plotly's own autorange leaves a little
+
+
+def _room_for_marker_labels(data: list[dict], layout: dict, shapes: list[dict],
+                            rows: int) -> dict:
+    """The layout with a y axis tall enough that the plan markers' label rows, at the top
+    of the plot, sit above every line, a limit line and that line's label: "#6 proposed
+    +3 events" was drawn on "max.broker.partitions = 12,500" and its line. An axis given
+    a range or a log type is left as it is."""
+    yaxis = layout.get("yaxis", {})
+    if yaxis.get("range") or yaxis.get("type") == "log":
+        return layout
+    values = np.array([v for trace in data for v in (trace.get("y") or ())],
+                      dtype=float)  # None: a gap, NaN here
+    values = values[np.isfinite(values)]
+    limits = [s["y0"] for s in shapes if s.get("yref") == "y" and s.get("y0") is not None]
+    low = min(0.0, float(values.min())) if values.size else 0.0
+    plot_px = _plot_px(layout)
+    labels_px = rows * MARKER_ROW_PX + 4
+    if plot_px <= labels_px + LIMIT_LABEL_PX:  # no room to make: leave plotly's range
+        return layout
+    high = max(float(values.max()) if values.size else 0.0, 0.0) * HEADROOM or 1.0
+    top = low + (high - low) * plot_px / (plot_px - labels_px)
+    for limit in limits:
+        top = max(top, low + (limit - low) * plot_px / (plot_px - labels_px - LIMIT_LABEL_PX))
+    return {**layout, "yaxis": {**yaxis, "range": [low, top]}}
 
 
 BAND_FONT_PX = 10
 BAND_LABEL_SHIFT_PX = 2  # off the plot's top edge, where a line at the axis's top runs
 BAND_ROW_PX = 16  # a 10 px label above the plot, with its shift and a gap under the title
 TITLE_TOP_PX = 10  # the title's top, from the figure's top, once the margin has grown
+CAP_SHIFT_EM = 0.7  # plotly.js's alignment CAP_SHIFT: a line's cap height, in ems
 
 
 def _band_label_room(layout: dict) -> dict:
@@ -355,8 +419,14 @@ def _band_label_room(layout: dict) -> dict:
     title = layout.get("title", {})
     if not isinstance(title, dict):
         title = {"text": title}
-    return {**layout, "margin": {**margin, "t": margin.get("t", 44) + BAND_ROW_PX},
-            "title": {**title, "y": 1 - TITLE_TOP_PX / height, "yanchor": "top"}}
+    # a title of two lines anchored at its top is drawn CAP_SHIFT of a line higher than
+    # one of one line (plotly drops the shift its lines' own offsets replace): its first
+    # line was cut off at the figure's top ("Partition health, the most in each 15 s")
+    size = (title.get("font") or {}).get("size", 15)
+    top = TITLE_TOP_PX + (CAP_SHIFT_EM * size if "<br>" in (title.get("text") or "") else 0)
+    grown = {**layout, "margin": {**margin, "t": margin.get("t", 44) + BAND_ROW_PX},
+             "title": {**title, "y": 1 - top / height, "yanchor": "top"}}
+    return _legend_under_ticks(grown) if "legend" in layout else grown
 
 
 MARKER_FONT_PX = 10
@@ -366,10 +436,11 @@ NARROWEST_PLOT_PX = 390  # a half-width panel's plot at 1,001 px (one column bel
 
 
 def _marker_label(group: list[dict]) -> str:
-    """'#12 approved' for one event; '#12 approved +2' when two more follow too close to
-    have labels of their own (their lines stay, their hover names them)."""
+    """'#12 approved' for one event; '#12 approved +2 events' when two more follow too
+    close to have labels of their own (their lines stay, their hover names them): a bare
+    '+2' read as two of something the chart shows, partitions or replicas."""
     first = group[0]
-    more = f" +{len(group) - 1}" if len(group) > 1 else ""
+    more = f" +{counted(len(group) - 1, 'event')}" if len(group) > 1 else ""
     return f"#{first['plan_id']} {first['state']}{more}"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pandas as pd
+import pytest
 
 from components import charts
 from tests.plan_helpers import T0
@@ -63,7 +64,7 @@ def test_labels_of_events_seconds_apart_do_not_sit_on_one_another():
     """A plan proposed, approved and executed within seconds, and another beside it, drew
     six labels on three rows over one another ("#12 proposed" on "#13 proposed"): labels
     on one row now start at least a label's width apart on the narrowest plot, the events
-    too close for a label of their own are counted on the one before ("+5") and named in
+    too close for a label of their own are counted on the one before ("+5 events") and named in
     its hover, and every event keeps its line."""
     states = [(12, "proposed"), (12, "approved"), (12, "executing"), (13, "proposed"),
               (13, "approved"), (12, "completed")]
@@ -88,7 +89,60 @@ def test_labels_of_events_seconds_apart_do_not_sit_on_one_another():
             if a["y"] == b["y"]:
                 (_, a1), (b0, _) = sorted([left_right(a), left_right(b)])
                 assert a1 <= b0, (a["text"], b["text"])
-    assert [a["text"] for a in labels] == ["#12 proposed +5", "#14 proposed +1"]
+    assert [a["text"] for a in labels] == ["#12 proposed +5 events", "#14 proposed +1 event"]
     hover = labels[0]["hovertext"].split("<br>")
     assert [h.split(" (")[1] for h in hover] == [f"{s} by anna)" for _, s in states]
     assert hover[3] == "09:15:15 plan 13: plan 13 (proposed by anna)"
+
+
+def test_marker_labels_sit_above_the_lines_and_the_limit_label():
+    """On the overview's replicas chart "#6 proposed +3" was drawn on the
+    "max.broker.partitions = 12,500" label and its line, both near the axis's top: the
+    axis now rises so the label rows (at the plot's top) lie above every line, the limit
+    line and its label; and the count says what it counts."""
+    frame = pd.DataFrame({"time": pd.to_datetime([T0, T0 + timedelta(minutes=60)])
+                          .tz_convert(None), "value": [12_000.0, 12_100.0],
+                          "series": ["1", "1"]})
+    plain = charts.time_series(frame, "Partition replicas per broker", "replicas",
+                               limit=12_500, limit_name="max.broker.partitions",
+                               x_range=(x(START), x(START + 3600)))
+    events = [{"at": START + 600 + i, "plan_id": 6, "state": s, "user": "anna",
+               "title": "t"} for i, s in enumerate(("proposed", "approved", "executing",
+                                                      "completed"))]
+    events += [{"at": START + 2400, "plan_id": 7, "state": "proposed", "user": "anna",
+                "title": "t"}, *batch_events(6, 2, START + 610)]
+    fig = charts.with_plan_markers(plain, events)
+    layout = fig["layout"]
+    labels = [a for a in layout["annotations"] if a.get("yref") == "paper"
+              and a["yanchor"] == "top"]
+    assert [a["text"] for a in labels] == ["#6 proposed +3 events", "#7 proposed"]
+    low, top = layout["yaxis"]["range"]
+    plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+
+    def px_from_top(value: float) -> float:
+        return (top - value) / (top - low) * plot_px
+
+    lowest_label = max((1 - a["y"]) * plot_px for a in labels) + charts.MARKER_ROW_PX
+    assert px_from_top(12_500) - charts.LIMIT_LABEL_PX >= lowest_label  # limit and label
+    assert px_from_top(12_100) >= lowest_label  # the highest line
+    assert all(a["bgcolor"] == charts.LABEL_BACKGROUND for a in labels)
+    assert plain["layout"]["yaxis"].get("range") is None  # unmarked: plotly's autorange
+
+
+def test_a_two_line_title_and_the_legend_keep_clear_of_the_band_row_and_the_date():
+    """"Partition health, the most in each 15 s" over "last 15 min, live" lost its top
+    line once a band row grew the top margin (plotly draws a multi-line title anchored
+    at its top CAP_SHIFT higher); the legend, at -0.2 of the plot's height, sat on the
+    date under the first time tick."""
+    plain = series()
+    plain["layout"]["title"]["text"] = "Partition health, the most in each 15 s<br>last"
+    fig = charts.with_plan_markers(plain, batch_events(7, 3, START + 60))
+    layout = fig["layout"]
+    title_top_px = (1 - layout["title"]["y"]) * layout["height"]
+    assert title_top_px == pytest.approx(charts.TITLE_TOP_PX + charts.CAP_SHIFT_EM * 15)
+    for figure in (plain, fig):
+        lay = figure["layout"]
+        plot_px = lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]
+        assert lay["legend"]["yanchor"] == "top"
+        assert -lay["legend"]["y"] * plot_px == pytest.approx(charts.TIME_TICKS_PX)
+        assert lay["margin"]["b"] >= charts.TIME_TICKS_PX + charts.LEGEND_ROW_PX
