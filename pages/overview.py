@@ -274,6 +274,13 @@ def show_leftovers(state, _tick, shown):
     return (*drawn, digest)
 
 
+# the demo's start: a kafka-reassign-partitions --throttle move in flight, nothing left
+# behind ("No replication throttle is left ..." stood over a 68-row table of throttles)
+IN_FLIGHT_ONLY = ("No leftover throttle: the {configs} below {verb} to a reassignment in "
+                  "flight that Railyard did not start, and kafka-reassign-partitions --verify "
+                  "removes them once it is done.")
+
+
 def _leftovers(cluster: str) -> tuple:
     """(what is shown, the rows the clear button proposes, the button hidden). A throttle
     on a broker or topic a reassignment is moving now (one Railyard did not start, say
@@ -288,16 +295,20 @@ def _leftovers(cluster: str) -> tuple:
     in_use = [r for r in got["leftovers"] if r["moving"]]
     plans_held = "; ".join(f"#{h['plan_id']} {h['status']}: {h['configs']}"
                            for h in got["holding"])
-    held = (f" {got['held']} more are held by executing plans ({plans_held}), which put "
-            "them back themselves." if got["held"] else "")
+    held = (f" {got['held']} {'more ' if rows or in_use else ''}are held by executing "
+            f"plans ({plans_held}), which put them back themselves." if got["held"] else "")
+    if not rows:  # nothing left behind: the first line must not deny the table under it
+        if not in_use:
+            return [html.P("No replication throttle is left on a broker or topic now." + held,
+                           className="hint")], None, True
+        return [html.P(IN_FLIGHT_ONLY.format(configs=charts.counted(len(in_use), "throttle config"),
+                                             verb="belongs" if len(in_use) == 1 else "belong")
+                       + held, className="hint"), config_table(in_use)], None, True
     moving = [html.P(f"{len(in_use)} throttle configs slow a reassignment in flight that "
                      "Railyard did not start: they are that move's, not left behind "
                      "(kafka-reassign-partitions --verify removes them once it is done).",
                      className="hint"),
               config_table(in_use)] if in_use else []
-    if not rows:
-        return [html.P("No replication throttle is left on a broker or topic now." + held,
-                       className="hint"), *moving], None, True
     admin = plan_actions.can_propose(auth.current_actor(), CLEAR)
     return [html.P(f"{len(rows)} replication throttle configs are set that no executing "
                    "plan or reassignment in flight holds: they slow any replica they name "

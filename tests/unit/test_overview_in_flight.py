@@ -59,3 +59,40 @@ def test_a_rate_shows_its_unit_beside_the_value_kafka_holds():
     assert shown_value(RATE, "1000000") == "1000000 (1 MB/s)"
     assert shown_value("follower.replication.throttled.rate", "2500") == "2500 (2.5 kB/s)"
     assert shown_value(LIST, "0:1,0:2") == "0:1,0:2"
+
+
+@pytest.fixture(scope="module")
+def in_flight_only(tmp_path_factory):
+    """The demo at its start: a move's own throttles and nothing left behind."""
+    from dashboard.app import create_app
+
+    tmp = tmp_path_factory.mktemp("in-flight-only")
+    twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 3, seed=3, cluster="demo"))
+    twin.alter_configs("topic", "topic-0", {LIST: "0:1,0:2,0:3"})
+    twin.alter_configs("broker", "4", {RATE: "1000000"})
+    twin.alter_reassignments(moves(("topic-0", 0, [4, 2, 3])))
+    return create_app(parse_config({
+        "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"}}],
+        "cache": {"background_dir": str(tmp / "cache")},
+        "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
+        "auth": {"secret_key_file": str(tmp / "key"), "users": [
+            {"name": "ines", "role": "admin", "password_hash": generate_password_hash("x")}]}}),
+        gateways={"demo": TwinGateway(twin)})
+
+
+def test_only_a_moves_own_throttles_are_not_introduced_as_no_throttle(in_flight_only):
+    """At the demo's start the section read "No replication throttle is left on a broker
+    or topic now." over a 68-row table of throttles: its first line now says there is no
+    leftover and whose the configs below are."""
+    ctx = as_user(in_flight_only, "ines")
+    try:
+        shown, rows, hidden, _ = page("/").show_leftovers({"cluster": "demo", "range": "1h"},
+                                                          0, None)
+    finally:
+        ctx.pop()
+    assert rows is None and hidden
+    words = text_of(shown)
+    assert words.startswith("No leftover throttle: the 2 throttle configs below belong to a "
+                            "reassignment in flight that Railyard did not start")
+    assert "No replication throttle is left" not in words
+    assert "broker 4" in words and "topic topic-0" in words
