@@ -26,7 +26,15 @@ PERCENT = {"function": "percent(params.value)"}
 DURATION = {"function": "duration(params.value)"}
 # fourteen columns, each as narrow as its header's words and its values allow ("pause
 # reason" ran off the grid's right edge, "reassignment" was cut); free text (title, window,
-# run, pause reason) is cut when long and shown whole on hover
+# run) wraps onto more lines in its row, between words ("Move 300 replicas from broke...",
+# "not befo...", "waitin..." were cut off), pause reason is cut when long; all are whole on
+# hover
+WRAPPED = {"wrapText": True, "autoHeight": True}
+# the window column holds "not before" over the date over the time ("not before
+# 2026-11-30 04:00 UTC"), the run column "waiting for" over "window"
+SCHEDULE_PX = tables.CELL_PAD_PX + max(map(tables.text_px, ("not before", "2026-11-30",
+                                                            "04:00 UTC")))
+RUN_PX = tables.CELL_PAD_PX + max(map(tables.text_px, ("waiting for", "cancelling")))
 KIND_PX = tables.CELL_PAD_PX + max(map(tables.text_px, plan_kinds.KINDS))
 STATE_PX = tables.CELL_PAD_PX + max(map(tables.text_px, plan_actions.PLAN_STATES))
 COLUMNS = [tables.sized(c, filterable=False) for c in (
@@ -34,15 +42,17 @@ COLUMNS = [tables.sized(c, filterable=False) for c in (
     {"field": "cluster", "width": 85}, {"field": "state", "width": STATE_PX},
     {"field": "kind", "width": KIND_PX},
     # its tooltip: TITLE_TOOLTIP; a plan Approve would refuse as stale says so first
-    {"field": "title", "flex": 2, "minWidth": 120, "valueFormatter": {
+    {"field": "title", "flex": 2, "minWidth": 120, **WRAPPED, "valueFormatter": {
         "function": f'(params.data.stale ? "{plan_queue.STALE}: " : "") + params.value'}},
     {"field": "author", "width": 85},
     {"field": "approvals", "headerName": "approvals", "tooltipField": "approval_text",
      "width": 90},
     {**tables.number_column("still_needed", "still needed"), "width": 80},
     {**tables.number_column("bytes_to_move", "bytes to move", tables.BYTES), "width": 85},
-    {"field": "schedule", "headerName": "window", "width": 90, "tooltipField": "schedule"},
-    {"field": "execution", "headerName": "run", "width": 80, "tooltipField": "execution"},
+    {"field": "schedule", "headerName": "window", "width": SCHEDULE_PX, **WRAPPED,
+     "tooltipField": "schedule"},
+    {"field": "execution", "headerName": "run", "width": RUN_PX, **WRAPPED,
+     "tooltipField": "execution"},
     {**tables.number_column("progress", "progress", PERCENT), "width": 85},
     {**tables.number_column("eta_seconds", "ETA", DURATION), "width": 75},
     {"field": "pause_reason", "headerName": "pause reason", "flex": 1, "minWidth": 110,
@@ -57,7 +67,7 @@ COLUMNS = [tables.sized(c, filterable=False) for c in (
 # most of what they do), at 1400 px all but pause reason
 OPTIONAL = ("bytes_to_move", "progress", "execution", "eta_seconds", "kind", "schedule",
             "still_needed", "pause_reason")  # the most needed first
-TITLE_ROOM_PX = 200
+TITLE_ROOM_PX = 170  # a long title wraps (it was cut off), so it takes less than 200
 GRID_EXTRA_PX = 20  # the grid's borders and its vertical scrollbar, when rows overflow
 
 
