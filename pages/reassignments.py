@@ -43,6 +43,10 @@ GOAL_HELP = {
     "balance": "replica and leader counts within avg x (2 - t) .. avg x t",
 }
 
+# the longest goal's label, "limits: every broker at most max.broker.partitions x target
+# utilisation", is 550 px of 16 px system-ui text, with the box's padding and arrow
+GOAL_WIDTH = "39rem"
+
 
 def layout(cluster: str | None = None, **_query) -> html.Div:
     c = runtime.current().cluster(cluster)
@@ -63,7 +67,8 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                 tables.field("Goal", dcc.Dropdown(
                     id=ids.RA_GOAL, value="balance", clearable=False,
                     options=[{"label": f"{g}: {GOAL_HELP[g]}", "value": g} for g in GOALS],
-                    style={"width": "30rem"})),
+                    # the longest goal whole (at 30rem "balance: ... avg x (2 -..." was cut)
+                    style={"width": GOAL_WIDTH, "maxWidth": "100%"})),
                 tables.field("Brokers",
                              dcc.Input(id=ids.RA_BROKERS, type="text", placeholder="e.g. 7,8"),
                              "drain and add: broker ids"),
@@ -82,7 +87,9 @@ def layout(cluster: str | None = None, **_query) -> html.Div:
                     "Upload reassignment JSON", className="button")),
                 html.Span(id=ids.RA_UPLOAD_NAME, className="hint"),
             ], id=ids.RA_UPLOAD_FIELDS, className="field-group", hidden=True),
-        ], className="form-row"),
+        # labels in a line at the top: at the foot, Brokers' hint under its box lifted its
+        # label above Goal's
+        ], className="form-row form-row-top"),
         html.Div([
             tables.field(term("Throttle (MB/s)", "throttle"),
                          tables.number_input(ids.RA_THROTTLE, placeholder="suggested")),
