@@ -38,11 +38,10 @@ def layout(**query) -> html.Div:
         html.Div(dag.AgGrid(
             id=ids.BR_GRID, rowData=[],
             columnDefs=COLUMNS, defaultColDef=tables.COLUMN_DEFAULTS,
-            columnSize="responsiveSizeToFit", style={"height": "360px"},
+            columnSize="responsiveSizeToFit", style=grid_size(0)[0],
             className="ag-theme-alpine", getRowStyle=ROW_STYLE, getRowId="params.data.broker",
             selectedRows={"ids": [broker]} if broker else [],
-            dashGridOptions={"animateRows": False, "rowSelection": {
-                "mode": "singleRow", "enableClickSelection": True, "checkboxes": False}}),
+            dashGridOptions=grid_size(0)[1]),
             className="panel"),
         html.H3(id=ids.BR_SELECTED),
         html.Div([html.Div(dcc.Graph(id=ids.BR_BYTES, config=GRAPH), className="panel"),
@@ -88,6 +87,34 @@ def show_grid(state, _tick):
             "stored": b["bytes"],
         })
     return rows, notes
+
+
+GRID_OPTIONS = {"animateRows": False, "rowSelection": {
+    "mode": "singleRow", "enableClickSelection": True, "checkboxes": False}}
+# up to this many brokers the grid is as tall as its rows, all shown (at 360 px it showed
+# 7 of 9, broker 9, the one with lag, under an inner scroll); a larger cluster's grid
+# scrolls inside LARGE_GRID_PX, about as many rows, so the charts stay within reach
+WHOLE_ROWS = 40
+LARGE_GRID_PX = 1_800
+
+
+@dash.callback(Output(ids.BR_GRID, "style"), Output(ids.BR_GRID, "dashGridOptions"),
+               Input(ids.BR_GRID, "rowData"), State(ids.BR_GRID, "dashGridOptions"))
+def size_grid(rows, options):
+    """The grid sized to its rows; nothing sent while the size stays (options sent again
+    would be applied again on every refresh)."""
+    style, wanted = grid_size(len(rows or []))
+    if options == wanted:
+        return no_update, no_update
+    return style, wanted
+
+
+def grid_size(brokers: int) -> tuple[dict, dict]:
+    """The grid's style and options for ``brokers`` rows: its height its rows' (AG Grid's
+    autoHeight) up to WHOLE_ROWS, else LARGE_GRID_PX with an inner scroll."""
+    if brokers <= WHOLE_ROWS:
+        return {"height": None}, {**GRID_OPTIONS, "domLayout": "autoHeight"}
+    return {"height": f"{LARGE_GRID_PX}px"}, {**GRID_OPTIONS, "domLayout": "normal"}
 
 
 def _view(state: dict, w=None) -> monitor.View:

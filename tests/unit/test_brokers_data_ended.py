@@ -9,6 +9,7 @@ stays for a cluster scraped at the window's end."""
 
 from __future__ import annotations
 
+import dash
 import pytest
 
 from backend.metrics.client import MetricMissing
@@ -57,3 +58,17 @@ def test_a_cluster_scraped_at_the_windows_end_keeps_the_metrics_own_reason(broke
     assert text_of(notes) == f"Some broker figures are missing: {EXPORTERS}"
     _, *figures = brokers.show_broker(None, LIVE, 0)
     assert [said(f) for f in figures] == [EXPORTERS] * 3
+
+
+def test_the_broker_grid_shows_every_row_of_a_few_dozen_brokers(brokers):
+    """At 360 px the grid showed 7 of the demo's 9 brokers, broker 9 (the one with lag)
+    under an inner scroll: up to WHOLE_ROWS brokers it is as tall as its rows."""
+    style, options = brokers.grid_size(9)
+    assert options["domLayout"] == "autoHeight" and style["height"] is None
+    assert options["rowSelection"]["mode"] == "singleRow"
+    assert brokers.grid_size(brokers.WHOLE_ROWS)[1]["domLayout"] == "autoHeight"
+    style, options = brokers.grid_size(brokers.WHOLE_ROWS + 1)
+    assert options["domLayout"] == "normal" and style["height"] == \
+        f"{brokers.LARGE_GRID_PX}px"
+    assert brokers.size_grid([{}] * 9, brokers.grid_size(9)[1]) == (dash.no_update,
+                                                                   dash.no_update)
