@@ -22,8 +22,10 @@ TERMS = {
     "network capacity": "N, the bytes/s each broker's network carries each way. KIP-73's "
                         "safe band tops at N - BytesIn/R, and the suggested throttle "
                         "(kafka-kit's autothrottle) is 90% of what N leaves, at least "
-                        "10 MB/s. A plan's preview takes it from the cluster's config, "
-                        "adaptive_throttle.network_capacity, as the adaptive throttle does "
+                        "10 MB/s but never above N. No broker copies faster than N, so "
+                        "the ETA of a throttle above N is N's. A plan's preview takes it "
+                        "from the cluster's config, adaptive_throttle.network_capacity, as "
+                        "the adaptive throttle does "
                         "(1 GbE, 125 MB/s, where the config sets none).",
     "eta": "Observed ETA: bytes still to copy over how fast they shrank in the last 2 "
            "minutes (a past window: over the copy rate, which also carries new writes, so "

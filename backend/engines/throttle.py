@@ -19,6 +19,9 @@ bytes_in / (T - keep_up_in) seconds, and never when T <= keep_up_in. A leader se
 most T: bytes_out / (T - keep_up_out). A broker's ETA is the larger of the two; the
 plan's ETA is the slowest broker's (a lower bound: partners slowing each other down
 are not modelled). Both fall as T rises, so raising the throttle never looks slower.
+No broker copies faster than its network carries: every rate above is min(T, N), the
+throttle or the network capacity where that is less (KIP-73 Q&A 4 and 5 bound the
+throttle by N; a throttle above N is never reached).
 """
 
 from __future__ import annotations
@@ -76,6 +79,25 @@ class ThrottleParams:
     @property
     def capacity(self) -> float:
         return DEFAULT_NETWORK_CAPACITY if self.network_capacity is None else self.network_capacity
+
+    @property
+    def rate(self) -> float:
+        """The bytes/s a broker's throttled replication can reach each way: the throttle,
+        or the network capacity where that is less (a link carries no more than N, so a
+        throttle above it is never reached; KIP-73 Q&A 4 and 5 bound T by N)."""
+        return min(self.throttle, self.capacity)
+
+    @property
+    def capped(self) -> bool:
+        """The throttle is above what the network carries (``rate`` is N, not T)."""
+        return self.throttle > self.capacity
+
+    def rate_words(self) -> str:
+        """'the whole throttle 50000000 B/s', or, capped, what the network carries."""
+        if self.capped:
+            return (f"the whole network capacity {self.capacity:.0f} B/s (the throttle "
+                    f"{self.throttle:.0f} B/s is more than the network carries)")
+        return f"the whole throttle {self.throttle:.0f} B/s"
 
     @property
     def window_total_seconds(self) -> float:
@@ -464,17 +486,18 @@ class ThrottlePlan:
     def broker_rows(self) -> list[dict]:
         t, load = self.params.throttle, self.load
         low, high = safe_band(load.client_in, load.replication_factor, self.params.capacity)
-        eta_in = catch_up_seconds(load.bytes_in, load.keep_up_in, t)
-        eta_out = catch_up_seconds(load.bytes_out, load.keep_up_out, t)
+        eta_in = catch_up_seconds(load.bytes_in, load.keep_up_in, self.params.rate)
+        eta_out = catch_up_seconds(load.bytes_out, load.keep_up_out, self.params.rate)
+        whole = self.params.rate_words()
         rows = []
         for b in self.throttled.tolist():
             why = []
             if np.isinf(eta_in[b]):
                 why.append(f"never finishes: keep-up writes into its incoming replicas "
-                           f"({load.keep_up_in[b]:.0f} B/s) use the whole throttle {t:.0f} B/s")
+                           f"({load.keep_up_in[b]:.0f} B/s) use {whole}")
             if np.isinf(eta_out[b]):
                 why.append(f"never finishes: keep-up writes it forwards to new replicas "
-                           f"({load.keep_up_out[b]:.0f} B/s) use the whole throttle {t:.0f} B/s")
+                           f"({load.keep_up_out[b]:.0f} B/s) use {whole}")
             if not low[b] < high[b]:
                 why.append(f"no safe band: BytesInPerSec {low[b]:.0f} is not below "
                            f"N - IN/R = {high[b]:.0f} (KIP-73 Q&A 4: IN < T < N - IN/R): "
@@ -516,7 +539,9 @@ class ThrottlePlan:
         # follower fetches anything, so the KIP's estimate of copying time does not apply
         nothing_to_copy = len(self.moves.dst_brokers) == 0
         move_time = 0.0 if nothing_to_copy else kip73_move_time(self.move_ratio, total_bytes,
-                                                                max_in, t)
+                                                                max_in, p.rate)
+        reached = (f"network capacity {p.rate:.0f} B/s (the throttle {t:.0f} B/s is more "
+                   "than the network carries)" if p.capped else f"throttle {t:.0f} B/s")
         fetch_bound = max_fetch_response_bytes(t, p.capacity, snap.n_brokers,
                                                p.window_total_seconds)
         suggested = (round(float(self.suggested[self.throttled].min()))
@@ -547,16 +572,21 @@ class ThrottlePlan:
             "brokers": rows,
             "outside_safe_band": [r["id"] for r in rows if not r["in_safe_band"]],
             "eta_seconds": None if len(stuck) else eta,
+            "replication_rate": p.rate,
+            "network_diagnosis": None if not p.capped else (
+                f"the throttle {t:.0f} B/s is more than the network carries "
+                f"({p.capacity:.0f} B/s): each broker copies at most {p.capacity:.0f} B/s"),
             "diagnosis": None if not len(stuck) else (
-                f"never finishes: on brokers {', '.join(map(str, stuck_ids))} the throttle "
-                f"{t:.0f} B/s is at or below the keep-up writes of their moving partitions; "
-                "raise the throttle"),
+                f"never finishes: on brokers {', '.join(map(str, stuck_ids))} the {reached} "
+                "is at or below the keep-up writes of their moving partitions; "
+                + ("a faster network, not a higher throttle, would end it" if p.capped
+                   else "raise the throttle")),
             "kip73_move_time_seconds": move_time,
             "kip73_diagnosis": (
                 "nothing to copy: the plan adds no replica (it only removes some), so no "
                 "throttled fetch runs" if nothing_to_copy
                 else None if move_time is not None else
-                f"throttle {t:.0f} B/s <= max(BytesInPerSec) {max_in:.0f} B/s: by the KIP's "
+                f"{reached} <= max(BytesInPerSec) {max_in:.0f} B/s: by the KIP's "
                 f"estimate the move never finishes"),
             "quota_window_seconds": p.window_total_seconds,
             "max_fetch_response_bytes": int(np.floor(fetch_bound)),
@@ -567,7 +597,8 @@ class ThrottlePlan:
                 "method": "kafka-kit autothrottle replicationHeadroom: max((capacity - "
                           "nonThrottledUtil - overCapacity) x maxPct/100, minRate), leaders "
                           "on transmit, followers on receive; the lowest over the "
-                          "throttled brokers, since Kafka's tool sets one rate on all",
+                          "throttled brokers, since Kafka's tool sets one rate on all; "
+                          "never above the network capacity",
                 "capacity": p.capacity,
                 "max_pct": AUTOTHROTTLE_MAX_PCT,
                 "min_rate": AUTOTHROTTLE_MIN_RATE,
@@ -596,11 +627,14 @@ def plan_throttle(snap: Snapshot, plan: Reassignment, params: ThrottleParams,
     nb = snap.n_brokers
     is_source = np.bincount(moves.src_brokers, minlength=nb) > 0
     is_dest = np.bincount(moves.dst_brokers, minlength=nb) > 0
-    t = params.throttle
+    t = params.rate  # min(T, N): no broker copies faster than its network carries
     eta = np.maximum(catch_up_seconds(load.bytes_in, load.keep_up_in, t),
                      catch_up_seconds(load.bytes_out, load.keep_up_out, t))
-    suggested = np.minimum(
+    # kafka-kit's headroom, never above N: its 10 MB/s floor (minRate) is more than a
+    # slower network carries, and a throttle above N is never reached
+    suggested = np.minimum(np.minimum(
         np.where(is_source, autothrottle_rate(load.tx_util, params.capacity), np.inf),
-        np.where(is_dest, autothrottle_rate(load.rx_util, params.capacity), np.inf))
+        np.where(is_dest, autothrottle_rate(load.rx_util, params.capacity), np.inf)),
+        np.floor(params.capacity))  # whole bytes/s, as the rate configs are
     return ThrottlePlan(snap, params, moves, leader, follower, load,
                         np.flatnonzero(is_source | is_dest), is_source, is_dest, eta, suggested)

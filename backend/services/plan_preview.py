@@ -379,7 +379,7 @@ def throttle_figures(snap: Snapshot, plan: Reassignment, throttle: float | None,
             throttle_engine.catch_up_seconds(load.bytes_out, load.keep_up_out, throttle))
     d = tp.to_dict()
     batched = throttle_engine.batched_eta_seconds(snap, plan, execution_batches(snap, plan),
-                                                  d["throttle"], tick=EXECUTOR_INTERVAL)
+                                                  tp.params.rate, tick=EXECUTOR_INTERVAL)
     rows = d["brokers"]
     band = ({"low": max(r["safe_band"]["low"] for r in rows),
              "high": min(r["safe_band"]["high"] for r in rows)} if rows else None)

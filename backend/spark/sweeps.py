@@ -221,7 +221,7 @@ def throttle_row(snap: Snapshot, plan: Reassignment, spec: ThrottleSpec, scenari
         scenario["window_num"], spec.window_seconds)
     answer = throttle_engine.plan_throttle(snap, plan, params).to_dict()
     batched = throttle_engine.batched_eta_seconds(snap, plan, execution_batches(snap, plan),
-                                                  scenario["throttle"])
+                                                  params.rate)  # min(T, N)
     row = {
         **scenario,
         **{k: _null(answer[k]) for k in ("eta_seconds", "moved_partitions", "bytes_to_move",
