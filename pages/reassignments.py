@@ -27,15 +27,6 @@ from dashboard.plan_views import preview as preview_blocks
 dash.register_page(__name__, path="/reassignments", name="Reassignments",
                    title="Railyard · Reassignments", order=5)
 
-# bytes/s past what a broker's network carries: 100 Gbit/s (12.5 GB/s), a NIC few Kafka
-# brokers exceed (the throttle caps one broker's replication traffic each way, and its
-# disks take far less). A rate past it is no throttle but a unit slip: Kafka's configs and
-# --throttle count bytes/s, so 2000000 (2 MB/s) typed here read 2 TB/s, "ETA 3 s". A
-# cluster whose brokers have more says so in adaptive_throttle.network_capacity, which
-# raises this bound for it.
-NETWORK_CEILING = 12_500_000_000
-NETWORK_CEILING_TEXT = "100 Gbit/s"
-
 GOAL_HELP = {
     "limits": "every broker at most max.broker.partitions x target utilisation",
     "drain": "move every replica off the named brokers",
@@ -145,7 +136,7 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
         # network as configured, which the adaptive throttle uses too
         capacity = rt.cluster(cluster).adaptive_throttle.network_capacity
         if throttle is not None:
-            _refuse_past_network(throttle, capacity)
+            plan_preview.refuse_past_network(throttle, capacity)
         # whole bytes/s (a LONG config, KIP-73), the figure Propose freezes: 12.3456789
         # MB/s previewed "--throttle 12345678" and froze 12345679, and 0.0000001 MB/s
         # previewed but was refused at Propose (0 B/s)
@@ -174,23 +165,6 @@ def preview(_clicks, source, goal, brokers, utilization, threshold, upload_token
     except Unavailable as e:
         return None, None, "", [banners.banner(str(e), "error")]
     return reassignment_preview(draft), drafts.save(draft), "", []
-
-
-def _refuse_past_network(throttle_mb: float, network_capacity: float) -> None:
-    """BadInput, in one line saying what was probably meant, for a throttle (MB/s, as
-    typed) past what a broker's network carries: NETWORK_CEILING, or the cluster's
-    configured network capacity where that is more."""
-    ceiling = max(NETWORK_CEILING, network_capacity)
-    rate = throttle_mb * 1e6
-    if rate <= ceiling:
-        return
-    typed = f"{throttle_mb:,.0f}" if throttle_mb.is_integer() else f"{throttle_mb:,}"
-    network = (f"{charts.rate_text(ceiling)}, {NETWORK_CEILING_TEXT}"
-               if ceiling == NETWORK_CEILING else
-               f"{charts.rate_text(ceiling)}, this cluster's network_capacity")
-    raise BadInput(f"throttle: {typed} MB/s is {charts.rate_text(rate)}, more than a "
-                   f"broker's network carries ({network}): the field is in MB/s ({typed} "
-                   f"B/s is {charts.rate_text(throttle_mb)})")
 
 
 def reassignment_preview(draft: plan_preview.Draft) -> list:

@@ -30,6 +30,7 @@ from backend.executor.thread import INTERVAL as EXECUTOR_INTERVAL
 from backend.model.bounds import MAX_LONG, check_long
 from backend.model.csr import padded_rows
 from backend.model.json_input import only_keys
+from backend.model.rates import rate_text
 from backend.model.reassignment import (
     Reassignment,
     after_moves,
@@ -53,6 +54,14 @@ GOAL_KEYS = ("goal", "brokers", "target_utilization", "threshold")
 GOAL_RANGES = {"target_utilization": {"above": 0, "high": 1},
                "threshold": {"low": 1, "high": MAX_BALANCE_THRESHOLD}}
 MAX_THROTTLE = MAX_LONG  # bytes/s: the throttled.rate configs are LONGs (KIP-73)
+# bytes/s past what a broker's network carries: 100 Gbit/s (12.5 GB/s), a NIC few Kafka
+# brokers exceed (the throttle caps one broker's replication traffic each way, and its
+# disks take far less). A rate past it is no throttle but a unit slip: Kafka's configs and
+# --throttle count bytes/s, so 2000000 (2 MB/s) typed into a MB/s field read 2 TB/s, "ETA
+# 3 s". A cluster whose brokers have more says so in adaptive_throttle.network_capacity,
+# which raises this bound for it.
+NETWORK_CEILING = 12_500_000_000
+NETWORK_CEILING_TEXT = "100 Gbit/s"
 MAX_DELAY_MS = MAX_LONG  # the delete-partitions KIP's --delete-partitions-delay is a Long
 IN_FLIGHT_SHOWN = 100  # moving partitions a preview lists (it counts them all)
 
@@ -126,6 +135,24 @@ class ShrinkDraft(Draft):
 def request_throttle(body: dict) -> float | None:
     """A request's throttle (bytes/s), checked; None when it gives none."""
     return _throttle(body.get("throttle"), "throttle")
+
+
+def refuse_past_network(rate_mb: float, network_capacity: float | None,
+                        where: str = "throttle") -> None:
+    """BadInput, in one line saying what was probably meant, for a rate typed in MB/s (a
+    throttle, a network capacity) past what a broker's network carries: NETWORK_CEILING,
+    or the cluster's configured network capacity (adaptive_throttle.network_capacity)
+    where that is more. The reassignments and what-if pages ask this same check."""
+    ceiling = max(NETWORK_CEILING, network_capacity or 0.0)
+    rate = rate_mb * 1e6
+    if rate <= ceiling:
+        return
+    typed = f"{rate_mb:,.0f}" if float(rate_mb).is_integer() else f"{rate_mb:,}"
+    network = (f"{rate_text(ceiling)}, {NETWORK_CEILING_TEXT}" if ceiling == NETWORK_CEILING
+               else f"{rate_text(ceiling)}, this cluster's network_capacity")
+    raise BadInput(f"{where}: {typed} MB/s is {rate_text(rate)}, more than a broker's "
+                   f"network carries ({network}): the field is in MB/s ({typed} B/s is "
+                   f"{rate_text(rate_mb)})")
 
 
 def from_kafka_json(snap: Snapshot, obj: Any, limits: Limits | None = None,
@@ -601,6 +628,7 @@ __all__ = [
     "kafka_command",
     "kafka_json_text",
     "parse_goal",
+    "refuse_past_network",
     "request_throttle",
     "stored_diff_table",
     "throttle_figures",
