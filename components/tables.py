@@ -135,13 +135,37 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def brokers_text(ids: list[int]) -> str:
+    """Broker ids in words, runs of consecutive ids as ranges: "broker 4", "brokers 1-9",
+    "brokers 1-3, 5, 7" (a what-if card wrote Python's "[1, 2, 3, 4, 5, 6, 7, 8, 9]")."""
+    ids = sorted(set(ids))
+    runs: list[list[int]] = []
+    for b in ids:
+        if runs and b == runs[-1][1] + 1:
+            runs[-1][1] = b
+        else:
+            runs.append([b, b])
+    parts = [str(a) if a == z else f"{a}, {z}" if z == a + 1 else f"{a}-{z}" for a, z in runs]
+    return f"broker{'' if len(ids) == 1 else 's'} {', '.join(parts)}"
+
+
+def _mb_text(bytes_per_second: float) -> str:
+    """A rate in MB/s, the unit the throttle field takes: 10.0 MB/s, 0.001 MB/s."""
+    mb = bytes_per_second / 1e6
+    return f"{mb:,.1f} MB/s" if mb >= 0.1 else f"{mb:.3g} MB/s"
+
+
 def throttle_cards(r: dict) -> list[html.Div]:
     outside = [b["id"] for b in r["brokers"] if not b["in_safe_band"]]
+    capped = r.get("replication_rate", r["throttle"]) < r["throttle"]
+    network = (f"the throttle {_mb_text(r['throttle'])} is more than the network carries "
+               f"({_mb_text(r['network_capacity'])}): each broker copies at most "
+               f"{_mb_text(r['network_capacity'])}; " if capped else "")
     return [
         card(term("Predicted ETA", "eta"), duration(r["eta_seconds"]),
-             "over" if r["eta_seconds"] is None else "ok",
-             r["diagnosis"] or "per broker: its bytes to copy over (throttle - the writes "
-                               "into its own moving partitions)"),
+             "over" if r["eta_seconds"] is None else "near" if capped else "ok",
+             network + (r["diagnosis"] or "per broker: its bytes to copy over (throttle - "
+                                          "the writes into its own moving partitions)")),
         card("KIP-73 move time", duration(r["kip73_move_time_seconds"]),
              "over" if r["kip73_move_time_seconds"] is None else "ok",
              "KIP-73's cluster-wide estimate: the move ratio x all replica bytes over "
@@ -154,7 +178,7 @@ def throttle_cards(r: dict) -> list[html.Div]:
         card("Moving", counted(r["moved_partitions"], "partition"),
              note=f"{r['bytes_to_move'] / 1e9:,.2f} GB to copy"),
         card(term("Safe band", "safe band"),
-             "all brokers inside" if not outside else f"outside on {outside}",
+             "all brokers inside" if not outside else f"outside on {brokers_text(outside)}",
              "ok" if not outside else "near"),
         card(term("Fetch size", "fetch size"),
              "fits" if r["fetch_response_ok"] else "too large",
@@ -163,7 +187,7 @@ def throttle_cards(r: dict) -> list[html.Div]:
              f"{r['max_fetch_response_bytes']:,} per window"),
         card("Suggested throttle",
              "-" if r["suggested_throttle"] is None
-             else f"{r['suggested_throttle'] / 1e6:,.1f} MB/s",
+             else _mb_text(r["suggested_throttle"]),
              note="kafka-kit autothrottle headroom"),
     ]
 

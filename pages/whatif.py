@@ -13,7 +13,16 @@ import pandas as pd
 from dash import Input, Output, State, dcc, html, no_update
 
 from backend.errors import BadInput, Unavailable
-from backend.services import capacity, fields, limits, quota, throttle, uploads, whatif
+from backend.services import (
+    capacity,
+    fields,
+    limits,
+    plan_preview,
+    quota,
+    throttle,
+    uploads,
+    whatif,
+)
 from backend.services.cluster import ClusterSource, cluster_snapshot
 from backend.services.plan_preview import MAX_THROTTLE
 from components import banners, charts, reports, tables, timerange
@@ -41,7 +50,8 @@ def layout(cluster: str | None = None, tab: str | None = None, **_query) -> html
         html.Div(id=ids.WI_BANNERS),
         dcc.Tabs(id=ids.WI_TABS, value=tab or "limits", children=[
             dcc.Tab(label="Partition limits", value="limits", children=_limits_tab(c)),
-            dcc.Tab(label="Replication throttle", value="throttle", children=_throttle_tab()),
+            dcc.Tab(label="Replication throttle", value="throttle",
+                    children=_throttle_tab(c.adaptive_throttle.network_capacity)),
             dcc.Tab(label="Mutation quota", value="quota", children=_quota_tab(c)),
             dcc.Tab(label="Sweeps on Spark", value="sweeps",
                     children=_sweep_tab(_limits_grid(rt.source(c.name)))),
@@ -110,7 +120,7 @@ def preview_limits(_clicks, action, topic, partitions, rf, mbp, mp, state):
     return verdict, fig, tables.placement(t["assignment"]), "", []
 
 
-def _throttle_tab() -> html.Div:
+def _throttle_tab(cluster_capacity: float) -> html.Div:
     marks = {v: charts.rate_text(10 ** v) for v in range(5, 10)}  # 100 kB/s .. 1 GB/s
     return html.Div([
         html.P(["Choose a ", term("throttle", "throttle"), " for a reassignment: the ",
@@ -123,9 +133,11 @@ def _throttle_tab() -> html.Div:
             dcc.Upload(id=ids.WI_TH_PLAN, children=html.Button("Upload plan JSON",
                                                                className="button")),
             html.Span(id=ids.WI_TH_PLAN_NAME, className="hint"),
-            tables.field("Network capacity N (B/s)",
-                         tables.number_input(ids.WI_TH_CAPACITY, placeholder="125000000",
-                                             debounce=True), "empty: 1 GbE"),
+            tables.field(term("Network capacity N (MB/s)", "network capacity"),
+                         tables.number_input(ids.WI_TH_CAPACITY,
+                                             placeholder=f"{cluster_capacity / 1e6:g}",
+                                             debounce=True),
+                         f"empty: this cluster's, {charts.rate_text(cluster_capacity)}"),
         ], className="form-row"),
         html.Div([
             html.Span("Throttle", className="field-label"),
@@ -172,11 +184,20 @@ def sync_throttle(log_rate, exact_mb):
 def plan_throttle(exact_mb, contents, capacity, filename, state):
     rt = runtime.current()
     source = rt.source(state["cluster"])
+    # the brokers' network as the cluster's config says (1 GbE unless it says more), as the
+    # reassignments page previews with: the default N, and what raises the unit-slip bound
+    configured = rt.cluster(state["cluster"]).adaptive_throttle.network_capacity
     try:
-        rate = fields.number(exact_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
-                             required=True, unit="MB/s") * 1e6
-        capacity = fields.number(capacity, "network capacity", above=0, limit=MAX_THROTTLE,
-                                 unit="B/s", empty="1 GbE")
+        rate_mb = fields.number(exact_mb, "throttle", above=0, limit=MAX_THROTTLE / 1e6,
+                                required=True, unit="MB/s")
+        plan_preview.refuse_past_network(rate_mb, configured)
+        capacity_mb = fields.number(capacity, "network capacity", above=0,
+                                    limit=MAX_THROTTLE / 1e6, unit="MB/s",
+                                    empty="this cluster's")
+        if capacity_mb is not None:
+            plan_preview.refuse_past_network(capacity_mb, configured, "network capacity")
+        rate = rate_mb * 1e6
+        capacity = configured if capacity_mb is None else capacity_mb * 1e6
         uploaded = uploads.json_object(contents, filename, rt.config.server.max_upload_bytes)
         plan, name = throttle.reassignment_for(source, uploaded, filename)
         r = throttle.whatif(source, plan, rate, capacity)
