@@ -44,6 +44,18 @@ TERMS = {
     "burst": "KIP-599: burst = rate x controller.quota.window.num x window seconds.",
     "strict": "KIP-599 strict mode (current clients): a request arriving with negative "
               "tokens is rejected with THROTTLING_QUOTA_EXCEEDED.",
+    "sweep ok": "Limit sweeps (KIP-578): every topic of the workload was created, as "
+                "Kafka would place it under this row's limits. A broker already over "
+                "max.broker.partitions keeps its partitions and takes no new one, so ok "
+                "beside brokers over the limit is right: the workload went to the others.",
+    "at limit": "A count: how many brokers hold exactly max.broker.partitions after the "
+                "workload, with no room for one more replica.",
+    "over limit": "Broker ids: the brokers holding more than max.broker.partitions after "
+                  "the workload (they held more before it: KIP-578 lets a broker keep "
+                  "what it has but gives it no new replica; a reassignment brings it "
+                  "under). Not a failure of the row.",
+    "outside safe band": "Broker ids: the throttled brokers whose KIP-73 safe band "
+                         "(BytesIn < T < N - BytesIn/R) this row's throttle is outside.",
 }
 
 

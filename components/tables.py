@@ -9,7 +9,7 @@ import pandas as pd
 from dash import dcc, html
 
 from components.charts import counted
-from components.help import term
+from components.help import TERMS, term
 
 # headers wrap onto a second line instead of being cut off ("bytes in (B/s)" in 90 px),
 # between words only (assets/railyard.css; AG Grid broke "replic|as" mid-word)
@@ -199,8 +199,40 @@ def principals(rows: list[dict]) -> html.Div:
     return html.Div([html.H3("Per principal"), grid(frame, height=260)])
 
 
+# what a sweep column holds where its name left it open: "brokers at limit" held a count
+# beside "brokers over limit" holding ids, and "ok" beside brokers over the limit read as
+# a contradiction (it is KIP-578: see help.TERMS). The CSV keeps the rows' own names.
+SWEEP_HEADERS = {"brokers_at_limit": "brokers at limit (count)",
+                 "brokers_over_limit": "brokers over limit (ids)",
+                 "brokers_outside_safe_band": "brokers outside safe band (ids)",
+                 "accepted": "accepted (topics)", "rejected": "rejected (topics)"}
+SWEEP_TERMS = {"ok": "sweep ok", "brokers_at_limit": "at limit",
+               "brokers_over_limit": "over limit",
+               "brokers_outside_safe_band": "outside safe band"}
+
+
 def sweep_grid(rows: pd.DataFrame) -> dag.AgGrid:
-    return grid(lists_as_text(rows), height=360)
+    """A sweep's rows, headers saying counts from ids and explaining ok and over-limit."""
+    out = grid(lists_as_text(rows), height=360)
+    out.columnDefs = [sized({**c, "headerName": SWEEP_HEADERS.get(c["field"],
+                                                                 c["headerName"]),
+                             **({"headerTooltip": TERMS[SWEEP_TERMS[c["field"]]]}
+                                if c["field"] in SWEEP_TERMS else {})})
+                      for c in out.columnDefs]
+    return out
+
+
+def sweep_legend(rows: pd.DataFrame) -> html.P | None:
+    """The words under a limit sweep's table: what ok and over the limit mean."""
+    if "brokers_over_limit" not in rows.columns:
+        return None
+    return html.P([term("ok", "sweep ok"), ": every topic of the workload created. ",
+                   term("brokers over limit (ids)", "over limit"),
+                   ": brokers that already held more than max.broker.partitions; they "
+                   "keep their partitions and take no new one (KIP-578), so a row can be "
+                   "ok with brokers over the limit. ",
+                   term("brokers at limit (count)", "at limit"),
+                   ": how many brokers are left with no room."], className="explain")
 
 
 def lists_as_text(rows: pd.DataFrame) -> pd.DataFrame:

@@ -391,7 +391,8 @@ def run_sweep(set_progress, clicks, kind, grid, workload, end, plan_contents, pl
 
 def _sweep_answer(kind: str, rows, started: float, left_out: list[dict]) -> tuple:
     missing = "".join(f"; left out {m['cluster']}: {m['error']}" for m in left_out)
-    return (charts.sweep_figure(kind, rows), tables.sweep_grid(rows),
+    return (charts.sweep_figure(kind, rows),
+            html.Div([tables.sweep_grid(rows), tables.sweep_legend(rows)]),
             rows.to_json(orient="split"), "", False,
             f"{len(rows)} rows in {time.monotonic() - started:.1f} s{missing}")
 
