@@ -577,8 +577,9 @@ class ThrottlePlan:
                 f"the throttle {t:.0f} B/s is more than the network carries "
                 f"({p.capacity:.0f} B/s): each broker copies at most {p.capacity:.0f} B/s"),
             "diagnosis": None if not len(stuck) else (
-                f"never finishes: on brokers {', '.join(map(str, stuck_ids))} the {reached} "
-                "is at or below the keep-up writes of their moving partitions; "
+                f"never finishes: on brokers {', '.join(map(str, stuck_ids))} the "
+                + (f"network capacity {p.rate:.0f} B/s" if p.capped else f"throttle {t:.0f} B/s")
+                + " is at or below the keep-up writes of their moving partitions; "
                 + ("a faster network, not a higher throttle, would end it" if p.capped
                    else "raise the throttle")),
             "kip73_move_time_seconds": move_time,
