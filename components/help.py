@@ -48,8 +48,9 @@ TERMS = {
                 "Kafka would place it under this row's limits. A broker already over "
                 "max.broker.partitions keeps its partitions and takes no new one, so ok "
                 "beside brokers over the limit is right: the workload went to the others.",
-    "at limit": "A count: how many brokers hold exactly max.broker.partitions after the "
-                "workload, with no room for one more replica.",
+    "at limit": "A count: how many brokers have no room for one more replica under "
+                "max.broker.partitions after the workload, at the limit or over it (the "
+                "brokers over limit are among them).",
     "over limit": "Broker ids: the brokers holding more than max.broker.partitions after "
                   "the workload (they held more before it: KIP-578 lets a broker keep "
                   "what it has but gives it no new replica; a reassignment brings it "

@@ -157,7 +157,7 @@ def _mb_text(bytes_per_second: float) -> str:
 
 def throttle_cards(r: dict) -> list[html.Div]:
     outside = [b["id"] for b in r["brokers"] if not b["in_safe_band"]]
-    capped = r.get("replication_rate", r["throttle"]) < r["throttle"]
+    capped = "replication_rate" in r and r["replication_rate"] < r["throttle"]
     network = (f"the throttle {_mb_text(r['throttle'])} is more than the network carries "
                f"({_mb_text(r['network_capacity'])}): each broker copies at most "
                f"{_mb_text(r['network_capacity'])}; " if capped else "")
@@ -232,7 +232,8 @@ def sweep_legend(rows: pd.DataFrame) -> html.P | None:
                    "keep their partitions and take no new one (KIP-578), so a row can be "
                    "ok with brokers over the limit. ",
                    term("brokers at limit (count)", "at limit"),
-                   ": how many brokers are left with no room."], className="explain")
+                   ": how many brokers are left with no room, those over the limit among "
+                   "them."], className="explain")
 
 
 def lists_as_text(rows: pd.DataFrame) -> pd.DataFrame:

@@ -50,6 +50,9 @@ def test_headers_say_count_from_ids_and_explain_ok_and_over_limit(rows):
     assert "keeps its partitions and takes no new one" in TERMS["sweep ok"]
     assert columns["brokers_over_limit"]["headerTooltip"] == TERMS["over limit"]
     assert columns["brokers_at_limit"]["headerTooltip"].startswith("A count")
+    # brokers with no room left count those over the limit too (2 and 3 here: 2 at limit)
+    assert row["brokers_at_limit"] == 2
+    assert "brokers over limit are among them" in columns["brokers_at_limit"]["headerTooltip"]
     # a header is never narrower than its longest word ("(count)")
     assert columns["brokers_at_limit"]["minWidth"] >= tables.CELL_PAD_PX + \
         tables.FILTER_BUTTON_PX + tables.text_px("(count)")
