@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import sample_colorscale
 
+from backend.model.rates import rate_text
 from backend.model.snapshot import NEAR_LIMIT_RATIO, is_near
 
 OK, NEAR, OVER, GREY, LINE = "#3b7dd8", "#e8a317", "#d64545", "#9aa5b1", "#1f2933"
@@ -203,19 +204,6 @@ def _decimal(x: float) -> str:
     """A number under 1 with up to 4 decimals, trailing zeros dropped (0.5, 0.0125, 0)."""
     text = f"{x:.4f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
-
-
-def rate_text(bytes_per_second: float) -> str:
-    """A byte rate as people read it: 950 B/s, 12.3 kB/s, 1 MB/s, 2.5 GB/s, 2 TB/s, never
-    with an exponent: 2,000,000 MB/s typed into a MB/s field read "2e+03 GB/s", and
-    999,600 B/s "1e+03 kB/s" (rounded to 3 digits first, so it reads 1 MB/s)."""
-    rounded = float(f"{bytes_per_second:.3g}")
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(rounded) >= scale:
-            shown = rounded / scale  # past 999 only in TB/s: 2,000 TB/s
-            return f"{shown:,.0f} {prefix}B/s" if abs(shown) >= 1000 else \
-                f"{shown:,.3g} {prefix}B/s"
-    return f"{bytes_per_second:,.0f} B/s"
 
 
 # the time ticks' labels sit this far below the axis: the y axis's lowest label ("0B/s"),
