@@ -9,6 +9,9 @@ TERMS = {
                              "(internal topics not counted). Creating or moving partitions "
                              "that would exceed it is refused.",
     "max.partitions": "KIP-578: the most partition replicas the whole cluster may hold.",
+    "growth": "Capacity: extra growth you expect, a % of today's replica count each month, "
+              "added on top of the trend measured from the history (0: the measured trend "
+              "alone). From 0 to 1,000: a shrinking cluster is not forecast.",
     "headroom": "How many more replicas a broker can take before max.broker.partitions.",
     "under-replicated": "Partitions with fewer in-sync replicas than replicas.",
     "under-min-isr": "Partitions whose in-sync replicas are below min.insync.replicas: "

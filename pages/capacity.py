@@ -13,6 +13,7 @@ from backend.errors import BadInput, Unavailable
 from backend.services import capacity, capacity_view
 from components import banners, charts, tables
 from components import capacity as cap
+from components.help import term
 from dashboard import ids, reports, runtime
 
 dash.register_page(__name__, path="/capacity", name="Capacity", title="Railyard · Capacity",
@@ -73,7 +74,7 @@ def _export(label: str, id_: str) -> html.A:
 
 
 def _knobs(state: dict) -> html.Div:
-    def field(label: str, control) -> html.Label:
+    def field(label, control) -> html.Label:
         return html.Label([html.Span(label, className="control-label"), control],
                           className="knob")
     def number(knob: str, placeholder: str) -> dcc.Input:
@@ -83,7 +84,7 @@ def _knobs(state: dict) -> html.Div:
         field("History", dcc.RadioItems(
             id=ids.CAP_WINDOW, value=state["window"], inline=True,
             options=[{"label": f"{d} d", "value": d} for d in capacity.WINDOWS])),
-        field("Growth +% / month", number("growth", "0")),
+        field(term("Growth +% / month", "growth"), number("growth", "0")),
         field("Add brokers", number("add", "0")),
         field("max.broker.partitions", number("mbp", "current")),
         field("max.partitions", number("mp", "current")),

@@ -18,9 +18,15 @@ DEFAULT_WINDOW = 30
 DEFAULT_BY_DAYS = 90
 MAX_BY_DAYS = 3650  # a plan date within ten years: the forecast reads 7 to 90 days of history
 MAX_GROWTH_PCT = 1000  # +1000%/month: ten times the partitions every month
-MIN_GROWTH_PCT = -100  # every partition gone within the month
+# Extra growth is added on top of the measured trend, and none below it is taken: the
+# forecast answers the replicas a plan date needs room for, which are never fewer than
+# today's (engines.forecast.brokers_to_add), so -20 drew a falling line over an answer of
+# today's count, the same for -20 as for 0. Shrinking is refused, not clamped in silence.
+MIN_GROWTH_PCT = 0
 MAX_ADD_BROKERS = MAX_GENERATED_BROKERS
-KNOB_NAMES = {"add": "add brokers", "mbp": "max.broker.partitions", "mp": "max.partitions"}
+# each knob as the page labels it (pages/capacity.py), so a refusal names the field typed in
+KNOB_NAMES = {"growth": "growth +% / month", "add": "add brokers",
+              "mbp": "max.broker.partitions", "mp": "max.partitions"}
 
 
 def parse_view(query: dict) -> dict:
@@ -31,8 +37,7 @@ def parse_view(query: dict) -> dict:
     if window not in capacity.WINDOWS:
         raise BadInput(f"window: expected one of {', '.join(map(str, capacity.WINDOWS))} days")
     view = {"cluster": query.get("cluster"), "window": window,
-            "growth": number("growth", low=MIN_GROWTH_PCT, high=MAX_GROWTH_PCT, default=0.0,
-                             unit="% a month"),
+            "growth": number("growth", low=MIN_GROWTH_PCT, high=MAX_GROWTH_PCT, default=0.0),
             "add": number("add", low=0, high=MAX_ADD_BROKERS, whole=True, default=0),
             "mbp": number("mbp", low=0, limit=MAX_INT, whole=True),
             "mp": number("mp", low=0, limit=MAX_LONG, whole=True),

@@ -55,8 +55,10 @@ def test_with_limits_given_the_forecast_runs_and_says_what_it_lacked(config, cap
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--growth-pct-month", "1e308"], "--growth-pct-month: give a number from -100 to 1000"),
-    (["--growth-pct-month", "-500"], "--growth-pct-month: give a number from -100 to 1000"),
+    (["--growth-pct-month", "1e308"], "--growth-pct-month: give a number from 0 to 1000"),
+    (["--growth-pct-month", "-500"], "--growth-pct-month: give a number from 0 to 1000"),
+    (["--growth-pct-month", "-20"], "--growth-pct-month: give a number from 0 to 1000 (% a "
+                                    "month), got -20"),
     (["--topic", "1000000000:3"],
      "--topic '1000000000:3': partition count 1000000000 is more than the 5,000,000"),
     (["--topic", "10:40000"], "replication factor 40000 is more than"),
