@@ -50,7 +50,13 @@ def test_state_from_the_url_and_back():
     ({"window": "5"}, "window: expected one of 7, 30, 90"),
     ({"add": "-1"}, "add brokers: give a whole number from 0 to 1,000, got -1"),
     ({"add": "2.5"}, "add brokers: give a whole number from 0 to 1,000, got 2.5"),
-    ({"mbp": "lots"}, "max.broker.partitions: give a whole number of at least 0, got 'lots'"),
+    ({"mbp": "lots"}, "max.broker.partitions: give a whole number of at least 1, or leave it "
+                      "empty for the cluster's current limit, got 'lots'"),
+    # KIP-578 has no "0: unlimited"; 0 was taken as a limit nothing fits under
+    ({"mp": "0"}, "^max.partitions: give a whole number of at least 1, or leave it empty for "
+                  "the cluster's current limit, got 0$"),
+    ({"mbp": "0"}, "^max.broker.partitions: give a whole number of at least 1, or leave it "
+                   "empty for the cluster's current limit, got 0$"),
     ({"mbp": "1e18"}, "max.broker.partitions: 1e18 is past the largest value, 2,147,483,647"),
     ({"growth": "-101"}, r"growth \+% / month: give a number from 0 to 1,000, got -101"),
     # the forecast never answers fewer replicas than today's: -20 read as 0 in silence
