@@ -33,7 +33,10 @@ from backend.spark.spec import (
 
 WINDOWS = (7, 30, 90)  # days of history a review looks at
 DAY = 86_400
-PLANNED_TOPIC = "planned-topic"
+PLANNED_TOPIC = "planned-topic"  # the limits engine's name for it, never shown
+# the field a planned topic is typed in, as a refusal names it (the page's "Planned topic
+# (P:RF)"): every refusal of it is "planned topic: expected <rule>, got '<typed>'"
+TOPIC_FIELD = "planned topic"
 # a limit further off than a century is written as such (pandas' dates end in 2262, and
 # a limit raised a million-fold is days away like 1e15)
 HORIZON_DAYS = 36_525
@@ -154,12 +157,26 @@ def _id_order(label: str) -> tuple:
     return (0, int(label), "") if str(label).isdigit() else (1, 0, str(label))
 
 
+def topic_refused(rule: str, typed: str) -> BadInput:
+    """The planned-topic field's refusal: the field, the rule, what was typed."""
+    typed = typed if len(typed) <= 24 else typed[:21] + "..."
+    return BadInput(f"{TOPIC_FIELD}: expected {rule}, got '{typed}'")
+
+
 def forecast(source: ClusterSource, days: int = 30, scenario: fc.Scenario = fc.AS_IS,
-             by_days: float = 90.0, end: float | None = None) -> dict:
-    """The capacity forecast of one cluster over ``days`` of history under ``scenario``."""
+             by_days: float = 90.0, end: float | None = None, topic: str = "") -> dict:
+    """The capacity forecast of one cluster over ``days`` of history under ``scenario``
+    (``topic``: the planned topic as typed, for a refusal to quote; default P:RF)."""
     scenario.validate()
     h = history(source, days, end)
     snap, unread = _assignment(source)
+    typed = topic or f"{scenario.topic_partitions}:{scenario.topic_rf}"
+    brokers = snap.n_brokers if snap is not None else len(h["brokers"])
+    if scenario.topic_partitions and scenario.topic_rf > brokers:
+        # Kafka's own check (engines.placement.validate_request), said of the field: it
+        # named the limits engine's "topic 'planned-topic'", a name nobody typed
+        raise topic_refused(f"a replication factor of at most {brokers}, the brokers "
+                            "the cluster has", typed)
     limits = snap.limits if snap is not None else source.limits
     if unread is not None and scenario.limits(limits) == Limits():
         # nothing to forecast against: an empty table and "0 brokers to add" would read
@@ -167,7 +184,8 @@ def forecast(source: ClusterSource, days: int = 30, scenario: fc.Scenario = fc.A
         raise Unavailable(unread.what, f"{unread.detail}; a forecast needs the cluster's "
                           "limits and the config gives none")
     note = None if unread is None else str(unread)
-    topic, verdict = _planned_topic(snap, h["brokers"], scenario, scenario.limits(limits))
+    topic, verdict = _planned_topic(snap, h["brokers"], scenario, scenario.limits(limits),
+                                    typed)
     answer = fc.forecast(h["times"], h["brokers"], h["broker_values"], h["cluster_values"],
                          limits, scenario, by_days, topic)
     answer["cluster_limit"] = cluster_limit(answer)
@@ -219,16 +237,19 @@ def _assignment(source: ClusterSource) -> tuple:
         return None, e
 
 
-def _planned_topic(snap, broker_ids: list[str], scenario: fc.Scenario, limits: Limits
-                   ) -> tuple[np.ndarray | None, dict | None]:
+def _planned_topic(snap, broker_ids: list[str], scenario: fc.Scenario, limits: Limits,
+                   typed: str) -> tuple[np.ndarray | None, dict | None]:
     """The planned topic's replicas per history broker as the limits engine places it, and
-    whether the limits accept it today (None, None: no topic, or no assignment to place on)."""
+    whether the limits accept it today (None, None: no topic, or no assignment to place on).
+    The engine's reason names the topic as typed (``typed``), not by its internal name."""
     if not scenario.topic_partitions or snap is None:
         return None, None
     result = create_topics(snap, [TopicRequest(PLANNED_TOPIC, scenario.topic_partitions,
                                                scenario.topic_rf)], limits)
     [outcome] = result.topics
-    verdict = {"accepted_today": outcome.ok, "error": outcome.error}
+    error = outcome.error and outcome.error.replace(
+        f"topic '{PLANNED_TOPIC}'", f"the {TOPIC_FIELD} '{typed}'")
+    verdict = {"accepted_today": outcome.ok, "error": error}
     if not outcome.ok or outcome.assignment is None:
         return None, verdict  # rejected today: the forecast spreads it as Kafka would
     added = np.bincount(outcome.assignment.ravel(), minlength=snap.n_brokers)

@@ -10,7 +10,16 @@ from datetime import UTC, datetime, timedelta
 
 from backend.engines.forecast import Scenario
 from backend.errors import BadInput
-from backend.model.bounds import MAX_GENERATED_BROKERS, MAX_INT, MAX_LONG, check_replicas
+from backend.model.bounds import (
+    MAX_GENERATED_BROKERS,
+    MAX_INT,
+    MAX_LONG,
+    MAX_PARTITIONS,
+    MAX_REPLICAS,
+    MAX_RF,
+    check_replicas,
+    whole_number,
+)
 from backend.services import capacity, fields
 from backend.services.cluster import ClusterSource
 
@@ -73,19 +82,31 @@ def end_time(view: dict) -> float | None:
 
 def scenario(view: dict) -> Scenario:
     """The view's knobs as the engine's Scenario (a planned topic is PARTITIONS:RF)."""
-    partitions, rf = 0, 1
-    if view["topic"]:
-        try:
-            partitions, rf = (int(x) for x in view["topic"].split(":"))
-        except ValueError:
-            raise BadInput(f"topic: expected PARTITIONS:RF like 100:3, got "
-                           f"'{view['topic']}'") from None
-        if partitions <= 0 or rf <= 0:
-            raise BadInput(f"topic: partitions and RF must be positive, got '{view['topic']}'")
-        check_planned_topic(partitions, rf, "topic")
+    partitions, rf = planned_topic(view["topic"]) if view["topic"] else (0, 1)
     s = Scenario(view["growth"], view["add"], view["mbp"], view["mp"], partitions, rf)
     s.validate()
     return s
+
+
+def planned_topic(text: str) -> tuple[int, int]:
+    """The planned-topic field (PARTITIONS:RF) read once: each refusal in one shape,
+    "planned topic: expected <rule>, got '<typed>'" (capacity.topic_refused). It said
+    "topic: ..." for some rules and "topic '10000000:3': ..." for others, as if what was
+    typed were a topic's name. The bounds are every verb's (check_planned_topic)."""
+    parts = [whole_number(x.strip()) for x in text.split(":")]
+    if len(parts) != 2 or None in parts:
+        raise capacity.topic_refused("PARTITIONS:RF like 100:3", text)
+    partitions, rf = parts
+    for wrong, rule in (
+            (partitions < 1 or rf < 1, "at least 1 partition and a replication factor of at "
+                                       "least 1"),
+            (partitions > MAX_PARTITIONS, f"at most {MAX_PARTITIONS:,} partitions"),
+            (rf > MAX_RF, f"a replication factor of at most {MAX_RF:,}"),
+            (partitions * rf > MAX_REPLICAS, f"at most {MAX_REPLICAS:,} replicas "
+                                             "(partitions x RF)")):
+        if wrong:
+            raise capacity.topic_refused(rule, text)
+    return partitions, rf
 
 
 def check_growth(pct: float, where: str) -> float:
@@ -124,4 +145,5 @@ def forecast(source: ClusterSource, view: dict) -> tuple[dict, str]:
     """The forecast a checked view asks for, and its plan date's label."""
     end = end_time(view)
     days, label = by_days(view, end if end is not None else time.time())
-    return capacity.forecast(source, view["window"], scenario(view), days, end=end), label
+    return capacity.forecast(source, view["window"], scenario(view), days, end=end,
+                             topic=view["topic"]), label

@@ -73,5 +73,18 @@ def test_knobs_out_of_range_are_one_line(config, capsys, args, message):
 def test_the_page_refuses_a_planned_topic_past_the_bound_too():
     from backend.errors import BadInput
     from backend.services import capacity_view
-    with pytest.raises(BadInput, match="topic '6000000:1': partition count"):
+    # in the planned-topic field's one shape (it read "topic '6000000:1': partition count
+    # ...", as if 6000000:1 were a topic's name)
+    with pytest.raises(BadInput, match=r"^planned topic: expected at most 5,000,000 "
+                                       r"partitions, got '6000000:1'$"):
         capacity_view.parse_view({"topic": "6000000:1"})
+
+
+def test_a_planned_topic_wider_than_the_cluster_names_the_field(config, capsys):
+    """Read without the assignment, the history's two brokers are the cluster: RF 3 said
+    "replication factor: 3 larger than available brokers: 2", naming no field."""
+    code, out, err = run_cli(capsys, "capacity", "forecast", "--config", config,
+                             "--max-broker-partitions", 200, "--topic", "10:3")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert ("planned topic: expected a replication factor of at most 2, the brokers the "
+            "cluster has, got '10:3'") in err

@@ -3,6 +3,8 @@ config, the assignment not read), as the CLI's answer does in its "warning"."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from backend.errors import Unavailable
 from backend.services import capacity
 from tests.unit.test_capacity_forecast_cli import history
@@ -48,3 +50,40 @@ def _label(node, text: str):
             if found is not None:
                 return found
     return None
+
+
+def nine_brokers(source, days, end=None):
+    """The demo snapshot's brokers 1-9, each growing (capacity.history, no Prometheus)."""
+    h = history(source, days, end)
+    values = np.vstack([h["broker_values"][0] + 10 * b for b in range(9)])
+    return {**h, "brokers": [str(b) for b in range(1, 10)], "broker_values": values,
+            "cluster_values": values.sum(0)}
+
+
+def _draw(app, monkeypatch, topic: str, mbp: str = ""):  # noqa: F811
+    monkeypatch.setattr(capacity, "history", nine_brokers)
+    ctx = as_user(app, "olga")
+    try:
+        return page("/capacity").draw("30", "", "", mbp, "", topic, "",
+                                      {"cluster": "demo", "end": None})
+    finally:
+        ctx.pop()
+
+
+def test_a_planned_topic_wider_than_the_cluster_names_the_field_and_what_was_typed(
+        app, monkeypatch):  # noqa: F811
+    """It said "topic 'planned-topic': replication factor: 12 larger than available
+    brokers: 9", a name the user never typed."""
+    notes, answer, rows, *_ = _draw(app, monkeypatch, "100:12")
+    assert text_of(notes) == ("planned topic: expected a replication factor of at most 9, "
+                              "the brokers the cluster has, got '100:12'")
+    assert rows == [] and text_of(answer) == ""
+
+
+def test_a_planned_topic_the_limits_refuse_today_is_named_as_typed(app, monkeypatch):  # noqa: F811
+    notes, _, rows, *_ = _draw(app, monkeypatch, "100:3", mbp="200")
+    said = text_of(notes)
+    assert said.startswith("The planned topic would be refused today: max.broker.partitions="
+                           "200 would be exceeded: the planned topic '100:3' needs 100 x 3 "
+                           "replicas"), said
+    assert "planned-topic" not in said and rows

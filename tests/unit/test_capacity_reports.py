@@ -69,6 +69,24 @@ def test_bad_knobs_are_one_line(query, message):
         capacity_view.parse_view(query)
 
 
+@pytest.mark.parametrize("typed, rule", [
+    ("100x3", "PARTITIONS:RF like 100:3"),
+    ("1_000:3", "PARTITIONS:RF like 100:3"),  # int() took it as 1000
+    ("100:3:1", "PARTITIONS:RF like 100:3"),
+    ("0:3", "at least 1 partition and a replication factor of at least 1"),
+    ("100:-1", "at least 1 partition and a replication factor of at least 1"),
+    ("10000000:3", "at most 5,000,000 partitions"),
+    ("10:40000", "a replication factor of at most 32,767"),
+    ("5000000:4", "at most 15,000,000 replicas (partitions x RF)"),
+])
+def test_the_planned_topic_field_refuses_in_one_shape(typed, rule):
+    """The field, the rule, what was typed: it said "topic: ..." for some and "topic
+    '10000000:3': partition count ..." (the input read as a topic's name) for others."""
+    with pytest.raises(BadInput) as e:
+        capacity_view.parse_view({"topic": typed})
+    assert str(e.value) == f"planned topic: expected {rule}, got '{typed}'"
+
+
 def test_html_report_is_self_contained_and_says_what_it_is():
     a = answer()
     html, csv = capacity_documents(a, "2024-03-31")
