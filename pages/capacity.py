@@ -20,7 +20,8 @@ dash.register_page(__name__, path="/capacity", name="Capacity", title="Railyard 
                    order=7)
 
 GRAPH = {"displayModeBar": False}
-# "max.broker.partitions x brokers" and "cluster over 12 brokers" whole, not "max.broker.p..."
+# "cluster over 12 brokers" and "max.broker.partitions x 12" (services.capacity.table_frame)
+# whole, not "max.broker.p..."
 WIDE = {"scope": 170, "limit_name": 230}
 KNOB_IDS = {"window": ids.CAP_WINDOW, "growth": ids.CAP_GROWTH, "add": ids.CAP_ADD,
             "mbp": ids.CAP_MBP, "mp": ids.CAP_MP, "topic": ids.CAP_TOPIC, "by": ids.CAP_BY}

@@ -87,3 +87,13 @@ def test_a_planned_topic_the_limits_refuse_today_is_named_as_typed(app, monkeypa
                            "200 would be exceeded: the planned topic '100:3' needs 100 x 3 "
                            "replicas"), said
     assert "planned-topic" not in said and rows
+
+
+def test_the_limit_column_shows_the_brokers_room_in_words_that_fit(app, monkeypatch):  # noqa: F811
+    """It showed "max.broker.partitions x brok...": the row says "max.broker.partitions x 9"
+    (its scope's brokers), on the page as in the reports, which take the same table."""
+    _, _, rows, *_ = _draw(app, monkeypatch, "")
+    [room] = [r for r in rows if r["scope"] == "cluster over 9 brokers"]
+    assert room["limit_name"] == "max.broker.partitions x 9"
+    assert {r["limit_name"] for r in rows if r is not room} == {"max.broker.partitions",
+                                                                "max.partitions"}
