@@ -18,16 +18,17 @@ RATE = "leader.replication.throttled.rate"
 LIST = "leader.replication.throttled.replicas"
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def _app(tmp, left_behind: bool):
+    """A cluster whose topic-0 partition 0 moves to broker 4 under its own throttles;
+    ``left_behind``: topic-1 keeps a throttle nothing moves."""
     from dashboard.app import create_app
 
-    tmp = tmp_path_factory.mktemp("in-flight")
     twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 3, seed=3, cluster="demo"))
     twin.alter_configs("topic", "topic-0", {LIST: "0:1,0:2,0:3"})  # the move's own
     twin.alter_configs("broker", "4", {RATE: "1000000"})  # the move's destination
     twin.alter_reassignments(moves(("topic-0", 0, [4, 2, 3])))
-    twin.alter_configs("topic", "topic-1", {LIST: "0:1"})  # left behind: nothing moves it
+    if left_behind:
+        twin.alter_configs("topic", "topic-1", {LIST: "0:1"})  # left behind
     return create_app(parse_config({
         "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"}}],
         "cache": {"background_dir": str(tmp / "cache")},
@@ -35,6 +36,11 @@ def app(tmp_path_factory):
         "auth": {"secret_key_file": str(tmp / "key"), "users": [
             {"name": "ines", "role": "admin", "password_hash": generate_password_hash("x")}]}}),
         gateways={"demo": TwinGateway(twin)})
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    return _app(tmp_path_factory.mktemp("in-flight"), left_behind=True)
 
 
 def test_a_moves_own_throttle_is_shown_apart_and_not_proposed_for_clearing(app):
@@ -64,20 +70,7 @@ def test_a_rate_shows_its_unit_beside_the_value_kafka_holds():
 @pytest.fixture(scope="module")
 def in_flight_only(tmp_path_factory):
     """The demo at its start: a move's own throttles and nothing left behind."""
-    from dashboard.app import create_app
-
-    tmp = tmp_path_factory.mktemp("in-flight-only")
-    twin = TwinCluster(generate_snapshot(4, 2, 3, 12, 3, seed=3, cluster="demo"))
-    twin.alter_configs("topic", "topic-0", {LIST: "0:1,0:2,0:3"})
-    twin.alter_configs("broker", "4", {RATE: "1000000"})
-    twin.alter_reassignments(moves(("topic-0", 0, [4, 2, 3])))
-    return create_app(parse_config({
-        "clusters": [{"name": "demo", "gateway": {"type": "twin", "url": "http://127.0.0.1:9"}}],
-        "cache": {"background_dir": str(tmp / "cache")},
-        "store": {"url": f"sqlite:///{tmp / 'railyard.db'}"},
-        "auth": {"secret_key_file": str(tmp / "key"), "users": [
-            {"name": "ines", "role": "admin", "password_hash": generate_password_hash("x")}]}}),
-        gateways={"demo": TwinGateway(twin)})
+    return _app(tmp_path_factory.mktemp("in-flight-only"), left_behind=False)
 
 
 def test_only_a_moves_own_throttles_are_not_introduced_as_no_throttle(in_flight_only):

@@ -17,6 +17,7 @@ from backend.spark.sweeps import limits_row
 from backend.twin.examples import demo_snapshot
 from components import tables
 from components.help import TERMS
+from tests.unit.test_plan_view import text_of
 from tests.unit.test_whatif_throttle_network import app, page  # noqa: F401 (fixture)
 
 
@@ -28,16 +29,6 @@ def rows():
         {"scenario": i, **limits_row(demo, spec, {"max_broker_partitions": mbp,
                                                   "max_partitions": None, "add_brokers": add})}
         for i, (mbp, add) in enumerate((m, a) for m in (11_200, 12_500) for a in (0, 1))])
-
-
-def text(node) -> str:
-    if node is None:
-        return ""
-    if isinstance(node, str | int | float):
-        return str(node)
-    if isinstance(node, list | tuple):
-        return "".join(text(n) for n in node)
-    return text(getattr(node, "children", None))
 
 
 def test_headers_say_count_from_ids_and_explain_ok_and_over_limit(rows):
@@ -65,7 +56,7 @@ def test_headers_say_count_from_ids_and_explain_ok_and_over_limit(rows):
 @pytest.mark.usefixtures("app")  # the pages registered
 def test_the_page_shows_the_legend_under_a_limit_sweep_only(rows):
     answer = page("/what-if")._sweep_answer("limits", rows, time.monotonic(), [])
-    shown = text(answer[1])
+    shown = text_of(answer[1])
     assert "so a row can be ok with brokers over the limit" in shown
     assert tables.sweep_legend(pd.DataFrame({"throttle": [1.0]})) is None
     # the CSV keeps the rows' column names for scripts

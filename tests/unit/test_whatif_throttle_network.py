@@ -11,33 +11,8 @@ import base64
 import json
 import sys
 
-import pytest
-
-from backend.twin.cluster import TwinCluster
-from backend.twin.gateway import TwinGateway
-from backend.twin.generate import generate_snapshot
-from dashboard.config import parse_config
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    """Two clusters: 'demo' says nothing of its network (1 GbE), 'fast' has 400 Gbit/s."""
-    from dashboard.app import create_app
-
-    tmp = tmp_path_factory.mktemp("whatif-network")
-    gateways = {name: TwinGateway(TwinCluster(generate_snapshot(6, 3, 3, 30, 3, seed=7,
-                                                                cluster=name)))
-                for name in ("demo", "fast")}
-    twin = {"type": "twin", "url": "http://127.0.0.1:9"}
-    app = create_app(parse_config({
-        "clusters": [{"name": "demo", "gateway": twin},
-                     {"name": "fast", "gateway": twin,
-                      "adaptive_throttle": {"network_capacity": 50e9}}],
-        "cache": {"background_dir": str(tmp / "cache")},
-        "store": {"url": f"sqlite:///{tmp / 'railyard.db'}",
-                  "audit_key_file": str(tmp / "audit_keys")}}, "cfg"), gateways=gateways)
-    with app.server.test_request_context("/"):
-        yield app
+from tests.unit.test_plan_view import text_of
+from tests.unit.test_throttle_units import app  # noqa: F401 (fixture: 'demo' 1 GbE, 'fast')
 
 
 def page(path: str):
@@ -45,17 +20,6 @@ def page(path: str):
 
     return sys.modules[next(p["module"] for p in dash.page_registry.values()
                             if p["path"] == path)]
-
-
-def text(node) -> str:
-    """A component's text, children in order."""
-    if node is None:
-        return ""
-    if isinstance(node, str | int | float):
-        return str(node)
-    if isinstance(node, list | tuple):
-        return " ".join(text(n) for n in node)
-    return text(getattr(node, "children", None))
 
 
 # an uploaded plan moving three partitions onto the other brokers: all six take part (the
@@ -71,7 +35,7 @@ def cards(throttle_mb: str, capacity_mb: str | None, cluster: str = "demo") -> d
     summary, _band, _eta, _name, error, _ = page("/what-if").plan_throttle(
         throttle_mb, UPLOAD, capacity_mb, "plan.json", {"cluster": cluster})
     assert error == "", error
-    return {text(c.children[0]): (text(c.children[1]), text(c.children[2:]))
+    return {text_of(c.children[0]): (text_of(c.children[1]), text_of(c.children[2:]))
             for c in summary}
 
 
@@ -82,7 +46,7 @@ def refusal(throttle_mb: str, capacity_mb: str | None, cluster: str = "demo") ->
     return error
 
 
-def test_a_throttle_above_the_network_is_paced_by_the_network(app):
+def test_a_throttle_above_the_network_is_paced_by_the_network(app):  # noqa: F811
     capped = cards("50", "0.001")  # N = 1000 B/s
     at_network = cards("0.001", "0.001")
     assert capped["Predicted ETA"][0] == at_network["Predicted ETA"][0] != "2 min"
@@ -102,12 +66,12 @@ def test_a_throttle_above_the_network_is_paced_by_the_network(app):
     assert "more than the network carries" not in cards("50", None)["Predicted ETA"][1]
 
 
-def test_brokers_outside_the_safe_band_are_written_as_words(app):
+def test_brokers_outside_the_safe_band_are_written_as_words(app):  # noqa: F811
     value = cards("50", "0.001")["Safe band"][0]
     assert value == "outside on brokers 1-6", value
 
 
-def test_a_throttle_no_network_carries_is_refused_as_reassignments_refuses_it(app):
+def test_a_throttle_no_network_carries_is_refused_as_reassignments_refuses_it(app):  # noqa: F811
     error = refusal("1e9", None)
     assert error == ("throttle: 1,000,000,000 MB/s is 1,000 TB/s, more than a broker's "
                      "network carries (12.5 GB/s, 100 Gbit/s): the field is in MB/s "
@@ -122,7 +86,7 @@ def test_a_throttle_no_network_carries_is_refused_as_reassignments_refuses_it(ap
     assert "Predicted ETA" in cards("20000", None, "fast")
 
 
-def test_network_capacity_is_in_mb_and_bytes_typed_there_are_refused_saying_so(app):
+def test_network_capacity_is_in_mb_and_bytes_typed_there_are_refused_saying_so(app):  # noqa: F811
     assert refusal("50", "125000000") == (
         "network capacity: 125,000,000 MB/s is 125 TB/s, more than a broker's network "
         "carries (12.5 GB/s, 100 Gbit/s): the field is in MB/s (125,000,000 B/s is 125 MB/s)")
@@ -136,7 +100,7 @@ def test_network_capacity_is_in_mb_and_bytes_typed_there_are_refused_saying_so(a
     assert "more than the network carries" in cards("20000", "125", "fast")["Predicted ETA"][1]
 
 
-def test_the_form_asks_for_both_rates_in_mb(app):
-    layout = text(page("/what-if").layout(cluster="demo", tab="throttle"))
+def test_the_form_asks_for_both_rates_in_mb(app):  # noqa: F811
+    layout = text_of(page("/what-if").layout(cluster="demo", tab="throttle"))
     assert "Network capacity N (MB/s)" in layout and "(B/s)" not in layout
     assert "empty: this cluster's, 125 MB/s" in layout
