@@ -43,13 +43,20 @@ def app(tmp_path_factory):
     return _app(tmp_path_factory.mktemp("in-flight"), left_behind=True)
 
 
-def test_a_moves_own_throttle_is_shown_apart_and_not_proposed_for_clearing(app):
+def leftovers_as_ines(app) -> tuple:
+    """The Overview's leftover-throttles section as the admin sees it: (shown, rows,
+    hidden)."""
     ctx = as_user(app, "ines")
     try:
         shown, rows, hidden, _ = page("/").show_leftovers({"cluster": "demo", "range": "1h"},
                                                           0, None)
     finally:
         ctx.pop()
+    return shown, rows, hidden
+
+
+def test_a_moves_own_throttle_is_shown_apart_and_not_proposed_for_clearing(app):
+    shown, rows, hidden = leftovers_as_ines(app)
     assert [(r["entity_type"], r["name"]) for r in rows] == [("topic", "topic-1")]
     assert not hidden
     words = text_of(shown)
@@ -77,12 +84,7 @@ def test_only_a_moves_own_throttles_are_not_introduced_as_no_throttle(in_flight_
     """At the demo's start the section read "No replication throttle is left on a broker
     or topic now." over a 68-row table of throttles: its first line now says there is no
     leftover and whose the configs below are."""
-    ctx = as_user(in_flight_only, "ines")
-    try:
-        shown, rows, hidden, _ = page("/").show_leftovers({"cluster": "demo", "range": "1h"},
-                                                          0, None)
-    finally:
-        ctx.pop()
+    shown, rows, hidden = leftovers_as_ines(in_flight_only)
     assert rows is None and hidden
     words = text_of(shown)
     assert words.startswith("No leftover throttle: the 2 throttle configs below belong to a "
