@@ -380,16 +380,23 @@ def predicted_left(preview: dict, state: str, left: float) -> float | None:
     return 0.0 if state == "completed" else None
 
 
-def waiting(store: Store, cluster: str) -> str:
-    """Why an executing plan on ``cluster`` has no execution yet: one plan executes at a
-    time on a cluster (the executor thread starts the oldest when the one running ends),
-    so it is the plan running there first, or none (it starts at the executor's next
-    look). A plan waiting for its not-before time or a window is the one running."""
+def running_first(store: Store, cluster: str) -> int | None:
+    """The plan whose execution runs on ``cluster``, which an executing plan without one
+    waits for: one plan executes at a time on a cluster (the executor thread starts the
+    oldest when the one running ends; one waiting for its not-before time or a window
+    runs too). None: it starts at the executor's next look."""
     active = ExecutionRecords(store).active(cluster)
-    if not active:
+    return active[0].plan_id if active else None
+
+
+def waiting(store: Store, cluster: str, first: int | None = None) -> str:
+    """Why an executing plan on ``cluster`` has no execution yet, in words (``first``:
+    running_first's answer, when the caller has it)."""
+    first = running_first(store, cluster) if first is None else first
+    if first is None:
         return "the executor starts it within a few seconds"
-    return (f"plan {active[0].plan_id} executes on cluster {cluster} first (one plan "
-            f"executes at a time on a cluster): this one starts when it ends")
+    return (f"plan {first} executes on cluster {cluster} first (one plan executes at a "
+            f"time on a cluster): this one starts when it ends")
 
 
 def held(ex: Execution) -> dict:

@@ -84,12 +84,14 @@ def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
     viewer = viewer or needs_approval_by
     made = _made(store)
     rows = [_row(made, e, viewer, bases.get(e.plan.id)) for e in entries]
-    said: dict[str, str] = {}
+    first: dict[str, int | None] = {}
     for r in rows:  # executing, not started: the plan it waits for
         if r["state"] == "executing" and r["execution"] is None:
-            if r["cluster"] not in said:
-                said[r["cluster"]] = execution.waiting(store, r["cluster"])
-            r.update(execution="waiting", pause_reason=said[r["cluster"]])
+            if r["cluster"] not in first:
+                first[r["cluster"]] = execution.running_first(store, r["cluster"])
+            ahead = first[r["cluster"]]
+            r.update(execution="starting" if ahead is None else f"waiting for #{ahead}",
+                     pause_reason=execution.waiting(store, r["cluster"], ahead))
     return sort_rows(rows, sort)
 
 

@@ -207,7 +207,8 @@ def test_a_plan_behind_another_says_which_it_waits_for(world):
             f"a cluster): this one starts when it ends")
     assert execution.waiting(world.store, "small") == said
     rows = {r["id"]: r for r in plan_queue.queue(world.store, ["small"])}
-    assert (rows[second]["execution"], rows[second]["pause_reason"]) == ("waiting", said)
+    assert (rows[second]["execution"], rows[second]["pause_reason"]) == \
+        (f"waiting for #{first}", said)
     assert (rows[first]["execution"], rows[first]["pause_reason"]) == ("running", None)
     world.until(first, "completed")
     world.cycle()
