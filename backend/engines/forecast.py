@@ -310,7 +310,10 @@ def time_to_limits(o: Outlook, broker_ids: list[str]) -> list[dict]:
         rows += [_row(f"broker {k}", "max.broker.partitions", mbp, b.level[i], b.slope[i],
                       *(d[i] for d in b.days_to(mbp))) for i, k in enumerate(broker_ids)]
         balanced = mbp * o.n_brokers
-        rows.append(_row(f"cluster over {o.n_brokers} brokers", "max.broker.partitions x brokers",
+        # named with its brokers counted ("max.broker.partitions x 9"): "x brokers" was
+        # cut to "max.broker.partitions x brok..." in the page's column
+        rows.append(_row(f"cluster over {o.n_brokers} brokers",
+                         f"max.broker.partitions x {o.n_brokers}",
                          balanced, c.level[0], c.slope[0], *(d[0] for d in c.days_to(balanced))))
     if mp is not None:
         rows.append(_row("cluster", "max.partitions", mp, c.level[0], c.slope[0],

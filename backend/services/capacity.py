@@ -10,7 +10,6 @@ whether the limits accept it today)."""
 from __future__ import annotations
 
 import math
-import re
 import time
 from datetime import UTC, datetime
 
@@ -261,10 +260,6 @@ def _planned_topic(snap, broker_ids: list[str], scenario: fc.Scenario, limits: L
 def table_frame(answer: dict) -> pd.DataFrame:
     """The time-to-limit table with dates (what the page, the CSV and the reports show)."""
     frame = pd.DataFrame(answer["table"])
-    if len(frame):
-        frame["limit_name"] = [_limit_words(s, n) for s, n in zip(frame["scope"],
-                                                                   frame["limit_name"],
-                                                                   strict=True)]
     made = pd.Timestamp(answer["history"]["end"], unit="s", tz="UTC")
     beyond = f"after {made + pd.Timedelta(days=HORIZON_DAYS):%Y}"
     for days, date in (("days", "date"), ("earliest_days", "earliest"),
@@ -273,17 +268,6 @@ def table_frame(answer: dict) -> pd.DataFrame:
                        (made + pd.Timedelta(days=float(d))).strftime("%Y-%m-%d")
                        for d in frame[days]]
     return frame
-
-
-def _limit_words(scope: str, limit_name: str) -> str:
-    """The table's name of a limit: the engine's "max.broker.partitions x brokers" (the
-    cluster's room spread evenly over its brokers) with its brokers counted, as its scope
-    ("cluster over 9 brokers") and the chart's line have them: "max.broker.partitions x 9",
-    short enough for the page's column, which cut it to "max.broker.partitions x brok..."."""
-    brokers = re.fullmatch(r"cluster over (\d+) brokers", scope)
-    if limit_name == "max.broker.partitions x brokers" and brokers:
-        return f"max.broker.partitions x {brokers[1]}"
-    return limit_name
 
 
 def to_json(answer: dict) -> dict:
