@@ -389,10 +389,13 @@ def running_first(store: Store, cluster: str) -> int | None:
     return active[0].plan_id if active else None
 
 
-def waiting(store: Store, cluster: str, first: int | None = None) -> str:
-    """Why an executing plan on ``cluster`` has no execution yet, in words (``first``:
-    running_first's answer, when the caller has it)."""
-    first = running_first(store, cluster) if first is None else first
+def waiting(store: Store, cluster: str) -> str:
+    """Why an executing plan on ``cluster`` has no execution yet, in words."""
+    return waiting_text(cluster, running_first(store, cluster))
+
+
+def waiting_text(cluster: str, first: int | None) -> str:
+    """``waiting``'s words for running_first's answer ``first``."""
     if first is None:
         return "the executor starts it within a few seconds"
     return (f"plan {first} executes on cluster {cluster} first (one plan executes at a "

@@ -91,7 +91,7 @@ def queue(store: Store, clusters: Sequence[str], *, cluster: str | None = None,
                 first[r["cluster"]] = execution.running_first(store, r["cluster"])
             ahead = first[r["cluster"]]
             r.update(execution="starting" if ahead is None else f"waiting for #{ahead}",
-                     pause_reason=execution.waiting(store, r["cluster"], ahead))
+                     pause_reason=execution.waiting_text(r["cluster"], ahead))
     return sort_rows(rows, sort)
 
 
