@@ -206,6 +206,16 @@ def wait_download(folder: Path, suffix: str, timeout: float = 30) -> Path:
                        f"{[p.name for p in folder.iterdir()]}")
 
 
+def wait(driver, timeout: float = 60):
+    """A wait that looks an element up afresh when the page drew it again meanwhile (a
+    grid filtering its rows, a panel on a timer): a stale element is "not yet", not a
+    failure."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+
 def choose(driver, dropdown_id: str, value: str) -> None:
     """Pick ``value`` in a dcc.Dropdown (Dash 4: a button opening a list of options)."""
     from selenium.webdriver.common.by import By

@@ -11,12 +11,18 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.services import plans
 from backend.store.store import open_store
 from backend.twin.examples import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, serve_on_twin, sign_in, signed_in_config
+from tests.e2e.conftest import (
+    console_errors,
+    screenshot,
+    serve_on_twin,
+    sign_in,
+    signed_in_config,
+    wait,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +39,6 @@ def dashboard(tmp_path_factory):
         d.store_url = extra["store"]["url"]
         yield d
 
-
-def wait(driver, timeout: float = 60):
-    return WebDriverWait(driver, timeout)
 
 
 def text_of(driver, element_id: str) -> str:

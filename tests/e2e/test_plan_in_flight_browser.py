@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.twin.api import TwinApi
@@ -21,7 +20,7 @@ from backend.twin.cluster import TwinCluster
 from backend.twin.examples import DEMO_SCENARIO, demo_snapshot
 from backend.twin.gateway import TwinGateway
 from backend.twin.scenario import ScenarioRunner, load_scenario
-from tests.e2e.conftest import choose, console_errors, screenshot, start_dashboard, stop
+from tests.e2e.conftest import choose, console_errors, screenshot, start_dashboard, stop, wait
 
 pytestmark = pytest.mark.e2e
 
@@ -50,9 +49,6 @@ def dashboard(tmp_path_factory, moving_twin):
     finally:
         stop(d.proc)
 
-
-def wait(driver, timeout: float = 60):
-    return WebDriverWait(driver, timeout)
 
 
 def test_a_drain_preview_leaves_the_moving_partitions_out(browser, dashboard, moving_twin):

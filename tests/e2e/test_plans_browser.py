@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.store.store import open_store
 from backend.twin.examples import demo_snapshot
@@ -25,6 +24,7 @@ from tests.e2e.conftest import (
     sign_in,
     signed_in_config,
     type_into,
+    wait,
 )
 
 pytestmark = pytest.mark.e2e
@@ -42,9 +42,6 @@ def dashboard(tmp_path_factory):
         d.store_url = extra["store"]["url"]
         yield d
 
-
-def wait(driver, timeout: float = 60):
-    return WebDriverWait(driver, timeout)
 
 
 def state_of(driver) -> str:
