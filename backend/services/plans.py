@@ -363,6 +363,8 @@ def reject(store: Store, actor: Actor, plan_id: int, *, comment: str = "",
     _check_state(plan, "reject")
     if sha256 is not None:  # the decision names the bytes it was about: they must be these
         _check_shown(plan, sha256, "rejected")
+    if not comment.strip():  # the author proposes again from it: a bare "no" says nothing
+        raise BadInput("comment: a rejection needs a reason (what the author should change)")
     return _change(store, actor, plan, "reject", now, decision=("reject", comment, sha256))
 
 

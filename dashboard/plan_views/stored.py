@@ -239,7 +239,7 @@ def decision_panel(plan: Plan, who: Actor, may: frozenset[str]) -> html.Div:
     can_decide, can_withdraw = "approve" in may, "withdraw" in may
     return html.Div([
         html.Div([
-            html.Label([html.Span("Comment", className="field-label"),
+            html.Label([html.Span("Comment (a reject needs one)", className="field-label"),
                         dcc.Input(id=ids.PV_COMMENT, type="text", className="wide")],
                        id=ids.PV_COMMENT_FIELD, className="field",
                        hidden=not (can_decide or can_withdraw)),

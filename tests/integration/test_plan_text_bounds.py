@@ -42,7 +42,7 @@ def _stored(store) -> tuple[int, int]:
      "user name: 201 characters, more than the 200 the plan store keeps"),
     (lambda s, pid: plans.reject(s, APPROVER, pid, comment="no\x00", now=T0),
      "comment: control character '\\x00' at position 2: give plain text"),
-    (lambda s, pid: plans.reject(s, Actor(LONG_NAME, "approver"), pid, now=T0),
+    (lambda s, pid: plans.reject(s, Actor(LONG_NAME, "approver"), pid, comment="why", now=T0),
      "user name: 201 characters, more than the 200 the plan store keeps"),
     (lambda s, pid: plans.reject(s, APPROVER, pid, comment="c" * 2001, now=T0),
      "comment: 2,001 characters, more than the 2,000 allowed"),

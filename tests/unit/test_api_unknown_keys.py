@@ -96,6 +96,6 @@ def test_a_reject_names_the_bytes_it_was_about(env):
         "error": f"the sha256 you rejected (bad...) is not plan {plan_id}'s ({sha[:12]}...): "
                  f"reload the plan and review it"})
     assert plan_service.get(env["store"], plan_id).state == "proposed"
-    answer = _post(env, f"/api/v1/plans/{plan_id}/reject", json.dumps({"sha256": sha}),
-                   "approver1")
+    answer = _post(env, f"/api/v1/plans/{plan_id}/reject",
+                   json.dumps({"sha256": sha, "comment": "too big"}), "approver1")
     assert (answer.status_code, answer.get_json()["state"]) == (200, "rejected")

@@ -133,7 +133,7 @@ def test_every_way_out_of_proposed_still_works_after_a_partial_approval(store):
     rejected, withdrawn, expired = propose(store), propose(store), propose(store)
     for plan in (rejected, withdrawn, expired):
         approve(store, APPROVER, plan)
-    assert plans.reject(store, APPROVER2, rejected.id, now=LATER).state == "rejected"
+    assert plans.reject(store, APPROVER2, rejected.id, comment="no", now=LATER).state == "rejected"
     assert plans.withdraw(store, OPERATOR, withdrawn.id, now=LATER).state == "withdrawn"
     assert plans.expire_due(store, now=T0 + timedelta(days=1)) == [expired.id]
     with pytest.raises(Conflict, match="cannot be approved now"):
@@ -185,7 +185,7 @@ def walk(store, seed: int) -> Counter:
             if action == "approve":
                 approve(store, actor, plan)
             elif action == "reject":
-                plans.reject(store, actor, plan.id, now=now)
+                plans.reject(store, actor, plan.id, comment="no", now=now)
             elif action == "withdraw":
                 plans.withdraw(store, actor, plan.id, now=now)
             elif action == "execute":

@@ -281,6 +281,8 @@ def test_a_stale_plan_offers_no_approve_and_says_why(app):
         ctx = as_user(app, "arne")
         try:
             click("pv-reject")
+            assert view.decide(None, 1, None, shown, "")[0] == (
+                "Refused: comment: a rejection needs a reason (what the author should change)")
             assert view.decide(None, 1, None, shown, "stale")[0].startswith("Done: ")
             assert view.basis_warning(shown, "rejected")[0] is None
         finally:

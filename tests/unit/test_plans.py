@@ -218,6 +218,10 @@ def test_reject_and_withdraw(store):
     plan = propose(store)
     with pytest.raises(Forbidden, match="author of a plan may not reject"):
         plans.reject(store, Actor("olga", "admin"), plan.id, now=T0)
+    for blank in ("", "  "):  # the author proposes again from the reason: none is refused
+        with pytest.raises(BadInput, match=r"^comment: a rejection needs a reason"):
+            plans.reject(store, APPROVER, plan.id, comment=blank, now=T0)
+    assert plans.get(store, plan.id).state == "proposed"
     rejected = plans.reject(store, APPROVER, plan.id, comment="too big", now=T0)
     assert rejected.state == "rejected" and rejected.decisions[0].comment == "too big"
     other = propose(store)
@@ -344,7 +348,7 @@ def test_get_and_lists(store):
 def test_audit_filters_and_verify(store):
     plan = approved(store)
     plans.reject(store, APPROVER, propose(store, now=T0 + timedelta(hours=2)).id,
-                 now=T0 + timedelta(hours=3))
+                 comment="not now", now=T0 + timedelta(hours=3))
     assert [e.action for e in plans.audit_entries(store, user="anna")] == ["approve",
                                                                            "reject"]
     assert len(plans.audit_entries(store, since=T0 + timedelta(hours=2))) == 2
