@@ -206,23 +206,23 @@ def wait_download(folder: Path, suffix: str, timeout: float = 30) -> Path:
                        f"{[p.name for p in folder.iterdir()]}")
 
 
-def wait(driver, timeout: float = 60):
+def wait(driver, timeout: float = 60, poll_frequency: float = 0.5):
     """A wait that looks an element up afresh when the page drew it again meanwhile (a
     grid filtering its rows, a panel on a timer): a stale element is "not yet", not a
     failure."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+    return WebDriverWait(driver, timeout, poll_frequency,
+                         ignored_exceptions=(StaleElementReferenceException,))
 
 
 def choose(driver, dropdown_id: str, value: str) -> None:
     """Pick ``value`` in a dcc.Dropdown (Dash 4: a button opening a list of options)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.find_element(By.ID, dropdown_id).click()
-    WebDriverWait(driver, 10).until(lambda d: d.find_element(
+    wait(driver, 10).until(lambda d: d.find_element(
         By.XPATH, f"//label[@role='option'][.//input[@value='{value}']]")).click()
 
 
@@ -285,10 +285,9 @@ def hold_answers(driver, prop_id: str, seconds: float, count: str) -> None:
 def refreshes_landed(driver, timeout: float = 30) -> None:
     """Until every refresh slow_timer_answers held that was sent before now has landed
     (the page then shows what the last of them answered, drawn over any click's)."""
-    from selenium.webdriver.support.ui import WebDriverWait
 
     sent = driver.execute_script("return window.refreshingSent")
-    WebDriverWait(driver, timeout).until(
+    wait(driver, timeout).until(
         lambda d: d.execute_script("return window.refreshingLanded") >= sent)
     time.sleep(0.2)  # the last answer drawn
 
@@ -296,9 +295,8 @@ def refreshes_landed(driver, timeout: float = 30) -> None:
 def click_during_a_refresh(driver, find, timeout: float = 30) -> None:
     """Click what ``find(driver)`` returns once a refresh held by slow_timer_answers is in
     flight."""
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, timeout).until(
+    wait(driver, timeout).until(
         lambda d: d.execute_script("return window.refreshing > 0"))
     find(driver).click()
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
@@ -30,6 +29,7 @@ from tests.e2e.conftest import (
     sign_in,
     slow_timer_answers,
 )
+from tests.e2e.conftest import wait as shared_wait
 from tests.plan_helpers import api_call
 
 pytestmark = pytest.mark.e2e
@@ -60,7 +60,7 @@ def stack(tmp_path_factory):
 def wait(driver, timeout: float = 90):
     """The panel is drawn again every 2 s while the plan executes: an element found just
     before is then gone, and is looked up afresh."""
-    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+    return shared_wait(driver, timeout)
 
 
 def broker_rates(gw: TwinHttpGateway) -> set[str]:

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.store.store import open_store
 from dashboard import ids
-from tests.e2e.conftest import screenshot, start_dashboard, stop
+from tests.e2e.conftest import screenshot, start_dashboard, stop, wait
 from tests.plan_helpers import orders_cluster
 from tests.unit.test_audit_pages import CONFIGS_PER_BATCH, seed
 
@@ -45,8 +44,8 @@ def count_text(browser) -> str:
 
 def test_a_long_plans_trail_from_its_proposal_page_by_page(browser, dashboard):
     browser.get(f"{dashboard.url}/audit?plan={dashboard.plan_id}")
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda d: count_text(d).startswith("Rows 1 to 1,000"))
+    waiter = wait(browser, 60)
+    waiter.until(lambda d: count_text(d).startswith("Rows 1 to 1,000"))
     assert count_text(browser) == (f"Rows 1 to 1,000 of {dashboard.rows:,} (oldest first, "
                                    f"from the proposal)")
     table = browser.find_element(By.CSS_SELECTOR, f"#{ids.AU_GRID} table.audit-log")
@@ -62,10 +61,10 @@ def test_a_long_plans_trail_from_its_proposal_page_by_page(browser, dashboard):
     assert not group.find_element(By.CSS_SELECTOR, "table tr").is_displayed()
     screenshot(browser, "audit-plan-trail")
     summary.click()
-    wait.until(lambda d: group.find_element(By.CSS_SELECTOR, "table tr").is_displayed())
+    waiter.until(lambda d: group.find_element(By.CSS_SELECTOR, "table tr").is_displayed())
     assert len(group.find_elements(By.CSS_SELECTOR, "table tr")) == CONFIGS_PER_BATCH
     browser.find_element(By.ID, ids.AU_NEXT).click()
-    wait.until(lambda d: count_text(d).startswith("Rows 1,001 to"))
+    waiter.until(lambda d: count_text(d).startswith("Rows 1,001 to"))
     assert count_text(browser).startswith(f"Rows 1,001 to {dashboard.rows:,} of "
                                           f"{dashboard.rows:,}")
     last = browser.find_elements(By.CSS_SELECTOR,
@@ -79,16 +78,16 @@ def test_show_writes_the_filters_into_the_url_so_a_reload_keeps_them(browser, da
     now writes the filters it checked (the name as sign-in reads it) into the URL, beside
     what the URL already held, and the page's link says the same."""
     browser.get(f"{dashboard.url}/audit?cluster=c1")
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda d: count_text(d).startswith("Rows 1 to"))
+    waiter = wait(browser, 60)
+    waiter.until(lambda d: count_text(d).startswith("Rows 1 to"))
     field = browser.find_element(By.ID, ids.AU_USER)
     field.clear()
     field.send_keys("ANNA ")
     browser.find_element(By.ID, ids.AU_APPLY).click()
-    wait.until(lambda d: d.current_url.endswith("/audit?cluster=c1&user=anna"))
-    wait.until(lambda d: count_text(d) == "Rows 1 to 1 of 1 (newest first)")
+    waiter.until(lambda d: d.current_url.endswith("/audit?cluster=c1&user=anna"))
+    waiter.until(lambda d: count_text(d) == "Rows 1 to 1 of 1 (newest first)")
     link = browser.find_element(By.ID, ids.AU_LINK).get_attribute("href")
     assert link == f"{dashboard.url}/audit?cluster=c1&user=anna"
     browser.refresh()
-    wait.until(lambda d: count_text(d) == "Rows 1 to 1 of 1 (newest first)")
+    waiter.until(lambda d: count_text(d) == "Rows 1 to 1 of 1 (newest first)")
     assert browser.find_element(By.ID, ids.AU_USER).get_attribute("value") == "anna"

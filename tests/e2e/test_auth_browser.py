@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 from werkzeug.security import generate_password_hash
 
 from backend.model.io import save_snapshot
 from backend.twin.examples import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop
+from tests.e2e.conftest import console_errors, screenshot, sign_in, start_dashboard, stop, wait
 
 pytestmark = pytest.mark.e2e
 
@@ -40,12 +39,12 @@ def dashboard(tmp_path_factory):
 def test_sign_in_see_your_name_sign_out(browser, dashboard):
     browser.delete_all_cookies()
     browser.get(dashboard.url + "/brokers")
-    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    wait(browser, 20).until(ec.url_contains("/login"))
     browser.find_element(By.ID, "login-user").send_keys("olivia")
     browser.find_element(By.ID, "login-password").send_keys("wrong")
     browser.find_element(By.ID, "login-submit").click()
     # the answer is a new page: wait for it rather than racing the form's submission
-    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element(
+    wait(browser, 20).until(ec.text_to_be_present_in_element(
         (By.ID, "login-error"), "Wrong user name or password"))
     # the name typed is kept (it was emptied) and the cursor waits in the password
     assert browser.find_element(By.ID, "login-user").get_attribute("value") == "olivia"
@@ -56,17 +55,17 @@ def test_sign_in_see_your_name_sign_out(browser, dashboard):
     assert browser.find_element(By.ID, "account-role").text == "operator"
     # callbacks answer (their POSTs carry the CSRF token): the picker follows the URL
     browser.get(dashboard.url + "/brokers?cluster=demo")
-    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element(
+    wait(browser, 20).until(ec.text_to_be_present_in_element(
         (By.ID, "account-user"), "olivia"))
-    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR,
+    wait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR,
                                                                "#br-grid .ag-row"))
     screenshot(browser, "signed-in-brokers")
     assert console_errors(browser) == []
 
     browser.find_element(By.ID, "account-sign-out").click()
-    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    wait(browser, 20).until(ec.url_contains("/login"))
     browser.get(dashboard.url + "/")
-    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    wait(browser, 20).until(ec.url_contains("/login"))
     assert console_errors(browser) == []
     browser.get("about:blank")  # nothing of this server's left polling once it stops
 
@@ -82,12 +81,12 @@ def test_a_cookie_put_back_after_sign_out_does_not_sign_in_again(browser, dashbo
     copied = browser.get_cookie(name)
     assert "olivia" not in copied["value"]  # an opaque id, nothing of the user inside
     browser.find_element(By.ID, "account-sign-out").click()
-    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    wait(browser, 20).until(ec.url_contains("/login"))
 
     browser.delete_all_cookies()
     browser.add_cookie({"name": name, "value": copied["value"], "path": "/"})
     browser.get(dashboard.url + "/brokers")
-    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    wait(browser, 20).until(ec.url_contains("/login"))
     assert browser.find_elements(By.ID, "account-user") == []
     screenshot(browser, "replayed-cookie-after-sign-out")
     browser.get("about:blank")
@@ -100,9 +99,9 @@ def test_a_name_in_capitals_signs_in_as_the_same_user(browser, dashboard):
     browser.find_element(By.ID, "login-user").send_keys("OLIVIA")
     browser.find_element(By.ID, "login-password").send_keys(USERS["olivia"][1])
     browser.find_element(By.ID, "login-submit").click()
-    WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element(
+    wait(browser, 30).until(ec.text_to_be_present_in_element(
         (By.ID, "account-user"), "olivia"))
     assert browser.find_element(By.ID, "account-user").text == "olivia"
     browser.find_element(By.ID, "account-sign-out").click()
-    WebDriverWait(browser, 20).until(ec.url_contains("/login"))
+    wait(browser, 20).until(ec.url_contains("/login"))
     browser.get("about:blank")

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import (
     SCREENSHOTS,
@@ -22,6 +21,7 @@ from tests.e2e.conftest import (
     screenshot,
     start_dashboard,
     stop,
+    wait,
     wait_download,
 )
 from tests.integration.test_capacity_history import prometheus  # noqa: F401 (fixture)
@@ -50,8 +50,8 @@ def answer_text(driver) -> str:
 
 def test_capacity_page_knobs_and_exports(browser, dashboard, downloads):
     browser.get(dashboard.url + VIEW)
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda d: answer_text(d).startswith("By "))
+    waiter = wait(browser, 60)
+    waiter.until(lambda d: answer_text(d).startswith("By "))
     rows = browser.find_elements(By.CSS_SELECTOR, "#cap-table .ag-row")
     assert len(rows) >= 6  # 4 brokers, the cluster, the balanced cluster
     assert len(browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")) == 2
@@ -59,7 +59,7 @@ def test_capacity_page_knobs_and_exports(browser, dashboard, downloads):
     knob = browser.find_element(By.ID, "cap-add")
     knob.send_keys(Keys.CONTROL, "a")
     knob.send_keys("2", Keys.ENTER)
-    wait.until(lambda d: "add=2" in d.current_url and answer_text(d) != before)
+    waiter.until(lambda d: "add=2" in d.current_url and answer_text(d) != before)
     assert "on 6 brokers" in answer_text(browser)
     screenshot(browser, "capacity")
     assert not console_errors(browser)
@@ -71,26 +71,26 @@ def test_capacity_page_knobs_and_exports(browser, dashboard, downloads):
     browser.find_element(By.ID, "cap-export-html").click()
     html = wait_download(downloads, ".html", timeout=60)
     browser.get(html.as_uri())  # the file alone, no dashboard behind it
-    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 2)
+    waiter.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 2)
     assert "Capacity review: history" in browser.title
 
     # a limit a century off reads so (the grid took the dates for dates, and drew the
     # text as an empty cell); 2.5 brokers is refused by name, not read as 0
     browser.get(dashboard.url + VIEW + "&mbp=2000000000")
-    wait.until(lambda d: answer_text(d).startswith("By "))
+    waiter.until(lambda d: answer_text(d).startswith("By "))
     dates = [c.text for c in browser.find_elements(By.CSS_SELECTOR,
                                                    "#cap-table .ag-row [col-id=date]")]
     assert any(d.startswith("after ") for d in dates), dates
     knob = browser.find_element(By.ID, "cap-add")
     knob.send_keys(Keys.CONTROL, "a")
     knob.send_keys("2.5", Keys.ENTER)
-    wait.until(lambda d: "add brokers: give a whole number from 0 to 1,000, got 2.5"
+    waiter.until(lambda d: "add brokers: give a whole number from 0 to 1,000, got 2.5"
                in d.find_element(By.ID, "cap-banners").text)
 
     if not shutil.which("pdftoppm"):
         pytest.skip("pdftoppm (poppler-utils) is not installed")
     browser.get(dashboard.url + VIEW)
-    wait.until(lambda d: answer_text(d).startswith("By "))
+    waiter.until(lambda d: answer_text(d).startswith("By "))
     browser.find_element(By.ID, "cap-export-pdf").click()
     pdf = wait_download(downloads, ".pdf", timeout=120)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -118,9 +118,9 @@ def test_exports_show_disabled_while_the_cluster_has_no_history(browser, dashboa
     once clicked: they show disabled, say why on hover, and a click fetches nothing; the
     server still refuses the export on its own."""
     browser.get(dashboard.url + NO_HISTORY)
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda d: "Partition history" in d.find_element(By.ID, "cap-banners").text)
-    wait.until(lambda d: all(d.find_element(By.ID, i).get_attribute("aria-disabled") == "true"
+    waiter = wait(browser, 60)
+    waiter.until(lambda d: "Partition history" in d.find_element(By.ID, "cap-banners").text)
+    waiter.until(lambda d: all(d.find_element(By.ID, i).get_attribute("aria-disabled") == "true"
                              for i in EXPORTS))
     csv = browser.find_element(By.ID, "cap-export-csv")
     title = csv.get_attribute("title")
@@ -144,8 +144,8 @@ def test_exports_show_disabled_while_the_cluster_has_no_history(browser, dashboa
     console_errors(browser)
 
     browser.get(dashboard.url + VIEW)  # history: the exports are live again
-    wait.until(lambda d: answer_text(d).startswith("By "))
-    wait.until(lambda d: all(d.find_element(By.ID, i).get_attribute("aria-disabled") == "false"
+    waiter.until(lambda d: answer_text(d).startswith("By "))
+    waiter.until(lambda d: all(d.find_element(By.ID, i).get_attribute("aria-disabled") == "false"
                              for i in EXPORTS))
     assert not browser.find_element(By.ID, "cap-export-csv").get_attribute("title")
     browser.find_element(By.ID, "cap-export-csv").click()
@@ -156,7 +156,7 @@ def test_exports_show_disabled_while_the_cluster_has_no_history(browser, dashboa
 def test_monitoring_pages_link_the_incident_report_of_their_window(browser, dashboard):
     browser.get(dashboard.url + "/brokers?cluster=history&range=abs&from=2024-01-30T00%3A00"
                 "&to=2024-01-30T06%3A00")
-    link = WebDriverWait(browser, 30).until(
+    link = wait(browser, 30).until(
         lambda d: d.find_element(By.ID, "incident-report"))
     href = link.get_attribute("href")
     assert "/reports/incident.html?" in href and "range=abs" in href and "cluster=history" in href
@@ -165,15 +165,15 @@ def test_monitoring_pages_link_the_incident_report_of_their_window(browser, dash
 def test_fleet_sweep_forecasts_every_cluster_and_names_the_one_left_out(browser, dashboard,
                                                                          downloads):
     browser.get(dashboard.url + "/what-if?cluster=history&tab=sweeps")
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda d: d.find_element(By.ID, "wi-sw-kind"))
+    waiter = wait(browser, 60)
+    waiter.until(lambda d: d.find_element(By.ID, "wi-sw-kind"))
     choose(browser, "wi-sw-kind", "fleet")
-    wait.until(lambda d: d.find_element(By.ID, "wi-sw-end").is_displayed())
+    waiter.until(lambda d: d.find_element(By.ID, "wi-sw-end").is_displayed())
     assert browser.find_element(By.ID, "wi-sw-grid").get_attribute("value") == \
         "growth_pct_month=0,10; add_brokers=0,2"
     browser.find_element(By.ID, "wi-sw-end").send_keys("2024-01-30T23:00")
     browser.find_element(By.ID, "wi-sw-run").click()
-    result = WebDriverWait(browser, 300).until(
+    result = wait(browser, 300).until(
         lambda d: d.find_element(By.ID, "wi-sw-result").text
         or d.find_element(By.ID, "wi-sw-error").text)
     assert "rows in" in result, result

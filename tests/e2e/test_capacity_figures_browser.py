@@ -14,10 +14,9 @@ import subprocess
 import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from components import capacity as cap
-from tests.e2e.conftest import console_errors, start_dashboard, stop, wait_download
+from tests.e2e.conftest import console_errors, start_dashboard, stop, wait, wait_download
 from tests.e2e.test_capacity_browser import VIEW, answer_text
 from tests.servers import history_prometheus
 
@@ -64,7 +63,7 @@ def grid_rows(driver) -> list[dict[str, str]]:
 
 def test_the_grid_the_csv_and_the_pdf_say_the_same_figures(browser, dashboard, downloads):
     browser.get(dashboard.url + VIEW)
-    WebDriverWait(browser, 60).until(lambda d: answer_text(d).startswith("By "))
+    wait(browser, 60).until(lambda d: answer_text(d).startswith("By "))
     shown = grid_rows(browser)
     assert len(shown) == len(GROWTH) + 2, shown  # each broker, the cluster, spread evenly
     browser.find_element(By.ID, "cap-export-csv").click()

@@ -10,7 +10,6 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.io import save_snapshot
 from backend.twin.examples import demo_snapshot
@@ -24,6 +23,7 @@ from tests.e2e.conftest import (
     stop,
     texts_overlapping,
     type_into,
+    wait,
     wait_download,
 )
 
@@ -53,12 +53,12 @@ def dashboard(tmp_path_factory):
 
 
 def wait_for(browser, css: str, timeout: float = 20):
-    return WebDriverWait(browser, timeout).until(
+    return wait(browser, timeout).until(
         ec.presence_of_element_located((By.CSS_SELECTOR, css)))
 
 
 def wait_text(browser, css: str, text: str, timeout: float = 30):
-    WebDriverWait(browser, timeout).until(ec.text_to_be_present_in_element(
+    wait(browser, timeout).until(ec.text_to_be_present_in_element(
         (By.CSS_SELECTOR, css), text))
 
 
@@ -119,7 +119,7 @@ def test_clicking_a_broker_row_selects_it_and_the_url_keeps_it(browser, dashboar
     row = wait_for(browser, "#br-grid .ag-row[row-id='5'] .ag-cell", timeout=60)
     row.click()
     wait_text(browser, "#br-selected", "Broker 5 (rack")
-    WebDriverWait(browser, 20).until(lambda b: "broker=5" in b.current_url)
+    wait(browser, 20).until(lambda b: "broker=5" in b.current_url)
     # the link shows the same broker to whoever opens it
     browser.get(browser.current_url)
     wait_text(browser, "#br-selected", "Broker 5 (rack", timeout=60)
@@ -189,7 +189,7 @@ def test_time_range_lives_in_the_url(browser, dashboard):
     browser.get(dashboard.url + "/brokers?cluster=demo")
     wait_for(browser, "#br-grid .ag-row", timeout=60)  # the page's callbacks are live
     browser.find_element(By.CSS_SELECTOR, "#range input[value='6h']").click()
-    WebDriverWait(browser, 30).until(lambda b: "range=6h" in b.current_url)
+    wait(browser, 30).until(lambda b: "range=6h" in b.current_url)
     # the link reproduces the view: open it afresh and the control shows 6 h
     link = browser.current_url
     browser.get(link)
@@ -261,7 +261,7 @@ def test_throttle_typed_exactly_and_each_eta_says_what_it_assumes(browser, dashb
     type_into(box, "5")
     box.send_keys(Keys.ENTER)
     # the slider follows the box (log10 of 5,000,000 B/s) and the cards use the exact rate
-    WebDriverWait(browser, 30).until(lambda b: (b.find_element(
+    wait(browser, 30).until(lambda b: (b.find_element(
         By.CSS_SELECTOR, "#wi-th-rate [role=slider]").get_attribute("aria-valuenow") or "")
         .startswith("6.69"))
     wait_text(browser, "#wi-th-summary", "KIP-73's cluster-wide estimate")
@@ -278,7 +278,7 @@ def test_sweep_runs_on_spark_with_progress(browser, dashboard, downloads):
     browser.get(dashboard.url + "/what-if?tab=sweeps")
     wait_for(browser, "#wi-sw-run").click()
     # while it runs: Run is disabled, Cancel enabled, the progress bar moves
-    WebDriverWait(browser, 120).until(
+    wait(browser, 120).until(
         lambda b: b.find_element(By.ID, "wi-sw-cancel").is_enabled())
     seen = set()
     deadline = time.monotonic() + 600
@@ -333,7 +333,7 @@ def cancel_a_long_sweep(browser, url: str):
     wait_text(browser, "#wi-sw-progress-text", "Spark tasks", timeout=120)
     browser.find_element(By.ID, "wi-sw-cancel").click()
     wait_text(browser, "#wi-sw-error", "Sweep cancelled.", timeout=60)
-    WebDriverWait(browser, 20).until(lambda b: b.find_element(By.ID, "wi-sw-run").is_enabled())
+    wait(browser, 20).until(lambda b: b.find_element(By.ID, "wi-sw-run").is_enabled())
     assert browser.find_element(By.ID, "wi-sw-result").text == ""
     assert not browser.find_element(By.ID, "wi-sw-download-button").is_enabled()
     return grid
@@ -353,7 +353,7 @@ def test_quota_replay_writes_each_burst_once_and_names_the_zero_line(browser, da
     KIP-599's defaults): one labelled line names both, and no label sits on another."""
     browser.get(dashboard.url + "/what-if?tab=quota")
     wait_for(browser, "#wi-qu-run").click()
-    WebDriverWait(browser, 60).until(lambda b: any(
+    wait(browser, 60).until(lambda b: any(
         "burst" in t for t in (figure_view(b, "#wi-qu-bucket") or {}).get("annotations", [])))
     chart = figure_view(browser, "#wi-qu-bucket")
     bursts = [t for t in chart["annotations"] if t.startswith("burst")]
@@ -416,7 +416,7 @@ def test_a_chart_that_cannot_draw_says_why_in_full(browser, dashboard):
     line was cut off at both ends: "rometheus at http://127.0.0.1:9: unreachable ...")."""
     browser.get(dashboard.url + "/brokers?cluster=demo")
     for css in ("#br-bytes", "#br-lag", "#br-partitions"):
-        WebDriverWait(browser, 60).until(lambda b, css=css: any(
+        wait(browser, 60).until(lambda b, css=css: any(
             "unreachable" in n["text"] for n in (figure_view(b, css) or {}).get("notes", [])))
         chart = figure_view(browser, css)
         note = next(n for n in chart["notes"] if "unreachable" in n["text"])

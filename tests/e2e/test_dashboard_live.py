@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.twin.examples import demo_snapshot
 from tests.e2e.conftest import (
@@ -22,6 +20,7 @@ from tests.e2e.conftest import (
     sign_in,
     start_demo,
     stop_demo,
+    wait,
 )
 
 pytestmark = pytest.mark.e2e
@@ -63,7 +62,7 @@ def wait_chart(browser, css: str, predicate, timeout: float = 60) -> dict:
         seen["c"] = chart(b, css)
         return seen["c"] is not None and predicate(seen["c"])
     try:
-        WebDriverWait(browser, timeout, poll_frequency=0.2).until(ok)
+        wait(browser, timeout, poll_frequency=0.2).until(ok)
     except Exception:
         raise AssertionError(f"{css}: chart never matched, last seen {seen.get('c')}") from None
     return seen["c"]
@@ -86,7 +85,7 @@ def test_a_plan_marker_at_the_right_edge_is_drawn_whole(browser, demo):
     last hour, and its label reads leftwards instead of running off the chart."""
     browser.get(demo.url + "/?cluster=demo&range=1h")
     wait_chart(browser, "#ov-health-series", lambda c: c["traces"] > 0)
-    drawn = WebDriverWait(browser, 30, poll_frequency=0.5).until(
+    drawn = wait(browser, 30, poll_frequency=0.5).until(
         lambda b: [n for n in figure_view(b, "#ov-health-series")["notes"]
                    if n["text"] == "#1 proposed"] and figure_view(b, "#ov-health-series"))
     [label] = [n for n in drawn["notes"] if n["text"] == "#1 proposed"]
@@ -97,7 +96,7 @@ def test_the_incident_cluster_live_says_why_its_cards_are_empty(browser, demo):
     """Its metrics end at 2024-01-01 01:00: every health card says so, as the banner does,
     instead of guessing that the brokers do not export the metric."""
     browser.get(demo.url + "/?cluster=incident")
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: "metrics end at 2024-01-01 01:00 UTC" in b.find_element(
             By.ID, "ov-health").text)
     cards = browser.find_element(By.ID, "ov-health").text
@@ -107,8 +106,7 @@ def test_the_incident_cluster_live_says_why_its_cards_are_empty(browser, demo):
     browser.find_element(By.ID, "jump-to-data").click()  # the banner's link: real figures
     # the cards are drawn again as the new range's figures arrive: one found just before
     # may be gone, and is looked up afresh
-    WebDriverWait(browser, 60, poll_frequency=0.5,
-                  ignored_exceptions=(StaleElementReferenceException,)).until(
+    wait(browser, 60).until(
         lambda b: "metrics end" not in b.find_element(By.ID, "ov-health").text
         and card_value(b, "Under-replicated") not in ("", "no data"))
 
@@ -117,9 +115,9 @@ def test_the_demos_throttled_move_is_not_listed_as_leftover(browser, demo):
     """The demo scenario's move (kafka-reassign-partitions --throttle, broker 3 to 9)
     holds its throttles while it moves: shown apart, with their unit, not as leftovers."""
     browser.get(demo.url + "/?cluster=demo")
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: card_value(b, "Reassigning") not in ("", "-", "0", "no data"))
-    panel = WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    panel = wait(browser, 60, poll_frequency=0.5).until(
         lambda b: [e for e in b.find_elements(By.ID, "ov-leftovers") if "reassignment in "
                    "flight that Railyard did not start" in e.text])[0]
     apart = panel.text.split("reassignment in flight that Railyard did not start")[1]
@@ -133,7 +131,7 @@ def test_the_demos_throttled_move_is_not_listed_as_leftover(browser, demo):
 def test_every_route_on_the_live_stack_without_console_errors(browser, demo, name):
     console_errors(browser)
     browser.get(demo.url + ROUTES[name])
-    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "h1"))
+    wait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "h1"))
     if name != "what-if":  # monitoring pages: wait for their first chart with data
         first = {"overview": "#ov-health-series", "brokers": "#br-bytes",
                  "throttles": "#th-rates-series", "quotas": "#qu-tokens-series"}[name]
@@ -148,14 +146,14 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
     """The demo's move of 150 partitions under a 1 MB/s throttle shows on the overview and
     /throttles; tenant-a's quota shows on /quotas."""
     browser.get(demo.url + "/")
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: card_value(b, "Reassigning") not in ("", "-", "0", "no data"))
     assert 0 < int(card_value(browser, "Reassigning")) <= 150
     assert card_value(browser, "Throttles in force") != "0"
     browser.get(demo.url + "/throttles")
     # predicted (throttle engine, from the gateway) and observed (Prometheus) side by side;
     # the observed one, in the move's first 2 min, measuring how fast the bytes left shrink
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: all(s in b.find_element(By.ID, "th-eta").text
                       for s in ("moves at 1.00 MB/s", "Observed ETA", "MB left")))
     # both KIP-73 rates the move set (--throttle sets leader and follower) are drawn, and
@@ -167,7 +165,7 @@ def test_live_guard_rails_show_the_scenario(browser, demo):
                      "follower.replication.throttled.rate = 1 MB/s": 1e6}, rates
     browser.get(demo.url + "/quotas")
     wait_chart(browser, "#qu-tokens", lambda c: True)
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: "tenant-a" in b.find_element(By.ID, "qu-throttled-now").text)
     assert console_errors(browser) == []
 
@@ -186,7 +184,7 @@ def test_time_range_change_changes_what_the_charts_show(browser, demo):
     browser.get(demo.url + "/?cluster=incident")
     wait_chart(browser, "#ov-partitions-series", lambda c: c["traces"] == 0)
     # ... and the page says where the data is, with a link that goes there
-    jump = WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    jump = wait(browser, 60, poll_frequency=0.5).until(
         lambda b: b.find_elements(By.ID, "jump-to-data"))[0]
     assert "metrics end at 2024-01-01" in jump.find_element(By.XPATH, "..").text
     jump.click()
@@ -209,7 +207,7 @@ def test_time_range_change_changes_what_the_charts_show(browser, demo):
         "from=2024-01-01T00:00" in browser.current_url
     # every figure is of the window's end: broker 3 holds 190 of 180 at 01:00, so the
     # limit cards and bars say so, and say where they come from
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: card_value(b, "Brokers over the limit") == "1")
     bars = wait_chart(browser, "#ov-broker-bars", lambda c: c["traces"] > 0)
     assert "from Prometheus at 2024-01-01 01:00" in bars["title"], bars
@@ -264,7 +262,7 @@ def test_back_brings_the_time_control_and_charts_back_to_the_urls_window(browser
     wait_chart(browser, "#th-lag", lambda c: "last 6 h" in c["title"], 30)
     assert "range=6h" in browser.current_url
     browser.back()
-    WebDriverWait(browser, 10).until(lambda b: "range=abs" in b.current_url)
+    wait(browser, 10).until(lambda b: "range=abs" in b.current_url)
     back = wait_chart(browser, "#th-lag", lambda c: hour in c["title"] and c["traces"] > 0, 30)
     assert back["first_x"].startswith("2024-01-01"), back
     shown = browser.execute_script(RANGE_SHOWN)
@@ -272,7 +270,7 @@ def test_back_brings_the_time_control_and_charts_back_to_the_urls_window(browser
     assert (shown["from"], shown["to"]) == ("2024-01-01T00:00", "2024-01-01T01:00"), shown
     assert "range=abs" in shown["nav"] and "cluster=incident" in shown["nav"], shown
     browser.forward()  # and Forward to the 6 h again
-    WebDriverWait(browser, 10).until(lambda b: "range=6h" in b.current_url)
+    wait(browser, 10).until(lambda b: "range=6h" in b.current_url)
     wait_chart(browser, "#th-lag", lambda c: "last 6 h" in c["title"], 30)
     assert browser.execute_script(RANGE_SHOWN)["range"] == "6h"
     assert console_errors(browser) == []
@@ -315,7 +313,7 @@ def test_grids_keep_header_words_and_values_whole(browser, demo):
     try:
         browser.set_window_size(1024, 768)
         browser.get(demo.url + "/brokers?cluster=demo")
-        WebDriverWait(browser, 60, poll_frequency=0.5).until(lambda b: all(
+        wait(browser, 60, poll_frequency=0.5).until(lambda b: all(
             "B/s" in e.text for e in b.find_elements(
                 By.CSS_SELECTOR, "#br-grid .ag-center-cols-container [col-id='bytes_in']"))
             and b.find_elements(By.CSS_SELECTOR, "#br-grid .ag-row"))
@@ -324,13 +322,13 @@ def test_grids_keep_header_words_and_values_whole(browser, demo):
         screenshot(browser, "brokers-grid-1024")
         browser.find_element(By.CSS_SELECTOR, "#br-grid .ag-header-cell[col-id='headroom'] "
                                               ".ag-header-cell-label").click()
-        WebDriverWait(browser, 10).until(lambda b: b.find_elements(
+        wait(browser, 10).until(lambda b: b.find_elements(
             By.CSS_SELECTOR, "#br-grid .ag-header-cell[col-id='headroom'] .ag-icon-asc"))
         time.sleep(0.3)
         assert browser.execute_script(GRID_CUT, "#br-grid", []) == []
         browser.set_window_size(1400, 900)
         browser.get(demo.url + "/queue")  # the demo proposes plan 1 as it starts
-        WebDriverWait(browser, 60, poll_frequency=0.5).until(lambda b: b.find_elements(
+        wait(browser, 60, poll_frequency=0.5).until(lambda b: b.find_elements(
             By.CSS_SELECTOR, "#qu-grid .ag-center-cols-container .ag-row"))
         time.sleep(0.5)
         free = ["title", "schedule", "execution", "pause_reason"]

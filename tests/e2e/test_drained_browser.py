@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.model.snapshot import Snapshot
-from tests.e2e.conftest import choose, screenshot, serve_on_running_twin, sign_in, type_into
+from tests.e2e.conftest import choose, screenshot, serve_on_running_twin, sign_in, type_into, wait
 from tests.plan_helpers import api_call
 
 pytestmark = pytest.mark.e2e
@@ -64,7 +63,7 @@ def added(driver) -> set[str]:
 
 def preview(driver) -> str:
     driver.find_element(By.ID, "ra-run").click()
-    WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "ra-preview").text)
+    wait(driver, 60).until(lambda d: d.find_element(By.ID, "ra-preview").text)
     return driver.find_element(By.ID, "ra-preview").text
 
 
@@ -74,10 +73,10 @@ def test_a_balance_after_a_drain_keeps_the_broker_empty_and_an_add_takes_it_back
     browser.delete_all_cookies()
     sign_in(browser, stack, "olga", USERS["olga"][1])
     browser.get(stack + "/reassignments?cluster=retire")
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
+    wait(browser, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
     shown = preview(browser)  # the goal is balance by default
     assert f"Kept empty: broker 4, drained by plan {drained} (completed " in shown
-    WebDriverWait(browser, 60).until(  # the one move brokers 1-3 need among themselves
+    wait(browser, 60).until(  # the one move brokers 1-3 need among themselves
         lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
     # before, broker 4 was "below the band" and refilled
     assert added(browser) and "4" not in added(browser)
@@ -86,9 +85,9 @@ def test_a_balance_after_a_drain_keeps_the_broker_empty_and_an_add_takes_it_back
     choose(browser, "ra-goal", "add")
     type_into(browser.find_element(By.ID, "ra-brokers"), "4")
     browser.find_element(By.ID, "ra-run").click()
-    WebDriverWait(browser, 60).until(  # the balance's preview is still shown until then
+    wait(browser, 60).until(  # the balance's preview is still shown until then
         lambda d: "add 4:" in d.find_element(By.ID, "ra-preview").text)
-    WebDriverWait(browser, 60).until(lambda d: added(d))
+    wait(browser, 60).until(lambda d: added(d))
     shown = browser.find_element(By.ID, "ra-preview").text
     assert "Kept empty" not in shown
     assert added(browser) == {"4"}

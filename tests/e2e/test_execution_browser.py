@@ -18,7 +18,6 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
@@ -33,6 +32,7 @@ from tests.e2e.conftest import (
     signed_in_config,
     start_dashboard,
 )
+from tests.e2e.conftest import wait as shared_wait
 from tests.plan_helpers import api_call
 from tests.servers import stop
 
@@ -94,7 +94,7 @@ def propose(url: str, topic: str, count: int, replicas: list[int], throttle: int
 
 
 def wait(driver, timeout: float = 90):
-    return WebDriverWait(driver, timeout)
+    return shared_wait(driver, timeout)
 
 
 def approve(driver, url: str, plan_id: int) -> None:

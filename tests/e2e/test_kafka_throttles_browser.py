@@ -12,15 +12,14 @@ import contextlib
 import time
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.metrics.client import MetricsError
 from backend.model.snapshot import Limits
 from backend.services import monitoring
 from backend.services.cluster import ClusterSource
-from tests.e2e.conftest import console_errors, screenshot, sign_in
+from tests.e2e.conftest import console_errors, screenshot, sign_in, wait
 from tests.e2e.test_dashboard_live import card_value
 from tests.integration.test_kafka_plan_flow import (  # noqa: F401 (fixtures)
     USERS,
@@ -62,8 +61,7 @@ def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  
     try:
         browser.get(stack.dashboard.url + "/throttles?cluster=kafka")
         # a card the page redraws between finding and reading it is looked up again
-        wait = WebDriverWait(browser, 75, poll_frequency=0.5,
-                             ignored_exceptions=(StaleElementReferenceException,))
+        waiter = wait(browser, 75)
         # the page's counts are the moves in flight now (a 1 MiB partition can finish with
         # its first fetch, before the throttle bites: KIP-73 admits the first response)
         seen = []  # every distinct (s since the page was asked, in flight, cards) read
@@ -77,17 +75,17 @@ def test_throttles_page_shows_the_move_on_apache_kafka(browser, stack, topic):  
                 now[2] == f"{n} partitions"
         asked = time.monotonic()
         try:
-            wait.until(shows_the_move)
+            waiter.until(shows_the_move)
         except TimeoutException:
             raise AssertionError("the page never showed the moves in flight; seen (s, in "
                                  f"flight, ETA line, Reassigning card): {seen}") from None
         # the bars of throttled bytes/s per broker carry the rates Railyard set, by name
         for key in ("leader", "follower"):
-            wait.until(lambda b, key=key: f"{key}.replication.throttled.rate = "
+            waiter.until(lambda b, key=key: f"{key}.replication.throttled.rate = "
                        f"{THROTTLE // 1000} kB/s" in b.page_source)
         # the Predicted ETA counts from now: Prometheus' bytes behind name the new replicas
         # by the broker ids Kafka lists them on, and part of each log is copied already
-        wait.until(lambda b: "from now, for the bytes their new replicas still lack"
+        waiter.until(lambda b: "from now, for the bytes their new replicas still lack"
                    in b.find_element(By.ID, "th-eta").text)
         source = ClusterSource("kafka", None, Limits(), gateway=stack.gw)
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.services import plan_preview, plans
 from backend.store.store import open_store
-from tests.e2e.conftest import screenshot, serve_on_twin
+from tests.e2e.conftest import screenshot, serve_on_twin, wait
 from tests.plan_helpers import APPROVER, OPERATOR, moves, orders_cluster
 
 pytestmark = pytest.mark.e2e
@@ -38,9 +37,9 @@ def dashboard(tmp_path_factory):
 
 def test_a_long_title_without_spaces_wraps_on_the_plan_page(browser, dashboard):
     browser.get(f"{dashboard.url}/plans/{dashboard.plan_id}")
-    heading = WebDriverWait(browser, 60).until(
+    heading = wait(browser, 60).until(
         lambda d: [h for h in d.find_elements(By.TAG_NAME, "h1") if TITLE[:20] in h.text])[0]
-    WebDriverWait(browser, 30).until(lambda d: "y" * 40 in d.page_source)  # the decisions
+    wait(browser, 30).until(lambda d: "y" * 40 in d.page_source)  # the decisions
     screenshot(browser, "plan-long-title")
     page_width, view_width = browser.execute_script(
         "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from dashboard import ids
 from dashboard.shell import NAV_ITEMS
@@ -19,6 +18,7 @@ from tests.e2e.conftest import (
     screenshot,
     sign_in,
     twin_clusters_dashboard,
+    wait,
 )
 
 pytestmark = pytest.mark.e2e
@@ -58,7 +58,7 @@ def test_the_nav_fits_a_laptop_s_window(browser, dashboard, width, rows, header_
     try:
         browser.set_window_size(width, 900)
         browser.get(dashboard.url + "/?cluster=east")
-        WebDriverWait(browser, 60).until(lambda d: [
+        wait(browser, 60).until(lambda d: [
             e for e in d.find_elements(By.ID, ids.nav_link("Plans"))
             if e.text == "Plans (1 for you)"])
         drawn = browser.execute_script(NAV_DRAWN)

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.metrics.dialects import STRIMZI
 from backend.model.io import save_snapshot
 from backend.twin.examples import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop
+from tests.e2e.conftest import console_errors, screenshot, start_dashboard, stop, wait
 from tests.servers import history_prometheus
 
 pytestmark = pytest.mark.e2e
@@ -62,7 +61,7 @@ def test_reassigning_count_shows_when_the_bytes_figures_do_not(browser, dashboar
     browser.get("about:blank")  # off an earlier module's (stopped) dashboard, and drain
     console_errors(browser)  # what its page logged
     browser.get(f"{dashboard.url}/throttles?cluster=partial&{WINDOW}")
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: b.find_elements(By.CSS_SELECTOR, "#th-eta .card"))
     value, note = card(browser, "Reassigning")
     assert value == f"{sum(MOVING.values()):,} partitions", (value, note)  # 150
@@ -71,7 +70,7 @@ def test_reassigning_count_shows_when_the_bytes_figures_do_not(browser, dashboar
     assert eta == "no data" and "bytes replicas still have to copy" in why, (eta, why)
     # the overview's count is the same answer
     browser.get(f"{dashboard.url}/?cluster=partial&{WINDOW}")
-    WebDriverWait(browser, 60, poll_frequency=0.5).until(
+    wait(browser, 60, poll_frequency=0.5).until(
         lambda b: b.find_elements(By.CSS_SELECTOR, "#ov-health .card"))
     assert card(browser, "Reassigning")[0] == "150"
     # a figure this Prometheus has no series for says so instead of "-"

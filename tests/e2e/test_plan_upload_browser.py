@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.twin.examples import demo_snapshot
-from tests.e2e.conftest import screenshot, serve_on_twin, sign_in, signed_in_config
+from tests.e2e.conftest import screenshot, serve_on_twin, sign_in, signed_in_config, wait
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +37,7 @@ def dashboard(tmp_path_factory):
 
 def upload(driver, dashboard, path: Path | None = None) -> None:
     driver.get(dashboard.url + "/reassignments?cluster=demo")
-    WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
+    wait(driver, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
     driver.find_element(By.CSS_SELECTOR, "#ra-upload input[type=file]").send_keys(
         str(path or dashboard.plan_file))
 
@@ -47,11 +46,11 @@ def test_an_operator_uploads_and_previews(browser, dashboard):
     browser.delete_all_cookies()
     sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
     upload(browser, dashboard)
-    WebDriverWait(browser, 30).until(
+    wait(browser, 30).until(
         lambda d: d.find_element(By.ID, "ra-upload-name").text == "uploaded: plan.json")
     assert len(list(dashboard.uploads.glob("upload-*.json"))) == 1  # on disk
     browser.find_element(By.ID, "ra-run").click()
-    WebDriverWait(browser, 60).until(
+    wait(browser, 60).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-grid .ag-row"))
     assert "Replica moves" in browser.find_element(By.ID, "plan-cards").text
     # a size in three figures, as the cards write sizes ("15.6 MB", not "15,593,712")
@@ -66,7 +65,7 @@ def test_a_viewer_is_told_why_they_cannot_upload(browser, dashboard):
     sign_in(browser, dashboard.url, "vera", USERS["vera"][1])
     kept = set(dashboard.uploads.glob("upload-*.json"))
     upload(browser, dashboard)
-    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
+    wait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
     assert browser.find_element(By.ID, "ra-error").text.startswith(
         "upload: the viewer role may not propose: it needs the operator or admin role")
     assert browser.find_element(By.ID, "ra-upload-name").text == ""
@@ -82,12 +81,12 @@ def test_a_file_not_named_json_is_read_not_silently_dropped(browser, dashboard, 
     saved = tmp_path / "plan.txt"  # e.g. a plan saved from kafka-reassign-partitions' output
     saved.write_text(dashboard.plan_file.read_text())
     upload(browser, dashboard, saved)
-    WebDriverWait(browser, 30).until(
+    wait(browser, 30).until(
         lambda d: d.find_element(By.ID, "ra-upload-name").text == "uploaded: plan.txt")
     notes = tmp_path / "notes.log"
     notes.write_text("Current partition replica assignment\n")
     upload(browser, dashboard, notes)
-    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
+    wait(browser, 30).until(lambda d: d.find_element(By.ID, "ra-error").text)
     assert browser.find_element(By.ID, "ra-error").text == "notes.log: not a JSON file"
 
 
@@ -97,17 +96,17 @@ def test_the_form_shows_the_fields_of_the_chosen_source(browser, dashboard):
     browser.delete_all_cookies()
     sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
     browser.get(dashboard.url + "/reassignments?cluster=demo")
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
+    wait(browser, 60).until(lambda d: d.find_elements(By.ID, "ra-run"))
 
     def shown(element_id: str) -> bool:
         return browser.find_element(By.ID, element_id).is_displayed()
 
-    WebDriverWait(browser, 10).until(lambda _d: shown("ra-goal") and not shown("ra-upload"))
+    wait(browser, 10).until(lambda _d: shown("ra-goal") and not shown("ra-upload"))
     browser.find_element(By.CSS_SELECTOR, "#ra-source input[value='upload']").click()
-    WebDriverWait(browser, 10).until(lambda _d: shown("ra-upload") and not shown("ra-goal"))
+    wait(browser, 10).until(lambda _d: shown("ra-upload") and not shown("ra-goal"))
     assert not shown("ra-brokers") and not shown("ra-threshold")
     browser.find_element(By.CSS_SELECTOR, "#ra-source input[value='generate']").click()
-    WebDriverWait(browser, 10).until(lambda _d: shown("ra-goal") and not shown("ra-upload"))
+    wait(browser, 10).until(lambda _d: shown("ra-goal") and not shown("ra-upload"))
     upload(browser, dashboard)  # a file chosen while "generate" was on switches to it
-    WebDriverWait(browser, 30).until(lambda _d: shown("ra-upload") and not shown("ra-goal"))
+    wait(browser, 30).until(lambda _d: shown("ra-upload") and not shown("ra-goal"))
     assert browser.find_element(By.ID, "ra-upload-name").text == "uploaded: plan.json"

@@ -11,10 +11,16 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.twin.examples import demo_snapshot
-from tests.e2e.conftest import console_errors, screenshot, serve_on_twin, sign_in, signed_in_config
+from tests.e2e.conftest import (
+    console_errors,
+    screenshot,
+    serve_on_twin,
+    sign_in,
+    signed_in_config,
+    wait,
+)
 from tests.plan_helpers import api_call
 
 pytestmark = pytest.mark.e2e
@@ -42,36 +48,36 @@ def test_an_approver_finds_the_plan_that_waits_for_them(browser, dashboard):
     browser.delete_all_cookies()
     console_errors(browser)
     sign_in(browser, dashboard.url, "olga", USERS["olga"][1])
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "nav-plans"))
+    wait(browser, 60).until(lambda d: d.find_elements(By.ID, "nav-plans"))
     assert nav_plans(browser) == "Plans"  # her own plan waits for someone else
 
     browser.delete_all_cookies()
     sign_in(browser, dashboard.url, "arne", USERS["arne"][1])
-    WebDriverWait(browser, 60).until(lambda d: nav_plans(d) == "Plans (1 for you)")
+    wait(browser, 60).until(lambda d: nav_plans(d) == "Plans (1 for you)")
     browser.find_element(By.ID, "nav-plans").click()
-    WebDriverWait(browser, 60).until(ec.url_contains("/plans"))
+    wait(browser, 60).until(ec.url_contains("/plans"))
     main = browser.find_element(By.CSS_SELECTOR, "main")
-    WebDriverWait(browser, 60).until(
+    wait(browser, 60).until(
         lambda d: "Waiting for your approval (1)" in main.text)
     screenshot(browser, "plans-list-waiting")
     browser.find_element(By.LINK_TEXT, f"#{plan['id']}").click()
-    WebDriverWait(browser, 60).until(ec.url_matches(rf"/plans/{plan['id']}$"))
-    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "pv-approve")
+    wait(browser, 60).until(ec.url_matches(rf"/plans/{plan['id']}$"))
+    wait(browser, 60).until(lambda d: d.find_element(By.ID, "pv-approve")
                                      .is_displayed())
     browser.find_element(By.ID, "pv-approve").click()
-    WebDriverWait(browser, 60).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
+    wait(browser, 60).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
                                                                       "approved"))
     browser.find_element(By.ID, "nav-plans").click()
-    WebDriverWait(browser, 60).until(lambda d: "No plan waits for your approval"
+    wait(browser, 60).until(lambda d: "No plan waits for your approval"
                                      in d.find_element(By.CSS_SELECTOR, "main").text)
     assert nav_plans(browser) == "Plans"
     # the filter is the URL: approved plans only, then proposed ones (none left)
     browser.find_element(By.LINK_TEXT, "approved").click()
-    WebDriverWait(browser, 60).until(ec.url_contains("/plans?state=approved"))
-    WebDriverWait(browser, 60).until(
+    wait(browser, 60).until(ec.url_contains("/plans?state=approved"))
+    wait(browser, 60).until(
         lambda d: "Approved plans (newest 1)" in d.find_element(By.CSS_SELECTOR, "main").text)
     browser.get(dashboard.url + "/plans?state=proposed")
-    WebDriverWait(browser, 60).until(
+    wait(browser, 60).until(
         lambda d: "No proposed plans." in d.find_element(By.CSS_SELECTOR, "main").text)
     assert api_call(api, "arne", USERS["arne"][1], "GET",
                     f"/plans/{plan['id']}")["state"] == "approved"

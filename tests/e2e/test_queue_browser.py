@@ -14,7 +14,6 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import (
     choose,
@@ -23,6 +22,7 @@ from tests.e2e.conftest import (
     screenshot,
     sign_in,
     twin_clusters_dashboard,
+    wait,
 )
 from tests.e2e.test_dashboard_live import GRID_CUT
 from tests.plan_helpers import api_call
@@ -71,7 +71,7 @@ def titles(driver) -> list[str]:
 
 
 def wait_titles(driver, expected: set[str]) -> None:
-    WebDriverWait(driver, 30).until(lambda d: set(titles(d)) == expected,
+    wait(driver, 30).until(lambda d: set(titles(d)) == expected,
                                     f"rows shown are not {expected}")
 
 
@@ -88,7 +88,7 @@ def test_filters_needs_my_approval_sort_and_the_url(browser, dashboard):
     console_errors(browser)
     sign_in(browser, dashboard.url, "ada", USERS["ada"][1])
     browser.find_element(By.ID, "nav-queue").click()
-    WebDriverWait(browser, 60).until(ec.url_matches(r"/queue$"))
+    wait(browser, 60).until(ec.url_matches(r"/queue$"))
     wait_titles(browser, {"east-1", "west-1", "west-ada"})
     rows = shown(browser)
     east = rows[str(plans["east-1"]["id"])]
@@ -114,7 +114,7 @@ def test_filters_needs_my_approval_sort_and_the_url(browser, dashboard):
     wait_titles(browser, {"east-1", "west-1", "west-ada"})
     # a state with none
     choose(browser, "qu-state", "approved")
-    WebDriverWait(browser, 30).until(lambda d: titles(d) == [])
+    wait(browser, 30).until(lambda d: titles(d) == [])
     assert query(browser) == {"state": ["approved"]}
     choose(browser, "qu-state", "proposed")
     wait_titles(browser, {"east-1", "west-1", "west-ada"})
@@ -122,10 +122,10 @@ def test_filters_needs_my_approval_sort_and_the_url(browser, dashboard):
     # sorted by title, ascending: the URL says so, and the link beside the filters
     header = browser.find_element(By.CSS_SELECTOR, ".ag-header-cell[col-id='title']")
     header.find_element(By.CSS_SELECTOR, ".ag-header-cell-label").click()
-    WebDriverWait(browser, 30).until(lambda d: query(d).get("sort") == ["title"])
+    wait(browser, 30).until(lambda d: query(d).get("sort") == ["title"])
     assert titles(browser) == ["east-1", "west-1", "west-ada"]
     header.find_element(By.CSS_SELECTOR, ".ag-header-cell-label").click()
-    WebDriverWait(browser, 30).until(lambda d: query(d).get("sort") == ["-title"])
+    wait(browser, 30).until(lambda d: query(d).get("sort") == ["-title"])
     assert titles(browser) == ["west-ada", "west-1", "east-1"]
     link = browser.find_element(By.ID, "qu-link").get_attribute("href")
     assert parse_qs(urlparse(link).query) == {"state": ["proposed"], "sort": ["-title"]}
@@ -161,12 +161,12 @@ def test_the_overview_links_to_its_cluster_s_entries(browser, dashboard):
     browser.delete_all_cookies()
     sign_in(browser, dashboard.url, "arne", USERS["arne"][1])
     browser.get(dashboard.url + "/?cluster=east")
-    link = WebDriverWait(browser, 60).until(
+    link = wait(browser, 60).until(
         lambda d: [e for e in d.find_elements(By.ID, "ov-queue") if "proposed" in e.text])[0]
     assert link.text.startswith("east's plans in the queue (")
     link.click()
-    WebDriverWait(browser, 60).until(ec.url_contains("/queue?cluster=east"))
-    WebDriverWait(browser, 30).until(lambda d: titles(d))
+    wait(browser, 60).until(ec.url_contains("/queue?cluster=east"))
+    wait(browser, 30).until(lambda d: titles(d))
     assert {r["cluster"] for r in shown(browser).values()} == {"east"}
     # the navigation's Queue is the whole fleet's, whichever cluster the page showed
     assert browser.find_element(By.ID, "nav-queue").get_attribute("href") \
@@ -190,7 +190,7 @@ def fits(driver, what: str) -> dict:
     """Wait until the queue grid shows every value whole and neither it nor the page
     scrolls sideways (its columns follow its width once drawn); what it shows."""
     try:
-        WebDriverWait(driver, 10, poll_frequency=0.2).until(
+        wait(driver, 10, poll_frequency=0.2).until(
             lambda d: d.execute_script(GRID_CUT, "#qu-grid", FREE) == []
             and d.execute_script("const p = document.documentElement;"
                                  "return p.scrollWidth <= p.clientWidth"))
@@ -215,7 +215,7 @@ def test_the_queue_fits_a_1024_px_window(browser, dashboard):
     try:
         browser.set_window_size(1024, 900)
         browser.get(dashboard.url + "/queue")
-        WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, row))
+        wait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, row))
         narrow = fits(browser, "at 1024 px")
         assert set(DECIDED_BY) <= set(narrow["columns"]), narrow
         assert "kind" not in narrow["columns"], narrow
@@ -225,7 +225,7 @@ def test_the_queue_fits_a_1024_px_window(browser, dashboard):
         screenshot(browser, "queue-1024")
         ActionChains(browser).move_to_element(browser.find_element(
             By.CSS_SELECTOR, f"{row} [col-id='title']")).perform()
-        tip = WebDriverWait(browser, 10).until(lambda d: [
+        tip = wait(browser, 10).until(lambda d: [
             e.text for e in d.find_elements(By.CSS_SELECTOR, ".ag-tooltip") if e.text])[0]
         assert tip.splitlines()[0] == title
         assert {"kind: reassignment", "window: \u2014", "still needed: 1"} \

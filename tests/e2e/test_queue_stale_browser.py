@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import (
     console_errors,
@@ -17,6 +16,7 @@ from tests.e2e.conftest import (
     sign_in,
     signed_in_config,
     twin_snapshot,
+    wait,
 )
 from tests.plan_helpers import api_call
 
@@ -41,18 +41,18 @@ def test_a_stale_plan_is_marked_in_the_queue_and_counted_apart_in_the_nav(browse
         browser.get(d.url + "/queue")
         title = f".ag-center-cols-container .ag-row[row-id='{shrink['id']}'] [col-id='title']"
         # the dashboard's cached read of the cluster is seconds old at most: a refresh shows it
-        WebDriverWait(browser, 60).until(lambda b: [
+        wait(browser, 60).until(lambda b: [
             e.text for e in b.find_elements(By.CSS_SELECTOR, title)] == ["stale: shrink it"])
         ActionChains(browser).move_to_element(
             browser.find_element(By.CSS_SELECTOR, title)).perform()
-        tip = WebDriverWait(browser, 10).until(lambda b: [
+        tip = wait(browser, 10).until(lambda b: [
             e.text for e in b.find_elements(By.CSS_SELECTOR, ".ag-tooltip") if e.text])[0]
         assert tip.splitlines()[1] == (
             f"cluster east changed since plan {shrink['id']} was proposed: {topic} "
             f"partition count {count} -> {count + 1}: re-propose"), tip
         assert "1 needs your approval; 1 stale" in browser.find_element(By.ID, "qu-count").text
         browser.get(d.url + "/queue?mine=1")
-        WebDriverWait(browser, 60).until(lambda b: [
+        wait(browser, 60).until(lambda b: [
             e.text for e in b.find_elements(By.CSS_SELECTOR, ".ag-row [col-id='title']")]
             == ["move it"])
         assert browser.find_element(By.ID, "nav-plans").text == "Plans (1 for you, 1 stale)"

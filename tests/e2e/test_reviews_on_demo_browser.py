@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.e2e.conftest import (
     choose,
@@ -23,6 +22,7 @@ from tests.e2e.conftest import (
     sign_in,
     start_demo,
     stop_demo,
+    wait,
     wait_download,
 )
 
@@ -52,8 +52,8 @@ def status_text(driver) -> str:
 
 def test_the_demo_holds_a_capacity_review(browser, demo, downloads):
     browser.get(demo.url + "/capacity?cluster=demo")
-    wait = WebDriverWait(browser, 90)
-    wait.until(lambda d: answer_text(d).startswith("By "))
+    waiter = wait(browser, 90)
+    waiter.until(lambda d: answer_text(d).startswith("By "))
     rows = browser.find_elements(By.CSS_SELECTOR, "#cap-table .ag-center-cols-container .ag-row")
     days = [r.find_element(By.CSS_SELECTOR, "[col-id='days']").text for r in rows]
     assert len(rows) >= 10  # 9 brokers, the cluster, the balanced cluster
@@ -68,27 +68,27 @@ def test_the_demo_holds_a_capacity_review(browser, demo, downloads):
         browser.find_element(By.ID, link).click()
         got = wait_download(downloads, suffix, timeout=120)
         assert got.name.startswith("capacity-demo-") and got.stat().st_size > 1000
-        wait.until(lambda d: "saved as capacity-demo-" in status_text(d))
+        waiter.until(lambda d: "saved as capacity-demo-" in status_text(d))
     assert wait_download(downloads, ".csv").read_text().startswith("# Cluster: demo")
 
 
 def test_a_failed_export_says_why_on_the_page(browser, demo, downloads):
     browser.get(demo.url + "/capacity?cluster=incident")  # one recorded hour, no days
-    wait = WebDriverWait(browser, 60)
+    waiter = wait(browser, 60)
     # too short a history: an amber caveat (116a8a6), not a red alarm
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#cap-banners .banner-warning"))
+    waiter.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#cap-banners .banner-warning"))
     assert not browser.find_elements(By.CSS_SELECTOR, "#cap-banners .banner-error")
     titles = browser.execute_script(TITLES)
     assert titles == ["Partition replicas in the cluster", "Partition replicas per broker"]
     link = browser.find_element(By.ID, "cap-export-csv")
     # the page knows the export would be refused: the link is shown disabled, and why
-    wait.until(lambda _d: link.get_attribute("aria-disabled") == "true")
+    waiter.until(lambda _d: link.get_attribute("aria-disabled") == "true")
     assert "has no partition counts from" in link.get_attribute("title")
     # a page drawn while the forecast still worked (the history gone since): the server
     # refuses the export on its own, and the page says why where the click was
     browser.execute_script("arguments[0].setAttribute('aria-disabled', 'false')", link)
     link.click()
-    wait.until(lambda d: "CSV export failed: " in status_text(d))
+    waiter.until(lambda d: "CSV export failed: " in status_text(d))
     assert "has no partition counts from" in status_text(browser)
     status = browser.find_element(By.ID, "cap-export-status")
     assert status.get_attribute("role") == "alert" and "banner-error" in \
@@ -101,12 +101,12 @@ def test_a_failed_export_says_why_on_the_page(browser, demo, downloads):
 
 def test_the_fleet_sweep_forecasts_the_demo_from_its_history(browser, demo):
     browser.get(demo.url + "/what-if?cluster=demo&tab=sweeps")
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda d: d.find_element(By.ID, "wi-sw-kind"))
+    waiter = wait(browser, 60)
+    waiter.until(lambda d: d.find_element(By.ID, "wi-sw-kind"))
     choose(browser, "wi-sw-kind", "fleet")
-    wait.until(lambda d: d.find_element(By.ID, "wi-sw-end").is_displayed())
+    waiter.until(lambda d: d.find_element(By.ID, "wi-sw-end").is_displayed())
     browser.find_element(By.ID, "wi-sw-run").click()
-    result = WebDriverWait(browser, 400).until(
+    result = wait(browser, 400).until(
         lambda d: d.find_element(By.ID, "wi-sw-result").text
         or d.find_element(By.ID, "wi-sw-error").text)
     assert "rows in" in result, result
@@ -127,7 +127,7 @@ FETCH = ("const r = await fetch(arguments[0]); return [r.status, r.headers.get('
 
 def test_the_incident_report_of_the_recorded_hour(browser, demo, tmp_path):
     browser.get(demo.url + "/brokers?" + INCIDENT)
-    link = WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "incident-report"))
+    link = wait(browser, 60).until(lambda d: d.find_element(By.ID, "incident-report"))
     href = link.get_attribute("href")
     status, kind, disposition, page = browser.execute_script(FETCH, href)
     assert (status, kind) == (200, "text/html; charset=utf-8")
@@ -141,7 +141,7 @@ def test_the_incident_report_of_the_recorded_hour(browser, demo, tmp_path):
     saved = tmp_path / "incident.html"
     saved.write_text(page)
     browser.get(saved.as_uri())  # the file as a postmortem attaches it: no dashboard behind
-    WebDriverWait(browser, 60).until(
+    wait(browser, 60).until(
         lambda d: len(d.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")) >= 9)
     text = browser.find_element(By.TAG_NAME, "body").text
     headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]

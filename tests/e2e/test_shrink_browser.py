@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.services import plan_preview
 from backend.services import plans as plan_service
@@ -28,6 +27,7 @@ from tests.e2e.conftest import (
     signed_in_config,
     start_dashboard,
     stop,
+    wait,
 )
 
 pytestmark = pytest.mark.e2e
@@ -93,22 +93,22 @@ def test_execute_a_shrink_and_watch_its_stage_advance(browser, world):
     console_errors(browser)  # drop what earlier tests' pages logged in this browser
     sign_in(browser, d.url, "olga", "o-pass-1")
     browser.get(f"{d.url}/plans/{plan_id}")
-    wait = WebDriverWait(browser, 60)
-    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "approved")
+    waiter = wait(browser, 60)
+    waiter.until(lambda b: b.find_element(By.ID, "pv-state").text == "approved")
     assert "implements the delete-partitions KIP" in browser.find_element(
         By.ID, "pv-execution").text
     browser.find_element(By.ID, "pv-execute").click()
-    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "executing")
-    wait.until(lambda b: "stage ReadOnly" in progress_text(b))
+    waiter.until(lambda b: b.find_element(By.ID, "pv-state").text == "executing")
+    waiter.until(lambda b: "stage ReadOnly" in progress_text(b))
     assert "removed partitions: ReadOnly 4" in progress_text(browser)
     assert "next: None in" in progress_text(browser)
     assert twin.partition_modes(topic)[-4:] == ["ReadOnly"] * 4
     screenshot(browser, "shrink-read-only")
     twin.advance(300)  # the controller's check at 300 s: the delay (60 s) is over
-    wait.until(lambda b: "stage None" in progress_text(b))
+    waiter.until(lambda b: "stage None" in progress_text(b))
     assert "removed partitions: None 4" in progress_text(browser)
     twin.advance(1)  # every broker deleted its replicas
-    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
+    waiter.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
     assert "stage Removed" in progress_text(browser)
     assert twin.snap.topic_partition_count(t) == before - 4
     assert console_errors(browser) == []

@@ -7,9 +7,8 @@ only once the cluster no longer has it) and the plan completes."""
 from __future__ import annotations
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from backend.twin.cluster import TwinSettings
 from tests.e2e.conftest import (
@@ -20,6 +19,7 @@ from tests.e2e.conftest import (
     shown_text,
     sign_in,
     slow_timer_answers,
+    wait,
 )
 from tests.e2e.test_shrink_browser import approved_shrink, served_twin_dashboard
 
@@ -51,18 +51,18 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
     console_errors(browser)  # drop what earlier tests' pages logged in this browser
     sign_in(browser, d.url, "olga", "o-pass-1")
     browser.get(f"{d.url}/plans/{plan_id}")
-    wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
-    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "approved")
+    waiter = wait(browser, 60)
+    waiter.until(lambda b: b.find_element(By.ID, "pv-state").text == "approved")
     assert "cannot delete partitions" in browser.find_element(By.ID, "pv-execution").text
     browser.find_element(By.ID, "pv-execute").click()
-    wait.until(lambda b: b.find_element(By.ID, "pv-exec-result").text.startswith("Refused"))
+    waiter.until(lambda b: b.find_element(By.ID, "pv-exec-result").text.startswith("Refused"))
     assert browser.find_element(By.ID, "pv-exec-result").text == (
         f"Refused: cluster 'demo' cannot delete partitions (Apache Kafka has no "
         f"DeletePartitions API): run the migration to '{topic}.p{keep}' instead")
     assert browser.find_element(By.ID, "pv-state").text == "approved"
     browser.find_element(By.ID, "pv-migrate").click()
-    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "executing")
-    wait.until(lambda b: "1 of 4 steps done" in b.find_element(By.ID, "pv-progress").text)
+    waiter.until(lambda b: b.find_element(By.ID, "pv-state").text == "executing")
+    waiter.until(lambda b: "1 of 4 steps done" in b.find_element(By.ID, "pv-progress").text)
     assert twin.snap.has_topic(f"{topic}.p{keep}")
     assert ticked(browser) == [True, False, False, False]
     screenshot(browser, "shrink-migration-checklist")
@@ -75,25 +75,25 @@ def test_refused_then_the_migration_checked_off_step_by_step(browser, world):
                "Kafka's ListGroups and OffsetFetch)",
             4: "confirmed: the topic is gone"}
     for step in (2, 3, 4):
-        wait.until(lambda b, s=step: next_step(b).is_displayed() and next_step(b).text
+        waiter.until(lambda b, s=step: next_step(b).is_displayed() and next_step(b).text
                    == f"Step {s} is done: check it off")
         if step == 4:  # the old topic is still there: refused, nothing ticked, then deleted
             click_during_a_refresh(browser, next_step)
-            wait.until(lambda b: b.find_element(By.ID, "pv-check-result").text.startswith(
+            waiter.until(lambda b: b.find_element(By.ID, "pv-check-result").text.startswith(
                 f"Refused: step 4: topic '{topic}' is still on cluster demo: delete it"))
             refreshes_landed(browser)  # a refresh out at the clicks draws no older steps
             assert ticked(browser) == [True, True, True, False]
             twin.delete_topics([topic])
         click_during_a_refresh(browser, next_step)
         try:
-            wait.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text
+            waiter.until(lambda b, s=step: b.find_element(By.ID, "pv-check-result").text
                        == f"Done: step {s} checked off ({said[s]}).")
         except TimeoutException:  # what the page showed instead
             raise AssertionError(
                 f"no answer to step {step}'s click; result "
                 f"{shown_text(browser, 'pv-check-result')!r}, steps done {ticked(browser)}, "
                 f"progress {shown_text(browser, 'pv-progress')!r}") from None
-        wait.until(lambda b, s=step: ticked(b) == [n <= s for n in (1, 2, 3, 4)])
-    wait.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
-    wait.until(lambda b: ticked(b) == [True] * 4 and not next_step(b).is_displayed())
+        waiter.until(lambda b, s=step: ticked(b) == [n <= s for n in (1, 2, 3, 4)])
+    waiter.until(lambda b: b.find_element(By.ID, "pv-state").text == "completed")
+    waiter.until(lambda b: ticked(b) == [True] * 4 and not next_step(b).is_displayed())
     assert console_errors(browser) == []
