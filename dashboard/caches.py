@@ -23,7 +23,7 @@ def cache_config(settings: CacheSettings) -> dict:
     common = {"CACHE_DEFAULT_TIMEOUT": settings.default_timeout,
               "CACHE_KEY_PREFIX": KEY_PREFIX}
     if settings.type == "redis":
-        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
+        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.client_url(),
                 "CACHE_OPTIONS": dict(REDIS_TIMEOUTS)}
     return {**common, "CACHE_TYPE": "SimpleCache", "CACHE_THRESHOLD": MAX_ENTRIES}
 

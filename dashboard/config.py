@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -102,9 +102,21 @@ REDIS_TIMEOUTS = {"socket_timeout": 3.0, "socket_connect_timeout": 3.0}
 @dataclass(frozen=True)
 class CacheSettings:
     type: str = "simple"
-    redis_url: str | None = None
+    redis_url: str | None = None  # as configured: no password in it
     default_timeout: int = 10  # seconds; Prometheus answers are short-lived
     background_dir: str = "var/dashboard-cache"  # diskcache for background callbacks
+    redis_password: str | None = field(default=None, repr=False)  # read from its secret
+
+    def client_url(self) -> str | None:
+        """``redis_url`` with the password in it (quoted, after the ACL user if any), for
+        the Redis clients only: never shown or logged."""
+        if self.redis_url is None or self.redis_password is None:
+            return self.redis_url
+        parts = urlsplit(self.redis_url)
+        user = quote(parts.username or "", safe="")
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(
+            netloc=f"{user}:{quote(self.redis_password, safe='')}@{host}"))
 
 
 @dataclass(frozen=True)
@@ -439,15 +451,21 @@ def _quota(node: _Node) -> QuotaSettings:
 def _cache(node: _Node | None) -> CacheSettings:
     if node is None:
         return CacheSettings()
-    node.only("type", "redis_url", "default_timeout", "background_dir")
+    node.only("type", "redis_url", "redis_password", "default_timeout", "background_dir")
     kind = node.choice("type", CACHE_TYPES, default="simple")
     redis_url = node.str("redis_url")
     if kind == "redis" and not redis_url:
         raise BadInput(f"{node.where('redis_url')}: required when type is redis "
                        f"(e.g. redis://127.0.0.1:6379/0)")
+    if redis_url is not None and urlsplit(redis_url).password is not None:
+        raise BadInput(f"{node.where('redis_url')}: no password in the URL (a secret never "
+                       f"goes in the config); give redis_password: {{file|env}}")
+    secret = node.value.get("redis_password")
     return CacheSettings(kind, redis_url,
                          node.int("default_timeout", default=10, minimum=0),
-                         node.str("background_dir") or CacheSettings.background_dir)
+                         node.str("background_dir") or CacheSettings.background_dir,
+                         None if secret is None
+                         else parse_secret(secret, node.where("redis_password")).read())
 
 
 def _server(node: _Node | None) -> ServerSettings:

@@ -72,7 +72,7 @@ class ThreadJobManager(DiskcacheManager):
 def manager(settings: CacheSettings) -> ThreadJobManager | CeleryManager:
     """Threads of this process by default; Celery workers when Redis is configured."""
     if settings.type == "redis":
-        return CeleryManager(celery_app(settings.redis_url))
+        return CeleryManager(celery_app(settings.client_url()))
     Path(settings.background_dir).mkdir(mode=0o700, parents=True, exist_ok=True)  # job results
     return ThreadJobManager(diskcache.Cache(settings.background_dir))
 
@@ -102,7 +102,7 @@ def _redis(url: str):
 def request_cancel(settings: CacheSettings, token: str) -> None:
     key = f"railyard:cancel:{token}"
     if settings.type == "redis":
-        _redis(settings.redis_url).set(key, 1, ex=CANCEL_TTL_SECONDS)
+        _redis(settings.client_url()).set(key, 1, ex=CANCEL_TTL_SECONDS)
     else:
         _flags(settings.background_dir).set(key, True, expire=CANCEL_TTL_SECONDS)
 
@@ -110,7 +110,7 @@ def request_cancel(settings: CacheSettings, token: str) -> None:
 def cancel_requested(settings: CacheSettings, token: str) -> bool:
     key = f"railyard:cancel:{token}"
     if settings.type == "redis":
-        return bool(_redis(settings.redis_url).exists(key))
+        return bool(_redis(settings.client_url()).exists(key))
     return bool(_flags(settings.background_dir).get(key, False))
 
 

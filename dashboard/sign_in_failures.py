@@ -132,5 +132,5 @@ class SharedSignInFailures:
 def counter(cache: CacheSettings) -> Failures:
     """Shared through the cache's Redis when there is one, else this process's own."""
     if cache.type == "redis":  # the config requires its redis_url
-        return SharedSignInFailures(cache.redis_url)
+        return SharedSignInFailures(cache.client_url())
     return FailedSignIns()

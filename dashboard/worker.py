@@ -24,7 +24,7 @@ def run_worker(config: DashboardConfig, concurrency: int = 4,
     create_app(config)  # registers the pages' background callbacks as Celery tasks
     if warm_spark_session:
         warm_spark(config)
-    jobs.celery_app(config.cache.redis_url).worker_main([
+    jobs.celery_app(config.cache.client_url()).worker_main([
         "worker", "--pool=threads", f"--concurrency={concurrency}", "--loglevel=INFO",
         "--without-gossip", "--without-mingle", f"--hostname=railyard@{socket.gethostname()}",
     ])

@@ -2,6 +2,8 @@
 # Secrets for docker-compose.yml under deploy/secrets/ (git-ignored), made once: an
 # existing file is kept, so re-running never changes a password the volumes hold.
 # - postgres-password: the plan store's database password;
+# - redis-password, redis.conf: the password Redis asks for (its requirepass) and the
+#   config file that sets it;
 # - users: "name role password" per line (an operator, an approver, an admin), the
 #   sign-in passwords, for you and for `make e2e-compose`;
 # - railyard.yaml: deploy/railyard/railyard.yaml plus an auth section listing those users
@@ -28,6 +30,17 @@ if [ ! -s "$out/postgres-password" ]; then
   random > "$out/postgres-password"
   chmod 0644 "$out/postgres-password"  # read by the postgres and railyard containers' users
   echo "wrote $out/postgres-password"
+fi
+if [ ! -s "$out/redis-password" ]; then
+  random > "$out/redis-password"
+  chmod 0644 "$out/redis-password"  # read by the redis and railyard containers' users
+  echo "wrote $out/redis-password"
+fi
+if [ ! -s "$out/redis.conf" ] || [ "$out/redis-password" -nt "$out/redis.conf" ]; then
+  printf 'requirepass %s\n' "$(cat "$out/redis-password")" > "$out/redis.conf.tmp"
+  chmod 0644 "$out/redis.conf.tmp"  # read by the redis container's user
+  mv "$out/redis.conf.tmp" "$out/redis.conf"
+  echo "wrote $out/redis.conf"
 fi
 if [ ! -s "$out/users" ]; then
   (umask 077; printf '%s\n' "olivia operator $(random)" "abel approver $(random)" \

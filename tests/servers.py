@@ -92,16 +92,18 @@ def wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20)
     poll(listening, proc, log, timeout, f"the server for 127.0.0.1:{port}")
 
 
-def redis_server(tmp_path_factory) -> Iterator[str]:
-    """A throwaway redis-server on 127.0.0.1 (no persistence); yields its URL. Wrap it with
-    pytest.fixture at the scope a test module needs."""
+def redis_server(tmp_path_factory, password: str | None = None) -> Iterator[str]:
+    """A throwaway redis-server on 127.0.0.1 (no persistence); yields its URL (without the
+    ``password`` it asks for, if any). Wrap it with pytest.fixture at the scope a test
+    module needs."""
     if not shutil.which("redis-server"):
         pytest.skip("redis-server is not installed (make test installs it)")
     tmp = tmp_path_factory.mktemp("redis")
     port = free_port()
     log = tmp / "redis.log"
     proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port),
-                             "--save", "", "--appendonly", "no", "--dir", str(tmp)],
+                             "--save", "", "--appendonly", "no", "--dir", str(tmp),
+                             *(["--requirepass", password] if password else [])],
                             stdout=log.open("w"), stderr=subprocess.STDOUT)
     try:
         wait_port(port, proc, log)

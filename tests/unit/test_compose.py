@@ -43,7 +43,7 @@ def rendered(tmp_path_factory) -> Path:
     return out
 
 
-def test_compose_secrets_writes_users_and_the_config(rendered):
+def test_compose_secrets_writes_users_and_the_config(rendered, tmp_path):
     users = [line.split() for line in (rendered / "users").read_text().splitlines()]
     roles = {role for _, role, _ in users}
     assert {"operator", "approver"} <= roles and all(len(p) >= 20 for *_, p in users)
@@ -51,12 +51,22 @@ def test_compose_secrets_writes_users_and_the_config(rendered):
     # the 0644 database password and config are out of reach of the host's other users
     assert oct(rendered.stat().st_mode & 0o777) == "0o700"
     assert oct((rendered / "postgres-password").stat().st_mode & 0o777) == "0o644"
-    config = load_config(rendered / "railyard.yaml")
+    config = _as_mounted(rendered, tmp_path)
     assert [u.name for u in config.auth.users] == [name for name, _, _ in users]
     text = (rendered / "railyard.yaml").read_text()
     assert not any(p in text for *_, p in users)  # hashes only
     assert ("./deploy/secrets/railyard.yaml", "/etc/railyard/railyard.yaml") in \
         _mounts("railyard")
+
+
+def _as_mounted(rendered: Path, tmp_path: Path):
+    """The config compose mounts, loaded with each /run/secrets/NAME it names read from the
+    file compose mounts there (the secret's file, as compose_secrets.sh wrote it)."""
+    text = (rendered / "railyard.yaml").read_text()
+    for name, spec in COMPOSE["secrets"].items():
+        text = text.replace(f"/run/secrets/{name}", str(rendered / Path(spec["file"]).name))
+    (tmp_path / "railyard.yaml").write_text(text)
+    return load_config(tmp_path / "railyard.yaml")
 
 
 def _env(service: str) -> dict:
@@ -106,9 +116,9 @@ def test_each_broker_runs_the_jmx_exporter_with_railyards_rules():
     assert "jmx_prometheus_javaagent.jar" in dockerfile
 
 
-def test_scrape_targets_are_the_brokers_exporters(rendered):
+def test_scrape_targets_are_the_brokers_exporters(rendered, tmp_path):
     prom = yaml.safe_load(PROMETHEUS_YML.read_text())
-    cluster = load_config(rendered / "railyard.yaml").clusters[0].name
+    cluster = _as_mounted(rendered, tmp_path).clusters[0].name
     seen = {}
     for job in prom["scrape_configs"]:
         for group in job["static_configs"]:
@@ -122,8 +132,8 @@ def test_scrape_targets_are_the_brokers_exporters(rendered):
     assert sorted(seen) == KAFKA
 
 
-def test_railyards_config_names_services_that_exist(rendered):
-    config = load_config(rendered / "railyard.yaml")
+def test_railyards_config_names_services_that_exist(rendered, tmp_path):
+    config = _as_mounted(rendered, tmp_path)
     (cluster,) = config.clusters
     for server in cluster.gateway.bootstrap_servers:
         host = server.split(":")[0]
@@ -149,6 +159,42 @@ def test_railyards_config_names_services_that_exist(rendered):
         assert ("./deploy/secrets/railyard.yaml", "/etc/railyard/railyard.yaml") in \
             _mounts(svc)
         assert "/etc/railyard/railyard.yaml" in SERVICES[svc]["command"]
+
+
+def test_redis_asks_for_the_password_railyard_gives(rendered, tmp_path):
+    """Redis is reached by every container of the stack's network: it asks for a password
+    (requirepass, from a config file, not its command line), the one Railyard's config
+    reads from the same secret. Checked on a real redis-server with the files as written."""
+    from tests.servers import free_port, stop, wait_port
+
+    redis_cmd = SERVICES["redis"]["command"]
+    assert redis_cmd[:2] == ["redis-server", "/run/secrets/redis_conf"]
+    assert {"redis_conf", "redis_password"} <= set(SERVICES["redis"]["secrets"])
+    assert "/run/secrets/redis_password" in SERVICES["redis"]["healthcheck"]["test"][1]
+    for svc in ("railyard", "railyard-worker"):
+        assert "redis_password" in SERVICES[svc]["secrets"]
+    password = (rendered / "redis-password").read_text().strip()
+    assert len(password) >= 20
+    assert oct((rendered / "redis.conf").stat().st_mode & 0o777) == "0o644"
+    config = _as_mounted(rendered, tmp_path)
+    assert password not in config.cache.redis_url
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed (make test installs it)")
+    import redis
+
+    port, log = free_port(), tmp_path / "redis.log"
+    proc = subprocess.Popen(["redis-server", str(rendered / "redis.conf"), "--port", str(port),
+                             "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, log)
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(port=port).ping()
+        client = config.cache.client_url()  # the stack's, pointed at this server
+        assert urlsplit(client).hostname == "redis" and urlsplit(client).password == password
+        assert redis.Redis.from_url(client.replace("@redis:6379", f"@127.0.0.1:{port}")).ping()
+    finally:
+        stop(proc)
 
 
 def test_only_loopback_ports_are_published():
@@ -200,7 +246,9 @@ def test_secrets_come_from_files_never_the_compose_file():
     ignored = (ROOT / "deploy" / "secrets" / ".gitignore").read_text().split()
     assert "*" in ignored
     text = (ROOT / "docker-compose.yml").read_text().lower()
-    assert "password:" not in text.replace("postgres_password:", "")
+    for secret in COMPOSE["secrets"]:  # the secrets' names, not passwords
+        text = text.replace(f"{secret}:", "")
+    assert "password:" not in text
 
 
 def test_dockerfile_is_slim_non_root_with_java_and_the_make_install():

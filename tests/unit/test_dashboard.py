@@ -40,6 +40,24 @@ def test_several_server_processes_share_a_redis_cache():
     assert (server.workers, server.threads) == (3, 6)
 
 
+def test_the_redis_password_comes_from_its_secret_and_only_the_clients_see_it(tmp_path):
+    """Redis with requirepass (the compose stack's): the password is read from a file or a
+    variable, quoted into the URL the clients connect with, and in no repr or config URL."""
+    secret = tmp_path / "redis-password"
+    secret.write_text("p@ss:w/rd%\n")
+    for url, client in (("redis://r:6379/0", "redis://:p%40ss%3Aw%2Frd%25@r:6379/0"),
+                        ("redis://railyard@r:6379/0",  # a Redis 6 ACL user keeps its name
+                         "redis://railyard:p%40ss%3Aw%2Frd%25@r:6379/0")):
+        cache = parse_config({**GOOD, "cache": {
+            "type": "redis", "redis_url": url, "redis_password": {"file": str(secret)}}},
+            "cfg").cache
+        assert cache.redis_url == url and cache.client_url() == client
+        assert "p@ss" not in repr(cache)
+    plain = parse_config({**GOOD, "cache": {"type": "redis", "redis_url": "redis://r:6379/0"}},
+                         "cfg").cache
+    assert plain.client_url() == "redis://r:6379/0"
+
+
 @pytest.mark.parametrize(("doc", "message"), [
     ({}, "cfg: clusters: required"),
     ({"clusters": []}, "cfg: clusters: list at least one cluster"),
@@ -69,6 +87,12 @@ def test_several_server_processes_share_a_redis_cache():
     ({"clusters": [GOOD["clusters"][0], GOOD["clusters"][0]]},
      "cfg: clusters: the name 'a' is used twice"),
     ({**GOOD, "cache": {"type": "redis"}}, "cfg: cache.redis_url: required when type is redis"),
+    ({**GOOD, "cache": {"type": "redis", "redis_url": "redis://:s3cret@r:6379/0"}},
+     "cfg: cache.redis_url: no password in the URL (a secret never goes in the config); "
+     "give redis_password: {file|env}"),
+    ({**GOOD, "cache": {"type": "redis", "redis_url": "redis://r:6379/0",
+                        "redis_password": "s3cret"}},
+     "cfg: cache.redis_password: never write a secret in the config"),
     ({**GOOD, "server": {"workers": 0}},
      "cfg: server.workers: expected an integer >= 1, got 0"),
     ({**GOOD, "server": {"threads": "many"}},
