@@ -1,6 +1,9 @@
 """The twin's HTTP API on 127.0.0.1: how `railyard serve` in another process reads and
 changes a twin that `railyard twin serve` runs (backend.gateways.twin_http is its client).
 
+Every request must be addressed to the API (its Host header 127.0.0.1:PORT,
+localhost:PORT or [::1]:PORT), else it answers 421 and nothing else: backend.twin.hosts.
+
 Reads (GET, the ClusterReader half) are open to anyone on the loopback:
 
   /v1/cluster                    describe_cluster
@@ -36,7 +39,7 @@ from __future__ import annotations
 import hmac
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from backend.errors import BadInput, Unavailable
@@ -49,6 +52,7 @@ from backend.gateways.base import (
     can_delete_partitions,
 )
 from backend.model.io import snapshot_to_parquet_bytes
+from backend.twin.hosts import ServedHostsOnly
 
 PARQUET = "application/vnd.apache.parquet"
 MAX_BODY = 64 << 20  # a 100k-move plan is a few MB
@@ -143,7 +147,12 @@ class TwinApi:
                  token: str | None = None) -> None:
         expected = None if token is None else token.encode()  # only the closure holds it
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(ServedHostsOnly):
+            served_what = "the twin's API"
+
+            def refuse_host(self, status: int, message: str) -> None:
+                self._send(status, "json", {"error": message})
+
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 self._answer(lambda: _reads(gateway, url.path, parse_qs(url.query)), url.path)

@@ -6,7 +6,8 @@ real broker gets from the JMX-exporter rules of the chosen dialect (backend.metr
 the same families in the text format from cached label prefixes and vectorised values,
 about 30x faster than prometheus_client's per-sample formatting, which is what keeps a
 scrape of 200k partitions (600k log-size series) well under a second. The HTTP server
-serves that text; a dead broker answers 503, so Prometheus records it as down.
+serves that text; a dead broker answers 503, so Prometheus records it as down; a request
+addressed to another Host answers 421 (backend.twin.hosts).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import numpy as np
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -24,6 +25,7 @@ from prometheus_client.registry import Collector
 from backend.metrics.dialects import Dialect
 from backend.metrics.tags import client_label, user_label
 from backend.twin.cluster import TwinCluster
+from backend.twin.hosts import ServedHostsOnly
 
 
 @dataclass
@@ -332,8 +334,12 @@ class TwinCollector(Collector):
         return bool(self.twin.state.alive[self.position])
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ServedHostsOnly):
+    """Answers only requests addressed to its target (Prometheus sends the target's
+    host:port as Host), so another site cannot read the twin through a browser."""
+
     collector: TwinCollector
+    served_what = "this exporter"
 
     def do_GET(self) -> None:
         if self.path.split("?")[0] not in ("/metrics", "/"):
