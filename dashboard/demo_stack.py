@@ -102,11 +102,16 @@ class DemoStack:
 
     def start(self, say) -> DashboardConfig:
         s, home = self.settings, self.settings.home
+        # before the home is made or locked: a refused start leaves nothing behind (it
+        # left an empty HOME/demo.lock, in a HOME it had just made, and a Prometheus port
+        # in use was found only after the twin had started and written its files)
+        for flag, port, what in (("--port", s.port, "dashboard"),
+                                 ("--prometheus-port", s.prometheus_port, "Prometheus")):
+            if port and port_taken(port):  # --prometheus-port 0: any free port
+                raise BadInput(f"{flag} {port}: 127.0.0.1:{port} is in use (another "
+                               f"{what}?); nothing was started")
         home.mkdir(parents=True, exist_ok=True)
         self.home_lock = lock_home(home)
-        if port_taken(s.port):
-            raise BadInput(f"--port {s.port}: 127.0.0.1:{s.port} is in use (another "
-                           "dashboard?); nothing was started")
         if s.kafka:
             self.kafka = KafkaDemo(home / "kafka")
             name, targets = "kafka", self.kafka.start(say)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from backend.errors import BadInput
 from backend.metrics.server import PrometheusProcess
 from backend.services import plans
+from backend.spark import session
 from backend.store.store import open_store
 from dashboard.demo_stack import (
     DemoSettings,
@@ -85,3 +87,43 @@ def test_a_second_demo_on_the_same_home_or_ports_is_refused_before_it_touches_an
                                            "Prometheus"):
             PrometheusProcess(tmp_path / "prom", port).start()
         assert not (tmp_path / "prom" / "data").exists()  # nothing of it was touched
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("flag", ["--port", "--prometheus-port"])
+@pytest.mark.parametrize("made", [False, True], ids=["new-home", "empty-home"])
+def test_a_demo_refused_for_a_port_in_use_leaves_nothing_in_its_home(
+        tmp_path, capsys, monkeypatch, flag, made):
+    """`railyard demo --home DIR` with its port taken left an empty DIR/demo.lock behind
+    (in a DIR it had made); with --prometheus-port taken it had started the twin and
+    written its files first. Refused before the home is made or locked, it leaves
+    nothing, and the next demo there takes the home."""
+    home = tmp_path / "demo"
+    if made:
+        home.mkdir()
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    monkeypatch.setattr(session, "stop_session", lambda: False)  # no session of the suite's
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        ports = {"--port": port, "--prometheus-port": free_port()} if flag == "--port" \
+            else {"--port": free_port(), "--prometheus-port": port}
+        try:
+            code, out, err = run_cli(capsys, "demo", "--home", home, "--no-warm-spark",
+                                     *(str(x) for kv in ports.items() for x in kv))
+        finally:
+            for sig, handler in saved.items():
+                signal.signal(sig, handler)
+    assert code == 2 and out == "", err
+    [line] = err.splitlines()
+    assert f"{flag} {port}: 127.0.0.1:{port} is in use (another " in line
+    assert line.endswith("; nothing was started"), line
+    assert (list(home.iterdir()) == []) if made else not home.exists()
+    home.mkdir(exist_ok=True)
+    os.close(lock_home(home))  # the next demo there takes the home
