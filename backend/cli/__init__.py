@@ -26,7 +26,7 @@ from itertools import chain
 from typing import Any, NoReturn
 
 from backend.errors import BadInput, Unavailable
-from backend.model.bounds import MAX_INT, MAX_LONG, whole_number
+from backend.model.bounds import MAX_INT, MAX_LONG, MIN_LIMIT, whole_number
 
 # verb -> (module under backend.cli that registers it, the one line `railyard --help` shows)
 VERBS: dict[str, tuple[str, str]] = {
@@ -205,10 +205,12 @@ def whole(low: int = 1, limit: int = MAX_LONG, unit: str = "") -> Callable[[str]
 
 positive_int = whole(1)
 non_negative_int = whole(0)
-# Kafka's INT configs (max.broker.partitions, max.partitions, replica.fetch.response.max.bytes,
-# the quota window counts): Kafka refuses a value past 2^31-1
+# Kafka's INT configs (replica.fetch.response.max.bytes, the quota window counts; the
+# partition limits below): Kafka refuses a value past 2^31-1
 positive_kafka_int = whole(1, MAX_INT)
-non_negative_kafka_int = whole(0, MAX_INT)
+# --max-broker-partitions and --max-partitions of every verb: KIP-578's limits, a Kafka INT
+# of at least MIN_LIMIT (0 is no "unlimited": backend/model/bounds.py), as the pages take
+partition_limit = whole(MIN_LIMIT, MAX_INT)
 
 
 def _port(text: str, low: int) -> int:

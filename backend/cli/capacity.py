@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from backend.cli import (
     counts_spec,
     non_negative_int,
-    non_negative_kafka_int,
     number,
+    partition_limit,
     positive_int,
     verb_parser,
 )
@@ -50,9 +50,9 @@ def add_knobs(p: argparse.ArgumentParser) -> None:
                    help="extra growth: this %% of today's count each month")
     p.add_argument("--add-brokers", type=non_negative_int, default=0,
                    help="brokers added and filled to the average")
-    p.add_argument("--max-broker-partitions", type=non_negative_kafka_int,
+    p.add_argument("--max-broker-partitions", type=partition_limit,
                    help="raise the limit to")
-    p.add_argument("--max-partitions", type=non_negative_kafka_int, help="raise the limit to")
+    p.add_argument("--max-partitions", type=partition_limit, help="raise the limit to")
     p.add_argument("--topic", metavar="PARTITIONS:RF", type=counts_spec("PARTITIONS:RF", "100:3"),
                    help="a planned topic created today")
 

@@ -7,7 +7,7 @@ import argparse
 from backend.cli import (
     counts_spec,
     non_negative_int,
-    non_negative_kafka_int,
+    partition_limit,
     positive_int,
     verb_parser,
 )
@@ -41,9 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _common(p: argparse.ArgumentParser, placement: bool) -> None:
     p.add_argument("--snapshot", required=True, metavar="FILE")
-    p.add_argument("--max-broker-partitions", type=non_negative_kafka_int,
+    p.add_argument("--max-broker-partitions", type=partition_limit,
                    help="overrides the snapshot's limit")
-    p.add_argument("--max-partitions", type=non_negative_kafka_int,
+    p.add_argument("--max-partitions", type=partition_limit,
                    help="cluster-wide replica limit; overrides the snapshot's")
     if placement:
         p.add_argument("--start-index", type=non_negative_int,

@@ -6,9 +6,9 @@ import argparse
 
 from backend.cli import (
     non_negative_int,
+    partition_limit,
     positive_float,
     positive_int,
-    positive_kafka_int,
     verb_parser,
 )
 from backend.model.io import load_snapshot
@@ -32,9 +32,9 @@ def broker_ids(text: str) -> tuple[int, ...]:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshot", required=True, help="cluster snapshot (.json or .parquet)")
-    p.add_argument("--max-broker-partitions", type=positive_kafka_int,
+    p.add_argument("--max-broker-partitions", type=partition_limit,
                    help="overrides the snapshot's max.broker.partitions")
-    p.add_argument("--max-partitions", type=positive_kafka_int,
+    p.add_argument("--max-partitions", type=partition_limit,
                    help="overrides the snapshot's max.partitions")
     p.add_argument("--per-broker-moves", type=positive_int, default=reassign.PER_BROKER,
                    help="concurrent movements per broker in one batch (Cruise Control: 5)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, non_negative_kafka_int, positive_int, verb_parser
+from backend.cli import non_negative_int, partition_limit, positive_int, verb_parser
 from backend.model.io import load_snapshot
 from backend.services.limits import effective_limits
 from backend.services.shrink import shrink_plan
@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--delay-ms", type=non_negative_int,
                    help="ReadOnly -> None delay (default: the topic's retention.ms)")
     s.add_argument("--new-topic", help="name of the migration topic (default TOPIC.pM)")
-    s.add_argument("--max-broker-partitions", type=non_negative_kafka_int)
-    s.add_argument("--max-partitions", type=non_negative_kafka_int)
+    s.add_argument("--max-broker-partitions", type=partition_limit)
+    s.add_argument("--max-partitions", type=partition_limit)
     s.add_argument("--seed", type=positive_int, default=1)
     s.set_defaults(func=_plan)
 

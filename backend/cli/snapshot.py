@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backend.cli import non_negative_int, number, positive_int, positive_kafka_int, verb_parser
+from backend.cli import non_negative_int, number, partition_limit, positive_int, verb_parser
 from backend.errors import BadInput
 from backend.model.io import load_snapshot, read_json
 from backend.model.snapshot import Limits
@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--skew", type=number, default=0.3,
                    help="0..1: share of topics created before the newest brokers joined")
     g.add_argument("--cluster", default="synthetic")
-    g.add_argument("--max-broker-partitions", type=positive_kafka_int)
-    g.add_argument("--max-partitions", type=positive_kafka_int)
+    g.add_argument("--max-broker-partitions", type=partition_limit)
+    g.add_argument("--max-partitions", type=partition_limit)
     g.add_argument("--out", required=True, help=".json or .parquet")
     g.set_defaults(func=_generate)
 

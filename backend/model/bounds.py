@@ -21,6 +21,17 @@ MAX_LONG = 2**63 - 1
 # controller.quota.window.num and controller.quota.window.size.seconds (KIP-599),
 # replica.fetch.response.max.bytes and replication.quota.window.num (KIP-73).
 MAX_INT = 2**31 - 1
+# KIP-578's limits (max.broker.partitions, max.partitions) are at least this, for every
+# verb, page and the API. The KIP gives no "0 means no limit": unset is its default, "the
+# maximum int32 value that Java can represent" (2^31 - 1; the int64 one for
+# max.partitions), no limit in practice. A value is a count that, once reached, leaves a
+# broker "unable to host any further" partitions and makes the cluster "fail any further
+# requests to create topics or partitions". So 0 is not "unset" but a cluster that may
+# create no partition at all (it was taken, and answered "over max.partitions = 0
+# already"): a limit to plan against is at least 1, and an empty field keeps the
+# cluster's own (KIP-578, "Proposed Changes" and "Compatibility": https://cwiki.apache.
+# org/confluence/display/KAFKA/KIP-578%3A+Add+configuration+to+limit+number+of+partitions).
+MIN_LIMIT = 1
 # Kafka's replication factor is an int16 in CreateTopics.
 MAX_RF = 2**15 - 1
 # Partitions and replicas one snapshot or request may hold: five times the largest cluster

@@ -12,15 +12,13 @@ from backend.engines.forecast import Scenario
 from backend.errors import BadInput
 from backend.model.bounds import (
     MAX_GENERATED_BROKERS,
-    MAX_INT,
-    MAX_LONG,
     MAX_PARTITIONS,
     MAX_REPLICAS,
     MAX_RF,
     check_replicas,
     whole_number,
 )
-from backend.services import capacity, fields
+from backend.services import capacity, fields, limits
 from backend.services.cluster import ClusterSource
 
 DEFAULT_WINDOW = 30
@@ -33,20 +31,9 @@ MAX_GROWTH_PCT = 1000  # +1000%/month: ten times the partitions every month
 # today's count, the same for -20 as for 0. Shrinking is refused, not clamped in silence.
 MIN_GROWTH_PCT = 0
 MAX_ADD_BROKERS = MAX_GENERATED_BROKERS
-# KIP-578 gives no "0 means no limit". Unset is its default, "the maximum int32 value that
-# Java can represent" (2^31 - 1; the int64 one for max.partitions): no limit in practice.
-# A value is a count that, once reached, leaves a broker "unable to host any further"
-# partitions and makes the cluster "fail any further requests to create topics or
-# partitions". So 0 is not "unset" but a cluster that may create no partition at all (it
-# was taken, and answered "over max.partitions = 0 already"): a limit to plan against is
-# at least 1, and an empty field keeps the cluster's own (KIP-578, "Proposed Changes" and
-# "Compatibility": https://cwiki.apache.org/confluence/display/KAFKA/KIP-578%3A+Add+
-# configuration+to+limit+number+of+partitions).
-MIN_LIMIT = 1
-CURRENT = "the cluster's current limit"
-# each knob as the page labels it (pages/capacity.py), so a refusal names the field typed in
-KNOB_NAMES = {"growth": "growth +% / month", "add": "add brokers",
-              "mbp": "max.broker.partitions", "mp": "max.partitions"}
+# each knob as the page labels it (pages/capacity.py), so a refusal names the field typed in;
+# the limits' fields are labelled with their configs' names (limits.typed_limit)
+KNOB_NAMES = {"growth": "growth +% / month", "add": "add brokers"}
 
 
 def parse_view(query: dict) -> dict:
@@ -59,8 +46,8 @@ def parse_view(query: dict) -> dict:
     view = {"cluster": query.get("cluster"), "window": window,
             "growth": number("growth", low=MIN_GROWTH_PCT, high=MAX_GROWTH_PCT, default=0.0),
             "add": number("add", low=0, high=MAX_ADD_BROKERS, whole=True, default=0),
-            "mbp": number("mbp", low=MIN_LIMIT, limit=MAX_INT, whole=True, empty=CURRENT),
-            "mp": number("mp", low=MIN_LIMIT, limit=MAX_LONG, whole=True, empty=CURRENT),
+            "mbp": limits.typed_limit(query.get("mbp"), "max.broker.partitions"),
+            "mp": limits.typed_limit(query.get("mp"), "max.partitions"),
             "topic": str(query.get("topic") or "").strip(),
             "by": str(query.get("by") or "").strip(), "end": str(query.get("end") or "").strip()}
     scenario(view)

@@ -11,6 +11,7 @@ from backend.model.bounds import (
     MAX_LONG,
     MAX_PARTITIONS,
     MAX_RF,
+    MIN_LIMIT,
     check_count,
     check_replicas,
 )
@@ -27,6 +28,11 @@ from backend.services.cluster import ClusterSource, cluster_snapshot
 
 if TYPE_CHECKING:
     from backend.services.monitoring import Span
+
+CURRENT = "the cluster's current limit"  # what an empty limit field keeps
+# each limit's largest value, its KIP-578 default: Java's int32 maximum, int64 for
+# max.partitions (backend/model/bounds.py, MIN_LIMIT)
+LARGEST = {"max.broker.partitions": MAX_INT, "max.partitions": MAX_LONG}
 
 
 def parse_topic_spec(spec: str, where: str = "--topic") -> engine.TopicRequest:
@@ -47,6 +53,14 @@ def parse_topic_spec(spec: str, where: str = "--topic") -> engine.TopicRequest:
     check_topic_name(name, where)
     check_replicas(partitions, rf, f"{where} '{spec}'")
     return engine.TopicRequest(name, partitions, rf)
+
+
+def typed_limit(value: object, name: str) -> int | None:
+    """A KIP-578 limit as typed into the field labelled with its config ``name`` (None:
+    empty, the cluster's own). One rule for every page and the API: a whole number of at
+    least MIN_LIMIT (0 is no "unlimited" in KIP-578: backend/model/bounds.py)."""
+    return fields.number(value, name, low=MIN_LIMIT, limit=LARGEST[name], whole=True,
+                         empty=CURRENT)
 
 
 def effective_limits(snap: Snapshot, max_broker_partitions: int | None,
@@ -97,11 +111,8 @@ def whatif(source: ClusterSource, action: str, topic: str, partitions: object,
                                whole=True, required=True)
     rf = fields.number(rf, "replication factor", low=1, limit=MAX_RF, whole=True,
                        required=action == "create")
-    max_broker_partitions = fields.number(max_broker_partitions, "max.broker.partitions",
-                                          low=0, limit=MAX_INT, whole=True,
-                                          empty="the cluster's")
-    max_partitions = fields.number(max_partitions, "max.partitions", low=0, limit=MAX_LONG,
-                                   whole=True, empty="the cluster's")
+    max_broker_partitions = typed_limit(max_broker_partitions, "max.broker.partitions")
+    max_partitions = typed_limit(max_partitions, "max.partitions")
     snap = cluster_snapshot(source)
     limits = effective_limits(snap, max_broker_partitions, max_partitions)
     topic = (topic or "").strip()

@@ -43,7 +43,8 @@ def test_create_topics_json(tmp_path, capsys):
     (["--topic", "a:0:1"], "partitions must be larger than 0"),
     (["--topic", "a-1-1"], "expected NAME:PARTITIONS:RF"),
     (["--topic", "a:1:1", "--topic", "a:2:1"], "requested twice"),
-    (["--topic", "a:1:1", "--max-broker-partitions", "-1"], "must be >= 0"),
+    (["--topic", "a:1:1", "--max-broker-partitions", "-1"],
+     "--max-broker-partitions: expected a positive whole number, got '-1'"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, message):
     s = write(tmp_path, "s.json", snapshot_doc({1: 1, 2: 1, 3: 1}))

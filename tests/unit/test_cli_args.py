@@ -150,6 +150,44 @@ def test_kafka_int_configs_take_2_31_minus_1_and_longs_stay_longs(files, capsys)
     assert code == 0, err
 
 
+BELOW_ONE = [
+    [*GEN, "--brokers", "3", "--out", "{d}/n.json", "--max-broker-partitions"],
+    [*GEN, "--brokers", "3", "--out", "{d}/n.json", "--max-partitions"],
+    [*CREATE, "--topic", "n:1:1", "--max-broker-partitions"],
+    [*CREATE, "--topic", "n:1:1", "--max-partitions"],
+    [*ADD, "--total", "6", "--max-broker-partitions"],
+    [*ADD, "--total", "6", "--max-partitions"],
+    ["limits", "check-reassignment", "--snapshot", "{d}/s.json", "--reassignment",
+     "{d}/plan.json", "--max-broker-partitions"],
+    ["limits", "check-reassignment", "--snapshot", "{d}/s.json", "--reassignment",
+     "{d}/plan.json", "--max-partitions"],
+    [*REASSIGN[:-1], "balance", "--max-broker-partitions"],
+    [*SHRINK, "--partitions", "2", "--max-partitions"],
+    [*SHRINK, "--partitions", "2", "--max-broker-partitions"],
+    ["capacity", "forecast", "--config", "{d}/c.yaml", "--max-broker-partitions"],
+    ["capacity", "forecast", "--config", "{d}/c.yaml", "--max-partitions"],
+]
+
+
+@pytest.mark.parametrize("typed", ["0", "-1"])
+@pytest.mark.parametrize("argv", BELOW_ONE, ids=lambda a: f"{a[0]}-{a[1]}-{a[-1]}")
+def test_kip_578_limits_are_at_least_1_on_every_verb(files, capsys, argv, typed):
+    """`railyard limits ... --max-broker-partitions 0` was taken (a cluster where no
+    partition fits) while the capacity page refused a limit below 1: KIP-578 has no
+    "0: unlimited" (backend/model/bounds.py, MIN_LIMIT). One rule now, on every verb."""
+    err = refused(capsys, files, *argv, typed)
+    assert f"{argv[-1]}: expected a positive whole number, got '{typed}'" in err
+
+
+def test_kip_examples_limits_still_read(files, capsys):
+    """The KIP's own limits, and the smallest one, are taken."""
+    for limit in ("1", "10", "40"):
+        code, _, err = run_cli(capsys, *(a.format(d=files) for a in CREATE), "--topic",
+                               "n:1:1", "--max-broker-partitions", limit,
+                               "--max-partitions", limit)
+        assert code == 0, err
+
+
 TWICE = [
     ([*ADD, "--topic", "orders", "--total", "6"], "--topic"),
     ([*THROTTLE, "--throttle", "1", "--throttle", "2"], "--throttle"),

@@ -320,3 +320,24 @@ def test_the_whatif_page_refuses_a_name_kafka_would_as_bad_input_naming_the_fiel
                                        r"topic 'pay\.ments'"):
         whatif(source, "create", "pay_ments", 1, 1, None, None)
     assert whatif(source, "create", "payments", 1, 1, None, None)["ok"]
+
+
+@pytest.mark.parametrize(("mbp", "mp", "field", "typed"), [
+    ("0", None, "max.broker.partitions", "0"), (None, "0", "max.partitions", "0"),
+    ("-5", None, "max.broker.partitions", "-5"), (None, -1, "max.partitions", "-1")])
+def test_the_whatif_limits_are_at_least_1_as_on_the_capacity_page(tmp_path, mbp, mp, field,
+                                                                   typed):
+    """The what-if took max.broker.partitions 0 (nothing fits) while the capacity page
+    refused a limit below 1: one rule (limits.typed_limit), in the capacity page's words."""
+    from backend.model.io import save_snapshot
+    from backend.services.cluster import ClusterSource
+    from backend.services.limits import whatif
+
+    path = tmp_path / "snap.json"
+    save_snapshot(filled_snapshot({1: 0, 2: 0}), path)
+    source = ClusterSource("c", str(path), Limits())
+    with pytest.raises(BadInput) as e:
+        whatif(source, "create", "payments", 1, 1, mbp, mp)
+    assert str(e.value) == (f"{field}: give a whole number of at least 1, or leave it empty "
+                            f"for the cluster's current limit, got {typed}")
+    assert whatif(source, "create", "payments", 1, 1, "1", "1")["ok"]

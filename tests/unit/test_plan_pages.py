@@ -199,8 +199,8 @@ def test_the_pages_refuse_what_a_number_field_sent_as_empty(app):
     out = wi.preview_limits(1, "create", "new-topic", "4", "2.5", None, None, state)
     assert out[3] == "replication factor: give a whole number of at least 1, got 2.5"
     out = wi.preview_limits(1, "create", "new-topic", "4", "3", "-5", None, state)
-    assert out[3] == ("max.broker.partitions: give a whole number of at least 0, or leave it "
-                      "empty for the cluster's, got -5")
+    assert out[3] == ("max.broker.partitions: give a whole number of at least 1, or leave it "
+                      "empty for the cluster's current limit, got -5")
     out = wi.replay_quota(1, None, None, "5", "2.5", "1")
     assert out[3] == "samples: give a whole number of at least 1, got 2.5"
     out = wi.replay_quota(1, None, None, "5", "1e18", "1")
