@@ -114,7 +114,8 @@ def draw(window, growth, add, mbp, mp, topic, by, view):
     query, are shown disabled with the same reason."""
     values = dict(zip(KNOB_IDS, (window, growth, add, mbp, mp, topic, by), strict=True))
     try:
-        state = capacity_view.parse_view({**values, **view})
+        # typed into the page's fields: a refusal names the field as labelled here
+        state = capacity_view.parse_view({**values, **view}, capacity_view.KNOB_NAMES)
         answer, label = reports.capacity_answer(state)
     except (BadInput, Unavailable) as e:
         return ([banners.banner(str(e), cap.refusal_kind(e))], "", [], *_no_charts(),

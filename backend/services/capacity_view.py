@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from backend.engines.forecast import Scenario
@@ -31,25 +32,34 @@ MAX_GROWTH_PCT = 1000  # +1000%/month: ten times the partitions every month
 # today's count, the same for -20 as for 0. Shrinking is refused, not clamped in silence.
 MIN_GROWTH_PCT = 0
 MAX_ADD_BROKERS = MAX_GENERATED_BROKERS
-# each knob as the page labels it (pages/capacity.py), so a refusal names the field typed in;
-# the limits' fields are labelled with their configs' names (limits.typed_limit)
-KNOB_NAMES = {"growth": "growth +% / month", "add": "add brokers"}
+# each knob as the page labels it (pages/capacity.py), so a refusal of what was typed on
+# the page names the field typed in; the limits' fields are labelled with their configs'
+# names (limits.typed_limit), the planned topic's refusal names it (capacity.topic_refused)
+KNOB_NAMES = {"window": "history", "growth": "growth +% / month", "add": "add brokers",
+              "by": "brokers by"}
+# a URL a user typed (a shared link, a report's address) names the history window and the
+# plan date by its query keys, the words the user sees in front of what was typed there
+URL_NAMES = {**KNOB_NAMES, "window": "window", "by": "by"}
 
 
-def parse_view(query: dict) -> dict:
-    """The capacity view a URL asks for, checked; BadInput names the bad knob."""
-    def number(key: str, **bounds):  # named as the page's knob is
-        return fields.number(query.get(key), KNOB_NAMES.get(key, key), **bounds)
+def parse_view(query: dict, names: Mapping[str, str] = URL_NAMES) -> dict:
+    """The capacity view a URL (or the page's fields, ``names`` KNOB_NAMES) asks for,
+    checked; BadInput names the bad knob as ``names`` say, so a refusal names what the
+    user typed into: a URL's key, or a field's label."""
+    def number(key: str, **bounds):
+        return fields.number(query.get(key), names.get(key, key), **bounds)
     window = number("window", whole=True, default=DEFAULT_WINDOW)
     if window not in capacity.WINDOWS:
-        raise BadInput(f"window: expected one of {', '.join(map(str, capacity.WINDOWS))} days")
+        raise BadInput(f"{names['window']}: expected one of "
+                       f"{', '.join(map(str, capacity.WINDOWS))} days")
     view = {"cluster": query.get("cluster"), "window": window,
             "growth": number("growth", low=MIN_GROWTH_PCT, high=MAX_GROWTH_PCT, default=0.0),
             "add": number("add", low=0, high=MAX_ADD_BROKERS, whole=True, default=0),
             "mbp": limits.typed_limit(query.get("mbp"), "max.broker.partitions"),
             "mp": limits.typed_limit(query.get("mp"), "max.partitions"),
             "topic": str(query.get("topic") or "").strip(),
-            "by": str(query.get("by") or "").strip(), "end": str(query.get("end") or "").strip()}
+            "by": str(query.get("by") or "").strip(), "by_field": names["by"],
+            "end": str(query.get("end") or "").strip()}
     scenario(view)
     end_time(view)
     return view
@@ -111,20 +121,22 @@ def check_planned_topic(partitions: int, rf: int, where: str) -> None:
 
 
 def by_days(view: dict, today: float) -> tuple[float, str]:
-    """Days from ``today`` to the plan date, and the date (90 days ahead by default)."""
+    """Days from ``today`` to the plan date, and the date (90 days ahead by default); a
+    refusal names the plan date as the view was read (``by_field``: parse_view)."""
+    where = view.get("by_field", "by")
     if not view["by"]:
         day = datetime.fromtimestamp(today, UTC) + timedelta(days=DEFAULT_BY_DAYS)
         return float(DEFAULT_BY_DAYS), day.strftime("%Y-%m-%d")
     try:
         day = datetime.strptime(view["by"], "%Y-%m-%d").replace(tzinfo=UTC)
     except ValueError:
-        raise BadInput(f"by: expected a date like 2025-06-30, got '{view['by']}'") from None
+        raise BadInput(f"{where}: expected a date like 2025-06-30, got '{view['by']}'") from None
     days = (day.timestamp() - today) / 86_400
     if days < 0:
-        raise BadInput(f"by: {view['by']} is before the forecast's day")
+        raise BadInput(f"{where}: {view['by']} is before the forecast's day")
     if days > MAX_BY_DAYS:
-        raise BadInput(f"by: give a date within {MAX_BY_DAYS // 365} years of the forecast's "
-                       f"day, got {view['by']}")
+        raise BadInput(f"{where}: give a date within {MAX_BY_DAYS // 365} years of the "
+                       f"forecast's day, got {view['by']}")
     return days, view["by"]
 
 

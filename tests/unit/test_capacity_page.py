@@ -4,9 +4,10 @@ config, the assignment not read), as the CLI's answer does in its "warning"."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from backend.errors import Unavailable
-from backend.services import capacity
+from backend.errors import BadInput, Unavailable
+from backend.services import capacity, capacity_view
 from tests.unit.test_capacity_forecast_cli import history
 from tests.unit.test_plan_view import app, as_user, page, text_of  # noqa: F401 (a fixture)
 
@@ -97,3 +98,36 @@ def test_the_limit_column_shows_the_brokers_room_in_words_that_fit(app, monkeypa
     assert room["limit_name"] == "max.broker.partitions x 9"
     assert {r["limit_name"] for r in rows if r is not room} == {"max.broker.partitions",
                                                                 "max.partitions"}
+
+
+def test_a_bad_plan_date_or_window_names_the_field_as_the_page_labels_it(app):  # noqa: F811
+    """The banner said "by: expected a date like 2025-06-30, got '30/06/2025'", the URL's
+    key, while the field is labelled "Brokers by (YYYY-MM-DD)"; a window the page cannot
+    send (its History buttons are 7, 30 and 90 days) said "window". Typed on the page, the
+    refusal names the field; typed into a URL, it keeps the URL's key (the one in front
+    of what was typed there)."""
+    ctx = as_user(app, "olga")
+    try:
+        draw = page("/capacity").draw
+        for knobs, said in (
+                (("30", "", "", "", "", "", "30/06/2025"),
+                 "brokers by: expected a date like 2025-06-30, got '30/06/2025'"),
+                (("30", "", "", "", "", "", "2001-01-01"),
+                 "brokers by: 2001-01-01 is before the forecast's day"),
+                (("30", "", "", "", "", "", "2999-01-01"),
+                 "brokers by: give a date within 10 years of the forecast's day, got "
+                 "2999-01-01"),
+                (("5", "", "", "", "", "", ""), "history: expected one of 7, 30, 90 days")):
+            notes, answer, rows, _, _, title, *_ = draw(*knobs, {"cluster": "demo",
+                                                                 "end": None})
+            assert text_of(notes) == said and rows == [] and text_of(answer) == ""
+            assert title == f"Nothing to export for cluster demo: {said}"  # the exports' tip
+        knobs = page("/capacity").layout(cluster="demo", window="5")
+        url_by = capacity_view.parse_view({"cluster": "demo", "by": "30/06/2025"})
+    finally:
+        ctx.pop()
+    assert "window: expected one of 7, 30, 90 days; showing the defaults instead" in \
+        text_of(knobs)
+    with pytest.raises(BadInput, match=r"^by: expected a date like 2025-06-30, got "
+                                       r"'30/06/2025'$"):
+        capacity_view.by_days(url_by, 1_706_655_600.0)
