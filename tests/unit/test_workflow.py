@@ -201,7 +201,8 @@ class PlanMachine(RuleBasedStateMachine):
             return ok and self.fresh(m), lambda: plans.request_execute(
                 self.store, actor, plan, **at)
         if action in ("reject", "withdraw"):
-            return ok, lambda: getattr(plans, action)(self.store, actor, plan, now=self.now)
+            return ok, lambda: getattr(plans, action)(self.store, actor, plan, comment="why",
+                                                      now=self.now)
         outcome = next(o for o, a in plans.OUTCOMES.items() if a == action)
         return ok, lambda: plans.finish(self.store, actor, plan, outcome, now=self.now)
 
