@@ -233,6 +233,38 @@ def _legend_under_ticks(layout: dict) -> dict:
                                  "yanchor": "top", "y": -TIME_TICKS_PX / _plot_px(layout)}}
 
 
+# up to this many lines, each has its legend entry in rows under the chart (the overview's
+# 12 fullest brokers take two rows of a half-width panel); past it, a cluster's 100 brokers
+# took up to half the figure (plotly's maxheight for a horizontal legend), the plot giving
+# way to 84 of 320 px, and the legend's rows sat on the time ticks the plot's shrinking
+# moved up: the legend is then a box of SCROLLED_LEGEND_PX that scrolls
+MAX_LEGEND_SERIES = 12
+SCROLLED_LEGEND_PX = 84  # its title's row and three rows of names
+LEGEND_TITLE_FONT = {"size": 11, "color": LINE}
+
+
+def series_legend(layout: dict, count: int) -> dict:
+    """The layout of a chart of ``count`` lines (a line per broker, per principal) with
+    its legend under the time ticks. Up to MAX_LEGEND_SERIES lines, every name shows, as
+    it always did. Past it, the legend is at most SCROLLED_LEGEND_PX tall and scrolls, its
+    title counting the lines and saying how to pick one out (a click hides a line, a
+    double-click shows it alone; hovering a line names it), and the figure grows by that
+    box less the one row it held, so the plot keeps the height it has at 3 brokers. Every
+    line is drawn, none summed into "other brokers": the charts that use it show byte
+    rates and lag, but also partition counts and tokens, which no sum reads honestly."""
+    margin = layout.get("margin", {})
+    if count <= MAX_LEGEND_SERIES:
+        return _legend_under_ticks({**layout, "margin": {**margin, "b": SERIES_BOTTOM_PX}})
+    grown = SCROLLED_LEGEND_PX - LEGEND_ROW_PX
+    return _legend_under_ticks({
+        **layout, "height": layout.get("height", 320) + grown,
+        "margin": {**margin, "b": SERIES_BOTTOM_PX + grown},
+        "legend": {**layout.get("legend", {}), "maxheight": SCROLLED_LEGEND_PX,
+                   "title": {"text": f"{counted(count, 'line')}: double-click a name to "
+                                     "show it alone", "side": "top",
+                             "font": LEGEND_TITLE_FONT}}})
+
+
 def by_id(name: object) -> tuple:
     """A series' name as it sorts for people: its numbers as numbers ("leader 2" before
     "leader 10", broker 9 before broker 10), so a broker is found in a long legend where
@@ -269,8 +301,7 @@ def time_series(frame: pd.DataFrame, title: str, unit: str, series: str = "serie
     axis = BYTE_RATE_AXIS if unit == "bytes/s" else {}
     # the legend names the series even when there is one (plotly hides a lone trace's:
     # "Replica lag per broker" showed a line of no broker)
-    base = _base_layout(title)
-    base = _legend_under_ticks({**base, "margin": {**base["margin"], "b": SERIES_BOTTOM_PX}})
+    base = series_legend(_base_layout(title), len(traces))
     layout = {**base, "template": _TEMPLATE_JSON, "showlegend": True,
               "yaxis": {"title": {"text": unit}, "rangemode": "tozero", **axis},
               "xaxis": {"ticklabelstandoff": CORNER_STANDOFF_PX,
