@@ -43,6 +43,9 @@ BUTTONS = (("Execute", ids.PV_EXECUTE, "execute"), ("Pause", ids.PV_PAUSE, "paus
            ("Resume", ids.PV_RESUME, "resume"), ("Cancel", ids.PV_CANCEL, "cancel"),
            ("Run the migration instead", ids.PV_MIGRATE, "migrate"))
 SENT = {ids.PV_EXECUTE: "execute", ids.PV_CANCEL: "cancel", ids.PV_MIGRATE: "run the migration"}
+# the clicks that start an execution: their line ("Done: execute sent.") gives way once the
+# refresh shows the execution (execution_answer)
+STARTS = (ids.PV_EXECUTE, ids.PV_MIGRATE)
 # an executed plan's ends -> the class of the line saying so (ended_text)
 ENDED = {"completed": "inline-done", "cancelled": "inline-done", "failed": "inline-error"}
 BADGE_SEP = " · "  # "executing · paused": the plan's state, then its execution's
@@ -390,7 +393,10 @@ def execution_answer(action: str | None, plan_id: int, steps_shown: str | None =
     the button ('Step 2 is done') as they were before it.
 
     ``said``: the line the page shows; "Pausing: ..." becomes "Paused: ..." on the
-    refresh that finds the execution paused (it said "Pausing" under a paused badge)."""
+    refresh that finds the execution paused (it said "Pausing" under a paused badge), and
+    "Done: execute sent." (or the migration's) is cleared on the refresh that finds the
+    execution started: the progress under it says how it runs (running, paused, ...), and
+    the line stayed for the whole run. Before that ("Not started: ...") it stays."""
     message, css = no_update, no_update
     if action is not None:
         try:
@@ -405,6 +411,8 @@ def execution_answer(action: str | None, plan_id: int, steps_shown: str | None =
     elif action is None and p is not None and p["state"] == "paused" \
             and isinstance(said, str) and said.startswith("Pausing: "):
         message, css = PAUSED_TEXT, "inline-done"
+    elif action is None and p is not None and said in map(sent_text, STARTS):
+        message, css = "", "inline-done"
     may = allowed(plan, who, p)
     steps = (no_update, STEP_UNCHANGED, no_update)
     if migration_steps(p) is not None:
@@ -433,6 +441,11 @@ def _act(action: str, plan_id: int) -> str:
         plan_service.execute(store, who, plan_id, gateway=rt.gateways.get(cluster),
                              topics_of=rt.topics_of, configs_of=rt.throttle_configs_of,
                              migration=action == ids.PV_MIGRATE)
+    return sent_text(action)
+
+
+def sent_text(action: str) -> str:
+    """What a click the executor acts on says once the service took it (a button id)."""
     return f"Done: {SENT[action]} sent."
 
 

@@ -236,3 +236,41 @@ def test_the_line_says_paused_once_the_execution_is(env):
             cycle()
     assert plan_service.get(store, plan_id).state == "cancelled"
     thread.stop()
+
+
+def test_the_execute_line_gives_way_once_the_execution_shows(env):
+    """After Execute, "Done: execute sent." stayed above the progress for the whole run
+    (the demo's plan 1: running, paused, resumed, still "execute sent"). It stays while the
+    refresh has nothing to show ("Not started: ..."), and is cleared by the refresh that
+    finds the execution started: the progress says how it runs from then on."""
+    store, twin = env["store"], env["twin"]
+    view, plan_id, thread = approved_alone({**env, "body": test_api._body(twin)},
+                                           "execute-line-test")
+
+    def cycle() -> None:
+        thread.cycle(8e9 + twin.now_seconds)
+        twin.advance(1.0)
+
+    with env["client"].application.test_request_context("/api/v1/x",
+                                                        headers=basic("operator1")):
+        said, css = view.execution_answer(ids.PV_EXECUTE, plan_id)[:2]
+        assert (said, css) == ("Done: execute sent.", "inline-done")
+        # not started yet: the refresh has no progress to show, the line stays
+        waiting = view.execution_answer(None, plan_id, None, said)
+        assert execution.progress(store, plan_id) is None
+        assert waiting[0] is no_update and "Not started" in text_of(waiting[2])
+        for _ in range(30):
+            cycle()
+            if execution.progress(store, plan_id) is not None:
+                break
+        started = view.execution_answer(None, plan_id, None, said)
+        assert started[:2] == ("", "inline-done")
+        assert "batch 1 of" in text_of(started[2])  # the progress says it instead
+        # any other line is left as it is
+        assert view.execution_answer(None, plan_id, None, "Refused: x")[0] is no_update
+        assert view.execution_answer(None, plan_id, None, "")[0] is no_update
+        view.execution_answer(ids.PV_CANCEL, plan_id)
+        for _ in range(20):
+            cycle()
+    assert plan_service.get(store, plan_id).state == "cancelled"
+    thread.stop()
