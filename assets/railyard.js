@@ -80,6 +80,58 @@ window.addEventListener("popstate", function () {
     }
 });
 
+/* The plan page's two-second refresh (pages/plan.py, its timer ids.PV_TICK) stops while a
+   click's answer is out, and run_plan's answer starts it again. A click the server failed
+   on (a 500, a refused request, no answer at all) never had that answer: the page stood
+   still until it was loaded again. Every request of run_plan (the one callback whose
+   outputs hold the timer's ``disabled``) is watched here: one that fails, or answers
+   without the timer, starts it again; the next refresh's answer stops it if the plan no
+   longer executes. */
+const PLAN_TIMER = "pv-tick";  // ids.PV_TICK
+const PLAN_TIMER_OUTPUT = new RegExp(`(^|[.][.])${PLAN_TIMER}[.]disabled([.][.]|$)`);
+
+function startPlanTimer() {
+    const dc = window.dash_clientside;
+    if (dc && dc.set_props && document.getElementById("pv-execution")) {  // ids.PV_EXECUTION
+        dc.set_props(PLAN_TIMER, {disabled: false});
+    }
+}
+
+function writesPlanTimer(url, init) {  // a request of run_plan
+    if (!String(url).includes("_dash-update-component") || !init
+            || typeof init.body !== "string") {
+        return false;
+    }
+    try {
+        return PLAN_TIMER_OUTPUT.test(JSON.parse(init.body).output || "");
+    } catch (e) {
+        return false;
+    }
+}
+
+const fetchOfPage = window.fetch;
+window.fetch = async function (url, init) {
+    if (!writesPlanTimer(url, init)) {
+        return fetchOfPage.apply(this, arguments);
+    }
+    let answer;
+    try {
+        answer = await fetchOfPage.apply(this, arguments);
+    } catch (e) {  // no answer: the server down, the connection refused
+        startPlanTimer();
+        throw e;
+    }
+    if (!answer.ok) {  // a 500, a refused request (403, 429, ...)
+        startPlanTimer();
+        return answer;
+    }
+    answer.clone().json().then(data => {  // a failure the server's on_error answered
+        const timer = ((data || {}).response || {})[PLAN_TIMER];
+        if (!timer || !("disabled" in timer)) { startPlanTimer(); }
+    }, startPlanTimer);
+    return answer;
+};
+
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
     railyard: {
         /* The picked cluster goes into the URL (the page then follows the URL). */

@@ -150,7 +150,8 @@ def run_plan(_execute, _pause, _resume, _cancel, _migrate, _tick, shown, steps_s
 # dash-renderer drops a callback's answer once the same callback is asked again, so a
 # refresh due before a slow server answered Pause would lose "Pausing: ..." for good.
 # The click's answer starts the timer again (its PV_TICK ``disabled``); a click the server
-# failed on leaves it stopped, under the page's error line, until the page is loaded again.
+# failed on (a 500, a refused request, no answer) has no such answer, and assets/railyard.js
+# starts the timer again then (startPlanTimer): the page goes on following the plan.
 dash.clientside_callback(
     "function () { return true; }",
     Output(ids.PV_TICK, "disabled", allow_duplicate=True),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from selenium.webdriver.support import expected_conditions as ec
 
 from backend.gateways.twin_http import TwinHttpGateway
 from backend.model.snapshot import Snapshot
+from dashboard.auth import csrf_cookie_name
 from tests.e2e.conftest import (
     click_during_a_refresh,
     console_errors,
@@ -58,11 +60,11 @@ def stack(tmp_path_factory):
         yield {"url": dashboard.url, "gw": TwinHttpGateway(twin.api.url)}
 
 
-def propose(url: str) -> int:
+def propose(url: str, to: tuple[int, int] = (3, 4)) -> int:
     body = {"cluster": "paused", "kind": "reassignment", "throttle": MB,
-            "title": "move orders to [3, 4]",
+            "title": f"move orders to {list(to)}",
             "plan": {"version": 1, "partitions": [
-                {"topic": "orders", "partition": p, "replicas": [3, 4]}
+                {"topic": "orders", "partition": p, "replicas": list(to)}
                 for p in range(PARTITIONS)]}}
     return api_call(url + "/api/v1", "olga", USERS["olga"][1], "POST", "/plans", body)["id"]
 
@@ -122,3 +124,42 @@ def test_pause_says_so_on_the_result_line_and_the_badge_then_resume(browser, sec
     assert "Resumed" not in result(operator)
     assert throttles(gw) == {"broker": {}, "topic": {}}
     assert console_errors(operator) == []
+
+
+def test_a_click_the_server_refused_leaves_the_page_following_the_plan(browser, second_browser,
+                                                                       stack):
+    """A click stops the page's two-second refresh until its answer lands (pages/plan.py),
+    and the answer starts it again. A click the server failed on (here refused: the
+    request lost its CSRF token, a 403) has no such answer: the page stood still, the bar
+    and the badge where they were, until it was loaded again. Now the refresh goes on
+    after the failure and the page follows the plan to its end."""
+    url, gw = stack["url"], stack["gw"]
+    operator, approver = olga_and_arne(browser, second_browser, url, USERS)
+    assert gw.list_reassignments() == []  # the plans before have ended
+    plan_id = propose(url, (1, 2) if twin_replicas(gw) == [3, 4] else (3, 4))
+    approve(approver, url, plan_id)
+    execute(operator, url, plan_id)
+    wait(operator).until(lambda d: shown(d, "pv-pause"))
+    hold_answers(operator, "pv-tick.n_intervals", 0, "refreshing")  # counted, not held
+    hold_answers(operator, "pv-pause.n_clicks", 0, "pausing")
+    # the token gone just for the click: the server refuses it (its answer hands the
+    # cookie back, so the requests after it carry the token again)
+    operator.execute_script(
+        "document.cookie = arguments[0] + '=; max-age=0; path=/';"
+        "document.getElementById('pv-pause').click();",
+        csrf_cookie_name(urlsplit(url).port))
+    wait(operator, 30).until(lambda d: d.execute_script("return window.pausingLanded") == 1)
+    assert not result(operator).startswith("Pausing"), result(operator)  # refused
+    landed = operator.execute_script("return window.refreshingLanded")
+    wait(operator, 20).until(
+        lambda d: d.execute_script("return window.refreshingLanded") >= landed + 2)
+    wait(operator, 180).until(ec.text_to_be_present_in_element((By.ID, "pv-state"),
+                                                               "completed"))
+    assert result(operator).startswith("Completed at ")
+    screenshot(operator, "pause-2-refused-click-then-completed")
+
+
+def twin_replicas(gw: TwinHttpGateway) -> list[int]:
+    """orders-0's replicas on the twin now (the tests move all 20 partitions together)."""
+    snap = gw.assignment()
+    return snap.replicas_of(snap.partition_row("orders", 0))

@@ -274,3 +274,13 @@ def test_the_execute_line_gives_way_once_the_execution_shows(env):
             cycle()
     assert plan_service.get(store, plan_id).state == "cancelled"
     thread.stop()
+
+
+def test_the_script_that_restarts_the_timer_names_the_pages_ids():
+    """assets/railyard.js starts the plan page's timer again after a click the server
+    failed on (tests/e2e/test_pause_browser.py shows it in the browser): by these ids."""
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parents[2] / "assets" / "railyard.js").read_text()
+    assert f'const PLAN_TIMER = "{ids.PV_TICK}";' in script
+    assert f'getElementById("{ids.PV_EXECUTION}")' in script
