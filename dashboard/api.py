@@ -205,7 +205,7 @@ def propose():
     # brokers' network as configured, which the adaptive throttle uses too
     draft = plan_kinds.draft_from_request(
         snap, body, drained.remembered(_store(), snap),
-        rt.cluster(cluster).adaptive_throttle.network_capacity)
+        rt.cluster(cluster).adaptive_throttle.network_capacity, rt.gateways.get(cluster))
     plan = plan_service.propose(
         _store(), who, cluster=cluster, kind=draft.kind, content=draft.content,
         preview=draft.preview, snapshot=snap, title=title or draft.title,

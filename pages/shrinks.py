@@ -12,6 +12,7 @@ from dash import Input, Output, State, dcc, html
 from backend.errors import BadInput, Unavailable
 from backend.services import drained, fields, plan_preview, shrink_execution
 from backend.services.cluster import cluster_snapshot
+from backend.services.plan_kinds import shrink as shrink_kind
 from components import banners, tables, urlstate
 from dashboard import auth, drafts, ids, plan_views, runtime
 from dashboard.plan_views import kinds
@@ -65,7 +66,9 @@ def preview(_clicks, topic, partitions, delay_hours, search):
         delay_ms = None if hours is None else round(hours * 3.6e6)
         draft = plan_preview.from_shrink(snap, (topic or "").strip(), partitions,
                                          delay_ms=delay_ms, fields=PAGE_FIELDS,
-                                         drained=drained.remembered(rt.plan_store(), snap))
+                                         drained=drained.remembered(rt.plan_store(), snap),
+                                         deletes_partitions=shrink_kind.deletes_partitions(
+                                             rt.gateways.get(rt.cluster(cluster).name)))
     except BadInput as e:  # the last preview goes, with its Propose: it was not this input's
         return None, None, str(e), []
     except Unavailable as e:

@@ -42,9 +42,12 @@ API_FIELDS = ("partitions", "delay_ms")  # ... or the API's fields (POST /api/v1
 
 
 def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | None = None,
-                fields: tuple[str, str] = CLI_FIELDS) -> ShrinkPlan:
+                fields: tuple[str, str] = CLI_FIELDS,
+                deletes_partitions: bool | None = None) -> ShrinkPlan:
     """The stages, reclaimed room and risks of shrinking ``topic`` to ``partitions``; a
-    refusal names the partitions and delay as ``fields`` does."""
+    refusal names the partitions and delay as ``fields`` does. ``deletes_partitions``:
+    whether the cluster implements the delete-partitions KIP, as the caller knows it
+    (None: not known); the risk that it does not (Apache Kafka) is left out where it does."""
     t = snap.topic_index(topic)
     n = snap.topic_partition_count(t)
     if snap.topic_internal[t]:
@@ -77,7 +80,7 @@ def plan_shrink(snap: Snapshot, topic: str, partitions: int, delay_ms: int | Non
         _stage("None", *offline_at), _stage("Removed", *offline_at)]
     plan = ShrinkPlan(topic, n, partitions, delay_ms, rows, int(broker_bytes.sum()),
                       broker_bytes, counts, removed_rate, stages)
-    plan.warnings = _warnings(snap, t, plan, retention)
+    plan.warnings = _warnings(snap, t, plan, retention, deletes_partitions)
     return plan
 
 
@@ -89,12 +92,17 @@ def _span(ms: int) -> str:
     return f"{round(value, 1):g} {unit} ({ms:,} ms)"
 
 
-def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int) -> list[str]:
+NO_DELETE_PARTITIONS = (
+    "Apache Kafka cannot delete partitions (it never adopted the delete-partitions KIP): the "
+    "stages need brokers that implement it, with delete.topic.partition.enable=true; on a "
+    "cluster without it, Execute is refused and 'Run the migration' on the plan's page runs "
+    "the migration instead")
+
+
+def _warnings(snap: Snapshot, t: int, plan: ShrinkPlan, retention: int,
+              deletes_partitions: bool | None) -> list[str]:
     name = plan.topic
-    out = ["Apache Kafka cannot delete partitions (it never adopted the delete-partitions "
-           "KIP): the stages need brokers that implement it, with "
-           "delete.topic.partition.enable=true; on a cluster without it, Execute is refused "
-           "and 'Run the migration' on the plan's page runs the migration instead"]
+    out = [] if deletes_partitions else [NO_DELETE_PARTITIONS]
     if snap.topic_keyed[t]:
         out.append(f"topic '{name}' is keyed: the key-to-partition mapping changes from "
                    f"{plan.from_partitions} to {plan.to_partitions} partitions, so records of "

@@ -254,10 +254,13 @@ def from_goal(snap: Snapshot, goal: Any, limits: Limits | None = None,
 
 def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | None = None,
                 delay_ms: Any = None, fields: tuple[str, str] = CLI_FIELDS,
-                drained: dict[int, dict] | None = None) -> Draft:
+                drained: dict[int, dict] | None = None,
+                deletes_partitions: bool | None = None) -> Draft:
     """Shrinking ``topic`` to ``partitions`` as the delete-partitions KIP stages it, with
     the copy-to-a-new-topic migration any cluster can run today (placed off the
-    ``drained`` brokers); a refusal names partitions and delay as ``fields`` does."""
+    ``drained`` brokers); a refusal names partitions and delay as ``fields`` does. Its
+    risks say Apache Kafka cannot delete partitions unless the cluster is known to
+    (``deletes_partitions``: plan_kinds.shrink.deletes_partitions)."""
     if not isinstance(topic, str) or not topic:
         raise BadInput("topic: give the name of the topic to shrink")
     partitions = _whole(partitions, "partitions")
@@ -265,7 +268,7 @@ def from_shrink(snap: Snapshot, topic: Any, partitions: Any, limits: Limits | No
         delay_ms = _whole(delay_ms, "delay_ms", minimum=0)
     limits = snap.limits if limits is None else limits
     s = shrink_service.shrink_plan(snap, topic, partitions, limits, delay_ms, fields=fields,
-                                   keep_empty=drained)
+                                   keep_empty=drained, deletes_partitions=deletes_partitions)
     if s["delay_ms"] > MAX_SHRINK_DELAY_DAYS * 86_400_000:
         given = "" if delay_ms is not None else " (the topic's retention.ms, its default)"
         raise BadInput(f"{fields[1]}: {s['delay_ms'] / 3.6e6:,.1f} h{given} is more than "

@@ -14,12 +14,14 @@ from backend.model.snapshot import Limits, Snapshot
 def shrink_plan(snap: Snapshot, topic: str, partitions: int, limits: Limits,
                 delay_ms: int | None = None, new_topic: str | None = None,
                 seed: int = 0, fields: tuple[str, str] = CLI_FIELDS,
-                keep_empty: dict[int, dict] | None = None) -> dict:
+                keep_empty: dict[int, dict] | None = None,
+                deletes_partitions: bool | None = None) -> dict:
     """The KIP's staged shrink plus a new-topic migration placed by the limit engine,
     leaving out the ``keep_empty`` brokers (drained: services.drained.remembered); a
     refusal names partitions and delay as ``fields`` does (the CLI's flags, the API's
-    fields)."""
-    plan = plan_shrink(snap, topic, partitions, delay_ms, fields)
+    fields); ``deletes_partitions``: whether the cluster implements the delete-partitions
+    KIP (plan_kinds.shrink.deletes_partitions; None: not known), for its risks."""
+    plan = plan_shrink(snap, topic, partitions, delay_ms, fields, deletes_partitions)
     rows = plan.removed_rows
     ids = snap.broker_ids
     figures = broker_figures(ids, plan.counts_after, limits)

@@ -224,6 +224,30 @@ def test_propose_a_generated_plan_and_a_shrink(env):
         ("topic-1", partitions, partitions // 2)
 
 
+def test_a_shrink_names_the_risk_that_the_cluster_cannot_delete_partitions_only_there(env):
+    """The proposal's risks said "Apache Kafka cannot delete partitions ..." on the twin,
+    which implements the delete-partitions KIP; now only where the cluster cannot."""
+    import dataclasses
+
+    client, twin = env["client"], env["twin"]
+    snap = twin.assignment()
+    said = {}
+    try:
+        for enabled, topic in ((True, "topic-2"), (False, "topic-0")):
+            twin.settings = dataclasses.replace(twin.settings, delete_partition_enable=enabled)
+            partitions = snap.topic_partition_count(snap.topic_index(topic))
+            made = client.post("/api/v1/plans", headers=basic("operator2"), json={
+                "cluster": "demo", "kind": "shrink", "topic": topic,
+                "partitions": partitions // 2})
+            assert made.status_code == 201, made.get_json()
+            said[enabled] = " | ".join(made.get_json()["preview"]["risks"])
+    finally:
+        twin.settings = dataclasses.replace(twin.settings, delete_partition_enable=True)
+    assert "Apache Kafka cannot delete partitions" not in said[True]
+    assert "Apache Kafka cannot delete partitions" in said[False]
+    assert "consumer groups' committed offsets" in said[True]  # the other risks stay
+
+
 def count(env) -> tuple[int, int]:
     store = env["store"]
     return len(plan_service.list_plans(store, limit=100_000)), \

@@ -61,6 +61,39 @@ def test_warnings_an_operator_needs():
     assert "keyed" not in unkeyed and "B/s" not in unkeyed
 
 
+def test_the_risk_that_the_cluster_cannot_delete_partitions_only_where_true():
+    """The preview named "Apache Kafka cannot delete partitions ..." as a risk on the twin
+    too, which implements the KIP: the engine leaves it out when its caller knows the
+    cluster deletes partitions, and names it on Apache Kafka and where it is not known."""
+    from backend.engines.shrink import NO_DELETE_PARTITIONS
+
+    def risks(deletes):
+        return plan_shrink(snap(), "orders", 3, deletes_partitions=deletes).warnings
+
+    assert NO_DELETE_PARTITIONS not in risks(True)
+    assert risks(False)[0] == risks(None)[0] == NO_DELETE_PARTITIONS
+    assert risks(True) == risks(False)[1:]  # the other risks stay
+    assert NO_DELETE_PARTITIONS not in shrink_plan(snap(), "orders", 3, Limits(6),
+                                                   deletes_partitions=True)["warnings"]
+
+
+def test_what_a_gateway_says_of_deleting_partitions():
+    from backend.gateways.base import ClusterReader
+    from backend.services.plan_kinds.shrink import deletes_partitions
+    from backend.twin.cluster import TwinCluster, TwinSettings
+    from backend.twin.gateway import TwinGateway
+
+    for enabled in (True, False):  # the twin implements the KIP, with its config on or off
+        twin = TwinCluster(snap(), TwinSettings(delete_partition_enable=enabled))
+        assert deletes_partitions(TwinGateway(twin)) is enabled
+
+    class Kafka(ClusterReader):  # a gateway without the KIP's calls, as Apache Kafka's
+        pass
+
+    assert deletes_partitions(Kafka()) is False
+    assert deletes_partitions(None) is None  # no gateway here: not known
+
+
 @pytest.mark.parametrize("topic,m,message", [
     ("orders", 5, "1 <= --partitions < 5"),
     ("orders", 0, "1 <= --partitions < 5"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from backend.errors import BadInput
+from backend.gateways.base import ClusterReader
 from backend.model.json_input import only_keys
 from backend.model.snapshot import Snapshot
 from backend.services.plan_kinds import clear_throttles, reassignment, shrink
@@ -44,12 +45,14 @@ def check_request_keys(body: dict) -> None:
 
 
 def draft_from_request(snap: Snapshot, body: Any, drained: dict[int, dict] | None = None,
-                       network_capacity: float | None = None) -> Draft:
+                       network_capacity: float | None = None,
+                       gateway: ClusterReader | None = None) -> Draft:
     """The draft an API request asks for (POST /api/v1/plans), or BadInput naming the
     first thing wrong; a planner goal keeps the ``drained`` brokers empty
     (services.drained.remembered); a throttled kind's safe band and suggested throttle
     are for brokers of ``network_capacity`` bytes/s (the cluster's configured
-    adaptive_throttle.network_capacity; None: the throttle engine's 1 GbE)."""
+    adaptive_throttle.network_capacity; None: the throttle engine's 1 GbE); a kind's risks
+    are those of the cluster behind ``gateway`` where it knows (None: not known)."""
     if not isinstance(body, dict):
         raise BadInput("request: expected a JSON object with cluster and kind")
     drafted = [name for name, k in KINDS.items() if k.draft is not None]
@@ -57,7 +60,7 @@ def draft_from_request(snap: Snapshot, body: Any, drained: dict[int, dict] | Non
     if kind not in drafted:
         raise BadInput(f"kind: must be one of {', '.join(drafted)}, got {kind!r}")
     throttle = request_throttle(body)
-    made = KINDS[kind].draft(snap, body, throttle, drained, network_capacity)
+    made = KINDS[kind].draft(snap, body, throttle, drained, network_capacity, gateway)
     title = body.get("title")
     if title is not None:
         if not isinstance(title, str) or not title.strip() or len(title) > 200:

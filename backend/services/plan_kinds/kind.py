@@ -50,9 +50,10 @@ class PlanKind:
     # the draft an API request for a plan of this kind asks for (None: not drafted from a
     # request), given the request body and its checked throttle
     # (snapshot, request body, throttle, the brokers completed plans drained, each
-    # broker's network capacity in bytes/s: the cluster's configured one, None for 1 GbE)
-    draft: Callable[[Snapshot, dict, float | None, dict[int, dict] | None, float | None],
-                    Draft] | None = None
+    # broker's network capacity in bytes/s: the cluster's configured one, None for 1 GbE,
+    # the cluster's gateway: what it can do, None when not known)
+    draft: Callable[[Snapshot, dict, float | None, dict[int, dict] | None, float | None,
+                     ClusterReader | None], Draft] | None = None
     # whether, on a cluster with this gateway, it runs as a migration instead (offered
     # beside Execute)
     migration_here: Callable[[ClusterReader | None], bool] = lambda _gw: False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from backend.errors import BadInput
 from backend.executor.runs import start_batches
+from backend.gateways.base import ClusterReader
 from backend.model.snapshot import Snapshot
 from backend.services import plan_preview
 from backend.services.plan_basis import fingerprint
@@ -41,7 +42,8 @@ def affects(content: dict, _preview: dict, basis: dict) -> tuple[set[int], set[s
 
 def draft(snap: Snapshot, body: dict, throttle: float | None,
           drained: dict[int, dict] | None = None,
-          network_capacity: float | None = None) -> Draft:
+          network_capacity: float | None = None,
+          _gateway: ClusterReader | None = None) -> Draft:
     """Exactly one of plan (Kafka's reassignment JSON, whose replicas on a ``drained``
     broker are a risk it names) or generate (a planner goal, which keeps them empty),
     its safe band and suggested throttle for brokers of ``network_capacity``; refused

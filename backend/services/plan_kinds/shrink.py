@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from backend.engines.shrink import API_FIELDS, CHECK_INTERVAL_MS
 from backend.engines.shrink_stages import READ_ONLY, READ_WRITE, REMOVED, observe
-from backend.errors import BadInput, Conflict
+from backend.errors import BadInput, Conflict, Unavailable
 from backend.executor.runs import start_shrink
 from backend.executor.shrink import REQUEST, mode_on
-from backend.gateways.base import ClusterReader
+from backend.gateways.base import ClusterReader, GatewayError, can_delete_partitions
 from backend.model.snapshot import Snapshot
 from backend.services import plan_preview
 from backend.services.plan_basis import fingerprint
@@ -36,14 +36,30 @@ def basis(snap: Snapshot | None, content: dict) -> dict:
 
 def draft(snap: Snapshot, body: dict, _throttle: float | None,
           drained: dict[int, dict] | None = None,
-          _network_capacity: float | None = None) -> Draft:
+          _network_capacity: float | None = None,
+          gateway: ClusterReader | None = None) -> Draft:
     """A topic and the partitions to keep (a shrink runs without a throttle, so the
-    network capacity does not matter); its migration leaves the ``drained`` brokers out."""
+    network capacity does not matter); its migration leaves the ``drained`` brokers out,
+    and its risks are those of the cluster behind ``gateway`` (deletes_partitions)."""
     if "plan" in body or "generate" in body:
         raise BadInput("kind shrink: give topic and partitions, not plan or generate")
     return plan_preview.from_shrink(snap, body.get("topic"), body.get("partitions"),
                                     delay_ms=body.get("delay_ms"), fields=API_FIELDS,
-                                    drained=drained)
+                                    drained=drained,
+                                    deletes_partitions=deletes_partitions(gateway))
+
+
+def deletes_partitions(gw: ClusterReader | None) -> bool | None:
+    """Whether the cluster behind ``gw`` deletes partitions (the delete-partitions KIP,
+    enabled: the twin; Apache Kafka never does), so that a shrink preview names the risk
+    that it cannot only where that is true; None when it is not known here (no gateway,
+    or it did not answer), and the preview names it then."""
+    if gw is None:
+        return None
+    try:
+        return can_delete_partitions(gw)
+    except (Unavailable, GatewayError):
+        return None
 
 
 def affects(content: dict, preview: dict, _basis: dict) -> tuple[set[int], set[str]]:
