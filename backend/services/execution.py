@@ -282,15 +282,27 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
     logs hold (copied_in_flight), at most ``batch_bytes`` (the batch's bytes, as sized
     when it started, not yet counted: producers grow logs as they move, and the plan's
     other bytes are other batches'); None with ``copied_why`` when the cluster cannot
-    say."""
+    say.
+
+    Kafka's list is a cluster read, kept CLUSTER_TTL_SECONDS: a batch shorter than that
+    (the twin's take 2 s) may start after the list was read, so that it lists none of the
+    batch's moves; the line then said "rate not known" on every other refresh, a rate on
+    the rest. The brokers are then the batch's own receivers, as its plan says
+    (_batch_receivers), and the rate the same Prometheus reading; only what the moves
+    copied so far is not known until Kafka lists them."""
     moves = _batch_moves(source, records, ex)
-    into = None if moves is None else sorted(
-        {str(b) for m in moves for b in m.get("adding") or ()}, key=lambda b: (len(b), b))
+    into = None if moves is None else _broker_order(
+        {str(b) for m in moves for b in m.get("adding") or ()})
     out = {"bytes_per_second": None, "brokers": into, "why": None, "copied": None,
            "copied_why": None}
+    unlisted = None
     if into == []:  # a batch shorter than a kept read may start and end between two
-        return out | {"why": f"Kafka listed none of the batch's partitions in flight when "
-                             f"last read, a list kept {CLUSTER_TTL_SECONDS:g} s"}
+        unlisted = (f"Kafka listed none of the batch's partitions in flight when last read, "
+                    f"a list kept {CLUSTER_TTL_SECONDS:g} s")
+        into = _batch_receivers(records, ex)
+        if not into:  # the plan cannot say either: no broker named, no rate
+            return out | {"why": unlisted}
+        out["brokers"] = into
     try:
         rates = monitoring.reassignment_rates(source)
     except Unavailable as e:  # no Prometheus configured for the cluster
@@ -304,7 +316,8 @@ def copy_rate_now(source: ClusterSource, records: ExecutionRecords, ex: Executio
         which = "any broker" if into is None else \
             f"broker{'s' if len(into) > 1 else ''} {', '.join(into)}"
         return out | {"why": f"Prometheus has no reassignment bytes yet for {which}"}
-    copied, copied_why = copied_in_flight(source, moves)
+    copied, copied_why = copied_in_flight(source, moves) if unlisted is None \
+        else (None, unlisted)
     return out | {"bytes_per_second": float(sum(seen)), "copied_why": copied_why,
                   "copied": None if copied is None else min(copied, batch_bytes)}
 
@@ -333,9 +346,15 @@ def copied_in_flight(source: ClusterSource, moves: list[dict] | None
     return sum(sizes.get((t, p, b), 0) for b, ps in wanted.items() for t, p in ps), None
 
 
-# (sha256, plan id, start, batch) -> the batch's partitions
-_BATCHES: dict[tuple[str, int, float, int], frozenset] = {}
+# (sha256, plan id, start, batch) -> the batch's partitions and their target replicas
+_BATCHES: dict[tuple[str, int, float, int], dict[tuple[str, int], list[int]]] = {}
+# ... -> the brokers the batch adds replicas to (_batch_receivers; None: not known)
+_RECEIVERS: dict[tuple[str, int, float, int], list[str] | None] = {}
 _MOST_BATCHES = 256
+
+
+def _broker_order(brokers: set[str]) -> list[str]:
+    return sorted(brokers, key=lambda b: (len(b), b))
 
 
 def _batch_moves(source: ClusterSource, records: ExecutionRecords,
@@ -353,23 +372,46 @@ def _batch_moves(source: ClusterSource, records: ExecutionRecords,
     return [m for m in moves if (m["topic"], int(m["partition"])) in mine]
 
 
-def _batch_partitions(records: ExecutionRecords, ex: Execution) -> frozenset | None:
-    """The (topic, partition)s of the batch in flight, from the frozen content (kept by
-    its sha256 and start: an execution's content and batches never change)."""
+def _batch_partitions(records: ExecutionRecords, ex: Execution
+                      ) -> dict[tuple[str, int], list[int]] | None:
+    """The (topic, partition)s of the batch in flight and their target replicas, from the
+    frozen content (kept by its sha256 and start: an execution's content and batches
+    never change)."""
     key = (ex.sha256, ex.plan_id, ex.started_at, ex.batch)
     if key not in _BATCHES:
         content = records.content(ex.plan_id)
         try:
             entries = content["reassignment"]["partitions"]
             batch = content["execution"]["batches"][ex.batch]
-            mine = frozenset((entries[i]["topic"], int(entries[i]["partition"]))
-                             for i in batch)
-        except (KeyError, IndexError, TypeError):
+            mine = {(entries[i]["topic"], int(entries[i]["partition"])):
+                    [int(b) for b in entries[i]["replicas"]] for i in batch}
+        except (KeyError, IndexError, TypeError, ValueError):
             return None
         if len(_BATCHES) >= _MOST_BATCHES:
             _BATCHES.clear()
+            _RECEIVERS.clear()
         _BATCHES[key] = mine
     return _BATCHES[key]
+
+
+def _batch_receivers(records: ExecutionRecords, ex: Execution) -> list[str] | None:
+    """The brokers the batch in flight adds replicas to, as its plan says: its partitions'
+    target replicas that the plan's basis does not hold (the replicas the approval and the
+    execute request checked the cluster still had; the executor moves from them). None
+    when the plan cannot say (a basis without the batch's partitions)."""
+    key = (ex.sha256, ex.plan_id, ex.started_at, ex.batch)
+    if key not in _RECEIVERS:
+        targets = _batch_partitions(records, ex)
+        if targets is None:
+            return None
+        then = (plans.basis_of(records.store, ex.plan_id) or {}).get("partitions") or {}
+        try:
+            adding = {str(b) for (t, p), replicas in targets.items() for b in replicas
+                      if b not in then[f"{t}:{p}"]}
+        except (KeyError, TypeError):
+            adding = None
+        _RECEIVERS[key] = None if adding is None else _broker_order(adding)
+    return _RECEIVERS[key]
 
 
 def predicted_left(preview: dict, state: str, left: float) -> float | None:

@@ -281,6 +281,12 @@ def summary(store: Store, plan_id: int) -> Plan:
     return _load(store, plan_id, content=False, basis=False)
 
 
+def basis_of(store: Store, plan_id: int) -> dict | None:
+    """The plan's basis (plan_basis: the replicas it was computed against) without its
+    content, a 100k-move plan's megabytes; NotFound when there is no such plan."""
+    return _load(store, plan_id, content=False).basis
+
+
 def is_plan_id(text: str) -> bool:
     """``text`` is a plan id as a URL carries it: ASCII digits, 1..MAX_PLAN_ID."""
     return text.isascii() and text.isdigit() and 0 < int(text) <= MAX_PLAN_ID

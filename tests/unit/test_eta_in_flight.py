@@ -19,7 +19,7 @@ from backend.services import execution
 from backend.services.cluster import ClusterSource
 from backend.twin.cluster import TwinCluster
 from backend.twin.gateway import TwinGateway
-from dashboard.plan_views.progress import progress_view
+from dashboard.plan_views.progress import copying_text, progress_view
 from tests.plan_helpers import moves
 from tests.unit.test_execution_service import World
 from tests.unit.test_executor import MB
@@ -275,13 +275,51 @@ class ListsNothing(TwinGateway):
         return []
 
 
-def test_a_batch_kafka_does_not_list_yet_says_so_without_an_empty_broker_list(world):
+UNLISTED = "Kafka listed none of the batch's partitions in flight when last read, a list kept 5 s"
+
+
+def test_a_batch_kafka_does_not_list_yet_says_so_without_an_empty_broker_list(world,
+                                                                               monkeypatch):
     """On the demo, batches of five partitions ended within the 5 s a cluster read is
     kept: the line read "copying now into broker : rate not known (Kafka lists none of the
-    batch's partitions in flight)". It names no broker and says the list was last read."""
+    batch's partitions in flight)". It names no broker and says the list was last read,
+    where the plan cannot name the batch's receivers either (its basis does not hold the
+    batch's partitions; where it does, the next test)."""
+    monkeypatch.setattr(execution, "_RECEIVERS", {})  # none kept from another test's plan
+    monkeypatch.setattr(execution.plans, "basis_of", lambda _store, _id: {"partitions": {}})
     plan_id = world.executing(moves(A0), throttle=THROTTLE)
     copying_until(world, plan_id, 1)
     p = progress_through(world, plan_id, ListsNothing(world.twin))
-    why = "Kafka listed none of the batch's partitions in flight when last read, a list kept 5 s"
+    why = UNLISTED
     assert p["copy_rate"]["brokers"] == [] and p["copy_rate"]["why"] == why
     assert f"copying now: rate not known ({why})" in text_of(progress_view(p, "bar"))
+
+
+def test_a_batch_kafka_does_not_list_yet_copies_at_the_same_rate_on_every_refresh(world):
+    """On the twin, whose batches are shorter than the 5 s Kafka's list of moves is kept,
+    the line flipped from refresh to refresh: "copying now at 9.87 MB/s into broker 4"
+    when the kept list was read after the batch started, "rate not known (Kafka listed
+    none ...)" when before. The brokers are then the batch's own receivers, as its plan
+    says (a-0 to [3, 2] adds broker 3), and the rate the same Prometheus reading: the line
+    is the same on every refresh. Only what the moves copied so far waits for the list;
+    and without a rate from Prometheus there is still none."""
+    plan_id = world.executing(moves(A0), throttle=THROTTLE)
+    copying_until(world, plan_id, 1)
+    answers = []
+    for gw in (TwinGateway, ListsNothing, ListsNothing, TwinGateway, ListsNothing):
+        answers.append(progress_through(world, plan_id, gw(world.twin)))
+        world.cycle()  # the page's next refresh, on the twin's clock
+        world.prom.scrape()
+    lines = {copying_text(p["copy_rate"]) for p in answers}
+    assert lines == {"copying now at 200 kB/s into broker 3 (Kafka's "
+                     "ReassignmentBytesInPerSec, from Prometheus)"}, lines
+    assert all(p["observed_eta_basis"] == execution.COPY_RATE for p in answers)
+    unlisted = [p["copy_rate"] for p in answers[1:3] + answers[4:]]
+    assert all(live_now["copied"] is None and live_now["copied_why"] == UNLISTED
+               for live_now in unlisted)
+    assert answers[0]["copy_rate"]["copied"] > 0 and answers[3]["copy_rate"]["copied"] > 0
+    world.prom.empty = True  # never a rate Prometheus did not report
+    p = progress_through(world, plan_id, ListsNothing(world.twin))
+    assert p["copy_rate"]["bytes_per_second"] is None
+    assert copying_text(p["copy_rate"]) == \
+        "copying now into broker 3: rate not known (Prometheus has no reassignment bytes yet)"
