@@ -141,9 +141,29 @@ def _fair(budget: np.ndarray, group: np.ndarray, want: np.ndarray) -> np.ndarray
     return got
 
 
+def _followers(state: TwinState, leader_rate: np.ndarray,
+               follower_rate: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The replicas that fetch (followers of an online partition on a live broker), in
+    replica order, with their partition, broker and leader broker, and which of them are
+    throttled on the leader or follower side (indexes into these arrays). Only they can
+    move bytes, so the step's per-replica arithmetic runs over them alone; cached until
+    the next change (leaders, liveness, assignment and throttle lists all touch)."""
+    def compute():
+        rb, lead_b = state.snap.replica_broker, state.replica_leader_broker
+        idx = np.flatnonzero(~state.is_leader_replica & (lead_b >= 0) & state.alive[rb])
+        lthr, fthr = throttle_flags(state, leader_rate, follower_rate)
+        return (idx, state.snap.replica_partition[idx], rb[idx].astype(np.int64),
+                lead_b[idx].astype(np.int64), lthr[idx], fthr[idx],
+                np.flatnonzero(lthr[idx]), np.flatnonzero(fthr[idx]))
+    return state.cached("followers", compute)
+
+
 def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.ndarray,
          follower_rate: np.ndarray, network: np.ndarray) -> StepFlows:
-    """Advance ``state`` by ``dt`` seconds in place and return the bytes that moved."""
+    """Advance ``state`` by ``dt`` seconds in place and return the bytes that moved.
+
+    Per-replica sums run over the fetching followers only (``_followers``): every other
+    replica moves no byte, and leaving zeros out of a sum leaves it bit-for-bit equal."""
     snap = state.snap
     n_b = snap.n_brokers
     rp, rb = snap.replica_partition, snap.replica_broker
@@ -158,23 +178,24 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
                                   minlength=n_b * snap.n_topics).reshape(n_b, snap.n_topics)
     state.meter_exists.reshape(-1)[cell[produced[online] > 0]] = True
 
-    follower = ~state.is_leader_replica & (lead_b >= 0) & state.alive[rb]
-    wrote = produced[rp]
-    lthr, fthr = throttle_flags(state, leader_rate, follower_rate)
+    fol, f_rp, f_rb, f_lead, f_lthr, f_fthr, l_idx, f_idx = _followers(
+        state, leader_rate, follower_rate)
 
     # dead replicas fall behind; in-sync followers take this step's writes
-    dead = ~state.alive[rb] & (lead_b >= 0)
-    state.lag[dead] += wrote[dead]
-    sync = follower & state.isr
+    dead = state.cached("dead_idx", lambda: np.flatnonzero(~state.alive[rb] & (lead_b >= 0)))
+    state.lag[dead] += produced[rp[dead]]
+    wrote = produced[f_rp]
+    sync = state.isr[fol]
     got_sync = np.where(sync, wrote, 0.0)
 
-    catch = np.flatnonzero(follower & ~state.isr)
-    want = state.lag[catch] + wrote[catch]
-    c_lead, c_fol = lead_b[catch], rb[catch]
-    c_lthr, c_fthr = lthr[catch], fthr[catch]
+    c = np.flatnonzero(~sync)  # catching up, as positions among the followers
+    catch = fol[c]
+    want = state.lag[catch] + wrote[c]
+    c_lead, c_fol = f_lead[c], f_rb[c]
+    c_lthr, c_fthr = f_lthr[c], f_fthr[c]
     # an offline partition's replicas have no leader (-1) and took nothing (got_sync 0)
-    keep_l = np.bincount(np.maximum(lead_b, 0), weights=got_sync * lthr, minlength=n_b)
-    keep_f = np.bincount(rb, weights=got_sync * fthr, minlength=n_b)
+    keep_l = np.bincount(f_lead[l_idx], weights=got_sync[l_idx], minlength=n_b)
+    keep_f = np.bincount(f_rb[f_idx], weights=got_sync[f_idx], minlength=n_b)
     # what the throttles let through, each broker's left-over rate shared fairly among
     # the replicas catching up through it: first on the follower side, then on the
     # leader side among what the followers can take (a replica its follower's throttle
@@ -192,16 +213,19 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
     state.isr[joined] = True
 
     got = got_sync
-    got[catch] = got_catch
+    got[c] = got_catch
     adding_idx = state.cached("adding_idx", lambda: np.flatnonzero(state.adding))
+    got_adding = np.zeros(len(adding_idx))
+    at = np.minimum(np.searchsorted(fol, adding_idx), max(len(fol) - 1, 0))
+    fetching = fol[at] == adding_idx if len(fol) else np.zeros(len(adding_idx), bool)
+    got_adding[fetching] = got[at[fetching]]
     return StepFlows(
-        replication_in=np.bincount(rb, weights=got, minlength=n_b),
-        replication_out=np.bincount(np.maximum(lead_b, 0), weights=got, minlength=n_b),
-        reassignment_in=np.bincount(rb[adding_idx], weights=got[adding_idx], minlength=n_b),
-        reassignment_out=np.bincount(lead_b[adding_idx], weights=got[adding_idx],
-                                     minlength=n_b),
-        leader_throttled=np.bincount(np.maximum(lead_b, 0), weights=got * lthr, minlength=n_b)
+        replication_in=np.bincount(f_rb, weights=got, minlength=n_b),
+        replication_out=np.bincount(f_lead, weights=got, minlength=n_b),
+        reassignment_in=np.bincount(rb[adding_idx], weights=got_adding, minlength=n_b),
+        reassignment_out=np.bincount(lead_b[adding_idx], weights=got_adding, minlength=n_b),
+        leader_throttled=np.bincount(f_lead[l_idx], weights=got[l_idx], minlength=n_b)
         + fetch_overhead_rate(state) * dt,
-        follower_throttled=np.bincount(rb, weights=got * fthr, minlength=n_b),
+        follower_throttled=np.bincount(f_rb[f_idx], weights=got[f_idx], minlength=n_b),
         produced=produced,
     )
