@@ -86,12 +86,27 @@ def fetch_overhead_rate(state: TwinState) -> np.ndarray:
     twin's throttle arithmetic (step) leaves the overhead out, tens of bytes/s a fetcher."""
     def compute():
         n_b = state.snap.n_brokers
-        lead_b, rb = state.replica_leader_broker, state.snap.replica_broker
-        fetching = ~state.is_leader_replica & (lead_b >= 0) & state.alive[rb]
-        pairs = np.unique(lead_b[fetching].astype(np.int64) * n_b + rb[fetching])
-        fetchers = np.bincount(pairs // n_b, minlength=n_b)
+        idx = _fetching(state)
+        pairs = state.replica_leader_broker[idx].astype(np.int64) * n_b \
+            + state.snap.replica_broker[idx]
+        if n_b * n_b <= 8 * len(pairs):  # a flag per (leader, follower) pair: no sort
+            seen = np.zeros(n_b * n_b, bool)
+            seen[pairs] = True
+            fetchers = seen.reshape(n_b, n_b).sum(axis=1)
+        else:
+            fetchers = np.bincount(np.unique(pairs) // n_b, minlength=n_b)
         return fetchers * IDLE_FETCHES_PER_SECOND * EMPTY_FETCH_RESPONSE_BYTES
     return state.cached("fetch_overhead_rate", compute)
+
+
+def _fetching(state: TwinState) -> np.ndarray:
+    """Indexes of the replicas that fetch: followers of an online partition on a live
+    broker (cached until the next change)."""
+    def compute():
+        lead_b = state.replica_leader_broker
+        return np.flatnonzero(~state.is_leader_replica & (lead_b >= 0)
+                              & state.alive[state.snap.replica_broker])
+    return state.cached("fetching", compute)
 
 
 def throttle_flags(state: TwinState, leader_rate: np.ndarray,
@@ -143,14 +158,14 @@ def _fair(budget: np.ndarray, group: np.ndarray, want: np.ndarray) -> np.ndarray
 
 def _followers(state: TwinState, leader_rate: np.ndarray,
                follower_rate: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The replicas that fetch (followers of an online partition on a live broker), in
-    replica order, with their partition, broker and leader broker, and which of them are
-    throttled on the leader or follower side (indexes into these arrays). Only they can
-    move bytes, so the step's per-replica arithmetic runs over them alone; cached until
-    the next change (leaders, liveness, assignment and throttle lists all touch)."""
+    """The replicas that fetch (``_fetching``), in replica order, with their partition,
+    broker and leader broker, and which of them are throttled on the leader or follower
+    side (indexes into these arrays). Only they can move bytes, so the step's
+    per-replica arithmetic runs over them alone; cached until the next change (leaders,
+    liveness, assignment and throttle lists all touch)."""
     def compute():
         rb, lead_b = state.snap.replica_broker, state.replica_leader_broker
-        idx = np.flatnonzero(~state.is_leader_replica & (lead_b >= 0) & state.alive[rb])
+        idx = _fetching(state)
         lthr, fthr = throttle_flags(state, leader_rate, follower_rate)
         return (idx, state.snap.replica_partition[idx], rb[idx].astype(np.int64),
                 lead_b[idx].astype(np.int64), lthr[idx], fthr[idx],
