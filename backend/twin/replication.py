@@ -109,23 +109,6 @@ def _fetching(state: TwinState) -> np.ndarray:
     return state.cached("fetching", compute)
 
 
-def throttle_flags(state: TwinState, leader_rate: np.ndarray,
-                   follower_rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per replica: is its fetch throttled on the leader side, on the follower side."""
-    def compute():
-        slot = state.leader_slot[state.replica_partition]
-        lead_b = state.replica_leader_broker
-        online = slot >= 0
-        lthr = np.zeros(state.snap.n_replicas, bool)
-        lthr[online] = (state.in_leader_list[slot[online]]
-                        & np.isfinite(leader_rate[lead_b[online]]))
-        lthr &= ~state.is_leader_replica
-        fthr = (state.in_follower_list & np.isfinite(follower_rate[state.snap.replica_broker])
-                & ~state.is_leader_replica)
-        return lthr, fthr
-    return state.cached("throttle_flags", compute)
-
-
 def _share(budget: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Fraction of what is wanted that each broker's budget grants (1 when unconstrained)."""
     return np.minimum(1.0, np.divide(budget, want, out=np.ones(len(want)), where=want > 0))
@@ -164,12 +147,18 @@ def _followers(state: TwinState, leader_rate: np.ndarray,
     per-replica arithmetic runs over them alone; cached until the next change (leaders,
     liveness, assignment and throttle lists all touch)."""
     def compute():
-        rb, lead_b = state.snap.replica_broker, state.replica_leader_broker
         idx = _fetching(state)
-        lthr, fthr = throttle_flags(state, leader_rate, follower_rate)
-        return (idx, state.snap.replica_partition[idx], rb[idx].astype(np.int64),
-                lead_b[idx].astype(np.int64), lthr[idx], fthr[idx],
-                np.flatnonzero(lthr[idx]), np.flatnonzero(fthr[idx]))
+        rp = state.snap.replica_partition[idx]
+        rb = state.snap.replica_broker[idx].astype(np.int64)
+        lead_b = state.replica_leader_broker[idx].astype(np.int64)
+        # throttled on the leader side: the leader's own replica is in the leader list
+        # (none when the leader holds no replica of the partition) and its rate is set
+        slot = state.leader_slot
+        listed = np.zeros(len(slot), bool)
+        listed[slot >= 0] = state.in_leader_list[slot[slot >= 0]]
+        lthr = listed[rp] & np.isfinite(leader_rate)[lead_b]
+        fthr = state.in_follower_list[idx] & np.isfinite(follower_rate)[rb]
+        return (idx, rp, rb, lead_b, lthr, fthr, np.flatnonzero(lthr), np.flatnonzero(fthr))
     return state.cached("followers", compute)
 
 

@@ -92,11 +92,9 @@ class TwinState:
     def leader_slot(self) -> np.ndarray:
         """Replica index of each partition's leader, -1 when offline."""
         def compute():
-            rp, rb = self.snap.replica_partition, self.snap.replica_broker
-            is_lead = rb == self.leader[rp]
             slot = np.full(self.snap.n_partitions, -1, np.int64)
-            idx = np.flatnonzero(is_lead)
-            slot[rp[idx]] = idx
+            idx = np.flatnonzero(self.is_leader_replica)
+            slot[self.snap.replica_partition[idx]] = idx
             return slot
         return self.cached("leader_slot", compute)
 
