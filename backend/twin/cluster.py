@@ -219,9 +219,13 @@ class TwinCluster:
         self.version += 1
 
     def _apply_retention(self) -> None:
-        ms = [float(self.topic_config(t, "retention.ms", str(DEFAULT_RETENTION_MS)))
-              for t in self.snap.topic_names]
-        self.state.set_retention(np.array(ms) * self._topic_factors())
+        """Log caps from retention.ms (only configured topics are looked up: this runs on
+        every assignment change)."""
+        ms = np.full(self.snap.n_topics, float(DEFAULT_RETENTION_MS))
+        for topic, cfg in self.topic_configs.items():
+            if "retention.ms" in cfg and self.snap.has_topic(topic):
+                ms[self.snap.topic_index(topic)] = float(cfg["retention.ms"])
+        self.state.set_retention(ms * self._topic_factors())
 
     def _refresh_replica_lists(self) -> None:
         """Throttled-replica list membership of every replica, from the topic configs."""
