@@ -249,7 +249,8 @@ class TwinCluster:
                       & (snap.broker_ids[np.minimum(pos, snap.n_brokers - 1)] == pairs[:, 1]))
                 rows.append(starts[t] + pairs[ok, 0])
                 brokers.append(pos[ok])
-            member = wildcard[snap.part_topic[snap.replica_partition]]
+            member = wildcard[snap.part_topic[snap.replica_partition]] if wildcard.any() \
+                else np.zeros(snap.n_replicas, bool)
             member |= replica_mask(snap, np.concatenate(rows), np.concatenate(brokers))
             setattr(st, attr, member)
         st.touch()
