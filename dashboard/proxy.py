@@ -9,6 +9,7 @@ believed. The headers count only when the request comes from ``auth.trusted_prox
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 from flask import request
@@ -24,7 +25,14 @@ def in_networks(address: str, networks: tuple[str, ...]) -> bool:
         ip = ipaddress.ip_address(address)
     except ValueError:
         return False
-    return any(ip in ipaddress.ip_network(n, strict=False) for n in networks)
+    return any(ip in _network(n) for n in networks)
+
+
+@functools.lru_cache(maxsize=256)
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """A configured network, parsed once (every request asks whether it came through
+    one, some twice)."""
+    return ipaddress.ip_network(text, strict=False)
 
 
 def from_trusted_proxy(auth: AuthSettings) -> bool:
@@ -36,9 +44,10 @@ def client_address(auth: AuthSettings) -> str:
     outermost trusted proxy added, when the request came through trusted proxies and that
     entry is an IP address; else the address that connected (always at most 45 characters)."""
     connected = request.remote_addr or ""
-    if not from_trusted_proxy(auth):
+    forwarded = request.headers.get("X-Forwarded-For")
+    if not forwarded or not from_trusted_proxy(auth):  # no entry to believe
         return connected
-    hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",")]
+    hops = [h.strip() for h in forwarded.split(",")]
     if len(hops) < auth.trusted_hops:
         return connected
     added = hops[-auth.trusted_hops]
