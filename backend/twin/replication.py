@@ -70,6 +70,9 @@ def partition_rates(state: TwinState, topic_factor: np.ndarray) -> np.ndarray:
     base = state.base_rate * topic_factor[snap.part_topic]
     writable = (state.mode == READ_WRITE) & (state.leader >= 0)
     total = np.bincount(snap.part_topic, weights=base, minlength=snap.n_topics)
+    if writable.all():  # the usual case: open_ is total, the scale 1 wherever it is not 0
+        scale = np.divide(total, total, out=np.zeros_like(total), where=total > 0)
+        return base if (scale == 1.0).all() else base * scale[snap.part_topic]
     open_ = np.bincount(snap.part_topic, weights=base * writable, minlength=snap.n_topics)
     scale = np.divide(total, open_, out=np.zeros_like(total), where=open_ > 0)
     return base * writable * scale[snap.part_topic]
