@@ -176,14 +176,14 @@ WHOLE_BYTES = 1 << 20
 class WholeExchanges:
     """The WSGI app for an ASGI server, one hand-over between the event loop and a
     worker thread per request where a2wsgi makes one per message: a request whose body
-    is at most WHOLE_BYTES (Content-Length, or none) is read in the loop, the app runs
-    in a thread of ``pool``, and its answer goes back whole to the loop, which sends it.
-    Each hand-over costs a thread wake-up and a loop wake-up; a2wsgi's four (the body,
-    the status, a chunk, the end) were ~0.7 ms of a worker's CPU per request, a fifth of
-    an API approval. Larger bodies and other scopes go to ``streaming`` (a2wsgi) as
-    before; an answer that grows past WHOLE_BYTES is streamed from there on, as a2wsgi
-    streams it (the app answers no endless streams, which holding a small answer until
-    it is whole would stall)."""
+    is at most WHOLE_BYTES (its Content-Length; none without one) is read in the loop,
+    the app runs in a thread of ``pool``, and its answer goes back whole to the loop,
+    which sends it. Each hand-over costs a thread wake-up and a loop wake-up; a2wsgi's
+    four (the body, the status, a chunk, the end) were ~0.7 ms of a worker's CPU per
+    request, a fifth of an API approval. Larger bodies and other scopes go to
+    ``streaming`` (a2wsgi) as before; an answer that grows past WHOLE_BYTES is streamed
+    from there on, as a2wsgi streams it (the app answers no endless streams, which
+    holding a small answer until it is whole would stall)."""
 
     def __init__(self, app: Callable, streaming: ASGIApp, pool: Executor) -> None:
         from a2wsgi.wsgi import build_environ  # the environ a2wsgi builds, to the letter
@@ -192,18 +192,19 @@ class WholeExchanges:
         self._environ = build_environ
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http" or not _whole_body(scope["headers"]):
+        length = _whole_length(scope["headers"]) if scope["type"] == "http" else None
+        if length is None:
             await self.streaming(scope, receive, send)
             return
         body = bytearray()
-        while True:
+        while len(body) < length:
             message = await receive()
             if message["type"] != "http.request":  # the client went away
                 return
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        environ = self._environ(scope, io.BytesIO(bytes(body)))
+        environ = self._environ(scope, io.BytesIO(bytes(body[:length])))
         loop = asyncio.get_running_loop()
         answer = await loop.run_in_executor(
             self.pool, contextvars.copy_context().run, self._answer, environ, loop, send)
@@ -259,18 +260,22 @@ class WholeExchanges:
         return [start[0], {**end, "body": b"".join(chunks)}]
 
 
-def _whole_body(headers: list[tuple[bytes, bytes]]) -> bool:
-    """A request whose body (none, or Content-Length at most WHOLE_BYTES) is read before
-    the app runs."""
+def _whole_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """The bytes of body to read before the app runs: its Content-Length when at most
+    WHOLE_BYTES, 0 without one (werkzeug reads no body without a length, as under
+    a2wsgi); None (a2wsgi streams it) for a chunked body, a larger one, or a length
+    given twice or not a number."""
     length = None
     for name, value in headers:
         if name == b"transfer-encoding":
-            return False
+            return None
         if name == b"content-length":
             if length is not None or not value.isdigit():
-                return False
+                return None
             length = int(value)
-    return length is None or length <= WHOLE_BYTES
+    if length is None:
+        return 0
+    return length if length <= WHOLE_BYTES else None
 
 
 def _asgi_worker(loader: AppLoader, parent: int, threads: int) -> ASGIApp:

@@ -91,11 +91,23 @@ def test_a_small_request_is_one_exchange_with_the_whole_answer():
     assert wsgi.closed
 
 
-def test_a_request_without_a_body_runs_too():
+def test_a_request_without_a_length_has_no_body_to_read():
+    """As werkzeug reads no body without a Content-Length: none is read nor kept (an
+    HTTP/2 client could send one of any size)."""
+    wsgi = _Recorder()
+    with ThreadPoolExecutor(1) as pool:
+        app = WholeExchanges(wsgi, _streaming_fails, pool)
+        sent = _exchange(app, _scope("GET"), [])
+        assert [m.get("status") for m in sent] == [201, None] and sent[1]["body"] == b"got "
+        assert _exchange(app, _scope("POST"), [b"x" * 100, b"y"])[1]["body"] == b"got "
+    assert wsgi.environ["wsgi.input"].read() == b""
+
+
+def test_a_body_longer_than_its_length_is_cut_at_it():
     with ThreadPoolExecutor(1) as pool:
         sent = _exchange(WholeExchanges(_Recorder(), _streaming_fails, pool),
-                         _scope("GET"), [b""])
-    assert [m.get("status") for m in sent] == [201, None] and sent[1]["body"] == b"got "
+                         _scope(headers=[(b"content-length", b"3")]), [b"abcdef"])
+    assert sent[1]["body"] == b"got abc"
 
 
 def test_a_large_body_or_a_chunked_one_goes_to_the_streaming_app():
