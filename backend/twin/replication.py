@@ -221,16 +221,20 @@ def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.
 
     got = got_sync
     got[c] = got_catch
+    # reassignment traffic: the adding replicas among the fetching followers. One whose
+    # partition is offline (every replica's broker failed: leader -1) or whose broker is
+    # dead fetches nothing and is left out; a leaderless partition has no leader to
+    # fetch from, so its move copies nothing and stays in flight (listed by
+    # ListPartitionReassignments, KIP-455) until a leader is elected again, as Kafka's
+    # ReplicaFetcherThread fetches only from a partition's current leader.
     adding_idx = state.cached("adding_idx", lambda: np.flatnonzero(state.adding))
-    got_adding = np.zeros(len(adding_idx))
     at = np.minimum(np.searchsorted(fol, adding_idx), max(len(fol) - 1, 0))
-    fetching = fol[at] == adding_idx if len(fol) else np.zeros(len(adding_idx), bool)
-    got_adding[fetching] = got[at[fetching]]
+    a_pos = at[fol[at] == adding_idx] if len(fol) else np.zeros(0, np.int64)
     return StepFlows(
         replication_in=np.bincount(f_rb, weights=got, minlength=n_b),
         replication_out=np.bincount(f_lead, weights=got, minlength=n_b),
-        reassignment_in=np.bincount(rb[adding_idx], weights=got_adding, minlength=n_b),
-        reassignment_out=np.bincount(lead_b[adding_idx], weights=got_adding, minlength=n_b),
+        reassignment_in=np.bincount(f_rb[a_pos], weights=got[a_pos], minlength=n_b),
+        reassignment_out=np.bincount(f_lead[a_pos], weights=got[a_pos], minlength=n_b),
         leader_throttled=np.bincount(f_lead[l_idx], weights=got[l_idx], minlength=n_b)
         + fetch_overhead_rate(state) * dt,
         follower_throttled=np.bincount(f_rb[f_idx], weights=got[f_idx], minlength=n_b),

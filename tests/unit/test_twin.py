@@ -121,6 +121,42 @@ def test_failed_broker_leaves_isr_leader_moves_and_last_isr_member_stays():
     assert twin.state.isr.all()
 
 
+def test_a_move_whose_partition_goes_offline_copies_nothing_stays_listed_and_resumes():
+    """KIP-455: a reassignment stays in flight until every adding replica is in the ISR,
+    and ListPartitionReassignments keeps listing it meanwhile. When every original
+    replica's broker fails the partition has no leader (unclean election off, the last
+    ISR member stays in the ISR); Kafka's followers fetch only from the leader
+    (ReplicaFetcherThread), so the adding replicas copy nothing, no byte counts as
+    reassignment traffic, and the move resumes once the last in-sync replica returns
+    and leads again. The twin raised ValueError here (reassignment bytes summed per
+    leader broker, the leader being -1)."""
+    snap = Snapshot.build("tiny4", [1, 2, 3, 4], [None] * 4, ["t"], [0], [0, 2], [0, 1],
+                          part_size=[1e6], part_rate=[1e4])
+    twin = TwinCluster(snap, QUIET)
+    plan = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 4]}]}
+    throttled_reassign(TwinGateway(twin), plan, 1e5)
+    twin.advance(2)
+    listed = [{"topic": "t", "partition": 0, "replicas": [3, 4, 1, 2], "adding": [3, 4],
+               "removing": [1, 2]}]
+    assert twin.list_reassignments() == listed
+    twin.fail_broker(1)
+    twin.fail_broker(2)
+    assert twin.state.leader[0] == -1
+    lag = twin.state.lag.copy()
+    before = {k: v.copy() for k, v in twin.counters.items()}
+    twin.advance(5)  # raised ValueError
+    assert twin.list_reassignments() == listed
+    assert np.array_equal(twin.state.lag, lag) and not twin.state.isr[twin.state.adding].any()
+    for key, value in twin.counters.items():
+        assert np.array_equal(value, before[key]), key
+    twin.recover_broker(2)  # the last ISR member returns and leads
+    assert twin.state.leader[0] == 1
+    twin.advance(2)
+    assert twin.counters["reassignment_in"][2:].sum() > before["reassignment_in"][2:].sum()
+    twin.advance(60)
+    assert not twin.moves and twin.snap.replicas_of(0) == [3, 4]
+
+
 def test_strict_quota_admits_while_tokens_last_then_throttles_with_kafkas_time():
     twin = TwinCluster(generate_snapshot(6, 3, 5, 30, 3, seed=1), QUIET)
     twin.set_mutation_quota("tenant", None, 5.0)  # burst 55
