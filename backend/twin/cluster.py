@@ -439,7 +439,13 @@ class TwinCluster:
         return cfg
 
     def _configs_changed(self, keys: set[str] | None = None) -> None:
-        """Recompute what depends on the changed config ``keys`` (None: on any)."""
+        """Recompute what depends on the changed config ``keys`` (None: on any).
+
+        Every write of a broker or topic config comes here (alter_configs: the gateway,
+        the HTTP API and scenarios alike; set and delete, <default> and per-broker), and
+        KIP-73 applies it at once: the rates are read again at the next step, whose
+        throttle flags follow which brokers have one (replication._followers); the
+        throttled-replica lists are rebuilt now, and the rebuild touches the state."""
         self._rates_cache = None
         if keys is None or keys & {LEADER_REPLICAS, FOLLOWER_REPLICAS}:
             self._refresh_replica_lists()

@@ -147,22 +147,33 @@ def _followers(state: TwinState, leader_rate: np.ndarray,
     """The replicas that fetch (``_fetching``), in replica order, with their partition,
     broker and leader broker, and which of them are throttled on the leader or follower
     side (indexes into these arrays). Only they can move bytes, so the step's
-    per-replica arithmetic runs over them alone; cached until the next change (leaders,
-    liveness, assignment and throttle lists all touch)."""
-    def compute():
-        idx = _fetching(state)
-        rp = state.snap.replica_partition[idx]
-        rb = state.snap.replica_broker[idx].astype(np.int64)
-        lead_b = state.replica_leader_broker[idx].astype(np.int64)
-        # throttled on the leader side: the leader's own replica is in the leader list
-        # (none when the leader holds no replica of the partition) and its rate is set
-        slot = state.leader_slot
-        listed = np.zeros(len(slot), bool)
-        listed[slot >= 0] = state.in_leader_list[slot[slot >= 0]]
-        lthr = listed[rp] & np.isfinite(leader_rate)[lead_b]
-        fthr = state.in_follower_list[idx] & np.isfinite(follower_rate)[rb]
-        return (idx, rp, rb, lead_b, lthr, fthr, np.flatnonzero(lthr), np.flatnonzero(fthr))
-    return state.cached("followers", compute)
+    per-replica arithmetic runs over them alone.
+
+    Cached until the next change (leaders, liveness, assignment and throttle lists all
+    touch) and for the rates' finiteness it was computed with: a side is throttled only
+    where its broker has a rate, and a rate set or removed touches nothing, so a change
+    of which brokers have one recomputes the flags at the next step. KIP-73: the
+    brokers apply a changed leader/follower.replication.throttled.rate at once (Kafka's
+    ReplicationQuotaManager.updateQuota on the dynamic config change; a removed rate is
+    an unbounded quota), not at the next leader or assignment change."""
+    key = (np.isfinite(leader_rate).tobytes(), np.isfinite(follower_rate).tobytes())
+    hit = state.derived.get("followers")
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    idx = _fetching(state)
+    rp = state.snap.replica_partition[idx]
+    rb = state.snap.replica_broker[idx].astype(np.int64)
+    lead_b = state.replica_leader_broker[idx].astype(np.int64)
+    # throttled on the leader side: the leader's own replica is in the leader list
+    # (none when the leader holds no replica of the partition) and its rate is set
+    slot = state.leader_slot
+    listed = np.zeros(len(slot), bool)
+    listed[slot >= 0] = state.in_leader_list[slot[slot >= 0]]
+    lthr = listed[rp] & np.isfinite(leader_rate)[lead_b]
+    fthr = state.in_follower_list[idx] & np.isfinite(follower_rate)[rb]
+    out = (idx, rp, rb, lead_b, lthr, fthr, np.flatnonzero(lthr), np.flatnonzero(fthr))
+    state.derived["followers"] = (key, out)
+    return out
 
 
 def step(state: TwinState, dt: float, topic_factor: np.ndarray, leader_rate: np.ndarray,

@@ -297,6 +297,73 @@ def test_config_validation_is_one_line_bad_input():
     assert twin.state.in_follower_list.all()
 
 
+W, RATE = 1e4, 1e5  # tiny()'s write rate; a throttle well below the network's
+
+
+def _copied(twin: TwinCluster) -> float:
+    """Bytes broker 3's new replica copies in the next second."""
+    before = twin.counters["reassignment_in"][2]
+    twin.advance(1)
+    return twin.counters["reassignment_in"][2] - before
+
+
+@pytest.mark.parametrize(("broker", "side", "copied"), [
+    ("<default>", "follower", RATE), ("3", "follower", RATE),
+    ("<default>", "leader", RATE - W), ("1", "leader", RATE - W)])
+def test_a_throttle_rate_set_while_a_move_copies_applies_at_the_next_step(broker, side, copied):
+    """KIP-73: the topics' throttled-replica lists say which replicas are throttled, the
+    brokers' leader/follower.replication.throttled.rate how fast; a rate set while a
+    move copies (on the <default> entity or on one broker) applies at once: the broker
+    updates its ReplicationQuotaManager's quota on the dynamic config change
+    (updateQuota) and its fetchers and KafkaApis check the quota on every fetch. The
+    twin kept copying unthrottled until the next leader or assignment change (its
+    cached throttle flags were computed while no rate was set). Follower side: broker
+    3 takes the whole rate; leader side: broker 1's in-sync follower 2 takes its
+    writes W out of it (both are counted as throttled bytes)."""
+    twin = TwinCluster(tiny(1e11, W), QUIET)
+    gw = TwinGateway(twin)
+    gw.alter_configs("topic", "t", {f"{side}.replication.throttled.replicas":
+                                    "0:3" if side == "follower" else "0:1,0:2"})
+    move_to_13(twin, None)
+    assert _copied(twin) == pytest.approx(QUIET.network_bytes_per_sec)  # no rate: no throttle
+    gw.alter_configs("broker", broker, {f"{side}.replication.throttled.rate": str(RATE)})
+    assert _copied(twin) == pytest.approx(copied)
+    floor = 2 * IDLE_FETCHES_PER_SECOND * EMPTY_FETCH_RESPONSE_BYTES  # 2 and 3 fetch from 1
+    assert twin.throttled_rate[side][2 if side == "follower" else 0] == pytest.approx(
+        RATE if side == "follower" else RATE + floor)
+
+
+def test_removed_rates_and_changed_replica_lists_apply_at_the_next_step():
+    """KIP-73, every way the throttle configs change while a move copies, each in force
+    at the next step: a broker's own rate overrides the <default> entity's, and
+    removing it falls back to the default's; removing every rate leaves an unbounded
+    quota (Kafka's default, Long.MAX_VALUE), so the copy is bound by the network alone;
+    a rate set again throttles again; a topic's throttled-replica lists name what is
+    throttled from the moment they change (Kafka's TopicConfigHandler marks the
+    partitions in ReplicationQuotaManager.markThrottled / removeThrottle)."""
+    twin = TwinCluster(tiny(1e11, W), QUIET)
+    gw = TwinGateway(twin)
+    move_to_13(twin, RATE)  # both lists, both rates on brokers 1, 2 and 3
+    assert _copied(twin) == pytest.approx(RATE - W)  # the leader side binds
+    gw.alter_configs("broker", "<default>", {"leader.replication.throttled.rate": str(3 * RATE),
+                                             "follower.replication.throttled.rate": str(3 * RATE)})
+    assert _copied(twin) == pytest.approx(RATE - W)  # each broker's own rate still rules
+    gw.alter_configs("broker", "1", delete=["leader.replication.throttled.rate"])
+    assert _copied(twin) == pytest.approx(RATE)  # the leader at 3 x RATE; broker 3 binds
+    gw.alter_configs("broker", "3", delete=["follower.replication.throttled.rate"])
+    assert _copied(twin) == pytest.approx(3 * RATE - W)  # both at the default's
+    gw.alter_configs("broker", "<default>", delete=["leader.replication.throttled.rate",
+                                                    "follower.replication.throttled.rate"])
+    assert _copied(twin) == pytest.approx(QUIET.network_bytes_per_sec)
+    gw.alter_configs("broker", "<default>", {"leader.replication.throttled.rate": str(RATE)})
+    assert _copied(twin) == pytest.approx(RATE - W)
+    gw.alter_configs("topic", "t", delete=["leader.replication.throttled.replicas"])
+    assert _copied(twin) == pytest.approx(QUIET.network_bytes_per_sec)
+    gw.alter_configs("topic", "t", {"leader.replication.throttled.replicas": "*"})
+    assert _copied(twin) == pytest.approx(RATE - W)
+    assert twin.moves  # still copying: 1e11 bytes
+
+
 def test_a_small_move_is_not_starved_by_a_large_one_behind_the_same_throttle():
     """Two moves out of leader broker 1 at a 100 kB/s throttle, one of 40 kB and one of
     1 GB: Kafka's fetcher gives each partition its turn (KIP-73 caps the total, not each
