@@ -92,6 +92,29 @@ def approved_alone(env, holder: str):
     return page(), make_plan(env, "writer", "approved"), thread
 
 
+def as_operator(env):
+    """A request of operator1's, in which the page's callbacks run as they would."""
+    return env["client"].application.test_request_context("/api/v1/x",
+                                                          headers=basic("operator1"))
+
+
+def cycling(thread, twin, base: float):
+    """One executor pass at ``base`` plus the twin's clock, then a simulated second (each
+    test its own base: the module's tests share one store and its leases)."""
+    def cycle() -> None:
+        thread.cycle(base + twin.now_seconds)
+        twin.advance(1.0)
+    return cycle
+
+
+def cancel_to_end(view, store, plan_id: int, cycle) -> None:
+    """Cancel on the page, then cycle the executor until the plan has ended cancelled."""
+    view.execution_answer(ids.PV_CANCEL, plan_id)
+    for _ in range(20):
+        cycle()
+    assert plan_service.get(store, plan_id).state == "cancelled"
+
+
 def run_to_end(store, plan_id: int, cycle) -> None:
     """Cycle the executor until the plan has left executing; it must have completed."""
     for _ in range(300):
@@ -104,8 +127,7 @@ def run_to_end(store, plan_id: int, cycle) -> None:
 def test_pause_then_resume_on_the_page(env):
     store = env["store"]
     view, plan_id, thread = approved_alone(env, "pause-test")
-    with env["client"].application.test_request_context("/api/v1/x",
-                                                        headers=basic("operator1")):
+    with as_operator(env):
         view.execution_answer(ids.PV_EXECUTE, plan_id)
         for _ in range(3):
             thread.cycle(3e9 + env["twin"].now_seconds)
@@ -152,13 +174,8 @@ def test_the_resume_answer_gives_way_to_the_plan_completing(env):
     stayed there, untrue, once the plan had completed)."""
     store, twin = env["store"], env["twin"]
     view, plan_id, thread = approved_alone(env, "resume-test")
-
-    def cycle() -> None:
-        thread.cycle(4e9 + twin.now_seconds)
-        twin.advance(1.0)
-
-    with env["client"].application.test_request_context("/api/v1/x",
-                                                        headers=basic("operator1")):
+    cycle = cycling(thread, twin, 4e9)
+    with as_operator(env):
         view.execution_answer(ids.PV_EXECUTE, plan_id)
         for _ in range(3):
             cycle()
@@ -186,8 +203,7 @@ def test_the_page_and_the_api_say_what_they_know_of_the_copy_rate(env):
     topic = str(env["twin"].assignment().topic_names[1])  # the tests above moved the first's
     view, plan_id, thread = approved_alone({**env, "body": test_api._body(env["twin"], topic)},
                                            "copy-rate-test")
-    with env["client"].application.test_request_context("/api/v1/x",
-                                                        headers=basic("operator1")):
+    with as_operator(env):
         view.execution_answer(ids.PV_EXECUTE, plan_id)
         thread.cycle(5e9 + env["twin"].now_seconds)  # the batch starts; nothing copied yet
         shown = text_of(view.execution_answer(None, plan_id)[2])
@@ -206,13 +222,8 @@ def test_the_line_says_paused_once_the_execution_is(env):
     store, twin = env["store"], env["twin"]
     view, plan_id, thread = approved_alone({**env, "body": test_api._body(twin)},
                                            "paused-line-test")
-
-    def cycle() -> None:
-        thread.cycle(7e9 + twin.now_seconds)
-        twin.advance(1.0)
-
-    with env["client"].application.test_request_context("/api/v1/x",
-                                                        headers=basic("operator1")):
+    cycle = cycling(thread, twin, 7e9)
+    with as_operator(env):
         started = view.execution_answer(ids.PV_EXECUTE, plan_id)
         assert started[1] == "inline-done", started[0]
         for _ in range(30):  # until the executor has started it (after the plans before)
@@ -231,10 +242,7 @@ def test_the_line_says_paused_once_the_execution_is(env):
         assert refreshed[:2] == (PAUSED_TEXT, "inline-done")
         # a line that says something else (a refusal, say) is left as it is
         assert view.execution_answer(None, plan_id, None, "Refused: x")[0] is no_update
-        view.execution_answer(ids.PV_CANCEL, plan_id)
-        for _ in range(20):
-            cycle()
-    assert plan_service.get(store, plan_id).state == "cancelled"
+        cancel_to_end(view, store, plan_id, cycle)
     thread.stop()
 
 
@@ -246,13 +254,8 @@ def test_the_execute_line_gives_way_once_the_execution_shows(env):
     store, twin = env["store"], env["twin"]
     view, plan_id, thread = approved_alone({**env, "body": test_api._body(twin)},
                                            "execute-line-test")
-
-    def cycle() -> None:
-        thread.cycle(8e9 + twin.now_seconds)
-        twin.advance(1.0)
-
-    with env["client"].application.test_request_context("/api/v1/x",
-                                                        headers=basic("operator1")):
+    cycle = cycling(thread, twin, 8e9)
+    with as_operator(env):
         said, css = view.execution_answer(ids.PV_EXECUTE, plan_id)[:2]
         assert (said, css) == ("Done: execute sent.", "inline-done")
         # not started yet: the refresh has no progress to show, the line stays
@@ -269,10 +272,7 @@ def test_the_execute_line_gives_way_once_the_execution_shows(env):
         # any other line is left as it is
         assert view.execution_answer(None, plan_id, None, "Refused: x")[0] is no_update
         assert view.execution_answer(None, plan_id, None, "")[0] is no_update
-        view.execution_answer(ids.PV_CANCEL, plan_id)
-        for _ in range(20):
-            cycle()
-    assert plan_service.get(store, plan_id).state == "cancelled"
+        cancel_to_end(view, store, plan_id, cycle)
     thread.stop()
 
 
